@@ -1,0 +1,158 @@
+"""Tensor types of the graph dialect, and shapes with symbolic sizes.
+
+A symbolic size (a name such as ``N`` in ``f32[N, 768]``) is a dynamic dimension of
+a builtin ``tensor`` type whose name is kept in the type's encoding, one string per
+dimension ("" for a static one):
+
+    tensor<?x768xf32, ["N", ""]>
+
+So two values with the same symbolic shape have equal types, which is what the
+verifiers compare, and a fully static type prints as plain ``tensor<4x768xf32>``.
+Shapes are handled in Python as tuples of ``int | str``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    ArrayAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntegerType,
+    NoneAttr,
+    StringAttr,
+    TensorType,
+    f16,
+    f32,
+    f64,
+    i1,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute
+
+Dim = int | str
+Shape = tuple[Dim, ...]
+
+ELEMENT_TYPES: dict[str, Attribute] = {
+    "f16": f16,
+    "f32": f32,
+    "f64": f64,
+    "i32": i32,
+    "i64": i64,
+    "bool": i1,
+}
+
+
+def dtype_name(element_type: Attribute) -> str:
+    """The DSL's name of an element type (``f32``, ``bool``, ...)."""
+    for name, candidate in ELEMENT_TYPES.items():
+        if candidate == element_type:
+            return name
+    raise ValueError(f"unsupported element type {element_type}")
+
+
+def tensor_type(dtype: str | Attribute, shape: Sequence[Dim]) -> TensorType:
+    """The tensor type of a DSL dtype and a shape of ints and size names."""
+    element = ELEMENT_TYPES[dtype] if isinstance(dtype, str) else dtype
+    dims = [DYNAMIC_INDEX if isinstance(d, str) else d for d in shape]
+    if any(isinstance(d, str) for d in shape):
+        names = ArrayAttr([StringAttr(d if isinstance(d, str) else "") for d in shape])
+        return TensorType(element, dims, names)
+    return TensorType(element, dims)
+
+
+def shape_of(type_: Attribute) -> Shape:
+    """The shape of a tensor type, symbolic sizes as their names."""
+    assert isinstance(type_, TensorType), f"expected a tensor type, got {type_}"
+    dims = type_.get_shape()
+    encoding = type_.encoding
+    names: list[str] = (
+        [n.data for n in encoding.data]
+        if isinstance(encoding, ArrayAttr)
+        else [""] * len(dims)
+    )
+    shape: list[Dim] = []
+    for dim, name in zip(dims, names, strict=True):
+        if dim == DYNAMIC_INDEX:
+            shape.append(name or "?")
+        else:
+            shape.append(dim)
+    return tuple(shape)
+
+
+def dtype_of(type_: Attribute) -> str:
+    assert isinstance(type_, TensorType), f"expected a tensor type, got {type_}"
+    return dtype_name(type_.element_type)
+
+
+def is_float(type_: Attribute) -> bool:
+    element = type_.element_type if isinstance(type_, TensorType) else type_
+    return isinstance(element, Float16Type | Float32Type | Float64Type)
+
+
+def is_bool(type_: Attribute) -> bool:
+    element = type_.element_type if isinstance(type_, TensorType) else type_
+    return isinstance(element, IntegerType) and element.width.data == 1
+
+
+def encoding_is_valid(type_: TensorType) -> bool:
+    """A symbolic-size encoding names exactly the dynamic dimensions."""
+    encoding = type_.encoding
+    if isinstance(encoding, NoneAttr):
+        return all(d != DYNAMIC_INDEX for d in type_.get_shape())
+    if not isinstance(encoding, ArrayAttr):
+        return False
+    dims = type_.get_shape()
+    if len(encoding.data) != len(dims):
+        return False
+    for dim, name in zip(dims, encoding.data):
+        if not isinstance(name, StringAttr):
+            return False
+        if (dim == DYNAMIC_INDEX) != bool(name.data):
+            return False
+    return True
+
+
+def broadcast_shapes(*shapes: Shape) -> Shape | None:
+    """NumPy broadcasting over symbolic shapes; None when they do not broadcast.
+
+    A size name only matches itself or the integer 1: two different names could be
+    equal at run time, but the language treats them as a mismatch.
+    """
+    rank = max((len(s) for s in shapes), default=0)
+    result: list[Dim] = []
+    for axis in range(rank):
+        dim: Dim = 1
+        for shape in shapes:
+            offset = axis - (rank - len(shape))
+            if offset < 0:
+                continue
+            d = shape[offset]
+            if d == 1:
+                continue
+            if dim == 1:
+                dim = d
+            elif dim != d:
+                return None
+        result.append(dim)
+    return tuple(result)
+
+
+def num_elements(shape: Shape) -> tuple[int, tuple[str, ...]]:
+    """The element count of a shape as (product of its ints, sorted size names)."""
+    product = 1
+    names: list[str] = []
+    for d in shape:
+        if isinstance(d, str):
+            names.append(d)
+        else:
+            product *= d
+    return product, tuple(sorted(names))
+
+
+def format_shape(shape: Shape) -> str:
+    return "[" + ", ".join(str(d) for d in shape) + "]"

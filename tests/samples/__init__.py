@@ -1,0 +1,1 @@
+"""Tests that run the programs in samples/ and compare them with hand-written NumPy."""

@@ -1,0 +1,243 @@
+"""Independent NumPy references for the programs in ``samples/``.
+
+Each sample has a :class:`SampleCase`: the path of its ``.tdsl`` file, a function that draws
+small inputs (keyed by the entry function's parameter names), a hand-written NumPy reference
+that computes the same results in float64, and the tolerances to compare float32 results with.
+
+The references do not share code with the compiler: they are written from the math (and, for
+attention, checked against a per-head loop in ``test_reference_sanity.py``).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLES_DIR = REPO / "samples"
+
+# sqrt(2 / pi), the constant of the tanh approximation of GELU
+GELU_C = math.sqrt(2.0 / math.pi)
+
+
+@dataclass(frozen=True)
+class SampleCase:
+    """One sample program and how to check it.
+
+    path:        the ``.tdsl`` file.
+    make_inputs: ``rng -> {param_name: np.ndarray}``, small shapes, float32.
+    reference:   ``(**inputs) -> tuple of arrays``, one per result of ``main`` in return order.
+    rtol, atol:  tolerances for ``np.testing.assert_allclose`` against float32 results.
+    kernels:     expected number of fused kernels (``None`` until the fusion passes are pinned).
+    out_dtype:   NumPy dtype every result of ``main`` must have.
+    """
+
+    path: Path
+    make_inputs: Callable[[np.random.Generator], dict[str, np.ndarray]]
+    reference: Callable[..., tuple[np.ndarray, ...]]
+    rtol: float
+    atol: float
+    kernels: int | None = None
+    out_dtype: str = "float32"
+
+
+# ---------------------------------------------------------------- helpers
+
+def _f64(*arrays):
+    return tuple(np.asarray(a, dtype=np.float64) for a in arrays)
+
+
+def _normal(rng, shape, scale=1.0, loc=0.0):
+    return (loc + scale * rng.standard_normal(shape)).astype(np.float32)
+
+
+def _uniform(rng, shape, lo, hi):
+    return rng.uniform(lo, hi, shape).astype(np.float32)
+
+
+def gelu_tanh(x):
+    """GELU, tanh approximation (PyTorch ``approximate='tanh'``)."""
+    return 0.5 * x * (1.0 + np.tanh(GELU_C * (x + 0.044715 * x * x * x)))
+
+
+def softmax_last(x):
+    z = x - x.max(axis=-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def layernorm_last(x, gamma, beta, eps=1e-5):
+    mu = x.mean(axis=-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(axis=-1, keepdims=True)  # biased variance, as PyTorch
+    return (x - mu) / np.sqrt(var + eps) * gamma + beta
+
+
+def rmsnorm_last(x, g, eps=1e-6):
+    ms = (x * x).mean(axis=-1, keepdims=True)
+    return x / np.sqrt(ms + eps) * g
+
+
+def mha(x, wq, wk, wv, wo, heads=4):
+    """Multi-head self-attention without biases or mask, heads split from the last axis."""
+    b, s, d = x.shape
+    dh = d // heads
+
+    def split(t):  # [B, S, D] -> [B, H, S, Dh]
+        return t.reshape(b, s, heads, dh).transpose(0, 2, 1, 3)
+
+    q, k, v = split(x @ wq), split(x @ wk), split(x @ wv)
+    p = softmax_last(q @ k.transpose(0, 1, 3, 2) / math.sqrt(dh))
+    o = (p @ v).transpose(0, 2, 1, 3).reshape(b, s, d)
+    return o @ wo
+
+
+# ---------------------------------------------------------------- references
+
+def ref_sincos(x):
+    (x,) = _f64(x)
+    return (np.sin(x) ** 2 + np.cos(x) ** 2,)
+
+
+def ref_gelu_chain(x):
+    (x,) = _f64(x)
+    return (gelu_tanh(x),)
+
+
+def ref_softmax(x):
+    (x,) = _f64(x)
+    return (softmax_last(x),)
+
+
+def ref_layernorm(x, gamma, beta):
+    x, gamma, beta = _f64(x, gamma, beta)
+    return (layernorm_last(x, gamma, beta, eps=1e-5),)
+
+
+def ref_bias_gelu_residual(x, b, r):
+    x, b, r = _f64(x, b, r)
+    return (gelu_tanh(x + b) + r,)
+
+
+def ref_mlp(x, w1, b1, w2, b2):
+    x, w1, b1, w2, b2 = _f64(x, w1, b1, w2, b2)
+    return (x + gelu_tanh(x @ w1 + b1) @ w2 + b2,)
+
+
+def ref_attention(x, wq, wk, wv, wo):
+    return (mha(*_f64(x, wq, wk, wv, wo), heads=4),)
+
+
+def ref_transformer_block(x, ln1_g, ln1_b, wq, wk, wv, wo, ln2_g, ln2_b, w1, b1, w2, b2):
+    (x, ln1_g, ln1_b, wq, wk, wv, wo, ln2_g, ln2_b, w1, b1, w2, b2) = _f64(
+        x, ln1_g, ln1_b, wq, wk, wv, wo, ln2_g, ln2_b, w1, b1, w2, b2)
+    h = x + mha(layernorm_last(x, ln1_g, ln1_b), wq, wk, wv, wo, heads=4)
+    z = layernorm_last(h, ln2_g, ln2_b)
+    return (h + gelu_tanh(z @ w1 + b1) @ w2 + b2,)
+
+
+def ref_reductions(x):
+    (x,) = _f64(x)
+    return (x.sum(axis=-1), x.max(axis=-1), x.mean(axis=-1))
+
+
+def ref_rmsnorm(x, g):
+    x, g = _f64(x, g)
+    return (x + rmsnorm_last(x, g, eps=1e-6),)
+
+
+# ---------------------------------------------------------------- inputs
+
+def in_sincos(rng):
+    return {"x": _uniform(rng, (8, 16), -4.0, 4.0)}
+
+
+def in_gelu_chain(rng):
+    return {"x": _normal(rng, (8, 16), scale=2.0)}
+
+
+def in_softmax(rng):
+    return {"x": _normal(rng, (8, 16), scale=3.0)}
+
+
+def in_layernorm(rng):
+    return {
+        "x": _normal(rng, (8, 32), scale=2.0, loc=0.5),
+        "gamma": _normal(rng, (32,), scale=0.1, loc=1.0),
+        "beta": _normal(rng, (32,), scale=0.1),
+    }
+
+
+def in_bias_gelu_residual(rng):
+    return {
+        "x": _normal(rng, (8, 16), scale=2.0),
+        "b": _normal(rng, (16,), scale=0.5),
+        "r": _normal(rng, (8, 16)),
+    }
+
+
+def in_mlp(rng, t=8, d=16, f=64):
+    return {
+        "x": _normal(rng, (t, d)),
+        "w1": _normal(rng, (d, f), scale=1 / math.sqrt(d)),
+        "b1": _normal(rng, (f,), scale=0.1),
+        "w2": _normal(rng, (f, d), scale=1 / math.sqrt(f)),
+        "b2": _normal(rng, (d,), scale=0.1),
+    }
+
+
+def _attn_weights(rng, d=256):
+    s = 1 / math.sqrt(d)
+    return {name: _normal(rng, (d, d), scale=s) for name in ("wq", "wk", "wv", "wo")}
+
+
+def in_attention(rng, b=2, s=8):
+    return {"x": _normal(rng, (b, s, 256)), **_attn_weights(rng)}
+
+
+def in_transformer_block(rng, b=2, s=8, d=256, f=1024):
+    w = _attn_weights(rng, d)
+    return {
+        "x": _normal(rng, (b, s, d)),
+        "ln1_g": _normal(rng, (d,), scale=0.1, loc=1.0),
+        "ln1_b": _normal(rng, (d,), scale=0.1),
+        "wq": w["wq"], "wk": w["wk"], "wv": w["wv"], "wo": w["wo"],
+        "ln2_g": _normal(rng, (d,), scale=0.1, loc=1.0),
+        "ln2_b": _normal(rng, (d,), scale=0.1),
+        "w1": _normal(rng, (d, f), scale=1 / math.sqrt(d)),
+        "b1": _normal(rng, (f,), scale=0.1),
+        "w2": _normal(rng, (f, d), scale=1 / math.sqrt(f)),
+        "b2": _normal(rng, (d,), scale=0.1),
+    }
+
+
+def in_reductions(rng):
+    return {"x": _normal(rng, (8, 16))}
+
+
+def in_rmsnorm(rng):
+    return {"x": _normal(rng, (8, 32)), "g": _normal(rng, (32,), scale=0.1, loc=1.0)}
+
+
+def _case(name, make_inputs, reference, rtol, atol, kernels=None):
+    return SampleCase(SAMPLES_DIR / f"{name}.tdsl", make_inputs, reference, rtol, atol, kernels)
+
+
+# Tolerances are for float32 programs against float64 references: about 100x the error
+# measured for a float32 NumPy evaluation of the same formulas (see test_reference_sanity.py).
+SAMPLES: dict[str, SampleCase] = {
+    "sincos": _case("sincos", in_sincos, ref_sincos, 1e-5, 1e-6),
+    "gelu_chain": _case("gelu_chain", in_gelu_chain, ref_gelu_chain, 1e-5, 1e-6),
+    "softmax": _case("softmax", in_softmax, ref_softmax, 1e-5, 1e-7),
+    "layernorm": _case("layernorm", in_layernorm, ref_layernorm, 1e-5, 1e-5),
+    "bias_gelu_residual": _case("bias_gelu_residual", in_bias_gelu_residual,
+                                ref_bias_gelu_residual, 1e-5, 1e-6),
+    "mlp": _case("mlp", in_mlp, ref_mlp, 1e-4, 1e-5),
+    "attention": _case("attention", in_attention, ref_attention, 1e-4, 1e-5),
+    "transformer_block": _case("transformer_block", in_transformer_block,
+                               ref_transformer_block, 1e-4, 1e-4),
+    "reductions": _case("reductions", in_reductions, ref_reductions, 1e-5, 1e-5),
+    "rmsnorm": _case("rmsnorm", in_rmsnorm, ref_rmsnorm, 1e-5, 1e-6),
+}
