@@ -13,6 +13,7 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from compiler.context import project_dialects
+from compiler.diagnostics import FusecError
 from passes.registry import all_passes
 
 
@@ -30,16 +31,19 @@ class FusecOptMain(xDSLOptMain):
 
     def register_all_frontends(self):
         super().register_all_frontends()
-        from compiler.frontend_ir import tdsl_to_module
+        from compiler.irgen import source_to_module
 
-        self.available_frontends["tdsl"] = lambda io: tdsl_to_module(
-            io.read().decode() if isinstance(io.read, object) else io, getattr(io, "name", "<stdin>")
+        self.available_frontends["tdsl"] = lambda io: source_to_module(
+            io.read().decode(), self.get_input_name()
         )
 
 
 def main(args: Sequence[str] | None = None) -> int:
     try:
         FusecOptMain(description="fusec-opt: run fusec's passes on IR", args=args).run()
+    except FusecError as error:
+        print(error.format(), file=sys.stderr)
+        return 1
     except (ParseError, VerifyException) as error:
         print(f"fusec-opt: error: {error}", file=sys.stderr)
         return 1

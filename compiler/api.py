@@ -1,0 +1,139 @@
+"""The Python API (SPEC §4): `fusec.compile(source_or_path, target) -> Program`."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+
+from compiler.irgen import source_to_module
+from compiler.stages import STAGES, Compilation, Options
+from dialects.tensor_types import dtype_of, shape_of
+from runtime.inputs import InputError, Param, bind_sizes
+
+TARGETS = ("auto", "cpu", "cuda", "numpy")
+
+
+def resolve_target(target: str) -> str:
+    """`auto` is the GPU when one is usable, else the host's cores."""
+    if target not in TARGETS:
+        raise ValueError(f"unknown target {target!r}: choose one of {', '.join(TARGETS)}")
+    if target != "auto":
+        return target
+    from runtime.device import cuda_usable
+
+    return "cuda" if cuda_usable() else "cpu"
+
+
+def read_source(source_or_path: str | os.PathLike) -> tuple[str, str]:
+    """(text, path) of a program given as source text or as a path to a `.tdsl` file."""
+    if isinstance(source_or_path, os.PathLike) or (
+        isinstance(source_or_path, str) and "\n" not in source_or_path and source_or_path.endswith(".tdsl")
+    ):
+        path = Path(source_or_path)
+        try:
+            return path.read_text(), str(path)
+        except OSError as error:
+            raise InputError(f"cannot read {path}: {error.strerror}") from None
+    return str(source_or_path), "<source>"
+
+
+class Program:
+    """A checked program: call `program.NAME(*arrays)` to run function NAME."""
+
+    def __init__(self, text: str, path: str, target: str = "auto", fuse: bool = True):
+        self.path = path
+        self.target = resolve_target(target)
+        self.fuse = fuse
+        self.graph: ModuleOp = source_to_module(text, path)
+        self._functions = {
+            op.sym_name.data: op for op in self.graph.body.block.ops if isinstance(op, func.FuncOp)
+        }
+        self._compilations: dict[Options, Compilation] = {}
+        self._executables: dict[Options, object] = {}
+
+    @property
+    def functions(self) -> list[str]:
+        return list(self._functions)
+
+    def default_entry(self) -> str:
+        if "main" in self._functions or len(self._functions) != 1:
+            return "main"
+        return next(iter(self._functions))
+
+    def signature(self, name: str) -> list[tuple[str, str, tuple]]:
+        """The parameters of function NAME as (name, dtype, shape) triples."""
+        return [(p.name, p.dtype, p.shape) for p in self.params(name)]
+
+    def params(self, name: str) -> list[Param]:
+        function = self._function(name)
+        return [
+            Param(arg.name_hint or f"arg{i}", dtype_of(arg.type), shape_of(arg.type))
+            for i, arg in enumerate(function.body.block.args)
+        ]
+
+    def compilation(self, entry: str | None = None, dims: dict[str, int] | None = None) -> Compilation:
+        entry = entry or self.default_entry()
+        self._function(entry)
+        options = Options(
+            entry=entry,
+            fuse=self.fuse,
+            target="cpu" if self.target == "numpy" else self.target,
+            dims=tuple(sorted((dims or {}).items())),
+        )
+        if options not in self._compilations:
+            self._compilations[options] = Compilation(self.graph, options)
+        return self._compilations[options]
+
+    def ir(self, stage: str, entry: str | None = None) -> str:
+        if stage not in STAGES:
+            raise ValueError(f"unknown stage {stage!r}: choose one of {', '.join(STAGES)}")
+        return self.compilation(entry).text(stage)
+
+    def run(self, name: str, arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+        arrays = [np.asarray(a) for a in arrays]
+        sizes = bind_sizes(self.params(name), arrays, name)
+        if self.target == "numpy":
+            from runtime.reference import evaluate
+
+            return evaluate(self.graph, name, arrays)
+        executable = self.executable(name, sizes)
+        return executable.run(name, arrays)
+
+    def executable(self, name: str, sizes: dict[str, int]):
+        """The compiled kernels of function NAME (one compile serves every shape)."""
+        compilation = self.compilation(name)
+        key = compilation.options
+        if key not in self._executables:
+            from runtime.executor import CompiledProgram
+
+            self._executables[key] = CompiledProgram(compilation.stage("tiled"), target=self.target)
+        return self._executables[key]
+
+    def _function(self, name: str) -> func.FuncOp:
+        if name not in self._functions:
+            raise InputError(
+                f"no function named '{name}' (functions: {', '.join(self._functions)})"
+            )
+        return self._functions[name]
+
+    def __getattr__(self, name: str):
+        if name.startswith("_") or name not in self.__dict__.get("_functions", {}):
+            raise AttributeError(name)
+
+        def call(*arrays: np.ndarray):
+            results = self.run(name, arrays)
+            return results[0] if len(results) == 1 else results
+
+        call.__name__ = name
+        return call
+
+
+def compile(source_or_path: str | os.PathLike, target: str = "auto", fuse: bool = True) -> Program:
+    """Checks a program and prepares it to run on `target` (compiling lazily, per function)."""
+    text, path = read_source(source_or_path)
+    return Program(text, path, target=target, fuse=fuse)

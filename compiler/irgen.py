@@ -1,0 +1,237 @@
+"""IR generation: the checked syntax tree becomes `func.func`s of `graph` ops.
+
+Everything was resolved by the checker (types, axes, shapes, the callee); this
+module only spells it in IR. NumPy broadcasting becomes explicit `graph.broadcast`
+ops, literals become rank-0 `graph.constant`s, and NumPy's vector cases of `@`
+become reshapes around a matrix product.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.builder import Builder
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint
+
+from compiler import ast
+from compiler.check import (
+    BroadcastToInfo,
+    CallInfo,
+    CastInfo,
+    CheckedFunction,
+    CheckedModule,
+    ElementwiseInfo,
+    MatmulInfo,
+    NormInfo,
+    PowInfo,
+    ReduceInfo,
+    ReshapeInfo,
+    SoftmaxInfo,
+    TransposeInfo,
+)
+from compiler.frontend import load
+from compiler.types import TensorTy
+from dialects import graph
+from dialects.tensor_types import tensor_type
+
+UNARY: dict[str, type[graph.UnaryOp]] = {
+    "neg": graph.NegOp,
+    "abs": graph.AbsOp,
+    "exp": graph.ExpOp,
+    "log": graph.LogOp,
+    "sqrt": graph.SqrtOp,
+    "rsqrt": graph.RsqrtOp,
+    "sin": graph.SinOp,
+    "cos": graph.CosOp,
+    "tanh": graph.TanhOp,
+    "erf": graph.ErfOp,
+    "sigmoid": graph.SigmoidOp,
+    "relu": graph.ReluOp,
+    "gelu": graph.GeluOp,
+    "silu": graph.SiluOp,
+}
+BINARY: dict[str, type[graph.BinaryOp]] = {
+    "add": graph.AddOp,
+    "sub": graph.SubOp,
+    "mul": graph.MulOp,
+    "div": graph.DivOp,
+    "pow": graph.PowOp,
+    "maximum": graph.MaximumOp,
+    "minimum": graph.MinimumOp,
+}
+COMPARE = {p.value: p for p in graph.ComparePredicate}
+REDUCE = {k.value: k for k in graph.ReduceKind}
+
+
+def ir_type(ty: TensorTy) -> TensorType:
+    return tensor_type(ty.dtype, ty.shape)
+
+
+def source_to_module(text: str, path: str) -> ModuleOp:
+    """Source text to a verified graph-level module; raises FusecError on a bad program."""
+    return build_module(load(text, path))
+
+
+def build_module(checked: CheckedModule) -> ModuleOp:
+    module = ModuleOp([])
+    builder = Builder(InsertPoint.at_end(module.body.block))
+    for name in checked.functions:  # source order reads best; calls resolve by symbol
+        builder.insert(_FunctionBuilder(checked, checked.functions[name]).build())
+    module.verify()
+    return module
+
+
+class _FunctionBuilder:
+    def __init__(self, checked: CheckedModule, function: CheckedFunction):
+        self.checked = checked
+        self.function = function
+        self.block = Block(arg_types=[ir_type(t) for t in function.param_types])
+        self.builder = Builder(InsertPoint.at_end(self.block))
+        self.env: dict[str, SSAValue] = {}
+        for param, arg in zip(function.node.params, self.block.args):
+            arg.name_hint = _hint(param.name)
+            self.env[param.name] = arg
+
+    def build(self) -> func.FuncOp:
+        for stmt in self.function.node.body:
+            if isinstance(stmt, ast.Assign):
+                value = self.expr(stmt.value)
+                if value.name_hint is None and not isinstance(value.owner, Block):
+                    value.name_hint = _hint(stmt.name)
+                self.env[stmt.name] = value
+            else:
+                values = [self.expr(v) for v in stmt.values]
+                self.builder.insert(func.ReturnOp(*values))
+        result_types = [ir_type(t) for t in self.function.result_types]
+        return func.FuncOp(
+            self.function.name,
+            ([a.type for a in self.block.args], result_types),
+            Region(self.block),
+        )
+
+    def emit(self, op: Operation) -> SSAValue:
+        self.builder.insert(op)
+        return op.results[0]
+
+    def widen(self, value: SSAValue, ty: TensorTy) -> SSAValue:
+        """`value` broadcast to the shape of `ty` (its dtype is already right)."""
+        target = tensor_type(ty.dtype, ty.shape)
+        if value.type == target:
+            return value
+        return self.emit(graph.BroadcastOp(value, target))
+
+    def expr(self, e: ast.Expr) -> SSAValue:
+        if isinstance(e, ast.Name):
+            return self.env[e.name]
+        if isinstance(e, ast.IntLit | ast.FloatLit | ast.BoolLit):
+            return self.emit(graph.ConstantOp.scalar(e.value, e.ty.dtype))
+        handler = _INFO_HANDLERS[type(e.info)]
+        return handler(self, e)
+
+    # -- one method per kind of checker info --
+
+    def elementwise(self, e: ast.Expr) -> SSAValue:
+        info: ElementwiseInfo = e.info
+        if info.op == "where":
+            cond, a, b = info.operands
+            shape = e.ty.shape
+            return self.emit(
+                graph.SelectOp(
+                    self.widen(self.expr(cond), TensorTy("bool", shape)),
+                    self.widen(self.expr(a), e.ty),
+                    self.widen(self.expr(b), e.ty),
+                )
+            )
+        if info.op in COMPARE:
+            lhs, rhs = info.operands
+            shape = e.ty.shape
+            dtype = lhs.ty.dtype
+            return self.emit(
+                graph.CompareOp(
+                    COMPARE[info.op],
+                    self.widen(self.expr(lhs), TensorTy(dtype, shape)),
+                    self.widen(self.expr(rhs), TensorTy(dtype, shape)),
+                )
+            )
+        operands = [self.widen(self.expr(o), e.ty) for o in info.operands]
+        if len(operands) == 1:
+            return self.emit(UNARY[info.op](operands[0]))
+        return self.emit(BINARY[info.op](*operands))
+
+    def power(self, e: ast.Expr) -> SSAValue:
+        base, exponent = (self.widen(self.expr(o), e.ty) for o in e.info.operands)
+        return self.emit(graph.PowOp(base, exponent))
+
+    def cast(self, e: ast.Expr) -> SSAValue:
+        (x,) = e.info.operands
+        return self.emit(graph.CastOp(self.expr(x), ir_type(e.ty)))
+
+    def reduce(self, e: ast.Expr) -> SSAValue:
+        info: ReduceInfo = e.info
+        (x,) = info.operands
+        return self.emit(graph.ReduceOp(self.expr(x), REDUCE[info.op], info.axes, info.keepdims))
+
+    def softmax(self, e: ast.Expr) -> SSAValue:
+        (x,) = e.info.operands
+        return self.emit(graph.SoftmaxOp(self.expr(x), e.info.axis))
+
+    def norm(self, e: ast.Expr) -> SSAValue:
+        info: NormInfo = e.info
+        operands = [self.expr(o) for o in info.operands]
+        if info.op == "layernorm":
+            return self.emit(graph.LayerNormOp(*operands, info.eps))
+        return self.emit(graph.RmsNormOp(*operands, info.eps))
+
+    def transpose(self, e: ast.Expr) -> SSAValue:
+        (x,) = e.info.operands
+        return self.emit(graph.TransposeOp(self.expr(x), e.info.perm))
+
+    def reshape(self, e: ast.Expr) -> SSAValue:
+        (x,) = e.info.operands
+        return self.emit(graph.ReshapeOp(self.expr(x), ir_type(e.ty)))
+
+    def broadcast_to(self, e: ast.Expr) -> SSAValue:
+        (x,) = e.info.operands
+        return self.widen(self.expr(x), e.ty)
+
+    def matmul(self, e: ast.Expr) -> SSAValue:
+        info: MatmulInfo = e.info
+        lhs_node, rhs_node = info.operands
+        lhs, rhs = self.expr(lhs_node), self.expr(rhs_node)
+        dtype = e.ty.dtype
+        if info.lhs_1d:  # [K] -> [1, K]
+            lhs = self.emit(graph.ReshapeOp(lhs, tensor_type(dtype, (1, *lhs_node.ty.shape))))
+        if info.rhs_1d:  # [K] -> [K, 1]
+            rhs = self.emit(graph.ReshapeOp(rhs, tensor_type(dtype, (*rhs_node.ty.shape, 1))))
+        product = self.emit(graph.MatmulOp(lhs, rhs))
+        if info.lhs_1d or info.rhs_1d:
+            product = self.emit(graph.ReshapeOp(product, ir_type(e.ty)))
+        return product
+
+    def call(self, e: ast.Expr) -> SSAValue:
+        info: CallInfo = e.info
+        args = [self.expr(a) for a in info.operands]
+        return self.emit(func.CallOp(info.callee, args, [ir_type(e.ty)]))
+
+
+_INFO_HANDLERS: dict[type, Callable[[_FunctionBuilder, ast.Expr], SSAValue]] = {
+    ElementwiseInfo: _FunctionBuilder.elementwise,
+    PowInfo: _FunctionBuilder.power,
+    CastInfo: _FunctionBuilder.cast,
+    ReduceInfo: _FunctionBuilder.reduce,
+    SoftmaxInfo: _FunctionBuilder.softmax,
+    NormInfo: _FunctionBuilder.norm,
+    TransposeInfo: _FunctionBuilder.transpose,
+    ReshapeInfo: _FunctionBuilder.reshape,
+    BroadcastToInfo: _FunctionBuilder.broadcast_to,
+    MatmulInfo: _FunctionBuilder.matmul,
+    CallInfo: _FunctionBuilder.call,
+}
+
+
+def _hint(name: str) -> str | None:
+    """An SSA name hint for a DSL name, when it is one xDSL can print."""
+    return name if name.isascii() and name.replace("_", "a").isalnum() and not name[0].isdigit() else None

@@ -1,0 +1,115 @@
+"""The stages a program goes through, each one printable with `fusec --emit STAGE`.
+
+    graph  ─rewrites→  opt  ─fusion→  fused  ─lower→  loops  ─tile/map→  tiled  ─codegen→  kernel
+
+A `Compilation` computes each stage once, from the one before, on its own copy of
+the IR, so every stage stays inspectable after later ones ran.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, PassPipeline
+
+from compiler.context import make_context
+
+STAGES = ("graph", "opt", "fused", "loops", "tiled", "kernel")
+
+
+@dataclass(frozen=True)
+class Options:
+    """What changes the compiled result: the entry, fusion on or off, where it runs."""
+
+    entry: str = "main"
+    fuse: bool = True
+    target: str = "cpu"
+    dims: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def dims_spec(self) -> str:
+        return ",".join(f"{name}={size}" for name, size in self.dims)
+
+
+@dataclass
+class Compilation:
+    graph: ModuleOp
+    options: Options
+    #: called after every pass with (pass name, module): `--print-ir-after-all`
+    after_pass: Callable[[str, ModuleOp], None] | None = None
+    _stages: dict[str, object] = field(default_factory=dict)
+
+    def stage(self, name: str):
+        """The IR (a ModuleOp) of a stage, or for `kernel` the generated source text."""
+        if name not in STAGES:
+            raise ValueError(f"unknown stage {name!r}")
+        if name == "graph":
+            return self.graph
+        if name not in self._stages:
+            previous = self.stage(STAGES[STAGES.index(name) - 1])
+            self._stages[name] = _BUILDERS[name](self, previous)
+        return self._stages[name]
+
+    def text(self, name: str) -> str:
+        result = self.stage(name)
+        return result if isinstance(result, str) else str(result)
+
+    def run_passes(self, module: ModuleOp, passes: Sequence[ModulePass]) -> ModuleOp:
+        module = module.clone()
+        callback = None
+        if self.after_pass is not None:
+            hook = self.after_pass
+
+            def callback(previous: ModulePass, mod: ModuleOp, _next: ModulePass) -> None:
+                hook(previous.name, mod)
+
+        PassPipeline(tuple(passes), callback=callback).apply(make_context(), module)
+        if self.after_pass is not None and passes:
+            self.after_pass(passes[-1].name, module)
+        module.verify()
+        return module
+
+
+def _opt(c: Compilation, graph: ModuleOp) -> ModuleOp:
+    from passes.pipeline import graph_rewrite_pipeline
+
+    return c.run_passes(graph, graph_rewrite_pipeline(c.options.entry))
+
+
+def _fused(c: Compilation, opt: ModuleOp) -> ModuleOp:
+    from passes.fusion.fuse import FusePass, NoFusePass
+
+    device = "gpu" if c.options.target == "cuda" else "cpu"
+    fusion = (
+        FusePass(dims=c.options.dims_spec, device=device) if c.options.fuse else NoFusePass()
+    )
+    return c.run_passes(opt, [fusion])
+
+
+def _loops(c: Compilation, fused: ModuleOp) -> ModuleOp:
+    from passes.lower_to_loops import LowerToLoopsPass
+
+    return c.run_passes(fused, [LowerToLoopsPass()])
+
+
+def _tiled(c: Compilation, loops: ModuleOp) -> ModuleOp:
+    from passes.pipeline import loop_pipeline
+
+    return c.run_passes(loops, loop_pipeline(c.options.target))
+
+
+def _kernel(c: Compilation, tiled: ModuleOp) -> str:
+    from runtime.codegen_cpu import module_source
+
+    return module_source(tiled)
+
+
+_BUILDERS: dict[str, Callable[[Compilation, object], object]] = {
+    "opt": _opt,
+    "fused": _fused,
+    "loops": _loops,
+    "tiled": _tiled,
+    "kernel": _kernel,
+}
