@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
@@ -44,6 +45,15 @@ ELEMENT_TYPES: dict[str, Attribute] = {
     "i32": i32,
     "i64": i64,
     "bool": i1,
+}
+
+NUMPY_DTYPES: dict[str, np.dtype] = {
+    "f16": np.dtype(np.float16),
+    "f32": np.dtype(np.float32),
+    "f64": np.dtype(np.float64),
+    "i32": np.dtype(np.int32),
+    "i64": np.dtype(np.int64),
+    "bool": np.dtype(np.bool_),
 }
 
 
@@ -156,3 +166,39 @@ def num_elements(shape: Shape) -> tuple[int, tuple[str, ...]]:
 
 def format_shape(shape: Shape) -> str:
     return "[" + ", ".join(str(d) for d in shape) + "]"
+
+
+def _read_hex_float_literals_as_bits() -> None:
+    """Make xDSL's parser read ``dense<0xFF800000> : tensor<f32>`` as the float with
+    those bits (-inf), as MLIR does.
+
+    xDSL 0.74 prints a non-finite float of a dense literal as its bit pattern, but
+    parses a hex element back as the integer's value (4.29e9), so a ``graph.constant``
+    of -inf, inf or nan did not survive printing and parsing, in either form.
+    ``FloatAttr`` already reads hex as bits; this does the same for dense elements.
+    """
+    from xdsl.dialects.builtin import AnyFloat
+    from xdsl.parser.attribute_parser import AttrParser
+
+    element = AttrParser._TensorLiteralElement  # pyright: ignore[reportPrivateUsage]
+    upstream = element.to_type
+    if getattr(upstream, "reads_hex_bits", False):
+        return
+
+    def to_type(self, parser, type):
+        if (
+            isinstance(type, AnyFloat)
+            and isinstance(self.value, int)
+            and not isinstance(self.value, bool)
+            and not self.is_negative
+            and self.span.text[:2] in ("0x", "0X")
+        ):
+            raw = self.value.to_bytes(type.compile_time_size, "little")
+            return next(type.iter_unpack(raw))
+        return upstream(self, parser, type)
+
+    to_type.reads_hex_bits = True
+    element.to_type = to_type
+
+
+_read_hex_float_literals_as_bits()

@@ -11,16 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dialects.tensor_types import Shape, format_shape
-
-NUMPY_DTYPES: dict[str, np.dtype] = {
-    "f16": np.dtype(np.float16),
-    "f32": np.dtype(np.float32),
-    "f64": np.dtype(np.float64),
-    "i32": np.dtype(np.int32),
-    "i64": np.dtype(np.int64),
-    "bool": np.dtype(np.bool_),
-}
+from dialects.tensor_types import NUMPY_DTYPES, Shape, format_shape
 
 DEFAULT_DIM = 256
 

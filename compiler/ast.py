@@ -1,0 +1,136 @@
+"""The syntax tree of a `.tdsl` file, as the parser builds it.
+
+Every node carries the `span` of the source it came from. Nodes are not modified after
+parsing, except the two annotations the checker writes on value expressions: `ty` (the
+expression's TensorTy) and `info` (an operation's resolved attributes, see check.py).
+Nodes compare and hash by identity, so later passes can key dictionaries on them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from compiler.diagnostics import Span
+from compiler.types import Dim, TensorTy
+
+
+@dataclass(eq=False)
+class TypeExpr:
+    """`f32[N, 768]` as written; a bare `f32` has no dims (rank 0)."""
+
+    dtype: str
+    dims: tuple[Dim, ...]
+    span: Span
+    dim_spans: tuple[Span, ...] = ()
+
+
+@dataclass(eq=False)
+class Param:
+    name: str
+    type: TypeExpr
+    span: Span
+
+
+# ---- expressions --------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class Expr:
+    span: Span = field(kw_only=True)
+    ty: TensorTy | None = field(default=None, kw_only=True)
+    info: Any = field(default=None, kw_only=True)
+
+
+@dataclass(eq=False)
+class Name(Expr):
+    name: str
+
+
+@dataclass(eq=False)
+class IntLit(Expr):
+    value: int
+
+
+@dataclass(eq=False)
+class FloatLit(Expr):
+    value: float
+
+
+@dataclass(eq=False)
+class BoolLit(Expr):
+    value: bool
+
+
+@dataclass(eq=False)
+class TupleLit(Expr):
+    """`(0, 2)` or `(B, -1, 64)`: axes, a permutation or a shape, never a value."""
+
+    items: tuple[int | str, ...]
+
+
+@dataclass(eq=False)
+class Unary(Expr):
+    op: str  # "-"
+    operand: Expr
+
+
+@dataclass(eq=False)
+class Binary(Expr):
+    op: str  # + - * / @ ** < <= > >= == !=
+    lhs: Expr
+    rhs: Expr
+    op_span: Span = field(kw_only=True)  # the operator, where its errors point
+
+
+@dataclass(eq=False)
+class Keyword:
+    name: str
+    value: Expr
+    span: Span
+
+
+@dataclass(eq=False)
+class Call(Expr):
+    func: str
+    args: list[Expr]
+    kwargs: list[Keyword]  # in source order; a repeated name is the checker's to report
+
+    @property
+    def func_span(self) -> Span:
+        return self.span.head(len(self.func))
+
+
+# ---- statements and definitions ---------------------------------------------------------
+
+
+@dataclass(eq=False)
+class Assign:
+    name: str
+    value: Expr
+    span: Span
+
+
+@dataclass(eq=False)
+class Return:
+    values: list[Expr]
+    span: Span
+
+
+Stmt = Assign | Return
+
+
+@dataclass(eq=False)
+class Function:
+    name: str
+    params: list[Param]
+    results: list[TypeExpr]
+    body: list[Stmt]
+    span: Span
+    name_span: Span
+
+
+@dataclass(eq=False)
+class Module:
+    functions: list[Function]
+    span: Span

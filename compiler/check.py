@@ -1,0 +1,1060 @@
+"""Type and shape checking of a parsed module (SPEC.md §1).
+
+The checker walks every function once. It gives each value expression its `ty` (a TensorTy)
+and each operation an `info` record holding what IR generation needs, already resolved
+(normalised axes, inferred shapes, the callee, ...), so nothing is derived twice.
+
+It reports every error it finds rather than the first: an expression that fails gets the
+error type, and any operation with an erroneous operand fails silently, so one mistake is
+reported once however much is built on it.
+
+Numeric literals are "weak", as in JAX: a subexpression made only of literals has a kind
+(int or float) but no dtype until it meets a tensor, whose dtype it then takes (`0.5 * x`
+stays f32). Where it meets none (an assignment, a reduction, ...) it defaults to i64 or
+f32; where the declared type of a result or parameter is known, it takes that dtype. A name
+bound to a literal is an ordinary value of the default dtype.
+
+Arguments that are attributes rather than values (an axis, keepdims, eps, cast's dtype,
+a tuple) are read into `info` and keep `ty = None`; IR generation reaches values only
+through `info.operands`.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections import Counter
+from dataclasses import dataclass
+from enum import Enum, auto
+from typing import Callable, ClassVar
+
+import numpy as np
+
+from compiler import ast
+from compiler.diagnostics import Diagnostic, FusecError, SourceFile, Span
+from compiler.types import (
+    DTYPES,
+    FLOAT_DTYPES,
+    Dim,
+    Shape,
+    TensorTy,
+    broadcast_dims,
+    broadcast_shapes,
+    format_shape,
+    numpy_dtype,
+)
+
+# ---- what the checker hands on -------------------------------------------------------------
+#
+# `info` of every operation node (Unary, Binary, Call). `operands` are the tensor operands in
+# the operation's own order (keyword arguments already placed), each with its `ty` set; the
+# other fields are the operation's attributes.
+
+
+@dataclass(frozen=True)
+class ElementwiseInfo:
+    """One scalar function applied at every index, operands broadcast to the result shape.
+    op: neg abs exp log sqrt rsqrt sin cos tanh erf sigmoid relu gelu silu (one operand),
+    add sub mul div maximum minimum lt le gt ge eq ne (two), where (cond, x, y)."""
+
+    operands: tuple[ast.Expr, ...]
+    op: str
+
+
+@dataclass(frozen=True)
+class PowInfo:
+    """`x ** y` or `pow(x, y)`. `exponent` is the value of a literal exponent (`2`, `0.5`,
+    `-1`), None when it is computed, so later passes can turn `x ** 2` into `x * x`."""
+
+    operands: tuple[ast.Expr, ...]
+    exponent: int | float | None
+    op: ClassVar[str] = "pow"
+
+
+@dataclass(frozen=True)
+class CastInfo:
+    operands: tuple[ast.Expr, ...]
+    dtype: str
+    op: ClassVar[str] = "cast"
+
+
+@dataclass(frozen=True)
+class ReduceInfo:
+    """op: sum max min mean. `axes`: sorted, non-negative, all of them when none is given."""
+
+    operands: tuple[ast.Expr, ...]
+    op: str
+    axes: tuple[int, ...]
+    keepdims: bool
+
+
+@dataclass(frozen=True)
+class SoftmaxInfo:
+    operands: tuple[ast.Expr, ...]
+    axis: int  # non-negative
+    op: ClassVar[str] = "softmax"
+
+
+@dataclass(frozen=True)
+class NormInfo:
+    """op: layernorm (operands x, gamma, beta) or rmsnorm (x, gamma), over the last axis."""
+
+    operands: tuple[ast.Expr, ...]
+    op: str
+    eps: float
+
+
+@dataclass(frozen=True)
+class TransposeInfo:
+    operands: tuple[ast.Expr, ...]
+    perm: tuple[int, ...]  # non-negative; result dim i is operand dim perm[i]
+    op: ClassVar[str] = "transpose"
+
+
+@dataclass(frozen=True)
+class ReshapeInfo:
+    operands: tuple[ast.Expr, ...]
+    shape: Shape  # fully resolved: the -1 replaced by its size
+    op: ClassVar[str] = "reshape"
+
+
+@dataclass(frozen=True)
+class BroadcastToInfo:
+    operands: tuple[ast.Expr, ...]
+    shape: Shape
+    op: ClassVar[str] = "broadcast_to"
+
+
+@dataclass(frozen=True)
+class MatmulInfo:
+    """NumPy matmul. A 1-D left operand is taken as [1, K] and a 1-D right one as [K, 1],
+    and that axis is dropped from the result; `batch_shape` is the broadcast of both
+    operands' leading (batch) dims."""
+
+    operands: tuple[ast.Expr, ...]
+    lhs_1d: bool
+    rhs_1d: bool
+    batch_shape: Shape
+    op: ClassVar[str] = "matmul"
+
+
+@dataclass(frozen=True)
+class CallInfo:
+    """A call of a user function; `operands` are its arguments, in order."""
+
+    operands: tuple[ast.Expr, ...]
+    callee: str
+    op: ClassVar[str] = "call"
+
+
+@dataclass(frozen=True)
+class CheckedFunction:
+    node: ast.Function
+    param_types: tuple[TensorTy, ...]
+    result_types: tuple[TensorTy, ...]
+    size_names: tuple[str, ...]  # the symbolic sizes of its parameters, first use first
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+
+@dataclass(frozen=True)
+class CheckedModule:
+    module: ast.Module
+    functions: dict[str, CheckedFunction]  # in source order
+    call_order: tuple[str, ...]  # every function after the functions it calls
+
+
+def check(module: ast.Module, source: SourceFile) -> CheckedModule:
+    return _Checker(module, source).run()
+
+
+# ---- types while checking ------------------------------------------------------------------
+
+
+class _Error:
+    """The type of an expression that already failed; what uses it fails silently."""
+
+
+_ERROR = _Error()
+
+
+@dataclass(frozen=True)
+class _Weak:
+    """A literal-only subexpression: its kind, not yet its dtype."""
+
+    kind: str  # "int" or "float"
+    shape: Shape = ()
+
+    def __str__(self) -> str:  # only in messages
+        return f"numbers{format_shape(self.shape)}" if self.shape else "a number"
+
+
+_Ty = TensorTy | _Weak | _Error
+_DEFAULT_DTYPE = {"int": "i64", "float": "f32"}
+
+
+class _Need(Enum):
+    """What an operation requires of its operands' dtype."""
+
+    ANY = auto()
+    NUMERIC = auto()  # not bool
+    FLOAT = auto()
+
+
+class _Reject(Exception):
+    """This expression is wrong: record the diagnostic and give it the error type."""
+
+    def __init__(self, span: Span, message: str):
+        super().__init__(message)
+        self.span = span
+        self.message = message
+
+
+class _Silent(Exception):
+    """An operand already failed: give the expression the error type, report nothing."""
+
+
+# ---- builtins ------------------------------------------------------------------------------
+
+
+class _Arg(Enum):
+    """How a builtin reads an argument."""
+
+    TENSOR = auto()  # a value: any expression, type-checked
+    AXIS = auto()  # an integer literal
+    AXES = auto()  # an integer literal or a tuple of them
+    BOOL = auto()  # true or false
+    NUMBER = auto()  # a non-negative numeric literal
+    DTYPE = auto()  # a dtype name
+    PERM = auto()  # a tuple of integers
+    SHAPE = auto()  # a tuple of integers and size names
+
+
+_REQUIRED = object()
+
+
+@dataclass(frozen=True)
+class _Param:
+    name: str
+    kind: _Arg = _Arg.TENSOR
+    default: object = _REQUIRED
+
+    @property
+    def required(self) -> bool:
+        return self.default is _REQUIRED
+
+
+@dataclass(frozen=True)
+class _Builtin:
+    name: str
+    params: tuple[_Param, ...]
+    rule: Callable  # _Checker method typing a call: (checker, call, builtin, args) -> type
+    need: _Need = _Need.NUMERIC  # for the elementwise ones
+
+
+@dataclass
+class _Args:
+    """A builtin call's arguments, bound to the builtin's parameters by name."""
+
+    exprs: dict[str, ast.Expr]  # tensor arguments, already checked
+    attrs: dict[str, object]  # the other arguments, as Python values (defaults filled in)
+    spans: dict[str, Span]  # where each argument is written; the call for a default
+
+
+# ---- the checker ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Signature:
+    node: ast.Function
+    params: tuple[_Ty, ...]
+    results: tuple[_Ty, ...]
+    sizes: tuple[str, ...]
+
+    @property
+    def valid(self) -> bool:
+        return _ERROR not in self.params and _ERROR not in self.results
+
+
+class _Checker:
+    def __init__(self, module: ast.Module, source: SourceFile):
+        self.module = module
+        self.source = source
+        self.errors: list[Diagnostic] = []
+        self.signatures: dict[str, _Signature] = {}  # the functions calls can reach
+        self.calls: dict[str, list[tuple[str, ast.Call]]] = {}  # caller -> its calls
+        # The function being checked.
+        self.caller: str | None = None
+        self.sizes: tuple[str, ...] = ()
+        self.env: dict[str, _Ty] = {}
+
+    def run(self) -> CheckedModule:
+        declared = [(fn, self._declare(fn)) for fn in self.module.functions]
+        for fn, signature in declared:
+            self._check_body(fn, signature)
+        order = self._call_order()
+        if self.errors:
+            raise FusecError(self.errors, self.source)
+        functions = {
+            name: CheckedFunction(sig.node, sig.params, sig.results, sig.sizes)
+            for name, sig in self.signatures.items()
+        }
+        return CheckedModule(self.module, functions, order)
+
+    def _error(self, span: Span, message: str) -> None:
+        self.errors.append(Diagnostic(span, message))
+
+    # -- declarations --
+
+    def _declare(self, fn: ast.Function) -> _Signature:
+        seen: set[str] = set()
+        for param in fn.params:
+            if param.name in seen:
+                self._error(param.span.head(len(param.name)), f"duplicate parameter '{param.name}'")
+            seen.add(param.name)
+        params = tuple(self._type(p.type) for p in fn.params)
+        sizes = tuple(dict.fromkeys(d for p in fn.params for d in p.type.dims if isinstance(d, str)))
+        results = tuple(self._type(t, sizes, fn.name) for t in fn.results)
+        signature = _Signature(fn, params, results, sizes)
+        if fn.name in _BUILTINS:
+            self._error(fn.name_span, f"'{fn.name}' is a builtin function and cannot be redefined")
+        elif fn.name in self.signatures:
+            first = self.signatures[fn.name].node.name_span.line
+            self._error(fn.name_span, f"function '{fn.name}' is already defined at line {first}")
+        else:
+            self.signatures[fn.name] = signature
+        return signature
+
+    def _type(self, texpr: ast.TypeExpr, sizes: tuple[str, ...] | None = None, owner: str = "") -> _Ty:
+        """The type a TypeExpr declares. A result type passes the `sizes` its function's
+        parameters bind: a result can only use those, or no caller could know its size."""
+        ok = True
+        if texpr.dtype not in DTYPES:
+            message = f"unknown dtype '{texpr.dtype}'; the dtypes are {', '.join(DTYPES)}"
+            self._error(texpr.span.head(len(texpr.dtype)), message + _suggest(texpr.dtype, DTYPES))
+            ok = False
+        for dim, span in zip(texpr.dims, texpr.dim_spans):
+            if dim == 0:
+                self._error(span, "a dimension must be at least 1")
+                ok = False
+            elif sizes is not None and isinstance(dim, str) and dim not in sizes:
+                self._error(span, f"size '{dim}' is not bound by any parameter of '{owner}'")
+                ok = False
+        return TensorTy(texpr.dtype, texpr.dims) if ok else _ERROR
+
+    # -- statements --
+
+    def _check_body(self, fn: ast.Function, signature: _Signature) -> None:
+        registered = self.signatures.get(fn.name) is signature
+        self.caller = fn.name if registered else None
+        self.sizes = signature.sizes
+        self.env = {p.name: ty for p, ty in zip(fn.params, signature.params)}
+        for stmt in fn.body:
+            if isinstance(stmt, ast.Assign):
+                self.env[stmt.name] = self._value(stmt.value)
+            else:
+                self._return(stmt, signature)
+        returns = [stmt for stmt in fn.body if isinstance(stmt, ast.Return)]
+        if not returns:
+            self._error(fn.name_span, f"function '{fn.name}' has no return statement")
+        elif returns[0] is not fn.body[-1]:
+            self._after_return(fn, returns[0], fn.body[fn.body.index(returns[0]) + 1])
+
+    def _after_return(self, fn: ast.Function, returned: ast.Return, stmt: ast.Stmt) -> None:
+        if isinstance(stmt, ast.Return):
+            message = (
+                f"function '{fn.name}' already returned at line {returned.span.line}; "
+                "a function has exactly one return, as its last statement"
+            )
+            self._error(stmt.span.head(len("return")), message)
+        else:
+            self._error(stmt.span, "code after return is never run; 'return' must be the last statement")
+
+    def _return(self, stmt: ast.Return, signature: _Signature) -> None:
+        declared = signature.results
+        if len(stmt.values) != len(declared):
+            for value in stmt.values:
+                self._value(value)
+            self._error(
+                stmt.span.head(len("return")),
+                f"function '{signature.node.name}' declares {_count(len(declared), 'result')}, "
+                f"but this return gives {len(stmt.values)}",
+            )
+            return
+        for i, (value, want) in enumerate(zip(stmt.values, declared), 1):
+            ty = self._value(value, want.dtype if isinstance(want, TensorTy) else None)
+            if ty is not _ERROR and want is not _ERROR and ty != want:
+                self._error(value.span, f"result {i} has type {ty}, but the function declares {want}")
+
+    # -- expressions --
+
+    def _expr(self, e: ast.Expr) -> _Ty:
+        try:
+            ty = self._infer(e)
+        except _Reject as reject:
+            self._error(reject.span, reject.message)
+            ty = _ERROR
+        except _Silent:
+            ty = _ERROR
+        e.ty = ty
+        return ty
+
+    def _value(self, e: ast.Expr, want: str | None = None) -> TensorTy | _Error:
+        """Check `e` as a value of its own: a weak one takes dtype `want` where it can, else
+        its default."""
+        ty = self._expr(e)
+        if isinstance(ty, _Weak):
+            try:
+                self._settle(e, want if _fits(ty.kind, want) else _DEFAULT_DTYPE[ty.kind])
+            except _Reject as reject:  # a literal out of range for that dtype
+                self._error(reject.span, reject.message)
+                return _ERROR
+        return e.ty
+
+    def _operands(self, *exprs: ast.Expr) -> list[_Ty]:
+        types = [self._expr(e) for e in exprs]
+        if _ERROR in types:
+            raise _Silent
+        return types
+
+    def _strong(self, e: ast.Expr) -> TensorTy:
+        """The type of an already checked operand that needs a dtype now."""
+        if isinstance(e.ty, _Weak):
+            self._settle(e, _DEFAULT_DTYPE[e.ty.kind])
+        return e.ty
+
+    def _infer(self, e: ast.Expr) -> _Ty:
+        match e:
+            case ast.IntLit():
+                return _Weak("int")
+            case ast.FloatLit():
+                return _Weak("float")
+            case ast.BoolLit():
+                return TensorTy("bool")
+            case ast.Name():
+                return self._name(e)
+            case ast.TupleLit():
+                raise _Reject(e.span, "a tuple is not a value; tuples give axes, a permutation or a shape")
+            case ast.Unary():
+                return self._negate(e)
+            case ast.Binary():
+                return self._binary(e)
+            case ast.Call():
+                return self._call(e)
+        raise AssertionError(f"unknown expression {e!r}")
+
+    def _name(self, e: ast.Name) -> _Ty:
+        if e.name in self.env:
+            return self.env[e.name]
+        if e.name in DTYPES:
+            message = f"'{e.name}' is a dtype, not a value; it can appear in a type or in cast(x, {e.name})"
+            raise _Reject(e.span, message)
+        if e.name in _BUILTINS or e.name in self.signatures:
+            raise _Reject(e.span, f"'{e.name}' is a function; call it, as in {e.name}(...)")
+        if e.name in self.sizes:
+            message = (
+                f"'{e.name}' is a size, not a value; "
+                "sizes can appear in the shape of reshape or broadcast_to"
+            )
+            raise _Reject(e.span, message)
+        raise _Reject(e.span, f"unknown name '{e.name}'" + _suggest(e.name, self.env))
+
+    def _negate(self, e: ast.Unary) -> _Ty:
+        (operand,) = self._operands(e.operand)
+        ty = self._elementwise(e.span, "'-'", [(e.operand, operand)], _Need.NUMERIC)
+        e.info = ElementwiseInfo((e.operand,), "neg")
+        return ty
+
+    def _binary(self, e: ast.Binary) -> _Ty:
+        lhs, rhs = self._operands(e.lhs, e.rhs)
+        operands = [(e.lhs, lhs), (e.rhs, rhs)]
+        what = f"'{e.op}'"
+        if e.op == "@":
+            return self._matmul(e)
+        if e.op == "**":
+            return self._power(e, e.op_span, what, e.lhs, e.rhs)
+        if e.op in _COMPARISONS:
+            ty = self._elementwise(e.op_span, what, operands, _Need.ANY)
+            if isinstance(ty, _Weak):  # two literals compared: each takes its default dtype
+                for expr, _ in operands:
+                    self._settle(expr, _DEFAULT_DTYPE[ty.kind])
+            e.info = ElementwiseInfo((e.lhs, e.rhs), _COMPARISONS[e.op])
+            return TensorTy("bool", ty.shape)
+        need = _Need.FLOAT if e.op == "/" else _Need.NUMERIC
+        ty = self._elementwise(e.op_span, what, operands, need)
+        e.info = ElementwiseInfo((e.lhs, e.rhs), _ARITHMETIC[e.op])
+        return ty
+
+    # -- elementwise typing: broadcasting and dtype agreement --
+
+    def _elementwise(self, span, what, operands, need, condition: TensorTy | None = None) -> _Ty:
+        """The type of an elementwise operation: operand dtypes agree, weak operands take
+        that dtype, and operand shapes (and a `where` condition's) broadcast."""
+        dtype = self._unify(span, what, operands, need)
+        shape = self._broadcast(span, [condition] * (condition is not None) + [e.ty for e, _ in operands])
+        if dtype is not None:
+            return TensorTy(dtype, shape)
+        floating = need is _Need.FLOAT or any(ty.kind == "float" for _, ty in operands)
+        return _Weak("float" if floating else "int", shape)
+
+    def _unify(self, span, what, operands, need) -> str | None:
+        """The dtype the operands share, or None when they are all weak."""
+        dtypes = list(dict.fromkeys(ty.dtype for _, ty in operands if isinstance(ty, TensorTy)))
+        if len(dtypes) > 1:
+            raise _Reject(span, f"dtype mismatch: {dtypes[0]} and {dtypes[1]}; use cast(...)")
+        if not dtypes:
+            return None
+        dtype = dtypes[0]
+        _require(span, what, dtype, need)
+        for expr, ty in operands:
+            if isinstance(ty, _Weak):
+                if dtype == "bool":
+                    message = "a number cannot take the dtype bool of the tensor it meets"
+                    raise _Reject(expr.span, message + "; use true or false")
+                if not _fits(ty.kind, dtype):
+                    raise _Reject(
+                        expr.span,
+                        f"a decimal number cannot take the integer dtype {dtype} of the tensor it meets; "
+                        "cast(...) the tensor to a float dtype",
+                    )
+                self._settle(expr, dtype)
+        return dtype
+
+    def _broadcast(self, span, types) -> Shape:
+        shape: Shape = ()
+        for ty in types:
+            joined = broadcast_shapes(shape, ty.shape)
+            if joined is None:
+                listed = _listing([str(t) for t in types])
+                message = f"shape mismatch: {listed} cannot be broadcast together{_why(shape, ty.shape)}"
+                raise _Reject(span, message)
+            shape = joined
+        return shape
+
+    def _settle(self, e: ast.Expr, dtype: str, in_range: bool = False) -> None:
+        """Give a weak subexpression its dtype, down to its literals, checking that each
+        (possibly negated) literal fits it."""
+        if not isinstance(e.ty, _Weak):
+            return
+        value = None if in_range else _constant(e)
+        if value is not None:
+            _check_range(e.span, value, dtype)
+        e.ty = TensorTy(dtype, e.ty.shape)
+        if e.info is not None:
+            for operand in e.info.operands:
+                self._settle(operand, dtype, in_range or value is not None)
+
+    def _power(self, node, span, what, base: ast.Expr, exponent: ast.Expr) -> _Ty:
+        value = _constant(exponent)
+        ty = self._elementwise(span, what, [(base, base.ty), (exponent, exponent.ty)], _Need.NUMERIC)
+        negative = isinstance(value, int) and value < 0
+        if negative and isinstance(ty, TensorTy) and ty.is_int:
+            message = (
+                f"an integer tensor cannot be raised to a negative power ({value}); "
+                "cast(...) it to a float dtype"
+            )
+            raise _Reject(span, message)
+        if negative and isinstance(ty, _Weak):  # 2 ** -1 is 0.5, as in Python
+            ty = _Weak("float", ty.shape)
+        node.info = PowInfo((base, exponent), value)
+        return ty
+
+    def _matmul(self, e: ast.Binary) -> _Ty:
+        a, b = self._strong(e.lhs), self._strong(e.rhs)
+        for side, ty in (("left", a), ("right", b)):
+            if ty.rank == 0:
+                message = (
+                    f"'@' needs operands of rank 1 or more, but the {side} one is a scalar; "
+                    "use '*' to scale"
+                )
+                raise _Reject(e.op_span, message)
+        self._unify(e.op_span, "'@'", [(e.lhs, a), (e.rhs, b)], _Need.NUMERIC)
+        lhs_1d, rhs_1d = a.rank == 1, b.rank == 1
+        a_shape = (1,) + a.shape if lhs_1d else a.shape
+        b_shape = b.shape + (1,) if rhs_1d else b.shape
+        if a_shape[-1] != b_shape[-2]:
+            axis = "length" if rhs_1d else "second-to-last axis"
+            raise _Reject(
+                e.op_span,
+                f"matmul contraction mismatch: {a} @ {b}; the last axis of the left operand "
+                f"({a_shape[-1]}) must equal the {axis} of the right one ({b_shape[-2]})",
+            )
+        batch = broadcast_shapes(a_shape[:-2], b_shape[:-2])
+        if batch is None:
+            why = _why(a_shape[:-2], b_shape[:-2])
+            message = f"matmul batch dimensions do not broadcast: {a} @ {b}{why}"
+            raise _Reject(e.op_span, message)
+        shape = batch + a_shape[-2:-1] * (not lhs_1d) + b_shape[-1:] * (not rhs_1d)
+        e.info = MatmulInfo((e.lhs, e.rhs), lhs_1d, rhs_1d, batch)
+        return TensorTy(a.dtype, shape)
+
+    # -- calls --
+
+    def _call(self, call: ast.Call) -> _Ty:
+        if call.func in self.signatures:
+            return self._user_call(call, self.signatures[call.func])
+        builtin = _BUILTINS.get(call.func)
+        if builtin is None:
+            if call.func in self.env:
+                raise _Reject(call.func_span, f"'{call.func}' is a value, not a function")
+            known = list(_BUILTINS) + list(self.signatures)
+            raise _Reject(call.func_span, f"unknown function '{call.func}'" + _suggest(call.func, known))
+        args = self._bind(call, builtin)
+        return builtin.rule(self, call, builtin, args)
+
+    def _bind(self, call: ast.Call, builtin: _Builtin) -> _Args:
+        """Place the arguments of a builtin call, as Python binds them, then check each."""
+        params = {p.name: p for p in builtin.params}
+        listing = ", ".join(params)
+        arity = f"{builtin.name} takes {_arity(builtin)} ({listing}), but got {len(call.args)}"
+        if len(call.args) > len(params):
+            raise _Reject(call.args[len(params)].span, arity)
+        given: dict[str, ast.Expr] = dict(zip(params, call.args))
+        spans = {name: e.span for name, e in given.items()}
+        for kw in call.kwargs:
+            if kw.name not in params:
+                message = f"{builtin.name} has no argument '{kw.name}'; its arguments are {listing}"
+                raise _Reject(kw.span.head(len(kw.name)), message + _suggest(kw.name, params))
+            if kw.name in given:
+                raise _Reject(kw.span.head(len(kw.name)), f"{builtin.name} got argument '{kw.name}' twice")
+            given[kw.name], spans[kw.name] = kw.value, kw.value.span
+        missing = [p.name for p in builtin.params if p.required and p.name not in given]
+        if missing:
+            if call.kwargs:
+                raise _Reject(call.span, f"{builtin.name} is missing argument '{missing[0]}' ({listing})")
+            raise _Reject(call.span, arity)
+
+        args = _Args({}, {}, {})
+        failed = False
+        for param in builtin.params:
+            args.spans[param.name] = spans.get(param.name, call.span)
+            if param.name not in given:
+                args.attrs[param.name] = param.default
+            elif param.kind is _Arg.TENSOR:
+                args.exprs[param.name] = given[param.name]
+                failed |= self._expr(given[param.name]) is _ERROR
+            else:
+                try:
+                    args.attrs[param.name] = _attribute(param, given[param.name], builtin, self.sizes)
+                except _Reject as reject:
+                    self._error(reject.span, reject.message)
+                    failed = True
+        if failed:
+            raise _Silent
+        return args
+
+    def _user_call(self, call: ast.Call, signature: _Signature) -> _Ty:
+        name = call.func
+        if self.caller is not None:
+            self.calls.setdefault(self.caller, []).append((name, call))
+        listing = ", ".join(p.name for p in signature.node.params)
+        if call.kwargs:
+            raise _Reject(call.kwargs[0].span, f"'{name}' takes its arguments by position only ({listing})")
+        if len(call.args) != len(signature.params):
+            count = _count(len(signature.params), "argument")
+            raise _Reject(call.span, f"'{name}' takes {count} ({listing}), but got {len(call.args)}")
+        types = [
+            self._value(arg, want.dtype if isinstance(want, TensorTy) else None)
+            for arg, want in zip(call.args, signature.params)
+        ]
+        if _ERROR in types or not signature.valid:
+            raise _Silent
+        sizes: dict[str, Dim] = {}
+        bound_by: dict[str, int] = {}
+        for i, (arg, got, want) in enumerate(zip(call.args, types, signature.params), 1):
+            mismatch = f"argument {i} of '{name}' has type {got}, but '{name}' expects {want}"
+            if got.dtype != want.dtype or got.rank != want.rank:
+                raise _Reject(arg.span, mismatch)
+            for expected, actual in zip(want.shape, got.shape):
+                if isinstance(expected, int):
+                    if expected != actual:
+                        raise _Reject(arg.span, mismatch)
+                elif expected in sizes and sizes[expected] != actual:
+                    raise _Reject(
+                        arg.span,
+                        f"size {expected} of '{name}' would be {sizes[expected]} by argument "
+                        f"{bound_by[expected]} but {actual} by argument {i}",
+                    )
+                else:
+                    sizes[expected], bound_by[expected] = actual, i
+        if len(signature.results) != 1:
+            count = len(signature.results)
+            message = (
+                f"'{name}' returns {count} values, "
+                "so a call to it cannot be used inside an expression"
+            )
+            raise _Reject(call.span, message)
+        (result,) = signature.results
+        call.info = CallInfo(tuple(call.args), name)
+        return TensorTy(result.dtype, tuple(sizes.get(d, d) for d in result.shape))
+
+    # -- builtin rules: (call, builtin, args) -> type, each setting call.info --
+
+    def _unary_rule(self, call, builtin, args) -> _Ty:
+        x = args.exprs["x"]
+        ty = self._elementwise(call.span, builtin.name, [(x, x.ty)], builtin.need)
+        call.info = ElementwiseInfo((x,), builtin.name)
+        return ty
+
+    def _binary_rule(self, call, builtin, args) -> _Ty:
+        x, y = args.exprs["x"], args.exprs["y"]
+        ty = self._elementwise(call.span, builtin.name, [(x, x.ty), (y, y.ty)], builtin.need)
+        call.info = ElementwiseInfo((x, y), builtin.name)
+        return ty
+
+    def _pow_rule(self, call, builtin, args) -> _Ty:
+        return self._power(call, call.span, builtin.name, args.exprs["x"], args.exprs["y"])
+
+    def _where_rule(self, call, builtin, args) -> _Ty:
+        cond, x, y = (args.exprs[n] for n in ("cond", "x", "y"))
+        if not (isinstance(cond.ty, TensorTy) and cond.ty.is_bool):
+            message = f"where: the condition must be a bool tensor, got {cond.ty}; compare, as in x > 0"
+            raise _Reject(cond.span, message)
+        ty = self._elementwise(call.span, "where", [(x, x.ty), (y, y.ty)], builtin.need, cond.ty)
+        call.info = ElementwiseInfo((cond, x, y), "where")
+        return ty
+
+    def _cast_rule(self, call, builtin, args) -> _Ty:
+        x, dtype = args.exprs["x"], args.attrs["dtype"]
+        if isinstance(x.ty, _Weak):
+            self._settle(x, dtype if _fits(x.ty.kind, dtype) else _DEFAULT_DTYPE[x.ty.kind])
+        call.info = CastInfo((x,), dtype)
+        return TensorTy(dtype, x.ty.shape)
+
+    def _reduce_rule(self, call, builtin, args) -> _Ty:
+        x = args.exprs["x"]
+        ty = self._strong(x)
+        _require(call.span, builtin.name, ty.dtype, builtin.need)
+        axis = args.attrs["axis"]
+        axes = tuple(range(ty.rank)) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
+        axes = _normalize_axes(args.spans["axis"], builtin.name, axes, ty)
+        keepdims = args.attrs["keepdims"]
+        shape = tuple(1 if i in axes else d for i, d in enumerate(ty.shape) if keepdims or i not in axes)
+        call.info = ReduceInfo((x,), builtin.name, axes, keepdims)
+        return TensorTy(ty.dtype, shape)
+
+    def _softmax_rule(self, call, builtin, args) -> _Ty:
+        x = args.exprs["x"]
+        ty = self._strong(x)
+        _require(call.span, builtin.name, ty.dtype, builtin.need)
+        (axis,) = _normalize_axes(args.spans["axis"], builtin.name, (args.attrs["axis"],), ty)
+        call.info = SoftmaxInfo((x,), axis)
+        return ty
+
+    def _norm_rule(self, call, builtin, args) -> _Ty:
+        x = args.exprs["x"]
+        ty = self._strong(x)
+        _require(call.span, builtin.name, ty.dtype, builtin.need)
+        if ty.rank == 0:
+            raise _Reject(call.span, f"{builtin.name} needs a tensor of rank 1 or more, got {ty}")
+        want = TensorTy(ty.dtype, ty.shape[-1:])
+        scales = [p.name for p in builtin.params[1:] if p.kind is _Arg.TENSOR]
+        for name in scales:
+            got = self._strong(args.exprs[name])
+            if got != want:
+                raise _Reject(
+                    args.spans[name],
+                    f"{builtin.name}: {name} has type {got}, but must be {want}, the last axis of x: {ty}",
+                )
+        call.info = NormInfo((x, *(args.exprs[n] for n in scales)), builtin.name, args.attrs["eps"])
+        return ty
+
+    def _transpose_rule(self, call, builtin, args) -> _Ty:
+        x = args.exprs["x"]
+        ty = self._strong(x)
+        perm = args.attrs["perm"]
+        perm = tuple(reversed(range(ty.rank))) if perm is None else perm
+        normal = tuple(p % ty.rank if -ty.rank <= p < ty.rank else p for p in perm)
+        if sorted(normal) != list(range(ty.rank)):
+            raise _Reject(
+                args.spans["perm"],
+                f"transpose: {_tuple(perm)} is not a permutation of the axes "
+                f"{_tuple(range(ty.rank))} of {ty}",
+            )
+        call.info = TransposeInfo((x,), normal)
+        return TensorTy(ty.dtype, tuple(ty.shape[p] for p in normal))
+
+    def _reshape_rule(self, call, builtin, args) -> _Ty:
+        x = args.exprs["x"]
+        ty = self._strong(x)
+        target = args.attrs["shape"]
+        span = args.spans["shape"]
+        _check_dims(span, "reshape", target, allow_infer=True)
+        have_count, have_names = _element_count(ty.shape)
+        known = [d for d in target if d != -1]
+        count, names = _element_count(known)
+        unproven = f"cannot prove reshape preserves the number of elements: {ty} -> {_tuple(target)}"
+        if -1 not in target:
+            if (count, names) != (have_count, have_names):
+                raise _Reject(span, unproven)
+            shape = tuple(target)
+        else:
+            if names - have_names or have_count % count:
+                raise _Reject(span, unproven)
+            rest = list((have_names - names).elements())
+            rest_count = have_count // count
+            if not rest:
+                inferred: Dim = rest_count
+            elif len(rest) == 1 and rest_count == 1:
+                inferred = rest[0]
+            else:
+                product = " * ".join([str(rest_count)] * (rest_count != 1) + rest)
+                raise _Reject(
+                    span,
+                    f"reshape: the -1 in {_tuple(target)} would be {product}, but a dimension "
+                    "must be an integer or a single size; write the shape out",
+                )
+            shape = tuple(inferred if d == -1 else d for d in target)
+        call.info = ReshapeInfo((x,), shape)
+        return TensorTy(ty.dtype, shape)
+
+    def _broadcast_to_rule(self, call, builtin, args) -> _Ty:
+        x = args.exprs["x"]
+        ty = self._strong(x)
+        target = tuple(args.attrs["shape"])
+        span = args.spans["shape"]
+        _check_dims(span, "broadcast_to", target, allow_infer=False)
+        aligned = (None,) * (len(target) - ty.rank) + ty.shape
+        if len(target) < ty.rank or any(
+            d is not None and d != 1 and d != t for d, t in zip(aligned, target)
+        ):
+            raise _Reject(span, f"broadcast_to: cannot broadcast {ty} to {_tuple(target)}")
+        call.info = BroadcastToInfo((x,), target)
+        return TensorTy(ty.dtype, target)
+
+    # -- whole-module --
+
+    def _call_order(self) -> tuple[str, ...]:
+        """Callees before callers (a depth-first walk of the call graph, kept iterative so
+        that long call chains cannot exhaust Python's stack); each call that closes a cycle
+        is reported as recursion."""
+        done: dict[str, None] = {}  # an ordered set
+        for root in self.signatures:
+            if root in done:
+                continue
+            path = [root]
+            pending = [iter(self.calls.get(root, ()))]
+            while pending:
+                for callee, call in pending[-1]:
+                    if callee in path:
+                        cycle = path[path.index(callee):] + [callee]
+                        self._error(call.func_span, _recursion_message(cycle))
+                    elif callee not in done:
+                        path.append(callee)
+                        pending.append(iter(self.calls.get(callee, ())))
+                        break
+                else:
+                    done[path.pop()] = None
+                    pending.pop()
+        return tuple(done)
+
+
+# ---- helpers -------------------------------------------------------------------------------
+
+_ARITHMETIC = {"+": "add", "-": "sub", "*": "mul", "/": "div"}
+_COMPARISONS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
+
+
+def _fits(kind: str, dtype: str | None) -> bool:
+    """Whether a weak number of `kind` can take `dtype`."""
+    if dtype is None or dtype == "bool":
+        return False
+    return kind == "int" or dtype in FLOAT_DTYPES
+
+
+def _require(span: Span, what: str, dtype: str, need: _Need) -> None:
+    if need is _Need.ANY:
+        return
+    if dtype == "bool":
+        raise _Reject(span, f"{what} does not take bool tensors; use cast(...)")
+    if need is _Need.FLOAT and dtype not in FLOAT_DTYPES:
+        raise _Reject(span, f"{what} needs a float dtype, got {dtype}; use cast(...)")
+
+
+def _constant(e: ast.Expr) -> int | float | None:
+    """The value of a numeric literal, possibly negated; None for anything else."""
+    if isinstance(e, (ast.IntLit, ast.FloatLit)):
+        return e.value
+    if isinstance(e, ast.Unary) and e.op == "-":
+        value = _constant(e.operand)
+        return None if value is None else -value
+    return None
+
+
+def _check_range(span: Span, value: int | float, dtype: str) -> None:
+    np_dtype = numpy_dtype(dtype)
+    if np.issubdtype(np_dtype, np.integer):
+        limits = np.iinfo(np_dtype)
+        if not limits.min <= value <= limits.max:
+            raise _Reject(span, f"{value} does not fit in {dtype} ({limits.min} to {limits.max})")
+    elif abs(value) > (largest := float(np.finfo(np_dtype).max)):
+        raise _Reject(span, f"{value} is out of range for {dtype} (largest {largest:g})")
+
+
+def _normalize_axes(span: Span, what: str, axes: tuple[int, ...], ty: TensorTy) -> tuple[int, ...]:
+    normal: list[int] = []
+    for axis in axes:
+        if not -ty.rank <= axis < ty.rank:
+            raise _Reject(span, f"{what}: axis {axis} is out of range for {ty} (rank {ty.rank})")
+        if axis % ty.rank in normal:
+            same = f" ({axis} is axis {axis % ty.rank})" if axis < 0 else ""
+            raise _Reject(span, f"{what}: duplicate axis in {_tuple(axes)}{same}")
+        normal.append(axis % ty.rank)
+    return tuple(sorted(normal))
+
+
+def _check_dims(span: Span, what: str, dims, allow_infer: bool) -> None:
+    if allow_infer and list(dims).count(-1) > 1:
+        raise _Reject(span, f"{what}: only one dimension can be -1, in {_tuple(dims)}")
+    for d in dims:
+        if isinstance(d, int) and d < 1 and not (allow_infer and d == -1):
+            hint = "a positive size or a single -1" if allow_infer else "a positive size"
+            raise _Reject(span, f"{what}: invalid dimension {d} in {_tuple(dims)}; use {hint}")
+
+
+def _element_count(shape) -> tuple[int, Counter]:
+    """The number of elements as (product of the integer dims, multiset of size names)."""
+    count = 1
+    for d in shape:
+        if isinstance(d, int):
+            count *= d
+    return count, Counter(d for d in shape if isinstance(d, str))
+
+
+def _why(a: Shape, b: Shape) -> str:
+    """Which pair of dims stops two shapes from broadcasting, said plainly."""
+    for x, y in zip(reversed(a), reversed(b)):
+        if broadcast_dims(x, y) is None:
+            if isinstance(x, str) and isinstance(y, str):
+                return f" ({x} and {y} are different sizes)"
+            if isinstance(x, str) or isinstance(y, str):
+                name, number = (x, y) if isinstance(x, str) else (y, x)
+                return f" (size {name} is not known to be {number})"
+            return f" ({x} vs {y})"
+    return ""
+
+
+def _tuple(items) -> str:
+    items = [str(i) for i in items]
+    return f"({items[0]},)" if len(items) == 1 else "(" + ", ".join(items) + ")"
+
+
+def _recursion_message(cycle: list[str]) -> str:
+    if len(cycle) == 2:
+        return f"recursion is not supported: '{cycle[0]}' calls itself"
+    return f"recursion is not supported: {' -> '.join(cycle)}"
+
+
+def _listing(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _arity(builtin: _Builtin) -> str:
+    low = sum(p.required for p in builtin.params)
+    high = len(builtin.params)
+    return _count(high, "argument") if low == high else f"{low} to {high} arguments"
+
+
+def _suggest(name: str, candidates) -> str:
+    close = difflib.get_close_matches(name, list(candidates), n=1)
+    return f"; did you mean '{close[0]}'?" if close else ""
+
+
+def _attribute(param: _Param, e: ast.Expr, builtin: _Builtin, sizes: tuple[str, ...]) -> object:
+    """The Python value of a non-tensor argument, which must be written as a literal."""
+    where = f"{builtin.name}: {param.name}"
+    kind = param.kind
+    value = _constant(e)
+    if kind is _Arg.AXIS:
+        if isinstance(value, int):
+            return value
+        raise _Reject(e.span, f"{where} must be an integer, as in {param.name}=-1")
+    if kind is _Arg.AXES:
+        if isinstance(value, int):
+            return value
+        if isinstance(e, ast.TupleLit) and all(isinstance(i, int) for i in e.items):
+            return e.items
+        example = f"{param.name}=-1 or {param.name}=(0, 1)"
+        raise _Reject(e.span, f"{where} must be an integer or a tuple of integers, as in {example}")
+    if kind is _Arg.BOOL:
+        if isinstance(e, ast.BoolLit):
+            return e.value
+        raise _Reject(e.span, f"{where} must be true or false")
+    if kind is _Arg.NUMBER:
+        if value is not None and value >= 0:
+            return float(value)
+        example = f"{param.name}={param.default:g}"
+        raise _Reject(e.span, f"{where} must be a non-negative number, as in {example}")
+    if kind is _Arg.DTYPE:
+        if isinstance(e, ast.Name) and e.name in DTYPES:
+            return e.name
+        dtypes = ", ".join(DTYPES)
+        if isinstance(e, ast.Name):
+            message = f"{builtin.name}: '{e.name}' is not a dtype; the dtypes are {dtypes}"
+            raise _Reject(e.span, message + _suggest(e.name, DTYPES))
+        raise _Reject(e.span, f"{where} must be a dtype: one of {dtypes}")
+    if kind is _Arg.PERM:
+        if isinstance(e, ast.TupleLit) and all(isinstance(i, int) for i in e.items):
+            return e.items
+        raise _Reject(e.span, f"{where} must be a tuple of integers, as in (1, 0)")
+    # _Arg.SHAPE: integers and size names of the function.
+    items = (value,) if isinstance(value, int) else e.items if isinstance(e, ast.TupleLit) else None
+    if isinstance(e, ast.Name):
+        items = (e.name,)
+    if items is None:
+        raise _Reject(e.span, f"{where} must be a tuple of integers and sizes, as in (N, -1)")
+    for item in items:
+        if isinstance(item, str) and item not in sizes:
+            known = f"its sizes are {', '.join(sizes)}" if sizes else "it has none"
+            message = f"{builtin.name}: '{item}' is not a size of this function ({known})"
+            raise _Reject(e.span, message + _suggest(item, sizes))
+    return tuple(items)
+
+
+# ---- the table of builtins -----------------------------------------------------------------
+
+_X = _Param("x")
+_Y = _Param("y")
+_FLOAT_UNARY = ("exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "erf", "sigmoid", "gelu", "silu")
+_NUMERIC_UNARY = ("abs", "relu")
+_REDUCTIONS = {"sum": _Need.NUMERIC, "max": _Need.NUMERIC, "min": _Need.NUMERIC, "mean": _Need.FLOAT}
+_AXES = _Param("axis", _Arg.AXES, None)  # None: all axes
+_KEEPDIMS = _Param("keepdims", _Arg.BOOL, False)
+
+_BUILTINS: dict[str, _Builtin] = {
+    b.name: b
+    for b in (
+        *(_Builtin(n, (_X,), _Checker._unary_rule, _Need.FLOAT) for n in _FLOAT_UNARY),
+        *(_Builtin(n, (_X,), _Checker._unary_rule, _Need.NUMERIC) for n in _NUMERIC_UNARY),
+        _Builtin("maximum", (_X, _Y), _Checker._binary_rule, _Need.NUMERIC),
+        _Builtin("minimum", (_X, _Y), _Checker._binary_rule, _Need.NUMERIC),
+        _Builtin("pow", (_X, _Y), _Checker._pow_rule, _Need.NUMERIC),
+        _Builtin("where", (_Param("cond"), _X, _Y), _Checker._where_rule, _Need.ANY),
+        _Builtin("cast", (_X, _Param("dtype", _Arg.DTYPE)), _Checker._cast_rule, _Need.ANY),
+        *(
+            _Builtin(n, (_X, _AXES, _KEEPDIMS), _Checker._reduce_rule, need)
+            for n, need in _REDUCTIONS.items()
+        ),
+        _Builtin("softmax", (_X, _Param("axis", _Arg.AXIS, -1)), _Checker._softmax_rule, _Need.FLOAT),
+        _Builtin(
+            "layernorm",
+            (_X, _Param("gamma"), _Param("beta"), _Param("eps", _Arg.NUMBER, 1e-5)),
+            _Checker._norm_rule,
+            _Need.FLOAT,
+        ),
+        _Builtin(
+            "rmsnorm",
+            (_X, _Param("gamma"), _Param("eps", _Arg.NUMBER, 1e-6)),
+            _Checker._norm_rule,
+            _Need.FLOAT,
+        ),
+        _Builtin("transpose", (_X, _Param("perm", _Arg.PERM, None)), _Checker._transpose_rule, _Need.ANY),
+        _Builtin("reshape", (_X, _Param("shape", _Arg.SHAPE)), _Checker._reshape_rule, _Need.ANY),
+        _Builtin("broadcast_to", (_X, _Param("shape", _Arg.SHAPE)), _Checker._broadcast_to_rule, _Need.ANY),
+    )
+}

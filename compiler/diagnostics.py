@@ -1,0 +1,68 @@
+"""Error reporting for the front end: source positions and compiler-style messages.
+
+SPEC.md §1: an error in a program is reported as `FILE:LINE:COL: error: MESSAGE`, followed by
+the source line and a caret under the column, with no Python traceback. Every error of a pass
+may be listed, the first one first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    """A region of the source, 1-based; `end_column` is one past the last character,
+    as Lark reports it, so a one-character token at column 5 has end_column 6."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    def head(self, length: int) -> Span:
+        """The first `length` characters of this span (a name at the start of a node)."""
+        return Span(self.line, self.column, self.line, self.column + length)
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    path: str
+    text: str
+
+    def line(self, number: int) -> str:
+        """Line `number` (1-based) without its newline; "" past the end of the file."""
+        lines = self.text.splitlines()
+        return lines[number - 1] if 1 <= number <= len(lines) else ""
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    span: Span
+    message: str
+
+    def format(self, source: SourceFile) -> str:
+        text = source.line(self.span.line)
+        # Keep tabs in the padding so the caret lines up however the terminal renders them.
+        pad = "".join("\t" if ch == "\t" else " " for ch in text[: self.span.column - 1])
+        if self.span.end_line == self.span.line:
+            end = min(self.span.end_column, len(text) + 1)
+        else:
+            end = len(text) + 1
+        underline = "^" + "~" * max(0, end - self.span.column - 1)
+        header = f"{source.path}:{self.span.line}:{self.span.column}: error: {self.message}"
+        return f"{header}\n{text}\n{pad}{underline}"
+
+
+class FusecError(Exception):
+    """Errors in a program: one or more diagnostics against one source file."""
+
+    def __init__(self, diagnostics: list[Diagnostic], source: SourceFile):
+        # First error first; the same message at the same place is reported once.
+        unique = {(d.span, d.message): d for d in diagnostics}
+        self.diagnostics = sorted(unique.values(), key=lambda d: (d.span, d.message))
+        self.source = source
+        super().__init__(self.format())
+
+    def format(self) -> str:
+        return "\n".join(d.format(self.source) for d in self.diagnostics)

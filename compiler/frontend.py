@@ -1,0 +1,12 @@
+"""The front end in one call: source text -> checked syntax tree."""
+
+from __future__ import annotations
+
+from compiler.check import CheckedModule, check
+from compiler.diagnostics import SourceFile
+from compiler.parse import parse
+
+
+def load(text: str, path: str) -> CheckedModule:
+    """Parse and check a program; raises FusecError listing what is wrong with it."""
+    return check(parse(text, path), SourceFile(path, text))

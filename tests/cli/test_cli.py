@@ -1,0 +1,145 @@
+"""The `fusec` command: options, inputs, outputs and exit statuses (SPEC §2)."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SOFTMAX = ROOT / "samples" / "softmax.tdsl"
+LAYERNORM = ROOT / "samples" / "layernorm.tdsl"
+
+
+def fusec(*args, cwd=None):
+    return subprocess.run(
+        [sys.executable, "-m", "compiler.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd or ROOT,
+    )
+
+
+def assert_clean_error(result, status, *fragments):
+    assert result.returncode == status, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    for fragment in fragments:
+        assert fragment in result.stderr
+
+
+def test_runs_on_numpy_and_prints_a_summary():
+    result = fusec(SOFTMAX, "--target", "numpy", "--dims", "B=4,N=8")
+    assert result.returncode == 0, result.stderr
+    assert "out0: float32[4, 8]" in result.stdout
+    assert "sum=4" in result.stdout  # four rows that each sum to one
+
+
+def test_inputs_by_name_and_output_file(tmp_path):
+    x = np.random.default_rng(1).standard_normal((3, 5)).astype(np.float32)
+    np.savez(tmp_path / "in.npz", x=x)
+    result = fusec(SOFTMAX, "--target", "numpy", "--inputs", tmp_path / "in.npz",
+                   "--output", tmp_path / "out.npz")
+    assert result.returncode == 0, result.stderr
+    y = np.load(tmp_path / "out.npz")["out0"]
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(y, e / e.sum(axis=1, keepdims=True), rtol=1e-6)
+
+
+def test_missing_inputs_are_drawn_with_the_seed(tmp_path):
+    runs = [fusec(SOFTMAX, "--target", "numpy", "--seed", seed, "--output", tmp_path / f"{i}.npz")
+            for i, seed in enumerate((7, 7, 8))]
+    assert all(r.returncode == 0 for r in runs)
+    a, b, c = (np.load(tmp_path / f"{i}.npz")["out0"] for i in range(3))
+    assert a.shape == (256, 256)  # the default size of an unbound dim
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+
+
+def test_check_passes_on_numpy():
+    result = fusec(LAYERNORM, "--target", "numpy", "--dims", "N=4,D=8", "--check")
+    assert result.returncode == 0, result.stderr
+    assert "match the NumPy reference" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "inputs, message",
+    [
+        ({"x": np.zeros((2, 3), np.float64)}, "argument 'x' has dtype float64"),
+        ({"x": np.zeros((2, 3, 4), np.float32)}, "(rank 2)"),
+        ({"y": np.zeros((2, 3), np.float32)}, "no parameter named 'y'"),
+    ],
+)
+def test_bad_inputs_are_one_line_errors(tmp_path, inputs, message):
+    np.savez(tmp_path / "in.npz", **inputs)
+    result = fusec(SOFTMAX, "--target", "numpy", "--inputs", tmp_path / "in.npz")
+    assert_clean_error(result, 1, message)
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_inconsistent_symbolic_sizes(tmp_path):
+    np.savez(tmp_path / "in.npz", x=np.zeros((4, 8), np.float32),
+             gamma=np.zeros(8, np.float32), beta=np.zeros(7, np.float32))
+    result = fusec(LAYERNORM, "--target", "numpy", "--inputs", tmp_path / "in.npz")
+    assert_clean_error(result, 1, "size D is 8", "'beta'")
+
+
+def test_dims_conflicting_with_inputs(tmp_path):
+    np.savez(tmp_path / "in.npz", x=np.zeros((4, 8), np.float32))
+    result = fusec(SOFTMAX, "--target", "numpy", "--inputs", tmp_path / "in.npz", "--dims", "B=5")
+    assert_clean_error(result, 1, "--dims sets B=5")
+
+
+def test_missing_inputs_file():
+    assert_clean_error(fusec(SOFTMAX, "--target", "numpy", "--inputs", "nope.npz"), 1, "no such file")
+
+
+def test_missing_program():
+    assert_clean_error(fusec("nope.tdsl", "--target", "numpy"), 1, "cannot read nope.tdsl")
+
+
+def test_program_error_is_reported_with_a_caret(tmp_path):
+    program = tmp_path / "bad.tdsl"
+    program.write_text("fn main(x: f32[N]) -> f32[N] {\n    return exp(y)\n}\n")
+    result = fusec(program, "--target", "numpy")
+    assert_clean_error(result, 1, f"{program}:2:16: error: unknown name 'y'", "    return exp(y)\n")
+    assert result.stderr.splitlines()[2] == " " * 15 + "^"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("--bogus",), ("--target", "tpu"), ("--emit", "asm"), ("--dims", "N=x"), ("--seed", "one"), ()],
+)
+def test_usage_errors_exit_2(args):
+    result = fusec(*((SOFTMAX,) if args else ()), *args)
+    assert_clean_error(result, 2)
+
+
+def test_unknown_entry():
+    assert_clean_error(fusec(SOFTMAX, "--target", "numpy", "--entry", "nope"), 1, "no function named 'nope'")
+
+
+def test_entry_defaults_to_the_only_function(tmp_path):
+    program = tmp_path / "one.tdsl"
+    program.write_text("fn twice(x: f32[N]) -> f32[N] {\n    return 2 * x\n}\n")
+    result = fusec(program, "--target", "numpy", "--dims", "N=3")
+    assert result.returncode == 0, result.stderr
+    assert "twice on numpy" in result.stdout
+
+
+def test_emit_graph_prints_ir_and_does_not_run():
+    result = fusec(SOFTMAX, "--emit", "graph")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("builtin.module {")
+    assert "graph.reduce max" in result.stdout
+    assert "out0" not in result.stdout
+
+
+def test_report_on_numpy_target(tmp_path):
+    result = fusec(SOFTMAX, "--target", "numpy", "--dims", "B=4,N=8", "--report", tmp_path / "r.json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["entry"] == "main"
+    assert report["target"] == "numpy"
+    assert report["ops"] > 0

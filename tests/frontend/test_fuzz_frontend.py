@@ -1,0 +1,95 @@
+"""Whatever text it is given, the front end either accepts it or raises FusecError with
+diagnostics inside the file: never another exception. Programs it accepts are fully typed."""
+
+import re
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from compiler.diagnostics import FusecError
+from compiler.frontend import load
+
+from .test_check import assert_fully_typed
+
+SAMPLES = [p.read_text() for p in sorted((Path(__file__).parents[2] / "samples").glob("*.tdsl"))]
+PROGRAMS = SAMPLES + [
+    "fn f(x: f32[N, D], b: bool[N, D], k: i32[N]) -> (f32[N, D], i32) {\n"
+    "    y = where(b, x ** 2, -x) * 0.5 + layernorm(x, sum(x, axis=0), max(x, axis=0), eps=1e-3)\n"
+    "    z = reshape(transpose(y, (1, 0)), (D, N)) @ broadcast_to(reshape(cast(k, f32), (N, 1)), (N, D))\n"
+    "    return x @ softmax(z @ transpose(z), axis=-1), sum(k ** 2, keepdims=false)\n"
+    "}\n",
+    "fn g(a: f64[M]) -> f64[M] { return rmsnorm(a, a) - minimum(a, 1) }\n"
+    "fn main(a: f64[3]) -> f64[3] { return g(maximum(a, 0)) / pow(a, 2) }\n",
+]
+
+TOKEN = re.compile(r"#[^\n]*|//[^\n]*|[A-Za-z_]\w*|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|\*\*|->|[<>=!]=|\S")
+VOCABULARY = sorted({t for p in PROGRAMS for t in TOKEN.findall(p) if not t.startswith(("#", "//"))}) + [
+    "-1", "()", "true", "false", "f16", "i64", "bool", "1e999", "0", "3000000000", ";", "$", "[", "]", "==", "<",
+    "fn", "return", "keepdims", "axis", "perm", "shape", "exp", "where", "mean", "@", "**",
+]  # fmt: skip
+
+
+def check_contract(text: str) -> None:
+    try:
+        module = load(text, "fuzz.tdsl")
+    except FusecError as error:
+        assert error.diagnostics
+        rendered = error.format()
+        lines = max(1, len(text.splitlines()))
+        for d in error.diagnostics:
+            assert 1 <= d.span.line <= lines + 1 and d.span.column >= 1, d
+            assert d.message and "\n" not in d.message
+        for internal in ("Traceback", "$END", "__ANON", "Token("):
+            assert internal not in rendered
+    else:
+        assert_fully_typed(module)
+
+
+def tokens(program: str) -> list[str]:
+    return [t for t in TOKEN.findall(program) if not t.startswith(("#", "//"))]
+
+
+@st.composite
+def mutated_programs(draw) -> str:
+    toks = tokens(draw(st.sampled_from(PROGRAMS)))
+    for _ in range(draw(st.integers(1, 4))):
+        i = draw(st.integers(0, len(toks) - 1))
+        action = draw(st.sampled_from(["delete", "insert", "replace", "swap"]))
+        if action == "delete" and len(toks) > 1:
+            del toks[i]
+        elif action == "insert":
+            toks.insert(i, draw(st.sampled_from(VOCABULARY)))
+        elif action == "replace":
+            toks[i] = draw(st.sampled_from(VOCABULARY))
+        else:
+            j = draw(st.integers(0, len(toks) - 1))
+            toks[i], toks[j] = toks[j], toks[i]
+    return " ".join(toks)
+
+
+FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@FUZZ
+@given(st.text(alphabet="fnretuxyz:[]()<>=!+-*/@,.{}#\n\t 0123456789_eabcdNDF$;", max_size=120))
+def test_random_text(text):
+    check_contract(text)
+
+
+@FUZZ
+@given(st.lists(st.sampled_from(VOCABULARY), max_size=60).map(" ".join))
+def test_random_token_soup(text):
+    check_contract(text)
+
+
+@FUZZ
+@given(mutated_programs())
+def test_mutated_programs(text):
+    check_contract(text)
+
+
+@FUZZ
+@given(st.sampled_from(PROGRAMS))
+def test_unmutated_programs_check(text):
+    assert_fully_typed(load(text, "ok.tdsl"))
