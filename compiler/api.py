@@ -45,16 +45,20 @@ def read_source(source_or_path: str | os.PathLike) -> tuple[str, str]:
 class Program:
     """A checked program: call `program.NAME(*arrays)` to run function NAME."""
 
-    def __init__(self, text: str, path: str, target: str = "auto", fuse: bool = True):
+    def __init__(self, graph: ModuleOp, path: str, target: str = "auto", fuse: bool = True):
         self.path = path
         self.target = resolve_target(target)
         self.fuse = fuse
-        self.graph: ModuleOp = source_to_module(text, path)
+        self.graph = graph
         self._functions = {
             op.sym_name.data: op for op in self.graph.body.block.ops if isinstance(op, func.FuncOp)
         }
         self._compilations: dict[Options, Compilation] = {}
         self._executables: dict[Options, object] = {}
+
+    def unfused(self) -> Program:
+        """The same program compiled one kernel per operation: the baseline of comparisons."""
+        return Program(self.graph, self.path, self.target, fuse=False)
 
     @property
     def functions(self) -> list[str]:
@@ -136,4 +140,4 @@ class Program:
 def compile(source_or_path: str | os.PathLike, target: str = "auto", fuse: bool = True) -> Program:
     """Checks a program and prepares it to run on `target` (compiling lazily, per function)."""
     text, path = read_source(source_or_path)
-    return Program(text, path, target=target, fuse=fuse)
+    return Program(source_to_module(text, path), path, target=target, fuse=fuse)

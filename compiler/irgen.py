@@ -35,7 +35,7 @@ from compiler.check import (
 from compiler.frontend import load
 from compiler.types import TensorTy
 from dialects import graph
-from dialects.tensor_types import tensor_type
+from dialects.tensor_types import Dim, shape_of, tensor_type
 
 UNARY: dict[str, type[graph.UnaryOp]] = {
     "neg": graph.NegOp,
@@ -66,8 +66,13 @@ COMPARE = {p.value: p for p in graph.ComparePredicate}
 REDUCE = {k.value: k for k in graph.ReduceKind}
 
 
-def ir_type(ty: TensorTy) -> TensorType:
-    return tensor_type(ty.dtype, ty.shape)
+Substitution = dict[str, Dim]
+
+
+def ir_type(ty: TensorTy, subst: Substitution | None = None) -> TensorType:
+    """The IR type of a checked type, size names renamed through `subst`."""
+    subst = subst or {}
+    return tensor_type(ty.dtype, tuple(subst.get(d, d) if isinstance(d, str) else d for d in ty.shape))
 
 
 def source_to_module(text: str, path: str) -> ModuleOp:
@@ -76,19 +81,45 @@ def source_to_module(text: str, path: str) -> ModuleOp:
 
 
 def build_module(checked: CheckedModule) -> ModuleOp:
-    module = ModuleOp([])
-    builder = Builder(InsertPoint.at_end(module.body.block))
-    for name in checked.functions:  # source order reads best; calls resolve by symbol
-        builder.insert(_FunctionBuilder(checked, checked.functions[name]).build())
-    module.verify()
-    return module
+    return _ModuleBuilder(checked).build()
+
+
+class _ModuleBuilder:
+    """Builds one `func.func` per function, plus one specialisation per distinct way a
+    function is called with other sizes than its own names: `fn f(x: f32[N])` called on
+    an `f32[M]` becomes `@f_N_M(%x: tensor<?xf32, ["M"]>)`, since a `func.call`'s operand
+    types must equal its callee's parameter types."""
+
+    def __init__(self, checked: CheckedModule):
+        self.checked = checked
+        self.module = ModuleOp([])
+        self.builder = Builder(InsertPoint.at_end(self.module.body.block))
+        self.symbols: dict[tuple[str, tuple[tuple[str, Dim], ...]], str] = {}
+
+    def build(self) -> ModuleOp:
+        for name in self.checked.functions:  # source order reads best
+            self.function(name, {})
+        self.module.verify()
+        return self.module
+
+    def function(self, name: str, subst: Substitution) -> str:
+        """The symbol of function `name` with its sizes renamed by `subst`, built once."""
+        key = (name, tuple(sorted((k, v) for k, v in subst.items() if k != v)))
+        if key not in self.symbols:
+            symbol = name + "".join(f"_{k}_{v}" for k, v in key[1])
+            self.symbols[key] = symbol
+            function = _FunctionBuilder(self, self.checked.functions[name], symbol, dict(key[1]))
+            self.builder.insert(function.build())
+        return self.symbols[key]
 
 
 class _FunctionBuilder:
-    def __init__(self, checked: CheckedModule, function: CheckedFunction):
-        self.checked = checked
+    def __init__(self, parent: _ModuleBuilder, function: CheckedFunction, symbol: str, subst: Substitution):
+        self.parent = parent
         self.function = function
-        self.block = Block(arg_types=[ir_type(t) for t in function.param_types])
+        self.symbol = symbol
+        self.subst = subst
+        self.block = Block(arg_types=[self.type(t) for t in function.param_types])
         self.builder = Builder(InsertPoint.at_end(self.block))
         self.env: dict[str, SSAValue] = {}
         for param, arg in zip(function.node.params, self.block.args):
@@ -105,12 +136,15 @@ class _FunctionBuilder:
             else:
                 values = [self.expr(v) for v in stmt.values]
                 self.builder.insert(func.ReturnOp(*values))
-        result_types = [ir_type(t) for t in self.function.result_types]
+        result_types = [self.type(t) for t in self.function.result_types]
         return func.FuncOp(
-            self.function.name,
+            self.symbol,
             ([a.type for a in self.block.args], result_types),
             Region(self.block),
         )
+
+    def type(self, ty: TensorTy) -> TensorType:
+        return ir_type(ty, self.subst)
 
     def emit(self, op: Operation) -> SSAValue:
         self.builder.insert(op)
@@ -118,7 +152,7 @@ class _FunctionBuilder:
 
     def widen(self, value: SSAValue, ty: TensorTy) -> SSAValue:
         """`value` broadcast to the shape of `ty` (its dtype is already right)."""
-        target = tensor_type(ty.dtype, ty.shape)
+        target = self.type(ty)
         if value.type == target:
             return value
         return self.emit(graph.BroadcastOp(value, target))
@@ -167,7 +201,7 @@ class _FunctionBuilder:
 
     def cast(self, e: ast.Expr) -> SSAValue:
         (x,) = e.info.operands
-        return self.emit(graph.CastOp(self.expr(x), ir_type(e.ty)))
+        return self.emit(graph.CastOp(self.expr(x), self.type(e.ty)))
 
     def reduce(self, e: ast.Expr) -> SSAValue:
         info: ReduceInfo = e.info
@@ -191,7 +225,7 @@ class _FunctionBuilder:
 
     def reshape(self, e: ast.Expr) -> SSAValue:
         (x,) = e.info.operands
-        return self.emit(graph.ReshapeOp(self.expr(x), ir_type(e.ty)))
+        return self.emit(graph.ReshapeOp(self.expr(x), self.type(e.ty)))
 
     def broadcast_to(self, e: ast.Expr) -> SSAValue:
         (x,) = e.info.operands
@@ -203,18 +237,25 @@ class _FunctionBuilder:
         lhs, rhs = self.expr(lhs_node), self.expr(rhs_node)
         dtype = e.ty.dtype
         if info.lhs_1d:  # [K] -> [1, K]
-            lhs = self.emit(graph.ReshapeOp(lhs, tensor_type(dtype, (1, *lhs_node.ty.shape))))
+            lhs = self.emit(graph.ReshapeOp(lhs, self.type(TensorTy(dtype, (1, *lhs_node.ty.shape)))))
         if info.rhs_1d:  # [K] -> [K, 1]
-            rhs = self.emit(graph.ReshapeOp(rhs, tensor_type(dtype, (*rhs_node.ty.shape, 1))))
+            rhs = self.emit(graph.ReshapeOp(rhs, self.type(TensorTy(dtype, (*rhs_node.ty.shape, 1)))))
         product = self.emit(graph.MatmulOp(lhs, rhs))
         if info.lhs_1d or info.rhs_1d:
-            product = self.emit(graph.ReshapeOp(product, ir_type(e.ty)))
+            product = self.emit(graph.ReshapeOp(product, self.type(e.ty)))
         return product
 
     def call(self, e: ast.Expr) -> SSAValue:
         info: CallInfo = e.info
         args = [self.expr(a) for a in info.operands]
-        return self.emit(func.CallOp(info.callee, args, [ir_type(e.ty)]))
+        callee = self.parent.checked.functions[info.callee]
+        binding: Substitution = {}
+        for param_ty, arg in zip(callee.param_types, args):
+            for dim, actual in zip(param_ty.shape, shape_of(arg.type)):
+                if isinstance(dim, str):
+                    binding[dim] = actual
+        symbol = self.parent.function(info.callee, binding)
+        return self.emit(func.CallOp(symbol, args, [self.type(e.ty)]))
 
 
 _INFO_HANDLERS: dict[type, Callable[[_FunctionBuilder, ast.Expr], SSAValue]] = {

@@ -10,8 +10,9 @@ op's iteration space is its result's shape.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
+from xdsl.dialect_interfaces.constant_materialization import ConstantMaterializationInterface
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
@@ -47,6 +48,8 @@ from xdsl.irdl import (
 )
 from xdsl.traits import (
     ConstantLike,
+    HasCanonicalizationPatternsTrait,
+    HasFolder,
     HasParent,
     IsolatedFromAbove,
     IsTerminator,
@@ -71,6 +74,10 @@ from dialects.tensor_types import (
     tensor_type,
 )
 
+if TYPE_CHECKING:
+    from xdsl.pattern_rewriter import RewritePattern
+
+
 TensorConstraint = base(TensorType)
 
 
@@ -91,6 +98,47 @@ def _verify_all_tensors(op: Operation) -> None:
 
 def _normalize_axis(axis: int, rank: int) -> int:
     return axis + rank if axis < 0 else axis
+
+
+# ---------------------------------------------------------------------------
+# Folding and canonicalization hooks
+#
+# The algebra lives in ``passes/canonicalize.py`` (folders and rewrite tables, one
+# place to read them); these traits make xDSL's upstream ``canonicalize`` pass find
+# it. The import is deferred to the call, as xDSL's own dialects do with
+# ``xdsl.transforms.canonicalization_patterns``, so loading the dialect loads no pass.
+
+
+class GraphFolder(HasFolder):
+    """Constant folding and identities (``x * 1 = x``) of graph ops: see
+    ``passes.canonicalize.fold``."""
+
+    @classmethod
+    def fold(cls, op: Operation) -> Sequence[SSAValue | Attribute] | None:
+        if isinstance(op, ConstantOp):  # asked for by ConstantLike.get_constant_value
+            return (op.value,)
+        from passes.canonicalize import fold
+
+        return fold(op)
+
+
+class GraphCanonicalization(HasCanonicalizationPatternsTrait):
+    """The rewrite patterns of ``passes.canonicalize`` rooted at the op's class."""
+
+    def get_patterns(self, op: type[Operation]) -> tuple[RewritePattern, ...]:
+        from passes.canonicalize import patterns_for
+
+        return patterns_for(op)
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from passes.canonicalize import all_patterns
+
+        return all_patterns()
+
+
+#: the traits of an op that canonicalize may fold and rewrite
+_CANONICAL = (GraphFolder(), GraphCanonicalization())
 
 
 # ---------------------------------------------------------------------------
@@ -137,7 +185,7 @@ class UnaryOp(IRDLOperation):
     T: ClassVar = VarConstraint("T", TensorConstraint)
     input = operand_def(T)
     result = result_def(T)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), *_CANONICAL)
     assembly_format = "$input attr-dict `:` type($result)"
 
     #: whether the op is only defined on floating-point tensors
@@ -149,6 +197,8 @@ class UnaryOp(IRDLOperation):
 
     def verify_(self) -> None:
         _verify_all_tensors(self)
+        if is_bool(self.input.type):
+            raise VerifyException(f"{self.name} does not take bool tensors")
         if self.FLOAT_ONLY and not is_float(self.input.type):
             raise VerifyException(f"{self.name} expects a floating-point tensor, got {self.input.type}")
 
@@ -265,7 +315,7 @@ class BinaryOp(IRDLOperation):
     lhs = operand_def(T)
     rhs = operand_def(T)
     result = result_def(T)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), *_CANONICAL)
     assembly_format = "$lhs `,` $rhs attr-dict `:` type($result)"
 
     FLOAT_ONLY: ClassVar[bool] = False
@@ -345,7 +395,7 @@ class CompareOp(IRDLOperation):
     lhs = operand_def(T)
     rhs = operand_def(T)
     result = result_def(TensorConstraint)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), *_CANONICAL)
     assembly_format = "$predicate $lhs `,` $rhs attr-dict `:` type($lhs) `->` type($result)"
 
     def __init__(self, predicate: ComparePredicate, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
@@ -377,7 +427,7 @@ class SelectOp(IRDLOperation):
     true_value = operand_def(T)
     false_value = operand_def(T)
     result = result_def(T)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), *_CANONICAL)
     assembly_format = (
         "$cond `,` $true_value `,` $false_value attr-dict `:` type($cond) `,` type($result)"
     )
@@ -407,7 +457,7 @@ class CastOp(IRDLOperation):
     name = "graph.cast"
     input = operand_def(TensorConstraint)
     result = result_def(TensorConstraint)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), *_CANONICAL)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue | Operation, result_type: TensorType):
@@ -434,7 +484,7 @@ class ConstantOp(IRDLOperation):
     T: ClassVar = VarConstraint("T", TensorConstraint)
     value = prop_def(ParamAttrConstraint(DenseIntOrFPElementsAttr, (T, AnyAttr())))
     result = result_def(T)
-    traits = traits_def(Pure(), ConstantLike())
+    traits = traits_def(Pure(), ConstantLike(), GraphFolder())
     assembly_format = "$value attr-dict"
 
     def __init__(self, value: DenseIntOrFPElementsAttr):
@@ -451,6 +501,9 @@ class ConstantOp(IRDLOperation):
             value = float(value)
         return ConstantOp(DenseIntOrFPElementsAttr.from_list(type_, [value]))
 
+    def verify_(self) -> None:
+        _verify_all_tensors(self)
+
 
 @irdl_op_definition
 class DimSizeOp(IRDLOperation):
@@ -464,7 +517,7 @@ class DimSizeOp(IRDLOperation):
     input = operand_def(TensorConstraint)
     index = prop_def(IntegerAttr[I64])
     result = result_def(TensorConstraint)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), *_CANONICAL)
     assembly_format = "$input `[` $index `]` attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue | Operation, index: int, dtype: str):
@@ -494,7 +547,7 @@ class BroadcastOp(IRDLOperation):
     name = "graph.broadcast"
     input = operand_def(TensorConstraint)
     result = result_def(TensorConstraint)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), *_CANONICAL)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue | Operation, result_type: TensorType):
@@ -586,26 +639,72 @@ def matmul_shape(lhs: Shape, rhs: Shape) -> Shape | None:
     return batch + (lhs[-2], rhs[-1])
 
 
+def swap_last_two(shape: Shape) -> Shape:
+    """The shape of ``swapaxes(x, -1, -2)``."""
+    return (*shape[:-2], shape[-1], shape[-2])
+
+
+def _matmul_operand_shapes(
+    lhs: Attribute, rhs: Attribute, flags: dict[str, Attribute]
+) -> tuple[Shape, Shape]:
+    lhs_shape, rhs_shape = shape_of(lhs), shape_of(rhs)
+    if "transpose_lhs" in flags and len(lhs_shape) >= 2:
+        lhs_shape = swap_last_two(lhs_shape)
+    if "transpose_rhs" in flags and len(rhs_shape) >= 2:
+        rhs_shape = swap_last_two(rhs_shape)
+    return lhs_shape, rhs_shape
+
+
 @irdl_op_definition
 class MatmulOp(IRDLOperation):
     """Matrix product with NumPy ``matmul`` batching (both operands of rank >= 2;
     the front end reshapes vectors).
 
         %c = graph.matmul %a, %b : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+
+    ``transpose_lhs`` / ``transpose_rhs`` (set by ``fold-layout``) multiply by the
+    operand with its last two axes swapped, ``matmul(swapaxes(a, -1, -2), b)``:
+    the transpose is read through the index map instead of being materialized.
+
+        %c = graph.matmul %a, %b transpose_rhs : tensor<4x8xf32>, tensor<16x8xf32> -> tensor<4x16xf32>
     """
 
     name = "graph.matmul"
     lhs = operand_def(TensorConstraint)
     rhs = operand_def(TensorConstraint)
+    transpose_lhs = opt_prop_def(UnitAttr)
+    transpose_rhs = opt_prop_def(UnitAttr)
     result = result_def(TensorConstraint)
     traits = traits_def(Pure())
-    assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
+    assembly_format = (
+        "$lhs `,` $rhs (`transpose_lhs` $transpose_lhs^)? (`transpose_rhs` $transpose_rhs^)? "
+        "attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
+    )
 
-    def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
+    def __init__(
+        self,
+        lhs: SSAValue | Operation,
+        rhs: SSAValue | Operation,
+        transpose_lhs: bool = False,
+        transpose_rhs: bool = False,
+    ):
         lhs, rhs = SSAValue.get(lhs), SSAValue.get(rhs)
-        shape = matmul_shape(shape_of(lhs.type), shape_of(rhs.type))
+        flags: dict[str, Attribute] = {
+            name: UnitAttr()
+            for name, on in (("transpose_lhs", transpose_lhs), ("transpose_rhs", transpose_rhs))
+            if on
+        }
+        shape = matmul_shape(*_matmul_operand_shapes(lhs.type, rhs.type, flags))
         assert shape is not None, "operands do not multiply"
-        super().__init__(operands=[lhs, rhs], result_types=[tensor_type(dtype_of(lhs.type), shape)])
+        super().__init__(
+            operands=[lhs, rhs],
+            properties=flags,
+            result_types=[tensor_type(dtype_of(lhs.type), shape)],
+        )
+
+    def operand_shapes(self) -> tuple[Shape, Shape]:
+        """The shapes multiplied, after the ``transpose_*`` flags: ``(..., M, K), (..., K, N)``."""
+        return _matmul_operand_shapes(self.lhs.type, self.rhs.type, self.properties)
 
     def verify_(self) -> None:
         _verify_all_tensors(self)
@@ -613,7 +712,7 @@ class MatmulOp(IRDLOperation):
             raise VerifyException("matmul operands and result must share one element type")
         if is_bool(self.lhs.type):
             raise VerifyException("matmul does not take bool tensors")
-        lhs, rhs = shape_of(self.lhs.type), shape_of(self.rhs.type)
+        lhs, rhs = self.operand_shapes()
         expected = matmul_shape(lhs, rhs)
         if expected is None:
             raise VerifyException(f"cannot multiply {format_shape(lhs)} by {format_shape(rhs)}")
@@ -636,7 +735,7 @@ class TransposeOp(IRDLOperation):
     input = operand_def(TensorConstraint)
     perm = prop_def(DenseArrayBase.constr(i64))
     result = result_def(TensorConstraint)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), *_CANONICAL)
     assembly_format = "$input `perm` `=` $perm attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue | Operation, perm: Sequence[int]):
@@ -672,7 +771,7 @@ class ReshapeOp(IRDLOperation):
     name = "graph.reshape"
     input = operand_def(TensorConstraint)
     result = result_def(TensorConstraint)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), *_CANONICAL)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue | Operation, result_type: TensorType):
@@ -845,6 +944,7 @@ class FusionGroupOp(IRDLOperation):
         return name.data if isinstance(name, StringAttr) else None
 
     def verify_(self) -> None:
+        _verify_all_tensors(self)
         block = self.body.block
         if [a.type for a in block.args] != [v.type for v in self.inputs]:
             raise VerifyException("block arguments must match the group's inputs")
@@ -866,6 +966,15 @@ class YieldOp(IRDLOperation):
 
     def __init__(self, *values: SSAValue | Operation):
         super().__init__(operands=[values])
+
+
+class GraphConstantMaterialization(ConstantMaterializationInterface):
+    """Folded values become ``graph.constant`` ops (what ``canonicalize`` needs to fold)."""
+
+    def materialize_constant(self, value: Attribute, type: Attribute) -> Operation | None:
+        if isinstance(value, DenseIntOrFPElementsAttr) and value.type == type:
+            return ConstantOp(value)
+        return None
 
 
 UNARY_OPS: tuple[type[UnaryOp], ...] = (
@@ -898,4 +1007,5 @@ Graph = Dialect(
         YieldOp,
     ],
     [ReduceKindAttr, ComparePredicateAttr],
+    [GraphConstantMaterialization()],
 )

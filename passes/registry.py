@@ -4,6 +4,7 @@ Values are factories returning the pass class, so a pass module is imported only
 when the pass is used (xDSL's convention for `xdsl-opt`).
 """
 
+import importlib
 from collections.abc import Callable
 
 from xdsl.passes import ModulePass
@@ -21,9 +22,23 @@ def _upstream() -> dict[str, Callable[[], type[ModulePass]]]:
     }
 
 
+def _lazy(module: str, name: str) -> Callable[[], type[ModulePass]]:
+    """A factory that imports ``module`` only when the pass is used."""
+    return lambda: getattr(importlib.import_module(module), name)
+
+
 def _project() -> dict[str, Callable[[], type[ModulePass]]]:
     # fmt: off
     return {
+        "inline": _lazy("passes.inline", "InlinePass"),
+        "decompose-composites": _lazy("passes.decompose", "DecomposeCompositesPass"),
+        "fold-layout": _lazy("passes.layout_fold", "FoldLayoutPass"),
+        "fuse": _lazy("passes.fusion.fuse", "FusePass"),
+        "no-fuse": _lazy("passes.fusion.fuse", "NoFusePass"),
+        "lower-to-loops": _lazy("passes.lower_to_loops", "LowerToLoopsPass"),
+        "tile": _lazy("passes.tile", "TilePass"),
+        "map-cpu": _lazy("passes.map_loops", "MapCpuPass"),
+        "plan-memory": _lazy("passes.plan_memory", "PlanMemoryPass"),
     }
     # fmt: on
 

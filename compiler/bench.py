@@ -1,0 +1,50 @@
+"""`fusec --bench`: the fused program against the unfused one and the NumPy reference,
+timed in one process on the same inputs (medians after warm-up)."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from runtime.reference import evaluate
+
+#: timing stops after this many runs, or once a variant has taken this long
+MAX_RUNS, BUDGET_S = 50, 2.0
+
+
+def median_ms(fn: Callable[[], object], runs: int = MAX_RUNS, budget_s: float = BUDGET_S) -> tuple[float, int]:
+    """(median milliseconds, runs) of `fn` after one warm-up call."""
+    fn()
+    times: list[float] = []
+    spent = 0.0
+    while len(times) < runs and (spent < budget_s or len(times) < 3):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+        spent += times[-1]
+    return statistics.median(times) * 1e3, len(times)
+
+
+def bench(program, entry: str, arrays: Sequence[np.ndarray]) -> dict[str, float | int]:
+    unfused = program.unfused()
+    fused_ms, runs = median_ms(lambda: program.run(entry, arrays))
+    unfused_ms, unfused_runs = median_ms(lambda: unfused.run(entry, arrays))
+    numpy_ms, numpy_runs = median_ms(lambda: evaluate(program.graph, entry, arrays))
+    return {
+        "fused_ms": fused_ms,
+        "unfused_ms": unfused_ms,
+        "numpy_ms": numpy_ms,
+        "runs": min(runs, unfused_runs, numpy_runs),
+    }
+
+
+def measure_kernels(executable, entry: str, arrays: Sequence[np.ndarray], runs: int = 5) -> dict[str, float]:
+    """Median microseconds of each kernel of a compiled program (for the report's `measured_us`)."""
+    executable.run(entry, arrays)
+    profile: dict[str, list[float]] = {}
+    for _ in range(runs):
+        executable.run(entry, arrays, profile=profile)
+    return {name: statistics.median(times) * 1e6 for name, times in profile.items()}

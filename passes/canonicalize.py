@@ -1,0 +1,387 @@
+"""Canonical forms of graph ops: the folders and rewrite patterns that xDSL's upstream
+``canonicalize`` pass applies to the ``graph`` dialect.
+
+The graph dialect's ops carry two traits (``GraphFolder``, ``GraphCanonicalization``)
+that call into this module, so ``fusec-opt -p canonicalize`` and the pipeline's
+``CanonicalizePass()`` both run what is here:
+
+- **folding** (``fold``): elementwise ops on constant arrays become a constant, and the
+  identities that give back an existing value: ``x + 0``, ``x * 1``, ``x / 1``,
+  ``x ** 1``, ``-(-x)``, ``select(true, a, b)``, a broadcast, reshape or cast to the same
+  type, a transpose by the identity, the size of a static dimension.
+- **patterns** (``PATTERNS``): splat constants are folded through broadcasts, keeping
+  the canonical form ``broadcast(constant : tensor<f32>)`` (a symbolic shape cannot
+  hold a dense splat); small constant powers become multiplies; chains of layout ops
+  collapse into one.
+
+"1" and "0" below mean a splat of that value: a constant whose elements are all equal,
+or a broadcast of one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+
+from dialects.graph import (
+    AbsOp,
+    AddOp,
+    BroadcastOp,
+    CastOp,
+    CompareOp,
+    ComparePredicate,
+    ConstantOp,
+    CosOp,
+    DimSizeOp,
+    DivOp,
+    ErfOp,
+    ExpOp,
+    LogOp,
+    MaximumOp,
+    MinimumOp,
+    MulOp,
+    NegOp,
+    PowOp,
+    ReluOp,
+    ReshapeOp,
+    RsqrtOp,
+    SelectOp,
+    SinOp,
+    SqrtOp,
+    SubOp,
+    TanhOp,
+    TransposeOp,
+)
+from dialects.tensor_types import dtype_of, is_float, shape_of
+
+# ---------------------------------------------------------------------------
+# Building ops for a rewrite
+
+
+class Emitter:
+    """The ops one rewrite builds, in order: ``e(op)`` records ``op`` and gives its
+    (first) result; ``rewriter.replace(root, e.ops, [value])`` then puts them in."""
+
+    def __init__(self) -> None:
+        self.ops: list[Operation] = []
+
+    def __call__(self, op: Operation) -> SSAValue:
+        self.ops.append(op)
+        return op.results[0]
+
+    def broadcast(self, value: SSAValue, type_: Attribute) -> SSAValue:
+        """``value`` widened to ``type_`` (itself when it already has that type)."""
+        return value if value.type == type_ else self(BroadcastOp(value, type_))
+
+    def splat(self, scalar: float | int | bool, type_: Attribute) -> SSAValue:
+        """A tensor of type ``type_`` filled with ``scalar``: a rank-0 constant, broadcast."""
+        return self.broadcast(self(ConstantOp.scalar(scalar, dtype_of(type_))), type_)
+
+
+# ---------------------------------------------------------------------------
+# Evaluating elementwise ops on constants
+
+_NUMPY_DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64,
+                 "i32": np.int32, "i64": np.int64, "bool": np.bool_}  # fmt: skip
+
+#: the elementwise ops folded on constants, as NumPy computes them (the reference's
+#: semantics); the composites (gelu, silu, sigmoid) are decomposed before they get here
+_UNARY: dict[type[Operation], Callable[[np.ndarray], np.ndarray]] = {
+    NegOp: np.negative, AbsOp: np.abs, ReluOp: lambda x: np.maximum(x, 0),
+    ExpOp: np.exp, LogOp: np.log, SqrtOp: np.sqrt, RsqrtOp: lambda x: 1 / np.sqrt(x),
+    SinOp: np.sin, CosOp: np.cos, TanhOp: np.tanh,
+    ErfOp: np.vectorize(math.erf, otypes=[np.float64]),
+}  # fmt: skip
+_BINARY: dict[type[Operation], Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    AddOp: np.add, SubOp: np.subtract, MulOp: np.multiply, DivOp: np.divide,
+    PowOp: np.power, MaximumOp: np.maximum, MinimumOp: np.minimum,
+}  # fmt: skip
+_COMPARE: dict[ComparePredicate, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    ComparePredicate.LT: np.less, ComparePredicate.LE: np.less_equal,
+    ComparePredicate.GT: np.greater, ComparePredicate.GE: np.greater_equal,
+    ComparePredicate.EQ: np.equal, ComparePredicate.NE: np.not_equal,
+}  # fmt: skip
+ELEMENTWISE = (*_UNARY, *_BINARY, CompareOp, SelectOp, CastOp)
+
+
+def numpy_dtype(type_: Attribute) -> np.dtype:
+    return np.dtype(_NUMPY_DTYPES[dtype_of(type_)])
+
+
+def constant_array(value: SSAValue) -> np.ndarray | None:
+    """The elements of a ``graph.constant``'s result, or None for any other value."""
+    if not isinstance(op := value.owner, ConstantOp):
+        return None
+    values = op.value.get_values()
+    if numpy_dtype(value.type) == np.bool_:  # i1 true is stored as -1
+        values = [v != 0 for v in values]
+    return np.array(values, dtype=numpy_dtype(value.type)).reshape(op.value.get_shape())
+
+
+def _static_constant(value: SSAValue) -> np.ndarray | None:
+    """The elements of a constant, or of a splat of a static type, else None."""
+    if (array := constant_array(value)) is not None:
+        return array
+    if (c := splat_value(value)) is not None and all(isinstance(d, int) for d in shape_of(value.type)):
+        return np.broadcast_to(c, shape_of(value.type))
+    return None
+
+
+def splat_value(value: SSAValue) -> np.ndarray | None:
+    """The one element of a splat (a constant of equal elements, or a broadcast,
+    reshape or transpose of one) as a rank-0 array, else None."""
+    op = value.owner
+    while isinstance(op, BroadcastOp | ReshapeOp | TransposeOp):
+        op = op.input.owner
+    if not isinstance(op, ConstantOp):
+        return None
+    array = constant_array(op.result)
+    flat = array.reshape(-1)
+    if flat.size == 0 or not np.all(flat == flat[0]):
+        return None
+    return flat[0].reshape(())
+
+
+def evaluate(op: Operation, args: Sequence[np.ndarray]) -> np.ndarray | None:
+    """``op`` (elementwise) on NumPy arrays, in its result's dtype; None if NumPy refuses."""
+    result_dtype = numpy_dtype(op.results[0].type)
+    try:
+        with np.errstate(all="ignore"):
+            if type(op) in _UNARY:
+                result = _UNARY[type(op)](args[0])
+            elif type(op) in _BINARY:
+                result = _BINARY[type(op)](args[0], args[1])
+            elif isinstance(op, CompareOp):
+                result = _COMPARE[op.predicate.data](args[0], args[1])
+            elif isinstance(op, SelectOp):
+                result = np.where(args[0], args[1], args[2])
+            elif isinstance(op, CastOp):
+                result = args[0]
+            else:
+                return None
+            return np.asarray(result).astype(result_dtype)
+    except (ValueError, ArithmeticError):  # e.g. an integer to a negative power
+        return None
+
+
+def dense_attr(array: np.ndarray, type_: TensorType) -> DenseIntOrFPElementsAttr:
+    """A dense attribute of ``type_`` holding ``array`` (one element when a splat)."""
+    flat = array.reshape(-1)
+    if flat.size and np.all(flat == flat[0]):
+        flat = flat[:1]
+    return DenseIntOrFPElementsAttr.from_list(type_, [v.item() for v in flat])
+
+
+# ---------------------------------------------------------------------------
+# Folding
+
+#: x OP e = x: (op, operand index of the neutral element e, e)
+_NEUTRAL: dict[type[Operation], tuple[tuple[int, int], ...]] = {
+    AddOp: ((1, 0), (0, 0)),  # x + 0 = 0 + x = x
+    SubOp: ((1, 0),),         # x - 0 = x
+    MulOp: ((1, 1), (0, 1)),  # x * 1 = 1 * x = x
+    DivOp: ((1, 1),),         # x / 1 = x
+    PowOp: ((1, 1),),         # x ** 1 = x
+}  # fmt: skip
+
+
+def _same_type_input(op: Operation) -> SSAValue | None:
+    """broadcast / reshape / cast to the input's own type = the input; transpose by
+    the identity permutation = the input."""
+    if isinstance(op, BroadcastOp | ReshapeOp | CastOp) and op.input.type == op.result.type:
+        return op.input
+    if isinstance(op, TransposeOp) and op.permutation == tuple(range(len(op.permutation))):
+        return op.input
+    return None
+
+
+def fold(op: Operation) -> Sequence[SSAValue | Attribute] | None:
+    """The fold of a graph op: an existing value or a constant for its result, or None.
+    Never changes the IR (the canonicalize driver materializes constants)."""
+    if (same := _same_type_input(op)) is not None:
+        return (same,)
+    if isinstance(op, NegOp) and isinstance(inner := op.input.owner, NegOp):
+        return (inner.input,)  # -(-x) = x
+    if isinstance(op, DimSizeOp):  # the size of a static dimension is a constant
+        size = shape_of(op.input.type)[op.index.value.data]
+        if isinstance(size, int):
+            return (dense_attr(np.array(size, numpy_dtype(op.result.type)), op.result.type),)
+        return None
+    if isinstance(op, SelectOp) and (cond := splat_value(op.cond)) is not None:
+        return (op.true_value if cond else op.false_value,)  # select(true, a, b) = a
+    for index, neutral in _NEUTRAL.get(type(op), ()):
+        if (e := splat_value(op.operands[index])) is not None and e == neutral:
+            return (op.operands[1 - index],)
+    if isinstance(op, ELEMENTWISE):
+        return _fold_constant_arrays(op)
+    return None
+
+
+def _fold_constant_arrays(op: Operation) -> Sequence[Attribute] | None:
+    """op(constant arrays) = constant. Splats are left to ``FoldSplats``, which keeps
+    them rank-0 and broadcast."""
+    if all(splat_value(v) is not None for v in op.operands):
+        return None
+    args = [_static_constant(v) for v in op.operands]
+    if any(a is None for a in args):
+        return None
+    result = evaluate(op, args)
+    return None if result is None else (dense_attr(result, op.results[0].type),)
+
+
+# ---------------------------------------------------------------------------
+# Rewrite patterns
+
+
+class FoldSplats(RewritePattern):
+    """op(splat a, splat b) = broadcast(op(a, b)): an elementwise op on splats is the
+    splat of its value on their elements, a rank-0 constant broadcast to the result type."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, ELEMENTWISE):
+            return
+        scalars = [splat_value(v) for v in op.operands]
+        if any(s is None for s in scalars):
+            return
+        value = evaluate(op, scalars)
+        if value is None:
+            return
+        e = Emitter()
+        result = e.splat(value.item(), op.results[0].type)
+        rewriter.replace(op, e.ops, [result])
+
+
+def _multiply_out(e: Emitter, x: SSAValue, n: int) -> SSAValue:
+    """x ** n for n >= 1 by repeated squaring: x**4 = (x*x)*(x*x), x**3 = (x*x)*x."""
+    if n == 1:
+        return x
+    half = _multiply_out(e, x, n // 2)
+    square = e(MulOp(half, half))
+    return e(MulOp(square, x)) if n % 2 else square
+
+
+#: x ** c = rule(e, x) for the constant exponents worth rewriting, and whether the rule
+#: needs a float tensor (sqrt and division do)
+_POWERS: dict[float, tuple[bool, Callable[[Emitter, SSAValue], SSAValue]]] = {
+    0.0: (False, lambda e, x: e.splat(1, x.type)),              # x**0 = 1
+    2.0: (False, lambda e, x: _multiply_out(e, x, 2)),          # x**2 = x*x
+    3.0: (False, lambda e, x: _multiply_out(e, x, 3)),          # x**3 = (x*x)*x
+    4.0: (False, lambda e, x: _multiply_out(e, x, 4)),          # x**4 = (x*x)*(x*x)
+    0.5: (True, lambda e, x: e(SqrtOp(x))),                     # x**0.5 = sqrt(x)
+    -0.5: (True, lambda e, x: e(RsqrtOp(x))),                   # x**-0.5 = rsqrt(x)
+    -1.0: (True, lambda e, x: e(DivOp(e.splat(1, x.type), x))),  # x**-1 = 1/x
+    -2.0: (True, lambda e, x: e(DivOp(e.splat(1, x.type), _multiply_out(e, x, 2)))),  # 1/(x*x)
+}  # fmt: skip
+
+
+class PowByConstant(RewritePattern):
+    """x ** c for a splat c in ``_POWERS`` = multiplies, sqrt, rsqrt or a reciprocal
+    (x**2 = x*x, x**0.5 = sqrt(x), x**-1 = 1/x, ...); other exponents stay ``pow``."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: PowOp, rewriter: PatternRewriter) -> None:
+        c = splat_value(op.rhs)
+        if c is None or float(c) not in _POWERS:
+            return
+        needs_float, rule = _POWERS[float(c)]
+        if needs_float and not is_float(op.lhs.type):
+            return
+        e = Emitter()
+        result = rule(e, op.lhs)
+        rewriter.replace(op, e.ops, [result])
+
+
+class TransposeOfTranspose(RewritePattern):
+    """transpose(transpose(x, p), q) = transpose(x, p∘q), (p∘q)[i] = p[q[i]];
+    the identity permutation then folds away."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: TransposeOp, rewriter: PatternRewriter) -> None:
+        if not isinstance(inner := op.input.owner, TransposeOp):
+            return
+        p, q = inner.permutation, op.permutation
+        rewriter.replace(op, TransposeOp(inner.input, [p[i] for i in q]))
+
+
+class ReshapeOfReshape(RewritePattern):
+    """reshape(reshape(x, s), t) = reshape(x, t) (row-major order is kept by both)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ReshapeOp, rewriter: PatternRewriter) -> None:
+        if isinstance(inner := op.input.owner, ReshapeOp):
+            rewriter.replace(op, ReshapeOp(inner.input, op.result.type))
+
+
+class BroadcastOfBroadcast(RewritePattern):
+    """broadcast(broadcast(x, s), t) = broadcast(x, t)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: BroadcastOp, rewriter: PatternRewriter) -> None:
+        if isinstance(inner := op.input.owner, BroadcastOp):
+            rewriter.replace(op, BroadcastOp(inner.input, op.result.type))
+
+
+class LayoutOfSplat(RewritePattern):
+    """transpose / reshape / broadcast of a splat c = broadcast(c : rank 0): moving
+    equal elements around leaves them equal."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, TransposeOp | ReshapeOp | BroadcastOp):
+            return
+        source = op.input.owner
+        if isinstance(source, ConstantOp) and shape_of(source.result.type) == ():
+            return  # already canonical: broadcast(constant : rank 0)
+        if isinstance(source, BroadcastOp) and isinstance(op, BroadcastOp):
+            return  # BroadcastOfBroadcast's
+        if (c := splat_value(op.input)) is None:
+            return
+        e = Emitter()
+        result = e.splat(c.item(), op.result.type)
+        rewriter.replace(op, e.ops, [result])
+
+
+class DimSizeOfArgument(RewritePattern):
+    """dim_size(v, i) = dim_size(a, j) where a is the first block argument whose axis j
+    has v's size name at axis i: one name, one size within a function, so every size
+    is read from the argument that binds it and CSE merges the duplicates."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: DimSizeOp, rewriter: PatternRewriter) -> None:
+        name = shape_of(op.input.type)[op.index.value.data]
+        if not isinstance(name, str) or (block := op.parent_block()) is None:
+            return
+        for arg in block.args:
+            if isinstance(arg.type, TensorType) and name in (shape := shape_of(arg.type)):
+                if arg is not op.input:
+                    rewriter.replace(op, DimSizeOp(arg, shape.index(name), dtype_of(op.result.type)))
+                return
+
+
+_FOLD_SPLATS = FoldSplats()
+_LAYOUT_OF_SPLAT = LayoutOfSplat()
+
+#: the patterns rooted at each op class (looked up along the class's MRO)
+PATTERNS: dict[type[Operation], tuple[RewritePattern, ...]] = {
+    PowOp: (_FOLD_SPLATS, PowByConstant()),
+    TransposeOp: (TransposeOfTranspose(), _LAYOUT_OF_SPLAT),
+    ReshapeOp: (ReshapeOfReshape(), _LAYOUT_OF_SPLAT),
+    BroadcastOp: (BroadcastOfBroadcast(), _LAYOUT_OF_SPLAT),
+    DimSizeOp: (DimSizeOfArgument(),),
+    **{op: (_FOLD_SPLATS,) for op in ELEMENTWISE if op is not PowOp},
+}
+
+
+def patterns_for(op_type: type[Operation]) -> tuple[RewritePattern, ...]:
+    for cls in op_type.__mro__:
+        if cls in PATTERNS:
+            return PATTERNS[cls]
+    return ()
+
+
+def all_patterns() -> tuple[RewritePattern, ...]:
+    return tuple({id(p): p for ps in PATTERNS.values() for p in ps}.values())

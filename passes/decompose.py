@@ -1,0 +1,178 @@
+"""``decompose-composites``: the composite ops become the primitive ops they stand for.
+
+softmax, layernorm, rmsnorm, gelu (tanh form), silu and sigmoid are written out in
+elementwise ops, reductions and explicit broadcasts, and ``graph.reduce mean`` becomes a
+sum times ``1/n``, so fusion and the loop level see only primitives: a layernorm is then
+two row reductions with an elementwise prologue and epilogue, which fusion makes one
+kernel.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.passes import ModulePass
+
+from dialects.graph import (
+    AddOp,
+    DimSizeOp,
+    DivOp,
+    ExpOp,
+    GeluOp,
+    LayerNormOp,
+    MulOp,
+    NegOp,
+    ReduceKind,
+    ReduceOp,
+    RmsNormOp,
+    RsqrtOp,
+    SigmoidOp,
+    SiluOp,
+    SoftmaxOp,
+    SubOp,
+    TanhOp,
+)
+from dialects.tensor_types import dtype_of, shape_of
+from passes.canonicalize import Emitter
+
+#: sqrt(2 / pi), the constant of the tanh approximation of GELU
+GELU_C = math.sqrt(2.0 / math.pi)
+
+
+# ---------------------------------------------------------------------------
+# The decompositions, as functions building ops
+
+
+def mean(e: Emitter, x: SSAValue, axes: Sequence[int], keepdims: bool = True) -> SSAValue:
+    """mean(x, axes) = sum(x, axes) * (1/n) for a static count n,
+    sum(x, axes) / (n_static * dim_size(x, a) * ...) when some reduced size is symbolic."""
+    total = e(ReduceOp(x, ReduceKind.SUM, axes, keepdims))
+    shape, dtype = shape_of(x.type), dtype_of(x.type)
+    static = math.prod(d for i, d in enumerate(shape) if i in axes and isinstance(d, int))
+    symbolic = [i for i in axes if isinstance(shape[i], str)]
+    if not symbolic:
+        return e(MulOp(total, e.splat(1.0 / static if static else math.nan, total.type)))
+    count = e(DimSizeOp(x, symbolic[0], dtype))
+    for axis in symbolic[1:]:
+        count = e(MulOp(count, e(DimSizeOp(x, axis, dtype))))
+    if static != 1:
+        count = e(MulOp(count, e.splat(static, count.type)))
+    return e(DivOp(total, e.broadcast(count, total.type)))
+
+
+def softmax(e: Emitter, x: SSAValue, axis: int) -> SSAValue:
+    """softmax(x, a) = s / broadcast(sum(s, a)), s = exp(x - broadcast(max(x, a)))."""
+    top = e(ReduceOp(x, ReduceKind.MAX, [axis], keepdims=True))
+    exps = e(ExpOp(e(SubOp(x, e.broadcast(top, x.type)))))
+    total = e(ReduceOp(exps, ReduceKind.SUM, [axis], keepdims=True))
+    return e(DivOp(exps, e.broadcast(total, x.type)))
+
+
+def layernorm(e: Emitter, x: SSAValue, gamma: SSAValue, beta: SSAValue, eps: float) -> SSAValue:
+    """layernorm(x) = c * broadcast(rsqrt(mean(c*c) + eps)) * gamma + beta over the last
+    axis, c = x - broadcast(mean(x)) (biased variance, as PyTorch)."""
+    last = [len(shape_of(x.type)) - 1]
+    centred = e(SubOp(x, e.broadcast(mean(e, x, last), x.type)))
+    var = mean(e, e(MulOp(centred, centred)), last)
+    scale = e(RsqrtOp(e(AddOp(var, e.splat(eps, var.type)))))
+    normed = e(MulOp(centred, e.broadcast(scale, x.type)))
+    return e(AddOp(e(MulOp(normed, e.broadcast(gamma, x.type))), e.broadcast(beta, x.type)))
+
+
+def rmsnorm(e: Emitter, x: SSAValue, gamma: SSAValue, eps: float) -> SSAValue:
+    """rmsnorm(x) = x * broadcast(rsqrt(mean(x*x) + eps)) * gamma over the last axis."""
+    last = [len(shape_of(x.type)) - 1]
+    ms = mean(e, e(MulOp(x, x)), last)
+    scale = e(RsqrtOp(e(AddOp(ms, e.splat(eps, ms.type)))))
+    return e(MulOp(e(MulOp(x, e.broadcast(scale, x.type))), e.broadcast(gamma, x.type)))
+
+
+def gelu(e: Emitter, x: SSAValue) -> SSAValue:
+    """gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x*x*x)))."""
+    cube = e(MulOp(e(MulOp(x, x)), x))
+    inner = e(AddOp(x, e(MulOp(e.splat(0.044715, x.type), cube))))
+    t = e(TanhOp(e(MulOp(e.splat(GELU_C, x.type), inner))))
+    half_x = e(MulOp(e.splat(0.5, x.type), x))
+    return e(MulOp(half_x, e(AddOp(e.splat(1.0, x.type), t))))
+
+
+def sigmoid(e: Emitter, x: SSAValue) -> SSAValue:
+    """sigmoid(x) = 1 / (1 + exp(-x))."""
+    one = e.splat(1.0, x.type)
+    return e(DivOp(one, e(AddOp(one, e(ExpOp(e(NegOp(x))))))))
+
+
+def silu(e: Emitter, x: SSAValue) -> SSAValue:
+    """silu(x) = x * sigmoid(x)."""
+    return e(MulOp(x, sigmoid(e, x)))
+
+
+# ---------------------------------------------------------------------------
+# Patterns
+
+
+#: composite op -> its decomposition (each builder's docstring states the algebra)
+DECOMPOSITIONS: dict[type[Operation], Callable[[Emitter, Any], SSAValue]] = {
+    SoftmaxOp: lambda e, op: softmax(e, op.input, op.axis.value.data),
+    LayerNormOp: lambda e, op: layernorm(e, op.input, op.gamma, op.beta, op.eps.value.data),
+    RmsNormOp: lambda e, op: rmsnorm(e, op.input, op.gamma, op.eps.value.data),
+    GeluOp: lambda e, op: gelu(e, op.input),
+    SiluOp: lambda e, op: silu(e, op.input),
+    SigmoidOp: lambda e, op: sigmoid(e, op.input),
+}
+
+
+class DecomposeComposite(RewritePattern):
+    """composite(x...) = its definition in primitive ops (``DECOMPOSITIONS``):
+    softmax(x, a) = s / broadcast(sum(s, a)), s = exp(x - broadcast(max(x, a)));
+    layernorm(x, g, b) = c * rsqrt(mean(c*c) + eps) * g + b, c = x - mean(x);
+    rmsnorm(x, g) = x * rsqrt(mean(x*x) + eps) * g;
+    gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x*x*x)));
+    silu(x) = x * sigmoid(x); sigmoid(x) = 1 / (1 + exp(-x))."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if (build := DECOMPOSITIONS.get(type(op))) is None:
+            return
+        e = Emitter()
+        result = build(e, op)
+        rewriter.replace(op, e.ops, [result])
+
+
+class DecomposeMean(RewritePattern):
+    """mean(x, axes) = sum(x, axes) * (1/n) for a static count n, or
+    sum(x, axes) / (dim_size(x, a) * ...) when a reduced size is symbolic."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ReduceOp, rewriter: PatternRewriter) -> None:
+        if op.kind.data != ReduceKind.MEAN:
+            return
+        e = Emitter()
+        result = mean(e, op.input, op.axes_list, op.keepdims is not None)
+        rewriter.replace(op, e.ops, [result])
+
+
+@dataclass(frozen=True)
+class DecomposeCompositesPass(ModulePass):
+    """Writes softmax, layernorm, rmsnorm, gelu, silu, sigmoid and mean out in
+    primitive graph ops."""
+
+    name = "decompose-composites"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([DecomposeComposite(), DecomposeMean()], dce_enabled=False),
+            apply_recursively=False,
+        ).rewrite_module(op)

@@ -1,0 +1,12 @@
+"""Operator fusion: classify ops, apply fusion rules under a cost model, and turn
+each function into ``graph.fusion_group`` kernels (passes ``fuse`` / ``no-fuse``).
+
+- ``classify``: TVM-style op classes (elementwise < broadcast < injective <
+  reduction < output-fusable < opaque; constants and dim_size are free);
+- ``rules``: the fusion rules as a table, the refusals, the group templates;
+- ``patterns``: matchers of pattern rules (attention);
+- ``cost``: ``DeviceModel``, bytes/FLOPs per kernel, roofline time, fusion score;
+- ``planner``: the greedy partition and the not-fused reasons;
+- ``fuse``: the passes, building the regions;
+- ``report``: the fusion report of SPEC section 3.
+"""

@@ -1,0 +1,267 @@
+"""The fusion cost model: bytes, FLOPs and a roofline time per kernel.
+
+A kernel's time is predicted as
+
+    t = max(bytes / bandwidth, flops / rate) + launch
+
+where ``bytes`` is the global-memory traffic of the kernel's inputs and outputs only
+(each read once, each written once: what fusion saves is the round trip of every
+intermediate) and ``flops`` counts the work of every op, times the number of times
+the fused loop nest recomputes it (an op upstream of a broadcast inside an
+elementwise kernel runs once per element of the broadcast's result).
+
+Merging two groups saves ``t(A) + t(B) - t(A u B)``: the launch, the intermediate's
+write and read, a shared input read once, minus any recomputation. The planner
+greedily merges the candidate with the largest saving, as XLA's priority fusion and
+Inductor's scheduler do; a merge that saves nothing is refused with the score.
+
+Symbolic sizes become numbers through a ``dims`` binding (``DEFAULT_DIM`` each).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from dialects import graph
+from dialects.tensor_types import Shape, dtype_of, shape_of
+from passes.fusion.classify import has_flag
+
+DEFAULT_DIM = 256
+
+
+@dataclass(frozen=True)
+class DeviceModel:
+    """What the cost model knows of a machine."""
+
+    name: str
+    bandwidth: float  # bytes/s, read + written, of global memory
+    flops: float  # FLOP/s
+    launch_overhead: float  # s per kernel launch (host side included)
+
+    def time(self, bytes_: float, flops: float) -> float:
+        """Predicted seconds of one kernel moving ``bytes_`` and doing ``flops``."""
+        return max(bytes_ / self.bandwidth, flops / self.flops) + self.launch_overhead
+
+
+#: notes/gpu.md: device-to-device copy 4.22 TB/s (bytes read + written), cuBLAS fp32
+#: matmul 51 TFLOP/s; a numba-cuda launch costs 20-23 us on the host.
+GPU_H200 = DeviceModel("gpu-h200", bandwidth=4.22e12, flops=51e12, launch_overhead=20e-6)
+
+#: notes/gpu.md, the 2-core CI machine: a 64 MiB copy takes about 11 ms, i.e.
+#: 128 MiB moved / 11 ms = 12.2 GB/s; about 20 GFLOP/s of fp32 over two AVX2 cores
+#: (transcendentals run far below that without SVML, see notes/numba.md); a
+#: parallel Numba call costs some microseconds to wake the thread pool.
+CPU_2CORE = DeviceModel("cpu-2core", bandwidth=128 * 2**20 / 11e-3, flops=20e9, launch_overhead=10e-6)
+
+DEVICES: dict[str, DeviceModel] = {
+    "gpu": GPU_H200,
+    "cuda": GPU_H200,
+    "h200": GPU_H200,
+    "cpu": CPU_2CORE,
+}
+
+
+def device_by_name(name: str) -> DeviceModel:
+    try:
+        return DEVICES[name.lower()]
+    except KeyError:
+        raise ValueError(f"unknown device {name!r}: expected one of {', '.join(DEVICES)}") from None
+
+
+def parse_dims(spec: str | Mapping[str, int] | None) -> dict[str, int]:
+    """``"N=1024,D=768"`` (or a mapping) -> ``{"N": 1024, "D": 768}``."""
+    if spec is None:
+        return {}
+    if isinstance(spec, Mapping):
+        return {str(k): int(v) for k, v in spec.items()}
+    dims: dict[str, int] = {}
+    for item in spec.replace(";", ",").split(","):
+        item = item.strip()
+        if not item:
+            continue
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not value.strip().lstrip("-").isdigit():
+            raise ValueError(f"bad size binding {item!r}: expected NAME=INT")
+        dims[name.strip()] = int(value)
+    return dims
+
+
+# ---------------------------------------------------------------------------
+# sizes
+
+DTYPE_BYTES = {"f16": 2, "f32": 4, "f64": 8, "i32": 4, "i64": 8, "bool": 1}
+
+
+def dim_value(dim: int | str, dims: Mapping[str, int]) -> int:
+    return dim if isinstance(dim, int) else int(dims.get(dim, DEFAULT_DIM))
+
+
+def element_count(shape: Shape, dims: Mapping[str, int]) -> int:
+    count = 1
+    for d in shape:
+        count *= dim_value(d, dims)
+    return count
+
+
+def type_elements(type_: Attribute, dims: Mapping[str, int]) -> int:
+    return element_count(shape_of(type_), dims) if isinstance(type_, TensorType) else 1
+
+
+def type_bytes(type_: Attribute, dims: Mapping[str, int]) -> int:
+    if not isinstance(type_, TensorType):
+        return 0
+    return type_elements(type_, dims) * DTYPE_BYTES[dtype_of(type_)]
+
+
+def value_bytes(value: SSAValue, dims: Mapping[str, int]) -> int:
+    return type_bytes(value.type, dims)
+
+
+# ---------------------------------------------------------------------------
+# FLOPs
+
+#: rough FLOPs per result element: an add is one, a transcendental about eight
+#: (a polynomial plus range reduction), a division about four
+FLOPS_PER_ELEMENT: dict[str, float] = {
+    "graph.neg": 1, "graph.abs": 1, "graph.relu": 1,
+    "graph.exp": 8, "graph.log": 8, "graph.sin": 8, "graph.cos": 8, "graph.tanh": 8,
+    "graph.erf": 8, "graph.sqrt": 4, "graph.rsqrt": 4,
+    "graph.sigmoid": 10, "graph.gelu": 14, "graph.silu": 11,
+    "graph.add": 1, "graph.sub": 1, "graph.mul": 1, "graph.div": 4, "graph.pow": 8,
+    "graph.maximum": 1, "graph.minimum": 1, "graph.cmp": 1, "graph.select": 1, "graph.cast": 1,
+    "graph.broadcast": 0, "graph.transpose": 0, "graph.reshape": 0,
+    "graph.constant": 0, "graph.dim_size": 0,
+    "graph.softmax": 14, "graph.layernorm": 12, "graph.rmsnorm": 8,
+}  # fmt: skip
+
+
+def matmul_dims(op: graph.MatmulOp, dims: Mapping[str, int]) -> tuple[int, int, int, int]:
+    """(batch, M, N, K) of a matmul, honouring ``transpose_lhs`` / ``transpose_rhs``."""
+    lhs = shape_of(op.lhs.type)
+    out = shape_of(op.result.type)
+    k = lhs[-2] if has_flag(op, "transpose_lhs") else lhs[-1]
+    batch = element_count(out[:-2], dims)
+    return batch, dim_value(out[-2], dims), dim_value(out[-1], dims), dim_value(k, dims)
+
+
+def op_flops(op: Operation, dims: Mapping[str, int]) -> float:
+    """FLOPs of one execution of ``op`` over its whole result."""
+    if isinstance(op, graph.MatmulOp):
+        batch, m, n, k = matmul_dims(op, dims)
+        return 2.0 * batch * m * n * k
+    if isinstance(op, graph.ReduceOp):
+        flops = float(type_elements(op.input.type, dims))
+        if op.kind.data == graph.ReduceKind.MEAN:
+            flops += type_elements(op.result.type, dims)
+        return flops
+    per = FLOPS_PER_ELEMENT.get(op.name, 1.0)
+    return per * sum(type_elements(r.type, dims) for r in op.results)
+
+
+def recompute_factors(
+    ops: Sequence[Operation],
+    is_output: Callable[[SSAValue], bool],
+    hoists_broadcasts: bool,
+    dims: Mapping[str, int],
+) -> dict[Operation, float]:
+    """How many times the fused kernel computes each element of each op.
+
+    ``ops`` are a group's ops in program order. In an elementwise (or matmul
+    epilogue) loop nest an op upstream of a ``graph.broadcast`` is evaluated once per
+    element of the broadcast's result; a reduction-shaped kernel (one row at a time)
+    hoists the per-row value instead (``hoists_broadcasts``), so there it is 1.
+    """
+    inside = set(ops)
+    factor: dict[Operation, float] = {}
+    for op in reversed(ops):
+        f = 0.0
+        for result in op.results:
+            if is_output(result):
+                f = max(f, 1.0)
+            for use in result.uses:
+                user = use.operation
+                if user not in inside or user not in factor:
+                    continue
+                g = factor[user]
+                if isinstance(user, graph.BroadcastOp) and not hoists_broadcasts:
+                    g *= type_elements(user.result.type, dims) / max(1, type_elements(result.type, dims))
+                f = max(f, g)
+        factor[op] = f if f > 0 else 1.0
+    return factor
+
+
+def group_flops(
+    ops: Sequence[Operation],
+    is_output: Callable[[SSAValue], bool],
+    hoists_broadcasts: bool,
+    dims: Mapping[str, int],
+) -> tuple[float, float]:
+    """(FLOPs of the fused kernel, FLOPs of the same ops run once each)."""
+    factors = recompute_factors(ops, is_output, hoists_broadcasts, dims)
+    once = sum(op_flops(op, dims) for op in ops)
+    fused = sum(op_flops(op, dims) * factors[op] for op in ops)
+    return fused, once
+
+
+@dataclass(frozen=True)
+class KernelCost:
+    bytes: int
+    flops: float
+    flops_once: float  # without recomputation
+    seconds: float
+
+    @property
+    def recompute_flops(self) -> float:
+        return self.flops - self.flops_once
+
+
+def kernel_cost(
+    input_values: Iterable[SSAValue],
+    output_values: Iterable[SSAValue],
+    flops: float,
+    flops_once: float,
+    device: DeviceModel,
+    dims: Mapping[str, int],
+) -> KernelCost:
+    moved = sum(value_bytes(v, dims) for v in input_values) + sum(value_bytes(v, dims) for v in output_values)
+    return KernelCost(moved, flops, flops_once, device.time(moved, flops))
+
+
+@dataclass(frozen=True)
+class FusionScore:
+    """The benefit/cost of merging two kernels A and B into one.
+
+    ``benefit``: time saved by the merge ignoring extra work (a launch, the bytes no
+    longer moved); ``cost``: time the recomputation adds; ``saving`` the roofline
+    difference ``t(A) + t(B) - t(A u B)``, which orders the candidates.
+    """
+
+    saving: float
+    benefit: float
+    cost: float
+    bytes_saved: int
+    recompute_flops: float
+
+    @property
+    def saving_us(self) -> float:
+        return self.saving * 1e6
+
+
+def fusion_score(a: KernelCost, b: KernelCost, merged: KernelCost, device: DeviceModel) -> FusionScore:
+    bytes_saved = a.bytes + b.bytes - merged.bytes
+    extra = merged.flops - a.flops - b.flops
+    benefit = device.launch_overhead + bytes_saved / device.bandwidth
+    cost = max(0.0, extra) / device.flops
+    return FusionScore(
+        saving=a.seconds + b.seconds - merged.seconds,
+        benefit=benefit,
+        cost=cost,
+        bytes_saved=bytes_saved,
+        recompute_flops=max(0.0, extra),
+    )
+
+

@@ -1,0 +1,214 @@
+"""The passes ``fuse`` and ``no-fuse``: a function's ops become ``graph.fusion_group``s.
+
+    %y = graph.fusion_group(%x) {kernel = "k0_softmax", kind = "reduction", rule = "reduce_rows"}
+           : (tensor<?x?xf32, ["B", "N"]>) -> tensor<?x?xf32, ["B", "N"]> {
+    ^bb0(%x_1: tensor<?x?xf32, ["B", "N"]>):
+      ...
+      graph.yield %r : tensor<?x?xf32, ["B", "N"]>
+    }
+
+Each group's inputs are the values it reads from outside (function arguments,
+other groups' outputs; an argument read only for its shape by a cloned
+``graph.dim_size`` too), its outputs the values used outside it; constants and
+``graph.dim_size`` are cloned into every group that uses them. Group attributes:
+
+- ``kernel``: ``k<index>_<description>``, index = position in the function;
+- ``kind``: ``elementwise | injective | reduction | matmul | attention | opaque``;
+- ``rule``: the fusion rule that formed it (the first in ``rules.RULES`` order
+  among those applied), ``none`` for a single op;
+- ``pattern``: ``"attention"`` on a group a pattern rule matched.
+
+Why each remaining producer→consumer edge between two groups was not fused goes on
+the function as ``fusion.not_fused``: an array of dictionaries
+``{producer = "exp_3", consumer = "matmul_4", reason = "..."}`` where op labels are
+``<short op name>_<position among the function's non-free ops in the fused order>``
+(``report.op_labels`` recomputes them from the fused IR). ``not_fused_reasons``
+reads them back; ``fuse_module`` also returns the plans.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
+from xdsl.ir import Block, BlockArgument, OpResult, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter
+from xdsl.rewriter import InsertPoint
+
+from dialects import graph
+from dialects.tensor_types import dtype_of, shape_of
+from passes.fusion.cost import device_by_name, parse_dims
+from passes.fusion.graph_view import FuncGraph
+from passes.fusion.planner import (
+    DEFAULT_MAX_INPUTS,
+    DEFAULT_MAX_OPS,
+    FusionOptions,
+    Plan,
+    plan_function,
+)
+
+NOT_FUSED_ATTR = "fusion.not_fused"
+
+
+@dataclass(frozen=True)
+class FusePass(ModulePass):
+    """Partition every function into fusion groups (one kernel each).
+
+    Options: ``dims`` binds symbolic sizes for the cost model (``"N=1024,D=768"``,
+    256 each by default); ``device`` is ``gpu`` or ``cpu``; ``max_ops`` and
+    ``max_inputs`` bound a group's size (ops, kernel inputs).
+
+        fusec-opt f.mlir -p 'fuse{dims="N=1024,D=768" device=cpu max-ops=32}'
+    """
+
+    name = "fuse"
+
+    dims: str = ""
+    device: str = "gpu"
+    max_ops: int = DEFAULT_MAX_OPS
+    max_inputs: int = DEFAULT_MAX_INPUTS
+
+    def options(self) -> FusionOptions:
+        return FusionOptions(
+            device=device_by_name(self.device),
+            dims=parse_dims(self.dims),
+            max_ops=self.max_ops,
+            max_inputs=self.max_inputs,
+        )
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        fuse_module(op, self.options())
+
+
+@dataclass(frozen=True)
+class NoFusePass(ModulePass):
+    """One fusion group per op: the unfused baseline (constants cloned in)."""
+
+    name = "no-fuse"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        fuse_module(op, FusionOptions(enabled=False))
+
+
+def fuse_module(module: ModuleOp, options: FusionOptions) -> dict[str, Plan]:
+    """Fuse every function with a body that holds no fusion group yet; the plans by
+    function name."""
+    plans: dict[str, Plan] = {}
+    for fn in list(module.ops):
+        if not isinstance(fn, func.FuncOp) or not fn.body.blocks:
+            continue
+        if any(isinstance(o, graph.FusionGroupOp) for o in fn.body.block.ops):
+            continue
+        plans[fn.sym_name.data] = fuse_function(fn, options)
+    return plans
+
+
+def fuse_function(fn: func.FuncOp, options: FusionOptions) -> Plan:
+    rewriter = PatternRewriter(fn)
+    _retarget_dim_sizes(fn, rewriter)
+    g = FuncGraph.build(fn)
+    plan = plan_function(g, options)
+    emit(plan, rewriter)
+    fn.attributes[NOT_FUSED_ATTR] = ArrayAttr(
+        [
+            DictionaryAttr({k: StringAttr(v) for k, v in record.items()})
+            for record in plan.not_fused_records()
+        ]
+    )
+    return plan
+
+
+def not_fused_reasons(fn: func.FuncOp) -> list[dict[str, str]]:
+    """The ``fusion.not_fused`` records of a fused function (empty when absent)."""
+    attr = fn.attributes.get(NOT_FUSED_ATTR)
+    if not isinstance(attr, ArrayAttr):
+        return []
+    records = []
+    for entry in attr.data:
+        assert isinstance(entry, DictionaryAttr)
+        records.append({k: v.data for k, v in entry.data.items() if isinstance(v, StringAttr)})
+    return records
+
+
+def _retarget_dim_sizes(fn: func.FuncOp, rewriter: PatternRewriter) -> None:
+    """Make ``graph.dim_size`` read a function argument (or become a constant) so
+    that cloning it into a group adds no dependence on another group: a static size
+    is a constant, a symbolic one is read from an argument that has it."""
+    block = fn.body.block
+    named: dict[str, tuple[BlockArgument, int]] = {}
+    for arg in block.args:
+        try:
+            shape = shape_of(arg.type)
+        except AssertionError:
+            continue
+        for axis, d in enumerate(shape):
+            if isinstance(d, str) and d not in named:
+                named[d] = (arg, axis)
+    for op in list(block.ops):
+        if not isinstance(op, graph.DimSizeOp) or isinstance(op.input, BlockArgument):
+            continue
+        d = shape_of(op.input.type)[op.index.value.data]
+        dtype = dtype_of(op.result.type)
+        if isinstance(d, int):
+            rewriter.replace(op, graph.ConstantOp.scalar(d, dtype))
+        elif d in named:
+            arg, axis = named[d]
+            rewriter.replace(op, graph.DimSizeOp(arg, axis, dtype))
+
+
+def emit(plan: Plan, rewriter: PatternRewriter) -> None:
+    """Build the plan's fusion groups before the function's terminator and erase the
+    original ops."""
+    g = plan.graph
+    terminator = g.block.last_op
+    assert terminator is not None
+    for grp in plan.groups:
+        io = g.io(grp.ops)
+        _sort_inputs(io, g.block)
+        body = Block(arg_types=[v.type for v in io.inputs])
+        mapping: dict[SSAValue, SSAValue] = {}
+        for value, arg in zip(io.inputs, body.args):
+            mapping[value] = arg
+            if value.name_hint:
+                arg.name_hint = value.name_hint
+        for op in io.free_ops:
+            body.add_op(op.clone(value_mapper=mapping))
+        for op in g.group_ops(grp.ops):
+            body.add_op(op.clone(value_mapper=mapping))
+        body.add_op(graph.YieldOp(*[mapping[v] for v in io.outputs]))
+        attributes = {
+            "kernel": StringAttr(grp.kernel),
+            "kind": StringAttr(grp.report_kind),
+            "rule": StringAttr(grp.rule),
+        }
+        if grp.pattern:
+            attributes["pattern"] = StringAttr(grp.pattern)
+        group_op = graph.FusionGroupOp(io.inputs, [v.type for v in io.outputs], Region(body), attributes)
+        rewriter.insert(group_op, InsertPoint.before(terminator))
+        for old, new in zip(io.outputs, group_op.results):
+            if old.name_hint:
+                new.name_hint = old.name_hint
+            rewriter.replace_all_uses_with(old, new)
+    for op in reversed(g.ops):
+        rewriter.erase(op)
+    for op in reversed(g.free_ops):
+        if all(not r.uses for r in op.results):
+            rewriter.erase(op)
+
+
+def _sort_inputs(io, block: Block) -> None:
+    """Order a group's inputs as they are defined: arguments first, in order."""
+    position = {op: n for n, op in enumerate(block.ops)}
+
+    def key(value: SSAValue) -> tuple[int, int, int]:
+        if isinstance(value, BlockArgument):
+            return (0, value.index, 0)
+        assert isinstance(value, OpResult)
+        return (1, position.get(value.op, -1), value.index)
+
+    pairs = sorted(zip(io.inputs, io.shape_only), key=lambda p: key(p[0]))
+    io.inputs = [v for v, _ in pairs]
+    io.shape_only = [s for _, s in pairs]

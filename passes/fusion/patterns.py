@@ -1,0 +1,117 @@
+"""Matchers of the pattern rules (``FusionRule.matcher``): multi-op shapes that
+pairwise merging would not find, because no pair of their parts may merge alone.
+
+attention: ``MatMul(Q, K^T) → scale? → mask? → softmax → MatMul(·, V)``, the softmax
+decomposed into row reductions over the key axis. The core is the two matmuls and
+every op on a path between them; it must use only elementwise, broadcast and
+reduction ops over the rows of the scores, leave no intermediate to anyone else,
+and be convex (no path leaves the core and comes back). Scale and mask tensors,
+index maps of Q/K/V and an epilogue join later through the pairwise rules.
+"""
+
+from __future__ import annotations
+
+from dialects import graph
+from dialects.tensor_types import shape_of
+from passes.fusion.classify import OpClass, has_flag
+from passes.fusion.graph_view import FuncGraph, OpSet
+from passes.fusion.rules import PatternMatch, check_rows
+
+
+def _forward(g: FuncGraph, roots: set[int]) -> set[int]:
+    seen = set(roots)
+    stack = list(roots)
+    while stack:
+        for s in g.succs[stack.pop()]:
+            if s not in seen:
+                seen.add(s)
+                stack.append(s)
+    return seen
+
+
+def _backward(g: FuncGraph, roots: set[int]) -> set[int]:
+    seen = set(roots)
+    stack = list(roots)
+    while stack:
+        for p in g.preds[stack.pop()]:
+            if p not in seen:
+                seen.add(p)
+                stack.append(p)
+    return seen
+
+
+def is_convex(g: FuncGraph, group: set[int]) -> bool:
+    """No op outside ``group`` both depends on it and feeds it."""
+    between = (_forward(g, group) & _backward(g, group)) - group
+    return not between
+
+
+def match_attention(g: FuncGraph, m2: int) -> PatternMatch | None:
+    out = g.ops[m2]
+    if not isinstance(out, graph.MatmulOp) or has_flag(out, "transpose_lhs"):
+        return None
+    p = g.producer(out.lhs)
+    if p is None or g.cls[p] not in (OpClass.ELEMENTWISE, OpClass.BROADCAST, OpClass.REDUCTION):
+        return None
+    # the ops upstream of P through elementwise/broadcast/reduction ops; the
+    # matmuls where that walk stops are the candidates for the scores matmul
+    upstream: set[int] = set()
+    matmuls: set[int] = set()
+    stack = [p]
+    while stack:
+        i = stack.pop()
+        if i in upstream or i in matmuls:
+            continue
+        if g.cls[i] == OpClass.OUT_FUSABLE:
+            matmuls.add(i)
+            continue
+        if g.cls[i] not in (OpClass.ELEMENTWISE, OpClass.BROADCAST, OpClass.REDUCTION):
+            continue
+        upstream.add(i)
+        stack.extend(g.preds[i])
+    feeding = [m for m in matmuls if p in _forward(g, {m})]
+    if len(feeding) != 1:
+        return None
+    m1 = feeding[0]
+    middle = upstream & _forward(g, {m1})
+    scores = g.ops[m1].results[0]
+    full = shape_of(scores.type)
+    reductions = [i for i in middle if g.cls[i] == OpClass.REDUCTION]
+    if not reductions or not any(isinstance(g.ops[i], graph.ExpOp) for i in middle):
+        return None
+    last = (len(full) - 1,)
+    for r in reductions:
+        op = g.ops[r]
+        assert isinstance(op, graph.ReduceOp)
+        if shape_of(op.input.type) != full or op.axes_list != last:
+            return None
+    if check_rows(g, frozenset(middle), (full, last), "attention") is not None:
+        return None
+    core = middle | {m1, m2}
+    # nothing but the core reads the scores, the probabilities or what lies between
+    for i in middle | {m1}:
+        for r in g.ops[i].results:
+            ids, escapes = g.users(r)
+            if escapes or not ids <= core:
+                return None
+    if not is_convex(g, core):
+        return None
+    return PatternMatch("attention", "attention", frozenset(core), (m1, m2))
+
+
+def find_patterns(g: FuncGraph) -> tuple[PatternMatch, ...]:
+    """All non-overlapping pattern matches of a function, in program order."""
+    found: list[PatternMatch] = []
+    taken: set[int] = set()
+    for i, cls in enumerate(g.cls):
+        if cls != OpClass.OUT_FUSABLE or i in taken:
+            continue
+        match = match_attention(g, i)
+        if match is None or match.core & taken:
+            continue
+        found.append(match)
+        taken |= match.core
+    return tuple(found)
+
+
+__all__ = ["find_patterns", "is_convex", "match_attention", "OpSet"]

@@ -1,0 +1,409 @@
+"""Fusion rules as data: which kinds of kernel may merge, and into what.
+
+A *group* (the ops of one kernel) has a kind, derived from its ops' classes:
+
+    elementwise  ops of class <= BROADCAST, and index maps
+    index_map    only layout ops marked ``index_map`` (free at the loop level)
+    injective    has a transpose/reshape that is a real layout change
+    reduction    has a reduction (and no matmul)
+    matmul       has a matmul (output-fusable)
+    attention    holds a matched attention pattern
+    opaque       an op no rule fuses
+
+``RULES`` lists each rule the way the seeds write fusion patterns (``EW+``,
+``Reduce → EW+``, ``(Q‖K‖V) → MatMul → Softmax → MatMul``) with the kinds of the
+producer and consumer groups it joins; ``REFUSALS`` names the reason when no rule
+joins two kinds. A rule only licenses a merge: the merged group must also fit the
+*template* of its kind (``TEMPLATES``): one iteration space, operands of a matmul
+read straight from memory, reductions over the same rows, ... A template that
+does not fit says why, and that reason goes to the fusion report.
+
+The planner (``planner.py``) applies the ``pattern`` rules first, then merges the
+candidate pairs in order of the cost model's saving.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from xdsl.ir import Operation
+
+from dialects import graph
+from dialects.graph import reduced_shape
+from dialects.tensor_types import Shape, format_shape, shape_of
+from passes.fusion.classify import OpClass, has_flag, is_index_map, short_name
+from passes.fusion.graph_view import FuncGraph, OpSet
+
+ANY = frozenset({"elementwise", "index_map", "injective", "reduction", "matmul", "attention", "opaque"})
+EWISH = frozenset({"elementwise", "index_map", "injective"})
+
+
+@dataclass(frozen=True)
+class FusionRule:
+    """Producer groups of a kind in ``producer`` may merge with consumer groups of a
+    kind in ``consumer`` (``either_side``: also the other way round along the edge;
+    ``horizontal``: siblings reading a common input, no edge between them;
+    ``pattern``: applied by a matcher before the pairwise merges)."""
+
+    name: str
+    pattern: str
+    producer: frozenset[str] = frozenset()
+    consumer: frozenset[str] = frozenset()
+    either_side: bool = False
+    horizontal: bool = False
+    matcher: bool = False
+    doc: str = ""
+
+    def joins(self, producer: str, consumer: str, horizontal: bool) -> bool:
+        if self.matcher or horizontal != self.horizontal:
+            return False
+        if producer in self.producer and consumer in self.consumer:
+            return True
+        return (self.either_side or self.horizontal) and consumer in self.producer and producer in self.consumer
+
+
+# fmt: off
+#: In priority order: a group formed by several rules is named after the first.
+RULES: tuple[FusionRule, ...] = (
+    FusionRule("attention", "(Q‖K‖V) → MatMul → Scale? → Mask? → Softmax → MatMul", matcher=True,
+               doc="one flash-style kernel: the scores never reach memory"),
+    FusionRule("attention_operands", "(IndexMap | Scale | Mask) → Attention",
+               producer=EWISH, consumer=frozenset({"attention"}),
+               doc="layout index maps of Q, K, V and the scale/mask tensors, read in the kernel"),
+    FusionRule("attention_epilogue", "Attention → EW+",
+               producer=frozenset({"attention"}), consumer=EWISH,
+               doc="elementwise ops and index maps applied before the output is stored"),
+    FusionRule("horizontal_matmul", "MatMul ‖ MatMul",
+               producer=frozenset({"matmul"}), consumer=frozenset({"matmul"}), horizontal=True,
+               doc="sibling matmuls sharing their left operand (Q‖K‖V projections)"),
+    FusionRule("matmul_epilogue", "MatMul → (EW | Broadcast | IndexMap)+",
+               producer=frozenset({"matmul"}), consumer=EWISH, either_side=True,
+               doc="bias, activation, residual after a matmul, applied before the store"),
+    FusionRule("horizontal_reduce", "Reduce ‖ Reduce",
+               producer=frozenset({"reduction"}), consumer=frozenset({"reduction"}), horizontal=True,
+               doc="sibling reductions of one input: one multi-output kernel reads it once"),
+    FusionRule("reduce_rows", "Reduce → EW* → Reduce",
+               producer=frozenset({"reduction"}), consumer=frozenset({"reduction"}),
+               doc="dependent reductions over the same rows (softmax, mean/variance)"),
+    FusionRule("reduce_epilogue", "Reduce → (EW | Broadcast)+",
+               producer=frozenset({"reduction"}), consumer=EWISH,
+               doc="elementwise ops on the result, also broadcast back over the reduced axes"),
+    FusionRule("reduce_prologue", "(EW | Broadcast)+ → Reduce",
+               producer=EWISH, consumer=frozenset({"reduction"}),
+               doc="elementwise ops computed while reading the reduction's input"),
+    FusionRule("ew_chain", "EW+",
+               producer=EWISH, consumer=EWISH,
+               doc="vertical chains of elementwise, broadcast and layout ops"),
+    FusionRule("horizontal_elementwise", "EW ‖ EW",
+               producer=EWISH, consumer=EWISH, horizontal=True,
+               doc="sibling elementwise kernels of one input and one size"),
+)
+# fmt: on
+
+RULES_BY_NAME = {r.name: r for r in RULES}
+RULE_PRIORITY = {r.name: i for i, r in enumerate(RULES)}
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """The named reason two kinds of group are not merged when no rule joins them."""
+
+    producer: frozenset[str]
+    consumer: frozenset[str]
+    reason: str | None  # None: the merged group's template says why
+
+
+# fmt: off
+REFUSALS: tuple[Refusal, ...] = (
+    Refusal(frozenset({"opaque"}), ANY, "{producer_op} is opaque: no rule fuses it"),
+    Refusal(ANY, frozenset({"opaque"}), "{consumer_op} is opaque: no rule fuses into it"),
+    Refusal(frozenset({"matmul", "attention"}), frozenset({"matmul", "attention"}), None),
+    Refusal(frozenset({"reduction"}), frozenset({"matmul", "attention"}), "matmul prologue is not fused"),
+    Refusal(frozenset({"matmul"}), frozenset({"reduction"}),
+            "no rule fuses a matmul into a reduction (only the attention pattern does)"),
+    Refusal(frozenset({"attention"}), frozenset({"reduction"}),
+            "no rule fuses an attention kernel into a reduction"),
+)
+# fmt: on
+
+
+def find_rule(producer: str, consumer: str, horizontal: bool = False) -> FusionRule | None:
+    for rule in RULES:
+        if rule.joins(producer, consumer, horizontal):
+            return rule
+    return None
+
+
+def refusal_reason(producer: str, consumer: str, producer_op: str, consumer_op: str) -> str | None:
+    """Why no rule joins the two kinds; None: ask the merged group's template."""
+    for refusal in REFUSALS:
+        if producer in refusal.producer and consumer in refusal.consumer:
+            if refusal.reason is None:
+                return None
+            return refusal.reason.format(producer_op=producer_op, consumer_op=consumer_op)
+    return generic_refusal(producer, consumer)
+
+
+def generic_refusal(producer: str, consumer: str) -> str:
+    return f"no rule fuses a {producer} kernel into a {consumer} kernel"
+
+
+def dominant_rule(names: Iterable[str]) -> str:
+    names = list(names)
+    return min(names, key=lambda n: RULE_PRIORITY.get(n, len(RULES))) if names else "none"
+
+
+# ---------------------------------------------------------------------------
+# Kinds and templates
+
+
+@dataclass(frozen=True)
+class PatternMatch:
+    """Ops a pattern rule matched: ``core`` becomes one group of kind ``kind``."""
+
+    rule: str
+    kind: str
+    core: OpSet
+    anchors: tuple[int, ...]  # attention: (scores matmul, output matmul)
+
+
+def group_kind(g: FuncGraph, group: OpSet, patterns: Iterable[PatternMatch] = ()) -> str:
+    for match in patterns:
+        if match.core <= group:
+            return match.kind
+    classes = [g.cls[i] for i in group]
+    top = max(classes, default=OpClass.ELEMENTWISE)
+    if top == OpClass.OPAQUE:
+        return "opaque"
+    if top == OpClass.OUT_FUSABLE:
+        return "matmul"
+    if top == OpClass.REDUCTION:
+        return "reduction"
+    if all(is_index_map(g.ops[i]) for i in group):
+        return "index_map"
+    if any(c == OpClass.INJECTIVE and not is_index_map(g.ops[i]) for i, c in zip(group, classes)):
+        return "injective"
+    return "elementwise"
+
+
+#: the kind written on a fusion group and in the report
+REPORT_KIND = {"index_map": "injective"}
+
+
+def _fmt(shape: Shape) -> str:
+    return format_shape(shape)
+
+
+def _result_shape(op: Operation) -> Shape:
+    return shape_of(op.results[0].type)
+
+
+def _pad(shape: Shape, rank: int) -> Shape:
+    return (1,) * (rank - len(shape)) + tuple(shape)
+
+
+def check_elementwise(g: FuncGraph, group: OpSet, patterns: tuple[PatternMatch, ...]) -> str | None:
+    """EW+: one parallel loop nest; every output the same number of elements."""
+    for i in sorted(group):
+        if g.cls[i] > OpClass.INJECTIVE:
+            return f"no rule fuses {short_name(g.ops[i])} into an elementwise kernel"
+    outputs = g.io(group).outputs
+    counts = {g.count(v): shape_of(v.type) for v in outputs}
+    if len(counts) > 1:
+        shapes = ", ".join(_fmt(s) for s in counts.values())
+        return f"outputs of different sizes ({shapes}) need separate loop nests"
+    return None
+
+
+def reduction_domain(op: graph.ReduceOp) -> tuple[Shape, tuple[int, ...]]:
+    return shape_of(op.input.type), op.axes_list
+
+
+def check_rows(
+    g: FuncGraph, group: OpSet, domain: tuple[Shape, tuple[int, ...]], what: str
+) -> str | None:
+    """Every op of ``group`` runs in the row space of ``domain`` = (shape, reduced
+    axes): a full-shape op once per element, a reduced-shape op once per row;
+    a reduction's result is broadcast back only over the reduced axes."""
+    full, axes = domain
+    keep = reduced_shape(full, axes, True)
+    nokeep = reduced_shape(full, axes, False)
+    rows = (keep, nokeep)
+    reductions = [i for i in group if g.cls[i] == OpClass.REDUCTION]
+    row_dependent = g.depends_within(group, reductions)
+    for i in sorted(group):
+        op = g.ops[i]
+        cls = g.cls[i]
+        name = short_name(op)
+        if cls == OpClass.REDUCTION:
+            continue
+        if cls > OpClass.REDUCTION:
+            return f"no rule fuses {name} into {what}"
+        if cls == OpClass.INJECTIVE:
+            if not is_index_map(op):
+                return f"no rule fuses {name} into reduction"
+            if i in row_dependent and not (
+                shape_of(op.operands[0].type) in rows and _result_shape(op) in rows
+            ):
+                return f"{name} of a reduction result is not an index map over rows"
+        shape = _result_shape(op)
+        if shape != full and shape not in rows:
+            return f"{name} of shape {_fmt(shape)} is outside the row space {_fmt(full)} of {what}"
+        if cls == OpClass.BROADCAST and i in row_dependent:
+            source = shape_of(op.operands[0].type)
+            if source != shape and not (shape == full and _pad(source, len(full)) == keep):
+                return "reduction result is broadcast over axes other than the reduced ones"
+    return None
+
+
+def check_reduction(g: FuncGraph, group: OpSet, patterns: tuple[PatternMatch, ...]) -> str | None:
+    """Reduce rows: reductions over one row space with their prologue and epilogue."""
+    reductions = sorted(i for i in group if g.cls[i] == OpClass.REDUCTION)
+    first = g.ops[reductions[0]]
+    assert isinstance(first, graph.ReduceOp)
+    domain = reduction_domain(first)
+    for r in reductions[1:]:
+        other = g.ops[r]
+        assert isinstance(other, graph.ReduceOp)
+        other_domain = reduction_domain(other)
+        if other_domain != domain:
+            detail = (
+                f"{_fmt(domain[0])} axes {list(domain[1])} vs {_fmt(other_domain[0])} axes {list(other_domain[1])}"
+            )
+            if r in g.depends_within(group, [reductions[0]]) or reductions[0] in g.depends_within(group, [r]):
+                return f"reduction feeds a broadcast of another reduction ({detail})"
+            return f"sibling reductions over different iteration spaces ({detail})"
+    return check_rows(g, group, domain, "a reduction")
+
+
+def _operand_maps(g: FuncGraph, group: OpSet, value) -> tuple[set[int], int | None]:
+    """Follow index maps inside ``group`` up from a matmul operand: (the index-map ops
+    crossed, the first other op of the group reached or None)."""
+    crossed: set[int] = set()
+    j = g.internal_producer(value, group)
+    while j is not None and is_index_map(g.ops[j]):
+        crossed.add(j)
+        j = g.internal_producer(g.ops[j].operands[0], group)
+    return crossed, j
+
+
+def _matmul_operands(op: Operation) -> tuple:
+    assert isinstance(op, graph.MatmulOp)
+    return (op.lhs, op.rhs)
+
+
+def check_matmul(g: FuncGraph, group: OpSet, patterns: tuple[PatternMatch, ...]) -> str | None:
+    """MatMul → EW+: operands read from memory (through index maps at most), every
+    other op an elementwise epilogue over the matmul's output elements."""
+    matmuls = sorted(i for i in group if g.cls[i] == OpClass.OUT_FUSABLE)
+    operand_maps: set[int] = set()
+    for m in matmuls:
+        for value in _matmul_operands(g.ops[m]):
+            crossed, j = _operand_maps(g, group, value)
+            if j is not None:
+                if g.cls[j] == OpClass.OUT_FUSABLE:
+                    return "matmul feeds a matmul outside the attention pattern"
+                return "matmul prologue is not fused"
+            operand_maps |= crossed
+    first = g.ops[matmuls[0]]
+    assert isinstance(first, graph.MatmulOp)
+    for m in matmuls[1:]:
+        other = g.ops[m]
+        assert isinstance(other, graph.MatmulOp)
+        if g.depends_within(group, [matmuls[0]]) & g.depends_within(group, [m]):
+            return "no rule fuses two dependent matmuls outside the attention pattern"
+        if (
+            other.lhs is not first.lhs
+            or other.result.type != first.result.type
+            or has_flag(other, "transpose_lhs") != has_flag(first, "transpose_lhs")
+        ):
+            return "sibling matmuls share no left operand and output shape"
+    out_count = g.count(first.result)
+    out_shape = _fmt(shape_of(first.result.type))
+    from_matmul = g.depends_within(group, matmuls)
+    for i in sorted(group):
+        if i in matmuls or i in operand_maps:
+            continue
+        op = g.ops[i]
+        name = short_name(op)
+        cls = g.cls[i]
+        if cls == OpClass.REDUCTION:
+            return "no rule fuses a reduction into a matmul epilogue"
+        if cls == OpClass.INJECTIVE and not is_index_map(op):
+            return f"no rule fuses {name} into a matmul epilogue"
+        if cls > OpClass.OUT_FUSABLE:
+            return f"no rule fuses {name} into a matmul kernel"
+        if cls == OpClass.BROADCAST and i in from_matmul and g.count(op.operands[0]) != out_count:
+            return "matmul result is broadcast in its epilogue"
+        if g.count(op.results[0]) != out_count:
+            return f"{name} of shape {_fmt(_result_shape(op))} is outside the matmul's output space {out_shape}"
+    return None
+
+
+def check_attention(g: FuncGraph, group: OpSet, patterns: tuple[PatternMatch, ...]) -> str | None:
+    """Attention: the matched core, index maps on Q/K/V, score-sized scale/mask
+    operands, and an elementwise epilogue on the output."""
+    matches = [p for p in patterns if p.core <= group]
+    if len(matches) != 1:
+        return "two attention patterns in one kernel"
+    match = matches[0]
+    for p in patterns:
+        if p is not match and p.core & group:
+            return "the ops of another attention pattern"
+    m1, m2 = match.anchors
+    operand_maps: set[int] = set()
+    for m, values in ((m1, _matmul_operands(g.ops[m1])), (m2, _matmul_operands(g.ops[m2])[1:])):
+        for value in values:
+            crossed, j = _operand_maps(g, group, value)
+            if j is not None and j not in match.core:
+                if g.cls[j] == OpClass.OUT_FUSABLE:
+                    return "matmul feeds a matmul outside the attention pattern"
+                return "attention prologue is not fused"
+            operand_maps |= crossed
+    score_count = g.count(g.ops[m1].results[0])
+    out_count = g.count(g.ops[m2].results[0])
+    from_core = g.depends_within(group, match.core)
+    from_output = g.depends_within(group, [m2])
+    for i in sorted(group - match.core):
+        if i in operand_maps:
+            continue
+        op = g.ops[i]
+        name = short_name(op)
+        cls = g.cls[i]
+        if cls == OpClass.OUT_FUSABLE and i in from_core:
+            return "matmul prologue is not fused"
+        if cls > OpClass.INJECTIVE or (cls == OpClass.INJECTIVE and not is_index_map(op)):
+            return f"no rule fuses {name} into an attention kernel"
+        count = g.count(op.results[0])
+        if i in from_output:
+            if cls == OpClass.BROADCAST and g.count(op.operands[0]) != out_count:
+                return "attention result is broadcast in its epilogue"
+            if count != out_count:
+                return f"{name} of shape {_fmt(_result_shape(op))} is outside the attention's output space"
+        elif i in from_core:
+            return "attention scores are used outside the attention pattern"
+        elif count not in (score_count, out_count):
+            return f"{name} of shape {_fmt(_result_shape(op))} is outside the attention's score space"
+    return None
+
+
+def check_opaque(g: FuncGraph, group: OpSet, patterns: tuple[PatternMatch, ...]) -> str | None:
+    if len(group) > 1:
+        names = [short_name(g.ops[i]) for i in sorted(group) if g.cls[i] == OpClass.OPAQUE]
+        return f"{names[0]} is opaque: no rule fuses it"
+    return None
+
+
+Template = Callable[[FuncGraph, OpSet, tuple[PatternMatch, ...]], "str | None"]
+
+#: the shape every group of a kind must have; None when it fits, else the reason
+TEMPLATES: dict[str, Template] = {
+    "elementwise": check_elementwise,
+    "index_map": check_elementwise,
+    "injective": check_elementwise,
+    "reduction": check_reduction,
+    "matmul": check_matmul,
+    "attention": check_attention,
+    "opaque": check_opaque,
+}

@@ -1,0 +1,159 @@
+"""The fuse and no-fuse passes: kernel counts of the seed patterns, group attributes,
+the not-fused reasons, and the shape of the IR they build."""
+
+from __future__ import annotations
+
+import pytest
+from xdsl.dialects import func
+
+from dialects import graph
+from passes.fusion.fuse import NOT_FUSED_ATTR, FusePass, NoFusePass, fuse_module, not_fused_reasons
+from passes.fusion.planner import FusionOptions
+from passes.registry import all_passes
+from tests.passes.fusion.cases import CASES, CYCLE, MATMUL_PROLOGUE, program
+from tests.passes.fusion.schedule import (
+    assert_kernel_count,
+    describe_schedule,
+    fuse_text,
+    fusion_groups,
+    no_fuse_text,
+    parse,
+)
+
+
+@pytest.mark.parametrize("name, body, fused, unfused", CASES, ids=[c[0] for c in CASES])
+def test_kernel_counts(name, body, fused, unfused):
+    assert_kernel_count(fuse_text(program(body)), fused)
+    assert_kernel_count(no_fuse_text(program(body)), unfused)
+
+
+def test_assert_kernel_count_prints_the_kernels(capsys):
+    with pytest.raises(AssertionError, match="expected 3 kernels, got 2"):
+        assert_kernel_count(fuse_text(program(CYCLE)), 3)
+    printed = capsys.readouterr().out
+    assert "k0_" in printed and "not fused:" in printed
+
+
+def test_passes_are_registered():
+    passes = all_passes()
+    assert passes["fuse"]() is FusePass and FusePass.name == "fuse"
+    assert passes["no-fuse"]() is NoFusePass and NoFusePass.name == "no-fuse"
+
+
+def test_pass_options_parse_from_a_spec():
+    from xdsl.passes import PassPipeline
+
+    pipeline = PassPipeline.parse_spec(
+        all_passes(), 'fuse{dims="N=1024,D=768" device=cpu max-ops=8 max-inputs=4}'
+    )
+    (p,) = pipeline.passes
+    assert isinstance(p, FusePass)
+    assert (p.dims, p.device, p.max_ops, p.max_inputs) == ("N=1024,D=768", "cpu", 8, 4)
+    options = p.options()
+    assert options.dims == {"N": 1024, "D": 768} and options.device.name == "cpu-2core"
+
+
+def test_group_attributes():
+    (group,) = fusion_groups(fuse_text(program(CASES[2][1])))  # softmax
+    assert group.attributes["kernel"].data == "k0_softmax"
+    assert group.attributes["kind"].data == "reduction"
+    assert group.attributes["rule"].data == "reduce_rows"
+    assert "pattern" not in group.attributes
+
+
+def test_attention_group_is_marked():
+    from tests.passes.fusion.cases import ATTENTION
+
+    (group,) = fusion_groups(fuse_text(program(ATTENTION)))
+    assert group.attributes["pattern"].data == "attention"
+    assert group.attributes["kind"].data == "attention"
+    assert group.attributes["kernel"].data == "k0_attention"
+    assert [type(op) for op in group.body.block.ops].count(graph.MatmulOp) == 2
+
+
+def test_every_op_is_in_exactly_one_group_and_constants_are_cloned():
+    module = fuse_text(program(CASES[1][1]))  # gelu: four constants
+    fn = list(module.ops)[0]
+    top = [op for op in fn.body.block.ops if not isinstance(op, func.ReturnOp)]
+    assert all(isinstance(op, graph.FusionGroupOp) for op in top)
+    (group,) = top
+    constants = [op for op in group.body.block.ops if isinstance(op, graph.ConstantOp)]
+    assert len(constants) == 4
+    # a constant is never an input
+    assert all(not isinstance(v.owner, graph.ConstantOp) for v in group.inputs)
+
+
+def test_not_fused_reasons_live_on_the_function():
+    module = fuse_text(program(MATMUL_PROLOGUE))
+    fn = list(module.ops)[0]
+    assert NOT_FUSED_ATTR in fn.attributes
+    assert not_fused_reasons(fn) == [
+        {"producer": "relu_0", "consumer": "matmul_1", "reason": "matmul prologue is not fused"}
+    ]
+
+
+def test_fuse_module_returns_the_plans():
+    module = parse(program(CYCLE))
+    plans = fuse_module(module, FusionOptions())
+    plan = plans["main"]
+    assert len(plan.groups) == 2
+    assert plan.not_fused_records() == not_fused_reasons(list(module.ops)[0])
+    assert all(record["reason"] for record in plan.not_fused_records())
+
+
+def test_no_fuse_reasons():
+    module = no_fuse_text(program(CASES[0][1]))  # sincos
+    reasons = not_fused_reasons(list(module.ops)[0])
+    assert len(reasons) == 4  # sin->mul, cos->mul, mul->add twice
+    assert {r["reason"] for r in reasons} == {"fusion disabled (no-fuse)"}
+
+
+def test_fusing_twice_changes_nothing():
+    once = fuse_text(program(CASES[3][1]))
+    twice = once.clone()
+    FusePass().apply(None, twice)  # type: ignore[arg-type]
+    assert str(once) == str(twice)
+
+
+def test_dim_size_is_read_from_an_argument():
+    text = """
+    func.func @main(%x: tensor<?x?xf32, ["N", "D"]>) -> tensor<?x1xf32, ["N", ""]> {
+      %e = graph.exp %x : tensor<?x?xf32, ["N", "D"]>
+      %s = graph.reduce sum %e axes = [1] keepdims : tensor<?x?xf32, ["N", "D"]> -> tensor<?x1xf32, ["N", ""]>
+      %n = graph.dim_size %e[1] : tensor<?x?xf32, ["N", "D"]> -> tensor<f32>
+      %nb = graph.broadcast %n : tensor<f32> -> tensor<?x1xf32, ["N", ""]>
+      %y = graph.div %s, %nb : tensor<?x1xf32, ["N", ""]>
+      func.return %y : tensor<?x1xf32, ["N", ""]>
+    }
+    """
+    module = fuse_text(text)
+    (group,) = fusion_groups(module)
+    (size,) = [op for op in group.body.block.ops if isinstance(op, graph.DimSizeOp)]
+    # it reads the argument %x (a block argument of the group), not the exp inside
+    assert size.input.owner is group.body.block
+
+
+def test_symbolic_dims_change_the_decision():
+    text = """
+    func.func @main(%x: tensor<?x64xf32, ["N", ""]>, %b: tensor<64xf32>) -> tensor<?x64xf32, ["N", ""]> {
+      %t1 = graph.tanh %b : tensor<64xf32>
+      %t2 = graph.tanh %t1 : tensor<64xf32>
+      %t3 = graph.tanh %t2 : tensor<64xf32>
+      %tb = graph.broadcast %t3 : tensor<64xf32> -> tensor<?x64xf32, ["N", ""]>
+      %y = graph.add %x, %tb : tensor<?x64xf32, ["N", ""]>
+      func.return %y : tensor<?x64xf32, ["N", ""]>
+    }
+    """
+    assert_kernel_count(fuse_text(text), 1)
+    assert_kernel_count(fuse_text(text, device="cpu", dims="N=2"), 1)
+    big = fuse_text(text, device="cpu", dims="N=100000")
+    assert_kernel_count(big, 2)
+    assert "cost model" in describe_schedule(big)
+
+
+def test_size_limits():
+    body = CASES[0][1]  # sincos: 5 ops
+    assert_kernel_count(fuse_text(program(body), max_ops=5), 1)
+    limited = fuse_text(program(body), max_ops=2)
+    assert all(len([o for o in g.body.block.ops if not isinstance(o, graph.YieldOp)]) <= 2 for g in fusion_groups(limited))
+    assert "group size limit (max_ops=2)" in describe_schedule(limited)

@@ -1,0 +1,84 @@
+"""The rule table is data: every rule named and written as a pattern, every pair of
+kinds either joined by a rule or refused with a reason."""
+
+from __future__ import annotations
+
+import itertools
+
+from passes.fusion.rules import (
+    ANY,
+    REFUSALS,
+    RULES,
+    RULES_BY_NAME,
+    TEMPLATES,
+    dominant_rule,
+    find_rule,
+    refusal_reason,
+)
+
+
+def test_rule_names_are_unique_and_every_rule_has_a_pattern():
+    names = [r.name for r in RULES]
+    assert len(names) == len(set(names))
+    for rule in RULES:
+        assert rule.pattern and rule.doc
+        assert rule.matcher or (rule.producer and rule.consumer)
+
+
+def test_the_seed_patterns_are_in_the_table():
+    assert RULES_BY_NAME["ew_chain"].pattern == "EW+"
+    assert "Softmax" in RULES_BY_NAME["attention"].pattern
+    assert RULES_BY_NAME["attention"].matcher
+    assert {"reduce_prologue", "reduce_epilogue", "reduce_rows", "matmul_epilogue"} <= set(RULES_BY_NAME)
+    assert {r.name for r in RULES if r.horizontal} == {
+        "horizontal_matmul",
+        "horizontal_reduce",
+        "horizontal_elementwise",
+    }
+
+
+def test_vertical_lookups():
+    assert find_rule("elementwise", "elementwise").name == "ew_chain"
+    assert find_rule("index_map", "injective").name == "ew_chain"
+    assert find_rule("elementwise", "reduction").name == "reduce_prologue"
+    assert find_rule("reduction", "elementwise").name == "reduce_epilogue"
+    assert find_rule("reduction", "reduction").name == "reduce_rows"
+    assert find_rule("matmul", "elementwise").name == "matmul_epilogue"
+    # the bias of an epilogue comes from the other side of the edge
+    assert find_rule("elementwise", "matmul").name == "matmul_epilogue"
+    assert find_rule("index_map", "attention").name == "attention_operands"
+    assert find_rule("attention", "elementwise").name == "attention_epilogue"
+    assert find_rule("matmul", "matmul") is None
+    assert find_rule("opaque", "elementwise") is None
+
+
+def test_horizontal_lookups():
+    assert find_rule("reduction", "reduction", horizontal=True).name == "horizontal_reduce"
+    assert find_rule("matmul", "matmul", horizontal=True).name == "horizontal_matmul"
+    assert find_rule("elementwise", "elementwise", horizontal=True).name == "horizontal_elementwise"
+    assert find_rule("matmul", "reduction", horizontal=True) is None
+
+
+def test_every_unjoined_pair_of_kinds_has_a_reason():
+    for producer, consumer in itertools.product(sorted(ANY), repeat=2):
+        if find_rule(producer, consumer) is not None:
+            continue
+        reason = refusal_reason(producer, consumer, "p", "c")
+        # None: the merged group's template names the reason
+        assert reason is None or reason.strip()
+
+
+def test_named_refusals():
+    assert refusal_reason("reduction", "matmul", "reduce_sum", "matmul") == "matmul prologue is not fused"
+    assert "opaque" in refusal_reason("opaque", "elementwise", "softmax", "exp")
+    assert all(r.producer and r.consumer for r in REFUSALS)
+
+
+def test_every_kind_has_a_template():
+    assert set(TEMPLATES) == set(ANY)
+
+
+def test_dominant_rule_follows_the_table_order():
+    assert dominant_rule(["ew_chain", "reduce_rows"]) == "reduce_rows"
+    assert dominant_rule(["ew_chain", "attention"]) == "attention"
+    assert dominant_rule([]) == "none"

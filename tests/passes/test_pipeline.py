@@ -1,0 +1,75 @@
+"""The graph rewrite pipeline (``fusec --emit opt``) on the sample programs: every call
+inlined, no composite left, layout ops marked, and the same numbers as the front end's
+module under the NumPy reference."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dialects.graph import ReshapeOp, TransposeOp
+from passes.layout_fold import is_index_map
+from passes.pipeline import graph_rewrite_pipeline
+from tests.passes.harness import assert_same_results, function, op_names, run_passes
+from tests.samples.reference import SAMPLES
+
+irgen = pytest.importorskip("compiler.irgen")
+
+COMPOSITES = {"graph.softmax", "graph.layernorm", "graph.rmsnorm", "graph.gelu", "graph.silu", "graph.sigmoid"}
+
+
+def test_pipeline_order():
+    assert [p.name for p in graph_rewrite_pipeline("main")] == [
+        "inline", "decompose-composites", "canonicalize", "cse", "fold-layout", "dce",
+    ]  # fmt: skip
+    assert graph_rewrite_pipeline("f")[0].entry == "f"
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_sample_keeps_its_values(name):
+    case = SAMPLES[name]
+    graph = irgen.source_to_module(case.path.read_text(), str(case.path))
+    opt = run_passes(graph, graph_rewrite_pipeline("main"))
+
+    names = op_names(opt)
+    assert "func.call" not in names and not COMPOSITES & set(names), names
+    assert "graph.pow" not in names  # the samples' powers are small integers
+    assert "mean" not in str(opt)
+    assert [f.sym_name.data for f in opt.body.block.ops] == ["main"]
+
+    inputs = case.make_inputs(np.random.default_rng(0))
+    args = [inputs[a.name_hint] for a in function(graph, "main").body.block.args]
+    assert_same_results(graph, opt, args=args, rtol=1e-4, atol=1e-5)
+
+
+def test_transformer_block_layout():
+    """The pre-norm block: heads split and merged through index maps (no transpose or
+    reshape is materialized), and k's transpose composed into one index map."""
+    case = SAMPLES["transformer_block"]
+    opt = run_passes(irgen.source_to_module(case.path.read_text(), str(case.path)), graph_rewrite_pipeline("main"))
+    layout = [op for op in function(opt, "main").body.block.ops if isinstance(op, TransposeOp | ReshapeOp)]
+    assert layout and all(is_index_map(op) for op in layout)
+    names = op_names(opt)
+    assert names.count("graph.reduce") == 6  # 2 per layernorm, 2 in softmax
+    assert names.count("graph.matmul") == 8
+
+
+def test_user_functions_with_other_size_names():
+    """Calls across renamed sizes (f's N is main's M, then 4), a transposed matmul
+    operand and composites: one function, same numbers."""
+    source = """
+fn f(x: f32[N, 8], w: f32[6, 8]) -> f32[N, 6] {
+    return silu(x @ transpose(w, (1, 0))) ** 2
+}
+fn main(a: f32[M, 8], b: f32[4, 8], w: f32[6, 8]) -> (f32[M, 6], f32[4, 6]) {
+    return f(a, w), softmax(f(b, w), axis=-1)
+}
+"""
+    try:
+        graph = irgen.source_to_module(source, "<test>")
+    except Exception as error:  # the front end verifies calls with func.call's equal-types rule
+        pytest.xfail(f"the front end rejects calls across renamed sizes: {str(error).splitlines()[0]}")
+    opt = run_passes(graph, graph_rewrite_pipeline("main"))
+    names = op_names(opt)
+    assert "func.call" not in names and not COMPOSITES & set(names)
+    assert_same_results(graph, opt, sizes={"M": 5}, rtol=1e-5, atol=1e-6)
