@@ -19,6 +19,7 @@ import numpy as np
 from compiler.diagnostics import FusecError
 from compiler.stages import STAGES
 from runtime.inputs import InputError
+from runtime.reference import EvaluationError
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_MISMATCH = 0, 1, 2, 3
 
@@ -186,7 +187,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FusecError as error:
         print(error.format(), file=sys.stderr)
         return EXIT_ERROR
-    except InputError as error:
+    except (InputError, EvaluationError) as error:
         print(f"fusec: error: {error}", file=sys.stderr)
         return EXIT_ERROR
     except BrokenPipeError:

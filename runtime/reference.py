@@ -1,0 +1,330 @@
+"""The NumPy reference interpreter of the graph dialect: the oracle of every backend.
+
+``evaluate(module, "main", args)`` walks the body of ``func.func @main`` op by op,
+computing each op with NumPy through a dispatch table (op class -> small function),
+and returns the values of its ``func.return``. It is also ``fusec --target numpy``.
+
+- Semantics are NumPy's (and PyTorch's where NumPy has no such op), computed in the
+  tensor's own dtype: an ``f16`` tensor stays ``f16`` as it would in NumPy.
+- Symbolic sizes (``tensor<?x8xf32, ["N", ""]>``) are bound per call, name -> int,
+  from the actual shapes of the function's arguments and of every value defined
+  after them; they resolve the result shapes of ``graph.broadcast`` and
+  ``graph.reshape``. A name bound twice to different sizes is an error.
+- ``func.call`` evaluates the callee with a binding of its own; ``graph.fusion_group``
+  runs its body on its inputs, so a fused module gives the numbers of the unfused one.
+- Every value is checked against its declared type (dtype and shape); a mismatch in
+  an op's result is a bug of this interpreter (``InterpreterError``), one in the
+  caller's arguments an ``EvaluationError``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.traits import SymbolTable
+
+from dialects import graph
+from dialects.tensor_types import dtype_of, format_shape, shape_of
+
+NUMPY_DTYPES: dict[str, np.dtype] = {
+    "f16": np.dtype(np.float16),
+    "f32": np.dtype(np.float32),
+    "f64": np.dtype(np.float64),
+    "i32": np.dtype(np.int32),
+    "i64": np.dtype(np.int64),
+    "bool": np.dtype(np.bool_),
+}
+
+# sqrt(2 / pi), the constant of the tanh approximation of GELU
+_GELU_C = math.sqrt(2.0 / math.pi)
+
+
+class EvaluationError(ValueError):
+    """The program cannot run on these inputs (wrong arguments, sizes that disagree,
+    an operation NumPy refuses, such as an integer to a negative power)."""
+
+
+class InterpreterError(RuntimeError):
+    """An op computed a value unlike its declared type: a bug of this interpreter."""
+
+
+def numpy_dtype(type_: Attribute) -> np.dtype:
+    """The NumPy dtype of a tensor type's elements."""
+    return NUMPY_DTYPES[dtype_of(type_)]
+
+
+@dataclass
+class _Frame:
+    """The state of one function call: values by SSA value, symbolic sizes by name."""
+
+    module: ModuleOp
+    values: dict[SSAValue, np.ndarray] = field(default_factory=dict)
+    sizes: dict[str, int] = field(default_factory=dict)
+
+    def __getitem__(self, value: SSAValue) -> np.ndarray:
+        return self.values[value]
+
+    def define(self, value: SSAValue, array: np.ndarray, what: str, error: type[Exception]) -> None:
+        """Checks ``array`` against ``value``'s type, binds the sizes it names, records it."""
+        type_ = value.type
+        assert isinstance(type_, TensorType), f"{what}: not a tensor type: {type_}"
+        if not isinstance(array, np.ndarray) or array.dtype != numpy_dtype(type_):
+            got = f"{array.dtype} array" if isinstance(array, np.ndarray) else type(array).__name__
+            raise error(f"{what}: expected {type_}, got {got}")
+        shape = shape_of(type_)
+        if array.ndim != len(shape):
+            raise error(f"{what}: expected rank {len(shape)} ({type_}), got shape {array.shape}")
+        for dim, actual in zip(shape, array.shape):
+            if isinstance(dim, str):
+                bound = self.sizes.setdefault(dim, actual)
+                if bound != actual:
+                    raise error(f"{what}: size {dim} is {actual} here but {bound} before")
+            elif dim != actual:
+                raise error(f"{what}: expected shape {format_shape(shape)}, got {array.shape}")
+        self.values[value] = array
+
+    def resolve(self, type_: Attribute) -> tuple[int, ...]:
+        """The concrete shape of a tensor type under this call's size binding."""
+        shape = shape_of(type_)
+        unbound = [d for d in shape if isinstance(d, str) and d not in self.sizes]
+        if unbound:
+            raise EvaluationError(f"size {unbound[0]} of {type_} is not bound by any value")
+        return tuple(self.sizes[d] if isinstance(d, str) else d for d in shape)
+
+
+# ---------------------------------------------------------------------------
+# The dispatch table: op class -> (op, operand arrays, frame) -> result arrays
+
+Impl = Callable[[Operation, list[np.ndarray], _Frame], "np.ndarray | tuple[np.ndarray, ...]"]
+_IMPLS: dict[type[Operation], Impl] = {}
+
+
+def _impl(*op_types: type[Operation]) -> Callable[[Impl], Impl]:
+    def register(fn: Impl) -> Impl:
+        for op_type in op_types:
+            _IMPLS[op_type] = fn
+        return fn
+
+    return register
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1 / (1 + np.exp(-x))
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    # NumPy has no erf: math.erf per element, in float64, rounded to x's dtype.
+    return np.vectorize(math.erf, otypes=[np.float64])(x).astype(x.dtype)
+
+
+def _gelu(x: np.ndarray) -> np.ndarray:
+    return 0.5 * x * (1 + np.tanh(_GELU_C * (x + 0.044715 * x**3)))
+
+
+_UNARY: dict[type[Operation], Callable[[np.ndarray], np.ndarray]] = {
+    graph.NegOp: np.negative,
+    graph.AbsOp: np.abs,
+    graph.ReluOp: lambda x: np.maximum(x, 0),
+    graph.ExpOp: np.exp,
+    graph.LogOp: np.log,
+    graph.SqrtOp: np.sqrt,
+    graph.RsqrtOp: lambda x: 1 / np.sqrt(x),
+    graph.SinOp: np.sin,
+    graph.CosOp: np.cos,
+    graph.TanhOp: np.tanh,
+    graph.ErfOp: _erf,
+    graph.SigmoidOp: _sigmoid,
+    graph.GeluOp: _gelu,
+    graph.SiluOp: lambda x: x * _sigmoid(x),
+}
+_BINARY: dict[type[Operation], Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    graph.AddOp: np.add,
+    graph.SubOp: np.subtract,
+    graph.MulOp: np.multiply,
+    graph.DivOp: np.divide,
+    graph.PowOp: np.power,
+    graph.MaximumOp: np.maximum,
+    graph.MinimumOp: np.minimum,
+}
+_COMPARE: dict[graph.ComparePredicate, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    graph.ComparePredicate.LT: np.less,
+    graph.ComparePredicate.LE: np.less_equal,
+    graph.ComparePredicate.GT: np.greater,
+    graph.ComparePredicate.GE: np.greater_equal,
+    graph.ComparePredicate.EQ: np.equal,
+    graph.ComparePredicate.NE: np.not_equal,
+}
+
+for _op_type, _fn in _UNARY.items():
+    _IMPLS[_op_type] = lambda op, args, frame, fn=_fn: fn(args[0])
+for _op_type, _fn in _BINARY.items():
+    _IMPLS[_op_type] = lambda op, args, frame, fn=_fn: fn(args[0], args[1])
+
+
+@_impl(graph.CompareOp)
+def _compare(op: graph.CompareOp, args, frame):
+    return _COMPARE[op.predicate.data](args[0], args[1])
+
+
+@_impl(graph.SelectOp)
+def _select(op: graph.SelectOp, args, frame):
+    return np.where(*args)
+
+
+@_impl(graph.CastOp)
+def _cast(op: graph.CastOp, args, frame):
+    return args[0].astype(numpy_dtype(op.result.type))
+
+
+@_impl(graph.ConstantOp)
+def _constant(op: graph.ConstantOp, args, frame):
+    dtype = numpy_dtype(op.result.type)
+    values = op.value.get_values()
+    if dtype == np.bool_:  # i1 true is stored as -1
+        values = [v != 0 for v in values]
+    return np.array(values, dtype=dtype).reshape(op.value.get_shape())
+
+
+@_impl(graph.DimSizeOp)
+def _dim_size(op: graph.DimSizeOp, args, frame):
+    return np.array(args[0].shape[op.index.value.data], dtype=numpy_dtype(op.result.type))
+
+
+@_impl(graph.BroadcastOp)
+def _broadcast(op: graph.BroadcastOp, args, frame):
+    return np.broadcast_to(args[0], frame.resolve(op.result.type))
+
+
+@_impl(graph.ReduceOp)
+def _reduce(op: graph.ReduceOp, args, frame):
+    (x,) = args
+    axes, keepdims = op.axes_list, op.keepdims is not None
+    kind = op.kind.data
+    if kind == graph.ReduceKind.SUM:  # without dtype=, NumPy widens an i32 sum to i64
+        return np.sum(x, axis=axes, keepdims=keepdims, dtype=x.dtype)
+    reduce = {graph.ReduceKind.MAX: np.max, graph.ReduceKind.MIN: np.min, graph.ReduceKind.MEAN: np.mean}
+    return reduce[kind](x, axis=axes, keepdims=keepdims)
+
+
+@_impl(graph.MatmulOp)
+def _matmul(op: graph.MatmulOp, args, frame):
+    lhs, rhs = args
+    if op.transpose_lhs is not None:
+        lhs = np.swapaxes(lhs, -1, -2)
+    if op.transpose_rhs is not None:
+        rhs = np.swapaxes(rhs, -1, -2)
+    return np.matmul(lhs, rhs)
+
+
+@_impl(graph.TransposeOp)
+def _transpose(op: graph.TransposeOp, args, frame):
+    return np.transpose(args[0], op.permutation)
+
+
+@_impl(graph.ReshapeOp)
+def _reshape(op: graph.ReshapeOp, args, frame):
+    return np.reshape(args[0], frame.resolve(op.result.type))
+
+
+@_impl(graph.SoftmaxOp)
+def _softmax(op: graph.SoftmaxOp, args, frame):
+    (x,), axis = args, op.axis.value.data
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+@_impl(graph.LayerNormOp)
+def _layernorm(op: graph.LayerNormOp, args, frame):
+    x, gamma, beta = args
+    mean = np.mean(x, axis=-1, keepdims=True)
+    var = np.mean((x - mean) ** 2, axis=-1, keepdims=True)  # biased, as PyTorch
+    return (x - mean) / np.sqrt(var + op.eps.value.data) * gamma + beta
+
+
+@_impl(graph.RmsNormOp)
+def _rmsnorm(op: graph.RmsNormOp, args, frame):
+    x, gamma = args
+    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + op.eps.value.data) * gamma
+
+
+@_impl(graph.FusionGroupOp)
+def _fusion_group(op: graph.FusionGroupOp, args, frame):
+    # The region is isolated from above: a frame of its own, sharing the sizes.
+    inner = _Frame(frame.module, sizes=frame.sizes)
+    return _run_block(op.body.block, args, inner, f"{op.name} {op.kernel_name or ''}".rstrip())
+
+
+@_impl(func.CallOp)
+def _call_op(op: func.CallOp, args, frame):
+    return _call(frame.module, op.callee.root_reference.data, args)
+
+
+# ---------------------------------------------------------------------------
+# Walking functions and blocks
+
+_TERMINATORS = (func.ReturnOp, graph.YieldOp)
+
+
+def _run_block(block: Block, args: Sequence[np.ndarray], frame: _Frame, where: str) -> tuple[np.ndarray, ...]:
+    """Binds the block's arguments, runs its ops, returns the terminator's operands."""
+    for i, (arg, array) in enumerate(zip(block.args, args, strict=True)):
+        frame.define(arg, array, f"{where}: argument #{i}", EvaluationError)
+    for op in block.ops:
+        operands = [frame[v] for v in op.operands]
+        if isinstance(op, _TERMINATORS):
+            return tuple(operands)
+        impl = _IMPLS.get(type(op))
+        if impl is None:
+            raise NotImplementedError(f"the reference interpreter does not implement {op.name}")
+        try:
+            results = impl(op, operands, frame)
+        except (ValueError, ArithmeticError) as error:
+            if isinstance(error, EvaluationError):
+                raise
+            raise EvaluationError(f"{where}: {op.name}: {error}") from error
+        if not isinstance(results, tuple):
+            results = (results,)
+        if len(results) != len(op.results):
+            raise InterpreterError(f"{where}: {op.name} gave {len(results)} results, not {len(op.results)}")
+        for i, (result, array) in enumerate(zip(op.results, results)):
+            # NumPy gives scalars for rank-0 results; asarray keeps their dtype
+            frame.define(result, np.asarray(array), f"{where}: result #{i} of {op.name}", InterpreterError)
+    raise InterpreterError(f"{where}: block has no terminator")
+
+
+def _call(module: ModuleOp, name: str, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+    callee = SymbolTable.lookup_symbol(module, name)
+    if not isinstance(callee, func.FuncOp):
+        raise EvaluationError(f"no function @{name} in the module")
+    if callee.is_declaration:
+        raise EvaluationError(f"@{name} is only declared, it has no body")
+    inputs = callee.function_type.inputs.data
+    if len(args) != len(inputs):
+        raise EvaluationError(f"@{name} takes {len(inputs)} arguments, got {len(args)}")
+    frame = _Frame(module)
+    results = _run_block(callee.body.block, args, frame, f"@{name}")
+    outputs = callee.function_type.outputs.data
+    if len(results) != len(outputs):
+        raise InterpreterError(f"@{name} returned {len(results)} values, declares {len(outputs)}")
+    for i, (type_, array) in enumerate(zip(outputs, results)):
+        if (array.dtype, array.shape) != (numpy_dtype(type_), frame.resolve(type_)):
+            raise InterpreterError(f"@{name}: result #{i} is {array.dtype}{list(array.shape)}, declared {type_}")
+    return results
+
+
+def evaluate(module: ModuleOp, entry: str, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+    """Runs ``func.func @entry`` of ``module`` on NumPy arrays; one array per result.
+
+    Arguments must have exactly the declared dtypes and shapes (symbolic sizes are
+    taken from them). Results are fresh arrays of exactly the declared types. Floating
+    point overflow and invalid operations give inf and nan silently, as in IEEE.
+    """
+    with np.errstate(all="ignore"):
+        results = _call(module, entry, [a if isinstance(a, np.ndarray) else np.asarray(a) for a in args])
+    return tuple(np.array(r) for r in results)  # copies: no views of inputs or constants

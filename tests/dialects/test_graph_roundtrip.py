@@ -1,0 +1,519 @@
+"""Every op of the graph dialect: built in Python, verified, printed and parsed back.
+
+For each op, with static and symbolic shapes: the module verifies, and both its custom
+and its generic text parse (with the project's context) into a module that prints the
+same text and is structurally equivalent. Then one negative test per verifier rule,
+asserting the message.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pytest
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp
+from xdsl.ir import Operation
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+from compiler.context import make_context
+from dialects import graph as g
+from dialects.tensor_types import tensor_type as T
+from tests.dialects import fusion_group, single_func
+
+# ---------------------------------------------------------------------------
+# Helpers
+
+
+def custom_text(module: ModuleOp) -> str:
+    return str(module)
+
+
+def generic_text(module: ModuleOp) -> str:
+    stream = io.StringIO()
+    Printer(stream=stream, print_generic_format=True).print_op(module)
+    return stream.getvalue()
+
+
+def parse(text: str) -> ModuleOp:
+    return Parser(make_context(), text).parse_module()
+
+
+STATIC = (4, 8)
+SYMBOLIC = ("N", 8)
+SHAPES = {"static": STATIC, "symbolic": SYMBOLIC}
+
+
+@dataclass(frozen=True)
+class Case:
+    op: type[Operation]
+    id: str
+    build: Callable[[], ModuleOp]
+
+
+CASES: list[Case] = []
+
+
+def case(op: type[Operation], id: str):
+    def register(build: Callable[[], ModuleOp]) -> Callable[[], ModuleOp]:
+        CASES.append(Case(op, f"{op.name.removeprefix('graph.')}-{id}", build))
+        return build
+
+    return register
+
+
+# ---------------------------------------------------------------------------
+# One or more modules per op
+
+for _op in g.UNARY_OPS:
+    for _kind, _shape in SHAPES.items():
+        case(_op, f"f32-{_kind}")(lambda op=_op, s=_shape: single_func([T("f32", s)], op))
+    case(_op, "f16-rank0")(lambda op=_op: single_func([T("f16", ())], op))
+for _op in (g.NegOp, g.AbsOp, g.ReluOp):
+    case(_op, "i32-symbolic")(lambda op=_op: single_func([T("i32", ("B", "N"))], op))
+
+for _op in g.BINARY_OPS:
+    for _kind, _shape in SHAPES.items():
+        case(_op, f"f32-{_kind}")(lambda op=_op, s=_shape: single_func([T("f32", s)] * 2, op))
+    if _op is not g.DivOp:
+        case(_op, "i64-symbolic")(lambda op=_op: single_func([T("i64", ("N",))] * 2, op))
+
+for _pred in g.ComparePredicate:
+    for _kind, _shape in SHAPES.items():
+        case(g.CompareOp, f"{_pred.value}-{_kind}")(
+            lambda p=_pred, s=_shape: single_func(
+                [T("f32", s)] * 2, lambda a, b: g.CompareOp(p, a, b)
+            )
+        )
+case(g.CompareOp, "i32-eq")(
+    lambda: single_func([T("i32", (3,))] * 2, lambda a, b: g.CompareOp(g.ComparePredicate.EQ, a, b))
+)
+
+for _kind, _shape in SHAPES.items():
+    case(g.SelectOp, _kind)(
+        lambda s=_shape: single_func(
+            [T("bool", s), T("f32", s), T("f32", s)], lambda c, a, b: g.SelectOp(c, a, b)
+        )
+    )
+    for _src, _dst in (("f32", "f16"), ("f32", "i32"), ("bool", "f32"), ("i64", "bool")):
+        case(g.CastOp, f"{_src}-{_dst}-{_kind}")(
+            lambda s=_shape, a=_src, b=_dst: single_func([T(a, s)], lambda x: g.CastOp(x, T(b, s)))
+        )
+
+
+def _constant(dtype: str, shape: tuple[int, ...], values: list) -> Callable[[], ModuleOp]:
+    return lambda: single_func(
+        [], lambda: g.ConstantOp(DenseIntOrFPElementsAttr.from_list(T(dtype, shape), values))
+    )
+
+
+for _dtype, _value in (("f32", 0.5), ("f16", -1.25), ("f64", 1 / 3), ("i32", -7), ("i64", 2**40), ("bool", 1)):
+    case(g.ConstantOp, f"scalar-{_dtype}")(lambda d=_dtype, v=_value: single_func([], lambda: g.ConstantOp.scalar(v, d)))
+case(g.ConstantOp, "splat")(_constant("f32", (4, 8), [2.0]))
+case(g.ConstantOp, "dense-f32")(_constant("f32", (2, 3), [0.1, -2.0, 3.5, 1e-7, 0.123456789, 6.0]))
+case(g.ConstantOp, "dense-i32")(_constant("i32", (4,), [1, -2, 3, 2**31 - 1]))
+case(g.ConstantOp, "dense-bool")(_constant("bool", (3,), [1, 0, 1]))
+for _dtype in ("f16", "f32", "f64"):  # printed as hex bit patterns
+    case(g.ConstantOp, f"non-finite-{_dtype}")(_constant(_dtype, (3,), [float("-inf"), float("inf"), float("nan")]))
+
+case(g.DimSizeOp, "symbolic")(
+    lambda: single_func([T("f32", ("B", "N"))], lambda x: g.DimSizeOp(x, 1, "f32"))
+)
+case(g.DimSizeOp, "static")(lambda: single_func([T("f32", STATIC)], lambda x: g.DimSizeOp(x, 0, "i64")))
+
+for _src, _dst in (
+    ((8,), (4, 8)),
+    ((1, 8), (4, 8)),
+    ((), (2, 3, 4)),
+    ((8,), ("N", 8)),
+    (("N", 1), ("N", 8)),
+    ((1,), ("B", "N")),
+    (("N",), ("B", "N")),
+):
+    case(g.BroadcastOp, f"{_src}-to-{_dst}")(
+        lambda a=_src, b=_dst: single_func([T("f32", a)], lambda x: g.BroadcastOp(x, T("f32", b)))
+    )
+
+for _reduce in g.ReduceKind:
+    for _kind, _shape in SHAPES.items():
+        for _axes, _keep in (((1,), True), ((0,), False), ((0, 1), False), ((0, 1), True), ((), False)):
+            case(g.ReduceOp, f"{_reduce.value}-{_kind}-{_axes}-{_keep}")(
+                lambda r=_reduce, s=_shape, a=_axes, k=_keep: single_func(
+                    [T("f32", s)], lambda x: g.ReduceOp(x, r, a, k)
+                )
+            )
+case(g.ReduceOp, "sum-i32")(
+    lambda: single_func([T("i32", (2, 3, 4))], lambda x: g.ReduceOp(x, g.ReduceKind.SUM, (0, 2), False))
+)
+
+for _lhs, _rhs in (
+    ((4, 8), (8, 16)),
+    (("N", 8), (8, 16)),
+    (("B", "N", 8), (8, "M")),
+    ((2, 1, 4, 8), (3, 8, 5)),
+    (("B", 4, "K"), ("B", "K", 4)),
+):
+    case(g.MatmulOp, f"{_lhs}x{_rhs}")(
+        lambda a=_lhs, b=_rhs: single_func([T("f32", a), T("f32", b)], g.MatmulOp)
+    )
+
+for _lhs, _rhs, _tl, _tr in (
+    ((8, 4), (8, 16), True, False),
+    ((4, 8), (16, 8), False, True),
+    (("B", 8, "N"), ("B", "M", 8), True, True),
+):
+    case(g.MatmulOp, f"{_lhs}x{_rhs}-transposed-{_tl}-{_tr}")(
+        lambda a=_lhs, b=_rhs, tl=_tl, tr=_tr: single_func(
+            [T("f32", a), T("f32", b)], lambda x, y: g.MatmulOp(x, y, transpose_lhs=tl, transpose_rhs=tr)
+        )
+    )
+
+for _shape, _perm in (((4, 8), (1, 0)), ((2, 3, 4), (2, 0, 1)), (("B", "N", 8), (0, 2, 1)), ((5,), (0,))):
+    case(g.TransposeOp, f"{_shape}-{_perm}")(
+        lambda s=_shape, p=_perm: single_func([T("f32", s)], lambda x: g.TransposeOp(x, p))
+    )
+
+for _src, _dst in (
+    ((4, 8), (32,)),
+    ((4, 8), (2, 2, 8)),
+    ((1,), ()),
+    (("N", 768), ("N", 12, 64)),
+    (("B", "N", 8), ("N", "B", 2, 4)),
+    (("N", 1), ("N",)),
+):
+    case(g.ReshapeOp, f"{_src}-to-{_dst}")(
+        lambda a=_src, b=_dst: single_func([T("f32", a)], lambda x: g.ReshapeOp(x, T("f32", b)))
+    )
+
+for _kind, _shape in SHAPES.items():
+    for _axis in (0, 1):
+        case(g.SoftmaxOp, f"{_kind}-axis{_axis}")(
+            lambda s=_shape, a=_axis: single_func([T("f32", s)], lambda x: g.SoftmaxOp(x, a))
+        )
+    case(g.LayerNormOp, _kind)(
+        lambda s=_shape: single_func(
+            [T("f32", s), T("f32", (8,)), T("f32", (8,))], lambda x, w, b: g.LayerNormOp(x, w, b, 1e-5)
+        )
+    )
+    case(g.RmsNormOp, _kind)(
+        lambda s=_shape: single_func([T("f32", s), T("f32", (8,))], lambda x, w: g.RmsNormOp(x, w, 1e-6))
+    )
+case(g.LayerNormOp, "f16-odd-eps")(
+    lambda: single_func(
+        [T("f16", ("N", "D")), T("f16", ("D",)), T("f16", ("D",))],
+        lambda x, w, b: g.LayerNormOp(x, w, b, 1 / 3),
+    )
+)
+case(g.RmsNormOp, "f64-rank1")(
+    lambda: single_func([T("f64", (8,)), T("f64", (8,))], lambda x, w: g.RmsNormOp(x, w, 1.2345678901e-7))
+)
+
+
+def _group_one(shape) -> ModuleOp:
+    """One input, one output: exp inside a group."""
+    return single_func([T("f32", shape)], lambda x: fusion_group([x], g.ExpOp))
+
+
+def _group_many(shape) -> ModuleOp:
+    """Two inputs, two outputs, one of them a block argument; no kernel name."""
+
+    def body(x, b):
+        bb = g.BroadcastOp(b, x.type)
+        y = g.AddOp(x, bb)
+        return [g.ReduceOp(y, g.ReduceKind.MAX, (1,), True), x]
+
+    def fn(x, b):
+        return fusion_group([x, b], body, kernel=None).results
+
+    return single_func([T("f32", shape), T("f32", (8,))], fn)
+
+
+def _group_empty() -> ModuleOp:
+    """No inputs, no outputs."""
+    return single_func([], lambda: (fusion_group([], lambda: [], kernel="empty"), [])[1])
+
+
+for _op in (g.FusionGroupOp, g.YieldOp):
+    for _kind, _shape in SHAPES.items():
+        case(_op, f"one-{_kind}")(lambda s=_shape: _group_one(s))
+        case(_op, f"many-{_kind}")(lambda s=_shape: _group_many(s))
+    case(_op, "empty")(_group_empty)
+
+
+# ---------------------------------------------------------------------------
+# Round trips
+
+
+def test_every_op_is_covered():
+    covered = {c.op for c in CASES}
+    missing = [op.name for op in g.Graph.operations if op not in covered]
+    assert not missing, f"ops without a round-trip case: {missing}"
+
+
+@pytest.fixture(params=CASES, ids=[c.id for c in CASES])
+def built(request) -> tuple[Case, ModuleOp]:
+    c: Case = request.param
+    module = c.build()
+    module.verify()
+    assert any(isinstance(op, c.op) for op in module.walk()), f"{c.id} builds no {c.op.name}"
+    return c, module
+
+
+def test_custom_round_trip(built):
+    case_, module = built
+    text = custom_text(module)
+    assert case_.op.name in text  # the op prints in its custom form
+    parsed = parse(text)
+    parsed.verify()
+    assert custom_text(parsed) == text
+    assert parsed.is_structurally_equivalent(module)
+
+
+def test_generic_round_trip(built):
+    case_, module = built
+    text = generic_text(module)
+    assert f'"{case_.op.name}"' in text
+    parsed = parse(text)
+    parsed.verify()
+    assert generic_text(parsed) == text
+    assert custom_text(parsed) == custom_text(module)
+    assert parsed.is_structurally_equivalent(module)
+
+
+def test_symbolic_types_print_their_names():
+    module = single_func([T("f32", ("N", 768))], lambda x: g.ReshapeOp(x, T("f32", ("N", 12, 64))))
+    assert 'graph.reshape %0 : tensor<?x768xf32, ["N", ""]> -> tensor<?x12x64xf32, ["N", "", ""]>' in str(
+        module
+    )
+
+
+def test_python_constructors_infer_result_types():
+    x = T("f32", ("B", "N", 8))
+    module = single_func(
+        [x, T("f32", (8, 16))],
+        lambda a, w: [
+            g.ReduceOp(a, g.ReduceKind.SUM, (1,), True),
+            g.ReduceOp(a, g.ReduceKind.MEAN, (0, 2), False),
+            g.TransposeOp(a, (2, 0, 1)),
+            g.MatmulOp(a, w),
+            g.CompareOp(g.ComparePredicate.LT, a, a),
+            g.DimSizeOp(a, 2, "i64"),
+        ],
+    )
+    ret = module.body.block.first_op.body.block.last_op
+    assert [str(v.type) for v in ret.operands] == [
+        'tensor<?x1x8xf32, ["B", "", ""]>',
+        'tensor<?xf32, ["N"]>',
+        'tensor<8x?x?xf32, ["", "B", "N"]>',
+        'tensor<?x?x16xf32, ["B", "N", ""]>',
+        'tensor<?x?x8xi1, ["B", "N", ""]>',
+        "tensor<i64>",
+    ]
+
+
+# ---------------------------------------------------------------------------
+# Verifier: one negative case per rule, in generic form (custom forms cannot even
+# spell most of these), each inside a function with arguments %a, %b, %c.
+
+F = "tensor<4x8xf32>"
+FN = 'tensor<?x8xf32, ["N", ""]>'
+I = "tensor<4x8xi32>"
+B = "tensor<4x8xi1>"
+
+INVALID: list[tuple[str, list[str], str, str]] = [
+    # (id, argument types, op text, expected message)
+    # symbolic-size encodings
+    ("encoding-names-static-dim", ['tensor<4xf32, ["N"]>'], '%0 = "graph.exp"(%a) : (tensor<4xf32, ["N"]>) -> tensor<4xf32, ["N"]>',
+     r'operand #0 type tensor<4xf32, \["N"\]> must name each dynamic size, and only those'),
+    ("dynamic-dim-unnamed", ["tensor<?xf32>"], '%0 = "graph.exp"(%a) : (tensor<?xf32>) -> tensor<?xf32>',
+     "operand #0 type tensor<\\?xf32> must name each dynamic size"),
+    ("encoding-wrong-length", ['tensor<?x4xf32, ["N"]>'], '%0 = "graph.neg"(%a) : (tensor<?x4xf32, ["N"]>) -> tensor<?x4xf32, ["N"]>',
+     "must name each dynamic size"),
+    ("encoding-empty-name", ['tensor<?xf32, [""]>'], '%0 = "graph.neg"(%a) : (tensor<?xf32, [""]>) -> tensor<?xf32, [""]>',
+     "must name each dynamic size"),
+    ("encoding-not-strings", ["tensor<?xf32, [1]>"], '%0 = "graph.neg"(%a) : (tensor<?xf32, [1]>) -> tensor<?xf32, [1]>',
+     "must name each dynamic size"),
+    ("result-encoding", [F], '%0 = "graph.broadcast"(%a) : (tensor<4x8xf32>) -> tensor<2x4x8xf32, ["M", "", ""]>',
+     "result #0 type .* must name each dynamic size"),
+    ("constant-encoding", [], '%0 = "graph.constant"() <{value = dense<1.0> : tensor<4xf32, ["N"]>}> : () -> tensor<4xf32, ["N"]>',
+     "result #0 type .* must name each dynamic size"),
+    # elementwise
+    ("unary-float-only", [I], f'%0 = "graph.exp"(%a) : ({I}) -> {I}',
+     r"graph.exp expects a floating-point tensor, got tensor<4x8xi32>"),
+    ("unary-gelu-int", [I], f'%0 = "graph.gelu"(%a) : ({I}) -> {I}', "graph.gelu expects a floating-point tensor"),
+    ("unary-bool", [B], f'%0 = "graph.neg"(%a) : ({B}) -> {B}', "graph.neg does not take bool tensors"),
+    ("unary-result-type", [F], f'%0 = "graph.exp"(%a) : ({F}) -> tensor<4x8xf16>',
+     "expected from variable 'T'"),
+    ("binary-bool", [B, B], f'%0 = "graph.add"(%a, %b) : ({B}, {B}) -> {B}', "graph.add does not take bool tensors"),
+    ("binary-div-int", [I, I], f'%0 = "graph.div"(%a, %b) : ({I}, {I}) -> {I}',
+     r"graph.div expects floating-point tensors, got tensor<4x8xi32>"),
+    ("binary-types-differ", [F, FN], f'%0 = "graph.mul"(%a, %b) : ({F}, {FN}) -> {F}', "expected from variable 'T'"),
+    ("binary-shapes-differ", [F, "tensor<8xf32>"], f'%0 = "graph.sub"(%a, %b) : ({F}, tensor<8xf32>) -> {F}',
+     "expected from variable 'T'"),
+    ("cmp-not-bool", [F, F], f'%0 = "graph.cmp"(%a, %b) <{{predicate = #graph<predicate lt>}}> : ({F}, {F}) -> {F}',
+     "result must be a bool tensor of the operands' shape, got tensor<4x8xf32>"),
+    ("cmp-wrong-shape", [F, F], f'%0 = "graph.cmp"(%a, %b) <{{predicate = #graph<predicate eq>}}> : ({F}, {F}) -> tensor<4xi1>',
+     "result must be a bool tensor of the operands' shape"),
+    ("select-cond-not-bool", [F, F, F], f'%0 = "graph.select"(%a, %b, %c) : ({F}, {F}, {F}) -> {F}',
+     "condition must be a bool tensor, got tensor<4x8xf32>"),
+    ("select-cond-shape", ["tensor<8xi1>", F, F], f'%0 = "graph.select"(%a, %b, %c) : (tensor<8xi1>, {F}, {F}) -> {F}',
+     r"condition shape \[8\] differs from the values' \[4, 8\]"),
+    ("select-values-differ", [B, F, I], f'%0 = "graph.select"(%a, %b, %c) : ({B}, {F}, {I}) -> {F}',
+     "expected from variable 'T'"),
+    ("cast-shape", [F], f'%0 = "graph.cast"(%a) : ({F}) -> tensor<8x4xf16>', "cast must keep the shape"),
+    # constants, sizes, broadcasting
+    ("constant-type", [], '%0 = "graph.constant"() <{value = dense<1.0> : tensor<f32>}> : () -> tensor<f64>',
+     "expected from variable 'T'"),
+    ("dim-size-range", [FN], f'%0 = "graph.dim_size"(%a) <{{index = 2 : i64}}> : ({FN}) -> tensor<f32>',
+     "dimension 2 out of range for rank 2"),
+    ("dim-size-negative", [FN], f'%0 = "graph.dim_size"(%a) <{{index = -1 : i64}}> : ({FN}) -> tensor<f32>',
+     "dimension -1 out of range for rank 2"),
+    ("dim-size-rank", [FN], f'%0 = "graph.dim_size"(%a) <{{index = 0 : i64}}> : ({FN}) -> tensor<1xf32>',
+     "result must be a rank-0 tensor"),
+    ("broadcast-dtype", ["tensor<8xf32>"], '%0 = "graph.broadcast"(%a) : (tensor<8xf32>) -> tensor<4x8xf16>',
+     "broadcast must keep the element type"),
+    ("broadcast-incompatible", ["tensor<3xf32>"], '%0 = "graph.broadcast"(%a) : (tensor<3xf32>) -> tensor<4x8xf32>',
+     r"cannot broadcast \[3\] to \[4, 8\]"),
+    ("broadcast-shrinks", [F], f'%0 = "graph.broadcast"(%a) : ({F}) -> tensor<8xf32>',
+     r"cannot broadcast \[4, 8\] to \[8\]"),
+    ("broadcast-to-one", ["tensor<3xf32>"], '%0 = "graph.broadcast"(%a) : (tensor<3xf32>) -> tensor<1xf32>',
+     r"cannot broadcast \[3\] to \[1\]"),
+    ("broadcast-names-differ", ['tensor<?xf32, ["M"]>'], '%0 = "graph.broadcast"(%a) : (tensor<?xf32, ["M"]>) -> tensor<4x?xf32, ["", "N"]>',
+     r"cannot broadcast \[M\] to \[4, N\]"),
+    # reductions and contractions
+    ("reduce-axes-unsorted", [F], f'%0 = "graph.reduce"(%a) <{{kind = #graph<reduce_kind sum>, axes = array<i64: 1, 0>}}> : ({F}) -> tensor<f32>',
+     r"invalid reduction axes \[1, 0\] for rank 2"),
+    ("reduce-axes-duplicate", [F], f'%0 = "graph.reduce"(%a) <{{kind = #graph<reduce_kind sum>, axes = array<i64: 1, 1>}}> : ({F}) -> tensor<4xf32>',
+     r"invalid reduction axes \[1, 1\] for rank 2"),
+    ("reduce-axes-range", [F], f'%0 = "graph.reduce"(%a) <{{kind = #graph<reduce_kind max>, axes = array<i64: 2>}}> : ({F}) -> {F}',
+     r"invalid reduction axes \[2\] for rank 2"),
+    ("reduce-axes-negative", [F], f'%0 = "graph.reduce"(%a) <{{kind = #graph<reduce_kind max>, axes = array<i64: -1>}}> : ({F}) -> tensor<4xf32>',
+     r"invalid reduction axes \[-1\] for rank 2"),
+    ("reduce-result-shape", [F], f'%0 = "graph.reduce"(%a) <{{kind = #graph<reduce_kind sum>, axes = array<i64: 1>}}> : ({F}) -> tensor<4x1xf32>',
+     "result type tensor<4x1xf32> does not match the reduction of tensor<4x8xf32>"),
+    ("reduce-keepdims-shape", [F], f'%0 = "graph.reduce"(%a) <{{kind = #graph<reduce_kind sum>, axes = array<i64: 1>, keepdims}}> : ({F}) -> tensor<4xf32>',
+     "does not match the reduction of"),
+    ("reduce-result-dtype", [F], f'%0 = "graph.reduce"(%a) <{{kind = #graph<reduce_kind sum>, axes = array<i64: 1>}}> : ({F}) -> tensor<4xf64>',
+     "does not match the reduction of"),
+    ("reduce-mean-int", [I], f'%0 = "graph.reduce"(%a) <{{kind = #graph<reduce_kind mean>, axes = array<i64: 1>}}> : ({I}) -> tensor<4xi32>',
+     "mean expects a floating-point tensor"),
+    ("reduce-bool", [B], f'%0 = "graph.reduce"(%a) <{{kind = #graph<reduce_kind max>, axes = array<i64: 1>}}> : ({B}) -> tensor<4xi1>',
+     "reductions do not take bool tensors"),
+    ("matmul-dtype", [F, "tensor<8x2xf16>"], f'%0 = "graph.matmul"(%a, %b) : ({F}, tensor<8x2xf16>) -> tensor<4x2xf32>',
+     "matmul operands and result must share one element type"),
+    ("matmul-result-dtype", [F, "tensor<8x2xf32>"], f'%0 = "graph.matmul"(%a, %b) : ({F}, tensor<8x2xf32>) -> tensor<4x2xf64>',
+     "matmul operands and result must share one element type"),
+    ("matmul-bool", [B, "tensor<8x2xi1>"], f'%0 = "graph.matmul"(%a, %b) : ({B}, tensor<8x2xi1>) -> tensor<4x2xi1>',
+     "matmul does not take bool tensors"),
+    ("matmul-inner", [F, "tensor<4x2xf32>"], f'%0 = "graph.matmul"(%a, %b) : ({F}, tensor<4x2xf32>) -> tensor<4x2xf32>',
+     r"cannot multiply \[4, 8\] by \[4, 2\]"),
+    ("matmul-rank1", [F, "tensor<8xf32>"], f'%0 = "graph.matmul"(%a, %b) : ({F}, tensor<8xf32>) -> tensor<4xf32>',
+     r"cannot multiply \[4, 8\] by \[8\]"),
+    ("matmul-batch", ["tensor<2x4x8xf32>", "tensor<3x8x2xf32>"], '%0 = "graph.matmul"(%a, %b) : (tensor<2x4x8xf32>, tensor<3x8x2xf32>) -> tensor<2x4x2xf32>',
+     r"cannot multiply \[2, 4, 8\] by \[3, 8, 2\]"),
+    ("matmul-symbolic-inner", [FN, 'tensor<?x2xf32, ["M", ""]>'], f'%0 = "graph.matmul"(%a, %b) : ({FN}, tensor<?x2xf32, ["M", ""]>) -> tensor<?x2xf32, ["N", ""]>',
+     r"cannot multiply \[N, 8\] by \[M, 2\]"),
+    ("matmul-transposed-inner", [F, "tensor<8x16xf32>"], f'%0 = "graph.matmul"(%a, %b) <{{transpose_rhs}}> : ({F}, tensor<8x16xf32>) -> tensor<4x8xf32>',
+     r"cannot multiply \[4, 8\] by \[16, 8\]"),
+    ("matmul-result-shape", [F, "tensor<8x2xf32>"], f'%0 = "graph.matmul"(%a, %b) : ({F}, tensor<8x2xf32>) -> tensor<2x4xf32>',
+     r"result shape should be \[4, 2\]"),
+    # layout
+    ("transpose-not-perm", [F], f'%0 = "graph.transpose"(%a) <{{perm = array<i64: 0, 0>}}> : ({F}) -> {F}',
+     r"\[0, 0\] is not a permutation of the 2 axes"),
+    ("transpose-perm-rank", [F], f'%0 = "graph.transpose"(%a) <{{perm = array<i64: 0>}}> : ({F}) -> {F}',
+     r"\[0\] is not a permutation of the 2 axes"),
+    ("transpose-result", [F], f'%0 = "graph.transpose"(%a) <{{perm = array<i64: 1, 0>}}> : ({F}) -> {F}',
+     "result type tensor<4x8xf32> is not the transpose of tensor<4x8xf32>"),
+    ("transpose-dtype", [F], f'%0 = "graph.transpose"(%a) <{{perm = array<i64: 1, 0>}}> : ({F}) -> tensor<8x4xf16>',
+     "is not the transpose of"),
+    ("reshape-count", [F], f'%0 = "graph.reshape"(%a) : ({F}) -> tensor<30xf32>',
+     r"cannot reshape \[4, 8\] to \[30\]: element counts differ"),
+    ("reshape-names", [FN], f'%0 = "graph.reshape"(%a) : ({FN}) -> tensor<?x8xf32, ["M", ""]>',
+     r"cannot reshape \[N, 8\] to \[M, 8\]: element counts differ"),
+    ("reshape-drops-name", [FN], f'%0 = "graph.reshape"(%a) : ({FN}) -> tensor<8xf32>',
+     "element counts differ"),
+    ("reshape-dtype", [F], f'%0 = "graph.reshape"(%a) : ({F}) -> tensor<32xi32>', "reshape must keep the element type"),
+    # composites
+    ("softmax-axis", [F], f'%0 = "graph.softmax"(%a) <{{axis = 2 : i64}}> : ({F}) -> {F}', "axis 2 out of range for rank 2"),
+    ("softmax-negative-axis", [F], f'%0 = "graph.softmax"(%a) <{{axis = -1 : i64}}> : ({F}) -> {F}', "axis -1 out of range for rank 2"),
+    ("softmax-int", [I], f'%0 = "graph.softmax"(%a) <{{axis = 1 : i64}}> : ({I}) -> {I}', "softmax expects a floating-point tensor"),
+    ("layernorm-int", [I, "tensor<8xi32>", "tensor<8xi32>"], f'%0 = "graph.layernorm"(%a, %b, %c) <{{eps = 1.0e-05 : f64}}> : ({I}, tensor<8xi32>, tensor<8xi32>) -> {I}',
+     "graph.layernorm expects a floating-point tensor of rank >= 1"),
+    ("layernorm-rank0", ["tensor<f32>", "tensor<f32>", "tensor<f32>"], '%0 = "graph.layernorm"(%a, %b, %c) <{eps = 1.0e-05 : f64}> : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32>',
+     "graph.layernorm expects a floating-point tensor of rank >= 1"),
+    ("layernorm-gamma-shape", [F, "tensor<4xf32>", "tensor<4xf32>"], f'%0 = "graph.layernorm"(%a, %b, %c) <{{eps = 1.0e-05 : f64}}> : ({F}, tensor<4xf32>, tensor<4xf32>) -> {F}',
+     "scale type tensor<4xf32> must be a vector over the last axis of tensor<4x8xf32>"),
+    ("layernorm-gamma-dtype", [F, "tensor<8xf16>", "tensor<8xf16>"], f'%0 = "graph.layernorm"(%a, %b, %c) <{{eps = 1.0e-05 : f64}}> : ({F}, tensor<8xf16>, tensor<8xf16>) -> {F}',
+     "scale type tensor<8xf16> must be a vector over the last axis"),
+    ("layernorm-beta-differs", [F, "tensor<8xf32>", "tensor<8xf16>"], f'%0 = "graph.layernorm"(%a, %b, %c) <{{eps = 1.0e-05 : f64}}> : ({F}, tensor<8xf32>, tensor<8xf16>) -> {F}',
+     "expected from variable 'P'"),
+    ("rmsnorm-gamma-shape", [F, "tensor<1x8xf32>"], f'%0 = "graph.rmsnorm"(%a, %b) <{{eps = 1.0e-06 : f64}}> : ({F}, tensor<1x8xf32>) -> {F}',
+     "scale type tensor<1x8xf32> must be a vector over the last axis"),
+    ("rmsnorm-int", [I, "tensor<8xi32>"], f'%0 = "graph.rmsnorm"(%a, %b) <{{eps = 1.0e-06 : f64}}> : ({I}, tensor<8xi32>) -> {I}',
+     "graph.rmsnorm expects a floating-point tensor of rank >= 1"),
+    # fusion groups
+    ("group-block-args", [F], f'%0 = "graph.fusion_group"(%a) ({{\n^bb0(%x: {FN}):\n  "graph.yield"(%x) : ({FN}) -> ()\n}}) : ({F}) -> {FN}',
+     "block arguments must match the group's inputs"),
+    ("group-yield-types", [F], f'%0 = "graph.fusion_group"(%a) ({{\n^bb0(%x: {F}):\n  "graph.yield"(%x) : ({F}) -> ()\n}}) : ({F}) -> {FN}',
+     "graph.yield must give values of the group's result types"),
+    ("group-yield-count", [F], f'%0, %1 = "graph.fusion_group"(%a) ({{\n^bb0(%x: {F}):\n  "graph.yield"(%x) : ({F}) -> ()\n}}) : ({F}) -> ({F}, {F})',
+     "graph.yield must give values of the group's result types"),
+    ("group-no-yield", [F], f'%0 = "graph.fusion_group"(%a) ({{\n^bb0(%x: {F}):\n  %e = "graph.exp"(%x) : ({F}) -> {F}\n}}) : ({F}) -> {F}',
+     "terminat"),
+    ("group-isolated", [F], f'%0 = "graph.fusion_group"() ({{\n  "graph.yield"(%a) : ({F}) -> ()\n}}) : () -> {F}',
+     "defined out of"),
+    ("group-encoding", [FN], '%0 = "graph.fusion_group"(%a) ({\n^bb0(%x: tensor<4xf32, ["N"]>):\n  "graph.yield"(%x) : (tensor<4xf32, ["N"]>) -> ()\n}) : (tensor<?x8xf32, ["N", ""]>) -> tensor<4xf32, ["N"]>',
+     "must name each dynamic size"),
+    ("yield-outside-group", [F], f'"graph.yield"(%a) : ({F}) -> ()', "expects parent op 'graph.fusion_group'"),
+]
+
+# the rules shared by a family of ops, for every member
+for _op in g.UNARY_OPS:
+    INVALID.append((f"{_op.name}-bool", [B], f'%0 = "{_op.name}"(%a) : ({B}) -> {B}', f"{_op.name} does not take bool tensors"))
+    if _op.FLOAT_ONLY:
+        INVALID.append((f"{_op.name}-int", [I], f'%0 = "{_op.name}"(%a) : ({I}) -> {I}',
+                        f"{_op.name} expects a floating-point tensor, got tensor<4x8xi32>"))
+for _op in g.BINARY_OPS:
+    INVALID.append((f"{_op.name}-bool", [B, B], f'%0 = "{_op.name}"(%a, %b) : ({B}, {B}) -> {B}',
+                    f"{_op.name} does not take bool tensors"))
+    if _op.FLOAT_ONLY:
+        INVALID.append((f"{_op.name}-int", [I, I], f'%0 = "{_op.name}"(%a, %b) : ({I}, {I}) -> {I}',
+                        f"{_op.name} expects floating-point tensors, got tensor<4x8xi32>"))
+
+
+def _invalid_module(arg_types: list[str], op_text: str) -> str:
+    """A generic-form function around ``op_text``; a ``graph.yield`` stands for its terminator."""
+    args = ", ".join(f"%{name}: {t}" for name, t in zip("abc", arg_types))
+    header = f"^bb0({args}):\n" if arg_types else ""
+    ret = "" if op_text.startswith('"graph.yield"') else '  "func.return"() : () -> ()\n'
+    return (
+        f'"func.func"() <{{sym_name = "f", function_type = ({", ".join(arg_types)}) -> ()}}> ({{\n'
+        f"{header}  {op_text}\n{ret}}}) : () -> ()\n"
+    )
+
+
+@pytest.mark.parametrize(("arg_types", "op_text", "message"), [c[1:] for c in INVALID], ids=[c[0] for c in INVALID])
+def test_verifier_rejects(arg_types, op_text, message):
+    module = parse(_invalid_module(arg_types, op_text))
+    with pytest.raises(VerifyException, match=message):
+        module.verify()
+
+
+def test_invalid_cases_cover_every_op():
+    """Every op of the dialect appears in at least one negative case."""
+    covered = {text.split('"')[1] for _, _, text, _ in INVALID}
+    missing = [op.name for op in g.Graph.operations if op.name not in covered]
+    assert not missing, f"ops without a verifier test: {missing}"
+
+
+def test_python_built_invalid_op_fails_verify():
+    """The same rules reach ops built in Python (not only parsed ones)."""
+    module = single_func([T("i32", STATIC)], g.ExpOp)
+    with pytest.raises(VerifyException, match="graph.exp expects a floating-point tensor"):
+        module.verify()
+    module = single_func([T("f32", STATIC)], lambda x: g.BroadcastOp(x, T("f32", ("N", 8))))
+    with pytest.raises(VerifyException, match=r"cannot broadcast \[4, 8\] to \[N, 8\]"):
+        module.verify()

@@ -1,0 +1,1 @@
+"""Tests of the runtime: the NumPy reference interpreter, backends, executor."""
