@@ -31,7 +31,7 @@ class SampleCase:
     make_inputs: ``rng -> {param_name: np.ndarray}``, small shapes, float32.
     reference:   ``(**inputs) -> tuple of arrays``, one per result of ``main`` in return order.
     rtol, atol:  tolerances for ``np.testing.assert_allclose`` against float32 results.
-    kernels:     expected number of fused kernels (``None`` until the fusion passes are pinned).
+    kernels:     how many kernels the sample's entry function fuses into.
     out_dtype:   NumPy dtype every result of ``main`` must have.
     """
 
@@ -228,16 +228,16 @@ def _case(name, make_inputs, reference, rtol, atol, kernels=None):
 # Tolerances are for float32 programs against float64 references: about 100x the error
 # measured for a float32 NumPy evaluation of the same formulas (see test_reference_sanity.py).
 SAMPLES: dict[str, SampleCase] = {
-    "sincos": _case("sincos", in_sincos, ref_sincos, 1e-5, 1e-6),
-    "gelu_chain": _case("gelu_chain", in_gelu_chain, ref_gelu_chain, 1e-5, 1e-6),
-    "softmax": _case("softmax", in_softmax, ref_softmax, 1e-5, 1e-7),
-    "layernorm": _case("layernorm", in_layernorm, ref_layernorm, 1e-5, 1e-5),
+    "sincos": _case("sincos", in_sincos, ref_sincos, 1e-5, 1e-6, kernels=1),
+    "gelu_chain": _case("gelu_chain", in_gelu_chain, ref_gelu_chain, 1e-5, 1e-6, kernels=1),
+    "softmax": _case("softmax", in_softmax, ref_softmax, 1e-5, 1e-7, kernels=1),
+    "layernorm": _case("layernorm", in_layernorm, ref_layernorm, 1e-5, 1e-5, kernels=1),
     "bias_gelu_residual": _case("bias_gelu_residual", in_bias_gelu_residual,
-                                ref_bias_gelu_residual, 1e-5, 1e-6),
-    "mlp": _case("mlp", in_mlp, ref_mlp, 1e-4, 1e-5),
-    "attention": _case("attention", in_attention, ref_attention, 1e-4, 1e-5),
+                                ref_bias_gelu_residual, 1e-5, 1e-6, kernels=1),
+    "mlp": _case("mlp", in_mlp, ref_mlp, 1e-4, 1e-5, kernels=2),
+    "attention": _case("attention", in_attention, ref_attention, 1e-4, 1e-5, kernels=3),
     "transformer_block": _case("transformer_block", in_transformer_block,
-                               ref_transformer_block, 1e-4, 1e-4),
-    "reductions": _case("reductions", in_reductions, ref_reductions, 1e-5, 1e-5),
-    "rmsnorm": _case("rmsnorm", in_rmsnorm, ref_rmsnorm, 1e-5, 1e-6),
+                               ref_transformer_block, 1e-4, 1e-4, kernels=7),
+    "reductions": _case("reductions", in_reductions, ref_reductions, 1e-5, 1e-5, kernels=1),
+    "rmsnorm": _case("rmsnorm", in_rmsnorm, ref_rmsnorm, 1e-5, 1e-6, kernels=1),
 }
