@@ -103,7 +103,7 @@ def _normalize_axis(axis: int, rank: int) -> int:
 # ---------------------------------------------------------------------------
 # Folding and canonicalization hooks
 #
-# The algebra lives in ``passes/canonicalize.py`` (folders and rewrite tables, one
+# The algebra lives in ``dialects/graph_canonicalization.py`` (folders and rewrite tables, one
 # place to read them); these traits make xDSL's upstream ``canonicalize`` pass find
 # it. The import is deferred to the call, as xDSL's own dialects do with
 # ``xdsl.transforms.canonicalization_patterns``, so loading the dialect loads no pass.
@@ -111,28 +111,28 @@ def _normalize_axis(axis: int, rank: int) -> int:
 
 class GraphFolder(HasFolder):
     """Constant folding and identities (``x * 1 = x``) of graph ops: see
-    ``passes.canonicalize.fold``."""
+    ``dialects.graph_canonicalization.fold``."""
 
     @classmethod
     def fold(cls, op: Operation) -> Sequence[SSAValue | Attribute] | None:
         if isinstance(op, ConstantOp):  # asked for by ConstantLike.get_constant_value
             return (op.value,)
-        from passes.canonicalize import fold
+        from dialects.graph_canonicalization import fold
 
         return fold(op)
 
 
 class GraphCanonicalization(HasCanonicalizationPatternsTrait):
-    """The rewrite patterns of ``passes.canonicalize`` rooted at the op's class."""
+    """The rewrite patterns of ``dialects.graph_canonicalization`` rooted at the op's class."""
 
     def get_patterns(self, op: type[Operation]) -> tuple[RewritePattern, ...]:
-        from passes.canonicalize import patterns_for
+        from dialects.graph_canonicalization import patterns_for
 
         return patterns_for(op)
 
     @classmethod
     def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
-        from passes.canonicalize import all_patterns
+        from dialects.graph_canonicalization import all_patterns
 
         return all_patterns()
 

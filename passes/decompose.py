@@ -46,7 +46,7 @@ from dialects.graph import (
     TanhOp,
 )
 from dialects.tensor_types import dtype_of, shape_of
-from passes.canonicalize import Emitter
+from dialects.graph_canonicalization import Emitter
 
 #: sqrt(2 / pi), the constant of the tanh approximation of GELU
 GELU_C = math.sqrt(2.0 / math.pi)

@@ -19,7 +19,6 @@ and returns the values of its ``func.return``. It is also ``fusec --target numpy
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -30,19 +29,11 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
 from dialects import graph
-from dialects.tensor_types import dtype_of, format_shape, shape_of
+from dialects.graph_semantics import BINARY, COMPARE, UNARY, numpy_dtype
+from dialects.tensor_types import format_shape, shape_of
 
-NUMPY_DTYPES: dict[str, np.dtype] = {
-    "f16": np.dtype(np.float16),
-    "f32": np.dtype(np.float32),
-    "f64": np.dtype(np.float64),
-    "i32": np.dtype(np.int32),
-    "i64": np.dtype(np.int64),
-    "bool": np.dtype(np.bool_),
-}
 
 # sqrt(2 / pi), the constant of the tanh approximation of GELU
-_GELU_C = math.sqrt(2.0 / math.pi)
 
 
 class EvaluationError(ValueError):
@@ -52,11 +43,6 @@ class EvaluationError(ValueError):
 
 class InterpreterError(RuntimeError):
     """An op computed a value unlike its declared type: a bug of this interpreter."""
-
-
-def numpy_dtype(type_: Attribute) -> np.dtype:
-    """The NumPy dtype of a tensor type's elements."""
-    return NUMPY_DTYPES[dtype_of(type_)]
 
 
 @dataclass
@@ -114,62 +100,15 @@ def _impl(*op_types: type[Operation]) -> Callable[[Impl], Impl]:
     return register
 
 
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 1 / (1 + np.exp(-x))
-
-
-def _erf(x: np.ndarray) -> np.ndarray:
-    # NumPy has no erf: math.erf per element, in float64, rounded to x's dtype.
-    return np.vectorize(math.erf, otypes=[np.float64])(x).astype(x.dtype)
-
-
-def _gelu(x: np.ndarray) -> np.ndarray:
-    return 0.5 * x * (1 + np.tanh(_GELU_C * (x + 0.044715 * x**3)))
-
-
-_UNARY: dict[type[Operation], Callable[[np.ndarray], np.ndarray]] = {
-    graph.NegOp: np.negative,
-    graph.AbsOp: np.abs,
-    graph.ReluOp: lambda x: np.maximum(x, 0),
-    graph.ExpOp: np.exp,
-    graph.LogOp: np.log,
-    graph.SqrtOp: np.sqrt,
-    graph.RsqrtOp: lambda x: 1 / np.sqrt(x),
-    graph.SinOp: np.sin,
-    graph.CosOp: np.cos,
-    graph.TanhOp: np.tanh,
-    graph.ErfOp: _erf,
-    graph.SigmoidOp: _sigmoid,
-    graph.GeluOp: _gelu,
-    graph.SiluOp: lambda x: x * _sigmoid(x),
-}
-_BINARY: dict[type[Operation], Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
-    graph.AddOp: np.add,
-    graph.SubOp: np.subtract,
-    graph.MulOp: np.multiply,
-    graph.DivOp: np.divide,
-    graph.PowOp: np.power,
-    graph.MaximumOp: np.maximum,
-    graph.MinimumOp: np.minimum,
-}
-_COMPARE: dict[graph.ComparePredicate, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
-    graph.ComparePredicate.LT: np.less,
-    graph.ComparePredicate.LE: np.less_equal,
-    graph.ComparePredicate.GT: np.greater,
-    graph.ComparePredicate.GE: np.greater_equal,
-    graph.ComparePredicate.EQ: np.equal,
-    graph.ComparePredicate.NE: np.not_equal,
-}
-
-for _op_type, _fn in _UNARY.items():
+for _op_type, _fn in UNARY.items():
     _IMPLS[_op_type] = lambda op, args, frame, fn=_fn: fn(args[0])
-for _op_type, _fn in _BINARY.items():
+for _op_type, _fn in BINARY.items():
     _IMPLS[_op_type] = lambda op, args, frame, fn=_fn: fn(args[0], args[1])
 
 
 @_impl(graph.CompareOp)
 def _compare(op: graph.CompareOp, args, frame):
-    return _COMPARE[op.predicate.data](args[0], args[1])
+    return COMPARE[op.predicate.data](args[0], args[1])
 
 
 @_impl(graph.SelectOp)

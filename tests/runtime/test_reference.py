@@ -17,6 +17,7 @@ from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerAttr, i32
 
 from compiler.context import make_context
+from dialects.tensor_types import NUMPY_DTYPES
 from dialects import graph as g
 from dialects.tensor_types import tensor_type as T
 from runtime import reference
@@ -150,7 +151,7 @@ def test_binary_table_covers_every_binary_op():
 @pytest.mark.parametrize("dtype", ["f32", "f16", "f64"])
 @pytest.mark.parametrize("shape", [(3, 5), ("B", "N"), ()], ids=["static", "symbolic", "rank0"])
 def test_binary_float(op, dtype, shape, rng):
-    np_dtype = reference.NUMPY_DTYPES[dtype]
+    np_dtype = NUMPY_DTYPES[dtype]
     concrete = tuple({"B": 2, "N": 6}.get(d, d) for d in shape)
     a, b = normal(rng, concrete, np_dtype), normal(rng, concrete, np_dtype)
     if op is g.PowOp:
@@ -163,7 +164,7 @@ def test_binary_float(op, dtype, shape, rng):
 @pytest.mark.parametrize("op", [o for o in g.BINARY_OPS if not o.FLOAT_ONLY], ids=lambda op: op.name)
 @pytest.mark.parametrize("dtype", ["i32", "i64"])
 def test_binary_integer(op, dtype):
-    np_dtype = reference.NUMPY_DTYPES[dtype]
+    np_dtype = NUMPY_DTYPES[dtype]
     a = np.array([[-7, 0, 3], [2, 5, -1]], dtype=np_dtype)
     b = np.array([[2, 3, 3], [0, 1, 4]], dtype=np_dtype)
     got = run1([T(dtype, (2, 3))] * 2, op, a, b)
@@ -189,7 +190,7 @@ def test_maximum_propagates_nan():
 @pytest.mark.parametrize("predicate", list(g.ComparePredicate), ids=lambda p: p.value)
 @pytest.mark.parametrize("dtype", ["f32", "i32"])
 def test_compare(predicate, dtype):
-    np_dtype = reference.NUMPY_DTYPES[dtype]
+    np_dtype = NUMPY_DTYPES[dtype]
     a = np.array([[1, 2, 3], [4, 5, 6]], dtype=np_dtype)
     b = np.array([[3, 2, 1], [4, 0, 9]], dtype=np_dtype)
     got = run1([T(dtype, ("N", 3))] * 2, lambda x, y: g.CompareOp(predicate, x, y), a, b)
@@ -212,10 +213,10 @@ def test_select(rng):
     [("f32", "f16"), ("f32", "i32"), ("f32", "bool"), ("bool", "f32"), ("i64", "f64"), ("f16", "f32"), ("i32", "i64")],
 )
 def test_cast(src, dst):
-    x = np.array([-2.7, -0.5, 0.0, 0.4, 1.0, 3.9], dtype=reference.NUMPY_DTYPES[src])
+    x = np.array([-2.7, -0.5, 0.0, 0.4, 1.0, 3.9], dtype=NUMPY_DTYPES[src])
     got = run1([T(src, (6,))], lambda v: g.CastOp(v, T(dst, (6,))), x)
-    assert got.dtype == reference.NUMPY_DTYPES[dst]
-    np.testing.assert_array_equal(got, x.astype(reference.NUMPY_DTYPES[dst]))
+    assert got.dtype == NUMPY_DTYPES[dst]
+    np.testing.assert_array_equal(got, x.astype(NUMPY_DTYPES[dst]))
 
 
 # ---------------------------------------------------------------------------
@@ -227,8 +228,8 @@ def test_cast(src, dst):
 )
 def test_scalar_constant(dtype, value):
     got = run1([], lambda: g.ConstantOp.scalar(value, dtype))
-    assert isinstance(got, np.ndarray) and got.shape == () and got.dtype == reference.NUMPY_DTYPES[dtype]
-    assert got == np.array(value, dtype=reference.NUMPY_DTYPES[dtype])
+    assert isinstance(got, np.ndarray) and got.shape == () and got.dtype == NUMPY_DTYPES[dtype]
+    assert got == np.array(value, dtype=NUMPY_DTYPES[dtype])
 
 
 def test_splat_and_dense_constants():

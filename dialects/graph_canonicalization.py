@@ -20,7 +20,6 @@ or a broadcast of one.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -29,34 +28,24 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from dialects.graph import (
-    AbsOp,
     AddOp,
     BroadcastOp,
     CastOp,
     CompareOp,
-    ComparePredicate,
     ConstantOp,
-    CosOp,
     DimSizeOp,
     DivOp,
-    ErfOp,
-    ExpOp,
-    LogOp,
-    MaximumOp,
-    MinimumOp,
     MulOp,
     NegOp,
     PowOp,
-    ReluOp,
     ReshapeOp,
     RsqrtOp,
     SelectOp,
-    SinOp,
     SqrtOp,
     SubOp,
-    TanhOp,
     TransposeOp,
 )
+from dialects.graph_semantics import BINARY, COMPARE, UNARY, numpy_dtype
 from dialects.tensor_types import dtype_of, is_float, shape_of
 
 # ---------------------------------------------------------------------------
@@ -86,31 +75,7 @@ class Emitter:
 # ---------------------------------------------------------------------------
 # Evaluating elementwise ops on constants
 
-_NUMPY_DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64,
-                 "i32": np.int32, "i64": np.int64, "bool": np.bool_}  # fmt: skip
-
-#: the elementwise ops folded on constants, as NumPy computes them (the reference's
-#: semantics); the composites (gelu, silu, sigmoid) are decomposed before they get here
-_UNARY: dict[type[Operation], Callable[[np.ndarray], np.ndarray]] = {
-    NegOp: np.negative, AbsOp: np.abs, ReluOp: lambda x: np.maximum(x, 0),
-    ExpOp: np.exp, LogOp: np.log, SqrtOp: np.sqrt, RsqrtOp: lambda x: 1 / np.sqrt(x),
-    SinOp: np.sin, CosOp: np.cos, TanhOp: np.tanh,
-    ErfOp: np.vectorize(math.erf, otypes=[np.float64]),
-}  # fmt: skip
-_BINARY: dict[type[Operation], Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
-    AddOp: np.add, SubOp: np.subtract, MulOp: np.multiply, DivOp: np.divide,
-    PowOp: np.power, MaximumOp: np.maximum, MinimumOp: np.minimum,
-}  # fmt: skip
-_COMPARE: dict[ComparePredicate, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
-    ComparePredicate.LT: np.less, ComparePredicate.LE: np.less_equal,
-    ComparePredicate.GT: np.greater, ComparePredicate.GE: np.greater_equal,
-    ComparePredicate.EQ: np.equal, ComparePredicate.NE: np.not_equal,
-}  # fmt: skip
-ELEMENTWISE = (*_UNARY, *_BINARY, CompareOp, SelectOp, CastOp)
-
-
-def numpy_dtype(type_: Attribute) -> np.dtype:
-    return np.dtype(_NUMPY_DTYPES[dtype_of(type_)])
+ELEMENTWISE = (*UNARY, *BINARY, CompareOp, SelectOp, CastOp)
 
 
 def constant_array(value: SSAValue) -> np.ndarray | None:
@@ -152,12 +117,12 @@ def evaluate(op: Operation, args: Sequence[np.ndarray]) -> np.ndarray | None:
     result_dtype = numpy_dtype(op.results[0].type)
     try:
         with np.errstate(all="ignore"):
-            if type(op) in _UNARY:
-                result = _UNARY[type(op)](args[0])
-            elif type(op) in _BINARY:
-                result = _BINARY[type(op)](args[0], args[1])
+            if type(op) in UNARY:
+                result = UNARY[type(op)](args[0])
+            elif type(op) in BINARY:
+                result = BINARY[type(op)](args[0], args[1])
             elif isinstance(op, CompareOp):
-                result = _COMPARE[op.predicate.data](args[0], args[1])
+                result = COMPARE[op.predicate.data](args[0], args[1])
             elif isinstance(op, SelectOp):
                 result = np.where(args[0], args[1], args[2])
             elif isinstance(op, CastOp):
