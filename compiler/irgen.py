@@ -95,9 +95,10 @@ class _ModuleBuilder:
         self.module = ModuleOp([])
         self.builder = Builder(InsertPoint.at_end(self.module.body.block))
         self.symbols: dict[tuple[str, tuple[tuple[str, Dim], ...]], str] = {}
+        self.taken: set[str] = set(checked.functions)
 
     def build(self) -> ModuleOp:
-        for name in self.checked.functions:  # source order reads best
+        for name in self.checked.functions:  # source order; a specialisation comes before its first caller
             self.function(name, {})
         self.module.verify()
         return self.module
@@ -106,7 +107,12 @@ class _ModuleBuilder:
         """The symbol of function `name` with its sizes renamed by `subst`, built once."""
         key = (name, tuple(sorted((k, v) for k, v in subst.items() if k != v)))
         if key not in self.symbols:
-            symbol = name + "".join(f"_{k}_{v}" for k, v in key[1])
+            symbol = name
+            if key[1]:  # a fresh name, clear of the user's functions
+                symbol += "".join(f"_{k}_{v}" for k, v in key[1])
+                while symbol in self.taken:
+                    symbol += "_"
+                self.taken.add(symbol)
             self.symbols[key] = symbol
             function = _FunctionBuilder(self, self.checked.functions[name], symbol, dict(key[1]))
             self.builder.insert(function.build())
