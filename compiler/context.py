@@ -7,11 +7,12 @@ from xdsl.dialects.func import Func
 from xdsl.dialects.math import Math
 
 from dialects.graph import Graph
+from dialects.loop import Loop
 
 
 def project_dialects():
     """The project's own dialects, by name (loaded lazily by `fusec-opt`)."""
-    return {"graph": lambda: Graph}
+    return {"graph": lambda: Graph, "loop": lambda: Loop}
 
 
 def make_context() -> Context:

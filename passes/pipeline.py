@@ -10,6 +10,9 @@ from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 from passes.decompose import DecomposeCompositesPass
 from passes.inline import InlinePass
 from passes.layout_fold import FoldLayoutPass
+from passes.map_loops import MapCpuPass
+from passes.plan_memory import PlanMemoryPass
+from passes.tile import TilePass
 
 
 def graph_rewrite_pipeline(entry: str = "main") -> list[ModulePass]:
@@ -20,9 +23,18 @@ def graph_rewrite_pipeline(entry: str = "main") -> list[ModulePass]:
         DecomposeCompositesPass(),
         CanonicalizePass(),
         CommonSubexpressionElimination(),
-        # matmul=False until passes/lower_to_loops.py's matmul reads transpose_lhs /
-        # transpose_rhs (it indexes the stored operand as if unswapped); meanwhile the
-        # transposes stay and are read through their index maps, which is as cheap.
-        FoldLayoutPass(matmul=False),
+        FoldLayoutPass(),
         DeadCodeElimination(),
     ]
+
+
+def loop_pipeline(target: str = "cpu", tile_sizes: tuple[int, ...] = ()) -> list[ModulePass]:
+    """``loops`` -> ``tiled`` (``fusec --emit tiled``): tiling when sizes are given, the
+    target's mapping, memory planning. Only the CPU mapping exists so far; the CUDA
+    mapping comes with the CUDA backend."""
+    passes: list[ModulePass] = []
+    if tile_sizes:
+        passes.append(TilePass(sizes=tuple(tile_sizes)))
+    passes.append(MapCpuPass())
+    passes.append(PlanMemoryPass())
+    return passes

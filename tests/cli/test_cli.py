@@ -143,3 +143,20 @@ def test_report_on_numpy_target(tmp_path):
     assert report["entry"] == "main"
     assert report["target"] == "numpy"
     assert report["ops"] > 0
+
+
+def test_check_tolerance_scales_with_the_result():
+    from compiler.cli import matches
+
+    want = np.array([2000.0, 1.0], np.float32)
+    assert matches(want + np.float32(0.05), want)  # summation-order noise at scale 2000
+    assert not matches(want + np.float32(0.5), want)
+    assert not matches(want.astype(np.float64), want)
+    assert matches(np.array([1, 2]), np.array([1, 2]))
+    assert not matches(np.array([1, 3]), np.array([1, 2]))
+
+
+def test_runs_on_cpu_with_check():
+    result = fusec(SOFTMAX, "--target", "cpu", "--dims", "B=4,N=8", "--check")
+    assert result.returncode == 0, result.stderr
+    assert "kernels: 7 unfused -> 1 fused" in result.stdout

@@ -1,0 +1,169 @@
+"""CPU benchmark: four memory-bound workloads on [4096, 4096] f32, side by side.
+
+    python benchmarks/cpu.py [--size 4096] [--runs 15]
+
+For each workload it times, in this one process on the same input: NumPy written by
+hand, fusec's fused CPU kernels, fusec `--no-fuse` (one kernel per op), and
+torch.compile's C++ kernels when torch is installed; then the ratios. A second table
+times the transformer block sample's warm start (kernels from the disk cache) in a
+fresh process. Medians after a warm-up; timings on a shared 2-core VM are noisy, so
+read the ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import fusec  # noqa: E402
+
+
+def np_sincos(x):
+    return np.sin(x) ** 2 + np.cos(x) ** 2
+
+
+def np_gelu(x):
+    return 0.5 * x * (1 + np.tanh(np.float32(0.7978845608) * (x + np.float32(0.044715) * x**3)))
+
+
+def np_softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def np_layernorm(x, gamma, beta):
+    mu = x.mean(axis=-1, keepdims=True)
+    xc = x - mu
+    var = (xc**2).mean(axis=-1, keepdims=True)
+    return xc / np.sqrt(var + np.float32(1e-5)) * gamma + beta
+
+
+WORKLOADS = [
+    ("sin²+cos²", "sincos.tdsl", np_sincos, 1),
+    ("gelu tanh chain", "gelu_chain.tdsl", np_gelu, 1),
+    ("softmax rows", "softmax.tdsl", np_softmax, 1),
+    ("layernorm rows", "layernorm.tdsl", np_layernorm, 3),
+]
+
+
+def median_ms(fn, runs: int) -> float:
+    fn()
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3
+
+
+def torch_compiled(fn):
+    try:
+        import torch
+    except ImportError:
+        return None
+    torch_fns = {
+        np_sincos: lambda x: torch.sin(x) ** 2 + torch.cos(x) ** 2,
+        np_gelu: lambda x: 0.5 * x * (1 + torch.tanh(0.7978845608 * (x + 0.044715 * x**3))),
+        np_softmax: lambda x: (lambda e: e / e.sum(-1, keepdim=True))(torch.exp(x - x.amax(-1, keepdim=True))),
+        np_layernorm: lambda x, g, b: (lambda xc: xc / torch.sqrt((xc**2).mean(-1, keepdim=True) + 1e-5) * g + b)(
+            x - x.mean(-1, keepdim=True)
+        ),
+    }
+    try:
+        compiled = torch.compile(torch_fns[fn])
+    except Exception:
+        return None
+    return lambda *arrays: compiled(*(torch.from_numpy(a) for a in arrays))
+
+
+def inputs(n_inputs: int, size: int, rng) -> list[np.ndarray]:
+    x = rng.standard_normal((size, size)).astype(np.float32)
+    if n_inputs == 1:
+        return [x]
+    return [x, rng.standard_normal(size).astype(np.float32), rng.standard_normal(size).astype(np.float32)]
+
+
+def workload_table(size: int, runs: int) -> str:
+    rng = np.random.default_rng(0)
+    rows = []
+    for label, sample, np_fn, n_inputs in WORKLOADS:
+        arrays = inputs(n_inputs, size, rng)
+        fused = fusec.compile(ROOT / "samples" / sample, target="cpu")
+        unfused = fused.unfused()
+        expected = np_fn(*arrays)
+        np.testing.assert_allclose(fused.main(*arrays), expected, rtol=1e-3, atol=1e-4)
+        t_numpy = median_ms(lambda: np_fn(*arrays), runs)
+        t_fused = median_ms(lambda: fused.main(*arrays), runs)
+        t_unfused = median_ms(lambda: unfused.main(*arrays), runs)
+        compiled = torch_compiled(np_fn)
+        t_torch = median_ms(lambda: compiled(*arrays), runs) if compiled else None
+        rows.append((label, t_numpy, t_fused, t_unfused, t_torch))
+
+    lines = [
+        f"[{size}, {size}] f32, median ms of {runs} runs, {os.cpu_count()} cores",
+        "",
+        "| workload | NumPy | fusec fused | fusec --no-fuse | torch.compile | NumPy / fused | fused vs torch.compile |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for label, t_numpy, t_fused, t_unfused, t_torch in rows:
+        torch_cell = f"{t_torch:.1f}" if t_torch else "n/a"
+        vs_torch = f"{t_fused / t_torch:.2f}x slower" if t_torch else "n/a"
+        lines.append(
+            f"| {label} | {t_numpy:.1f} | {t_fused:.1f} | {t_unfused:.1f} | {torch_cell} | "
+            f"{t_numpy / t_fused:.2f}x | {vs_torch} |"
+        )
+    return "\n".join(lines)
+
+
+WARM_START = """
+import sys, time
+start = time.perf_counter()
+import fusec
+from runtime.inputs import draw_inputs
+program = fusec.compile(sys.argv[1], target="cpu")
+arrays = draw_inputs(program.params("main"), {}, {"B": 2, "S": 16}, 0, "main")
+imported = time.perf_counter()
+program.run("main", arrays)
+done = time.perf_counter()
+print(f"{imported - start:.3f} {done - imported:.3f}")
+"""
+
+
+def warm_start_table() -> str:
+    sample = str(ROOT / "samples" / "transformer_block.tdsl")
+    lines = [
+        "transformer block sample, a fresh process each run (seconds)",
+        "",
+        "| run | import + front end | compile + first call |",
+        "| --- | --- | --- |",
+    ]
+    for run in ("cold or warm", "warm", "warm"):
+        out = subprocess.run(
+            [sys.executable, "-c", WARM_START, sample], capture_output=True, text=True, check=True, cwd=ROOT
+        ).stdout.split()
+        lines.append(f"| {run} | {float(out[0]):.2f} | {float(out[1]):.2f} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=4096)
+    parser.add_argument("--runs", type=int, default=15)
+    args = parser.parse_args()
+    print(workload_table(args.size, args.runs))
+    print()
+    print(warm_start_table())
+
+
+if __name__ == "__main__":
+    main()

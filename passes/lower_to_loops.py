@@ -1,0 +1,1019 @@
+"""``lower-to-loops``: each ``graph.fusion_group`` becomes one ``loop.kernel``, and each
+function a host function that allocates buffers and launches the kernels.
+
+Inside a kernel, producers are computed inside their consumers' loops. Every output
+gets a nest of ``loop.parallel`` over its index space (outputs whose shapes start
+with the same sizes share those loops), and the value to store at an index is built
+by walking the group's ops backwards from the output (``_KernelEmitter.value_at``):
+
+- an input is a ``loop.load`` of its buffer at the index;
+- an elementwise op is its scalar ``arith``/``math`` op on its operands' values at
+  the same index;
+- ``broadcast``, ``transpose`` and ``reshape`` only change the index (drop or zero
+  indices; permute them; linearise and split again with div/mod);
+- ``reduce`` and ``matmul`` are ``loop.reduce`` loops over the reduced axes;
+- every scalar is placed in the outermost loop whose variables it depends on, so a
+  reduction whose result is broadcast along the axis it reduced (softmax, layernorm)
+  runs once per row, before the row's elementwise loop, and a matmul's epilogue is
+  applied to the reduction's result before the store.
+
+Values are reused within a loop body (a per-loop memo keyed by value and index), and
+recomputed across loops: an elementwise producer evaluated again inside a reduction
+loop costs FLOPs, not memory traffic. Two cases would multiply the work, and there
+the value is kept instead, for one iteration of the outermost parallel loops, in a
+``loop.scratch`` buffer (a "per-row temporary"):
+
+- a reduction or matmul result that another reduction reads along the result's own
+  axes (the scores of attention, read by the softmax's max and sum and by the second
+  matmul);
+- a costly operand of a matmul (transcendentals, reductions), which every column of
+  the matmul would otherwise recompute.
+
+Host side: ``func.func`` over tensors becomes ``func.func`` over memrefs. Each
+argument carries its symbolic shape (``{loop.shape = #loop.shape<["N", 768]>}``);
+each group's outputs get a ``loop.alloc`` of their symbolic shape, the group a
+``loop.launch @kernel(inputs..., outputs...)``; buffers that are not returned get a
+``loop.dealloc`` before the return (``plan-memory`` then places frees by liveness,
+reuses buffers, and makes results caller-provided).
+
+Graph ops found outside any fusion group (unfused input) are lowered as a group of
+one op each.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func
+from xdsl.dialects import math as mathd
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    ArrayAttr,
+    DenseIntOrFPElementsAttr,
+    DictionaryAttr,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import PassFailedException
+
+from dialects import graph
+from dialects import loop
+from dialects.tensor_types import Dim, is_bool, is_float, shape_of
+
+
+class LoweringError(PassFailedException):
+    """A group this lowering cannot turn into loops (the message says why)."""
+
+
+# ---------------------------------------------------------------------------
+# Types
+
+
+def memref_of(type_: Attribute) -> MemRefType:
+    """The buffer type of a tensor type: same element type, ``?`` where dynamic."""
+    assert isinstance(type_, TensorType), f"expected a tensor type, got {type_}"
+    return MemRefType(type_.element_type, type_.get_shape())
+
+
+def symbolic_shape(type_: Attribute) -> tuple[Dim, ...]:
+    shape = shape_of(type_)
+    if any(d == "?" for d in shape):
+        raise LoweringError(f"{type_} has a dynamic size without a name; it cannot be allocated")
+    return shape
+
+
+def _element(type_: Attribute) -> Attribute:
+    assert isinstance(type_, TensorType)
+    return type_.element_type
+
+
+# ---------------------------------------------------------------------------
+# The kernel emitter
+
+
+@dataclass(eq=False)
+class _Frame:
+    """One level of the loop nest being built: the kernel body or a loop's body."""
+
+    op: Operation | None
+    block: Block
+    kind: str  # "root" | "parallel" | "reduce" | "scratch"
+    memo: dict = field(default_factory=dict)  # (graph value, index tuple) -> scalar
+    cse: dict = field(default_factory=dict)  # (op key, operands) -> result
+    scratch: dict = field(default_factory=dict)  # graph value -> [(positions, comps, buffer)]
+
+
+_INDEX_MAP_OPS = (graph.BroadcastOp, graph.TransposeOp, graph.ReshapeOp)
+_TRANSCENDENTAL_OPS = (
+    graph.ExpOp, graph.LogOp, graph.SqrtOp, graph.RsqrtOp, graph.SinOp, graph.CosOp, graph.TanhOp,
+    graph.ErfOp, graph.SigmoidOp, graph.GeluOp, graph.SiluOp, graph.PowOp,
+)  # fmt: skip
+_CONTRACTIONS = (graph.ReduceOp, graph.MatmulOp)
+
+
+def _through_index_maps(value: SSAValue) -> SSAValue:
+    while not isinstance(value, BlockArgument) and isinstance(value.owner, _INDEX_MAP_OPS):
+        value = value.owner.operands[0]
+    return value
+
+
+def _contains(value: SSAValue, kinds: tuple[type[Operation], ...], memo: dict) -> bool:
+    """Whether the expression of ``value`` in its group holds an op of ``kinds``."""
+    if isinstance(value, BlockArgument):
+        return False
+    key = (value, kinds)
+    if key not in memo:
+        memo[key] = False
+        memo[key] = isinstance(value.owner, kinds) or any(_contains(v, kinds, memo) for v in value.owner.operands)
+    return memo[key]
+
+
+def _scratch_candidates(block: Block) -> set[SSAValue]:
+    """Values worth keeping per row rather than recomputing (see the module doc):
+
+    1. a reduction or matmul result that another reduction or matmul reads;
+    2. a costly operand of a matmul (each column of the product would recompute it);
+    3. a value with transcendentals that a reduction reads and something else too
+       (softmax's ``exp(x - max)``: computed once per element, not once per loop).
+    """
+    memo: dict = {}
+    reaches: dict[SSAValue, bool] = {}
+
+    def reaches_contraction(value: SSAValue) -> bool:
+        if value not in reaches:
+            reaches[value] = False
+            reaches[value] = any(
+                isinstance(use.operation, _CONTRACTIONS)
+                or (
+                    not isinstance(use.operation, graph.YieldOp)
+                    and any(reaches_contraction(r) for r in use.operation.results)
+                )
+                for use in value.uses
+            )
+        return reaches[value]
+
+    def users(value: SSAValue) -> list[Operation]:
+        """The ops using ``value``, looking through index maps."""
+        found = []
+        for use in value.uses:
+            if isinstance(use.operation, _INDEX_MAP_OPS):
+                found.extend(users(use.operation.results[0]))
+            else:
+                found.append(use.operation)
+        return found
+
+    candidates: set[SSAValue] = set()
+    for op in block.ops:
+        if isinstance(op, _CONTRACTIONS) and reaches_contraction(op.results[0]):
+            candidates.add(op.results[0])
+        if isinstance(op, graph.MatmulOp):
+            for operand in (op.lhs, op.rhs):
+                operand = _through_index_maps(operand)
+                if _contains(operand, _TRANSCENDENTAL_OPS + _CONTRACTIONS, memo):
+                    candidates.add(operand)
+        if op.results and not isinstance(op, _INDEX_MAP_OPS + _CONTRACTIONS + (graph.YieldOp,)):
+            value = op.results[0]
+            found = users(value)
+            if (
+                len(found) >= 2
+                and any(isinstance(u, graph.ReduceOp) for u in found)
+                and _contains(value, _TRANSCENDENTAL_OPS, memo)
+            ):
+                candidates.add(value)
+    return candidates
+
+
+def _evaluation_priority(block: Block) -> dict[SSAValue, int]:
+    """Which operands to evaluate first: a reduction broadcast along the loop (it is
+    hoisted out of the loop, and may keep a row in scratch that the other operands
+    then read), then operands holding such a broadcast deeper, then those holding any
+    reduction, then the rest."""
+    memo: dict = {}
+    priority: dict[SSAValue, int] = {}
+
+    def broadcast_of_reduction(value: SSAValue) -> bool:
+        if isinstance(value, BlockArgument):
+            return False
+        key = ("bcast", value)
+        if key not in memo:
+            memo[key] = False
+            owner = value.owner
+            if isinstance(owner, graph.BroadcastOp):
+                memo[key] = _contains(owner.input, _CONTRACTIONS, memo)
+            else:
+                memo[key] = any(broadcast_of_reduction(v) for v in owner.operands)
+        return memo[key]
+
+    def direct(value: SSAValue) -> bool:
+        """``value`` is a reduction's result seen through index maps, one a broadcast."""
+        seen_broadcast = False
+        while not isinstance(value, BlockArgument) and isinstance(value.owner, _INDEX_MAP_OPS):
+            seen_broadcast |= isinstance(value.owner, graph.BroadcastOp)
+            value = value.owner.operands[0]
+        return seen_broadcast and _contains(value, _CONTRACTIONS, memo)
+
+    for op in block.ops:
+        for value in op.results:
+            if direct(value):
+                priority[value] = 3
+            elif broadcast_of_reduction(value):
+                priority[value] = 2
+            else:
+                priority[value] = 1 if _contains(value, _CONTRACTIONS, memo) else 0
+    return priority
+
+
+class _KernelEmitter:
+    """Builds the body of one ``loop.kernel`` from one fusion group."""
+
+    def __init__(self, group: graph.FusionGroupOp, name: str):
+        self.group = group
+        block = group.body.block
+        terminator = block.last_op
+        assert isinstance(terminator, graph.YieldOp)
+        self.outputs = list(terminator.values)
+        in_types = [memref_of(a.type) for a in block.args]
+        out_types = [memref_of(v.type) for v in self.outputs]
+        attributes: dict[str, Attribute] = {}
+        for key in ("kind",):
+            if key in group.attributes:
+                attributes[key] = group.attributes[key]
+        self.kernel = loop.KernelOp(name, in_types, out_types, attributes=attributes)
+        body = self.kernel.body.block
+        self.root = _Frame(None, body, "root")
+        self.stack: list[_Frame] = [self.root]
+        self.home: dict[SSAValue, _Frame] = {}
+        self.deps: dict[SSAValue, frozenset[_Frame]] = {}
+        self.const_value: dict[SSAValue, int] = {}
+        for arg in body.args:
+            self.home[arg] = self.root
+        for source, arg in zip([*block.args, *self.outputs], body.args):
+            if source.name_hint:
+                arg.name_hint = source.name_hint
+        self.buffers: dict[SSAValue, SSAValue] = dict(zip(block.args, body.args[: len(block.args)]))
+        self.out_buffers = list(body.args[len(block.args) :])
+        # where each size name can be read: (buffer, axis)
+        self.size_source: dict[str, tuple[SSAValue, int]] = {}
+        for tensor_type, buffer in zip(
+            [a.type for a in block.args] + [v.type for v in self.outputs], body.args
+        ):
+            for axis, dim in enumerate(shape_of(tensor_type)):
+                if isinstance(dim, str) and dim not in self.size_source:
+                    self.size_source[dim] = (buffer, axis)
+        self.candidates = _scratch_candidates(block)
+        self.priority = _evaluation_priority(block)
+        self.filling: set[SSAValue] = set()
+
+    # -- placement --------------------------------------------------------------
+
+    def _level(self, values: Sequence[SSAValue]) -> int:
+        level = 0
+        for v in values:
+            frame = self.home[v]
+            level = max(level, self.stack.index(frame))
+        return level
+
+    def _insert(self, op: Operation, level: int) -> None:
+        frame = self.stack[level]
+        if level + 1 < len(self.stack):
+            frame.block.insert_op_before(op, self.stack[level + 1].op)
+        else:
+            frame.block.add_op(op)
+        for r in op.results:
+            self.home[r] = frame
+
+    def _emit(self, key: object, operands: Sequence[SSAValue], build: Callable[[], Operation]) -> SSAValue:
+        """An op computing ``key`` of ``operands``, reused if already built in scope,
+        else placed in the outermost loop its operands allow."""
+        memo_key = (key, tuple(operands))
+        for frame in reversed(self.stack):
+            if memo_key in frame.cse:
+                return frame.cse[memo_key]
+        level = self._level(operands)
+        op = build()
+        self._insert(op, level)
+        result = op.results[0]
+        self.stack[level].cse[memo_key] = result
+        if isinstance(result.type, IndexType):
+            deps: frozenset[_Frame] = frozenset()
+            for v in operands:
+                deps |= self.deps.get(v, frozenset())
+            self.deps[result] = deps
+        return result
+
+    # -- constants and index arithmetic ------------------------------------------
+
+    def index(self, value: int) -> SSAValue:
+        result = self._emit(("index", value), (), lambda: arith.ConstantOp.from_int_and_width(value, IndexType()))
+        self.const_value[result] = value
+        self.deps.setdefault(result, frozenset())
+        return result
+
+    def const(self, value: float | int | bool, type_: Attribute) -> SSAValue:
+        if isinstance(type_, IntegerType):
+            if type_.width.data == 1:
+                attr = IntegerAttr(1 if value else 0, type_)
+            else:
+                attr = IntegerAttr(int(value), type_)
+        else:
+            attr = FloatAttr(float(value), type_)
+        key = ("const", str(type_), repr(float(value)) if not isinstance(type_, IntegerType) else int(value))
+        return self._emit(key, (), lambda: arith.ConstantOp(attr))
+
+    def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        ca, cb = self.const_value.get(a), self.const_value.get(b)
+        if ca is not None and cb is not None:
+            return self.index(ca + cb)
+        if ca == 0:
+            return b
+        if cb == 0:
+            return a
+        return self._emit("addi", (a, b), lambda: arith.AddiOp(a, b))
+
+    def mul(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        ca, cb = self.const_value.get(a), self.const_value.get(b)
+        if ca is not None and cb is not None:
+            return self.index(ca * cb)
+        if ca == 1:
+            return b
+        if cb == 1:
+            return a
+        if ca == 0 or cb == 0:
+            return self.index(0)
+        return self._emit("muli", (a, b), lambda: arith.MuliOp(a, b))
+
+    def div(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        ca, cb = self.const_value.get(a), self.const_value.get(b)
+        if ca is not None and cb is not None and cb:
+            return self.index(ca // cb)
+        if cb == 1:
+            return a
+        return self._emit("divui", (a, b), lambda: arith.DivUIOp(a, b))
+
+    def rem(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        ca, cb = self.const_value.get(a), self.const_value.get(b)
+        if ca is not None and cb is not None and cb:
+            return self.index(ca % cb)
+        if cb == 1:
+            return self.index(0)
+        return self._emit("remui", (a, b), lambda: arith.RemUIOp(a, b))
+
+    def size(self, dim: Dim) -> SSAValue:
+        """The run-time value of a size: a constant, or ``loop.dim`` of a buffer."""
+        if isinstance(dim, int):
+            return self.index(dim)
+        source = self.size_source.get(dim)
+        if source is None:
+            if "*" in dim:  # a product of sizes, as a reshape may infer
+                result = self.index(1)
+                for part in dim.split("*"):
+                    part = part.strip()
+                    result = self.mul(result, self.size(int(part) if part.isdigit() else part))
+                return result
+            raise LoweringError(
+                f"kernel {self.kernel.sym_name.data}: size {dim!r} is not the size of any of its buffers"
+            )
+        buffer, axis = source
+        result = self._emit(("dim", axis), (buffer,), lambda: loop.DimOp(buffer, axis))
+        self.deps[result] = frozenset()
+        return result
+
+    def scalar(self, key: object, operands: Sequence[SSAValue], build: Callable[[], Operation]) -> SSAValue:
+        return self._emit(key, operands, build)
+
+    def load(self, buffer: SSAValue, indices: Sequence[SSAValue]) -> SSAValue:
+        return self._emit("load", (buffer, *indices), lambda: loop.LoadOp(buffer, indices))
+
+    # -- loops ---------------------------------------------------------------------
+
+    def _push(self, frame: _Frame, iv: SSAValue) -> None:
+        self.home[iv] = frame
+        self.deps[iv] = frozenset([frame])
+        self.stack.append(frame)
+
+    def reduce_loops(
+        self,
+        level: int,
+        combiner: loop.Combiner,
+        init: SSAValue,
+        extents: Sequence[SSAValue],
+        body: Callable[[list[SSAValue]], SSAValue],
+    ) -> SSAValue:
+        """Nested ``loop.reduce`` over ``extents``, placed at ``level``; ``body`` gets
+        the induction variables and gives the value to fold."""
+        op = loop.ReduceOp(self.index(0), extents[0], self.index(1), [combiner], [init])
+        self._insert(op, level)
+        saved = self.stack
+        self.stack = saved[: level + 1]
+        frame = _Frame(op, op.body.block, "reduce")
+        op.iv.name_hint = "k"
+        self._push(frame, op.iv)
+        if len(extents) > 1:
+            value = self.reduce_loops(level + 1, combiner, init, extents[1:], lambda ivs: body([op.iv, *ivs]))
+        else:
+            value = body([op.iv])
+        frame.block.add_op(loop.YieldOp(value))
+        self.stack = saved
+        result = op.res[0]
+        self.home[result] = saved[level]
+        return result
+
+    def parallel(
+        self, extent: SSAValue, kind: str = "parallel", level: int | None = None, hint: str = "i"
+    ) -> tuple[loop.ParallelOp, _Frame]:
+        """A ``loop.parallel`` placed at ``level`` (default: the innermost frame), its
+        body becoming the innermost frame (deeper frames are left)."""
+        if level is None:
+            level = len(self.stack) - 1
+        op = loop.ParallelOp(self.index(0), extent, self.index(1))
+        op.iv.name_hint = hint
+        self._insert(op, level)
+        frame = _Frame(op, op.body.block, kind)
+        self.stack = self.stack[: level + 1]
+        self._push(frame, op.iv)
+        return op, frame
+
+    # -- values ----------------------------------------------------------------------
+
+    def value_at(self, value: SSAValue, idx: tuple[SSAValue, ...]) -> SSAValue:
+        """The scalar of graph ``value`` at index ``idx`` (one index per axis)."""
+        key = (value, idx)
+        for frame in reversed(self.stack):
+            if key in frame.memo:
+                return frame.memo[key]
+        result = None
+        if value in self.candidates and value not in self.filling:
+            result = self._from_scratch(value, idx)
+        if result is None:
+            result = self._compute(value, idx)
+        frame = self.home[result]
+        if frame in self.stack:
+            frame.memo[key] = result
+        return result
+
+    def values_at(self, requests: Sequence[tuple[SSAValue, tuple[SSAValue, ...]]]) -> list[SSAValue]:
+        """Several values, evaluated in priority order (``_evaluation_priority``),
+        returned in request order."""
+        order = sorted(range(len(requests)), key=lambda n: -self.priority.get(requests[n][0], 0))
+        results: list[SSAValue | None] = [None] * len(requests)
+        for n in order:
+            results[n] = self.value_at(*requests[n])
+        return results  # type: ignore[return-value]
+
+    def _from_scratch(self, value: SSAValue, idx: tuple[SSAValue, ...]) -> SSAValue | None:
+        for frame in reversed(self.stack):
+            for positions, comps, buffer in frame.scratch.get(value, ()):
+                if all(idx[p] is c for p, c in zip(positions, comps)):
+                    return self.load(buffer, [idx[p] for p in range(len(idx)) if p not in positions])
+        # the outer parallel loops this index runs along
+        m = 0
+        for k in range(1, len(self.stack)):
+            frame = self.stack[k]
+            if frame.kind != "parallel" or not any(frame in self.deps[c] for c in idx):
+                break
+            m = k
+        outer = frozenset(self.stack[: m + 1])
+        fixed = [p for p, c in enumerate(idx) if self.deps[c] <= outer]
+        row = [p for p in range(len(idx)) if p not in fixed]
+        if not row:
+            return None
+        shape = shape_of(value.type)
+        static = [shape[p] if isinstance(shape[p], int) else DYNAMIC_INDEX for p in row]
+        scratch_type = MemRefType(_element(value.type), static)
+        sizes = [self.size(shape[p]) for p in row if not isinstance(shape[p], int)]
+        scratch = loop.ScratchOp(scratch_type, sizes)
+        self._insert(scratch, m)
+        buffer = scratch.result
+        saved = self.stack
+        ivs = []
+        for n, p in enumerate(row):
+            op, _ = self.parallel(self.size(shape[p]), "scratch", m + n, "t")
+            ivs.append(op.iv)
+        inner = list(idx)
+        for p, iv in zip(row, ivs):
+            inner[p] = iv
+        self.filling.add(value)
+        v = self.value_at(value, tuple(inner))
+        self.filling.discard(value)
+        self._insert(loop.StoreOp(v, buffer, ivs), self._level([v, *ivs]))
+        self.stack = saved
+        saved[m].scratch.setdefault(value, []).append((fixed, [idx[p] for p in fixed], buffer))
+        return self.load(buffer, [idx[p] for p in row])
+
+    def _compute(self, value: SSAValue, idx: tuple[SSAValue, ...]) -> SSAValue:
+        if isinstance(value, BlockArgument):
+            return self.load(self.buffers[value], idx)
+        op = value.owner
+        handler = _HANDLERS.get(type(op))
+        if handler is None:
+            raise LoweringError(f"lower-to-loops does not handle {op.name}")
+        return handler(self, op, idx)
+
+    # -- the output nests ---------------------------------------------------------------
+
+    def build(self) -> loop.KernelOp:
+        trie: dict = {"outs": [], "children": {}}
+        for value, buffer in zip(self.outputs, self.out_buffers):
+            node = trie
+            for dim in shape_of(value.type):
+                node = node["children"].setdefault(dim, {"outs": [], "children": {}})
+            node["outs"].append((value, buffer))
+        self._build_node(trie, ())
+        return self.kernel
+
+    def _build_node(self, node: dict, idx: tuple[SSAValue, ...]) -> None:
+        values = self.values_at([(value, idx) for value, _ in node["outs"]])
+        for v, (_, buffer) in zip(values, node["outs"]):
+            self._insert(loop.StoreOp(v, buffer, idx), self._level([v, *idx]))
+        for dim, child in node["children"].items():
+            if dim == 1:  # no loop over a unit dimension
+                self._build_node(child, (*idx, self.index(0)))
+                continue
+            op, _ = self.parallel(self.size(dim), hint=f"i{len(idx)}")
+            self._build_node(child, (*idx, op.iv))
+            self.stack.pop()
+
+
+# ---------------------------------------------------------------------------
+# Scalar lowering of each graph op: (emitter, op, index) -> scalar
+
+
+_HANDLERS: dict[type[Operation], Callable[[_KernelEmitter, Operation, tuple[SSAValue, ...]], SSAValue]] = {}
+
+
+def _handles(*types: type[Operation]):
+    def register(fn):
+        for t in types:
+            _HANDLERS[t] = fn
+        return fn
+
+    return register
+
+
+def _float_op(float_cls, int_cls=None):
+    def lower(e: _KernelEmitter, op: Operation, idx):
+        operands = e.values_at([(v, idx) for v in op.operands])
+        if is_float(op.results[0].type) or int_cls is None:
+            return e.scalar(float_cls.name, operands, lambda: float_cls(*operands))
+        return e.scalar(int_cls.name, operands, lambda: int_cls(*operands))
+
+    return lower
+
+
+_HANDLERS[graph.AddOp] = _float_op(arith.AddfOp, arith.AddiOp)
+_HANDLERS[graph.SubOp] = _float_op(arith.SubfOp, arith.SubiOp)
+_HANDLERS[graph.MulOp] = _float_op(arith.MulfOp, arith.MuliOp)
+_HANDLERS[graph.DivOp] = _float_op(arith.DivfOp)
+_HANDLERS[graph.MaximumOp] = _float_op(arith.MaximumfOp, arith.MaxSIOp)
+_HANDLERS[graph.MinimumOp] = _float_op(arith.MinimumfOp, arith.MinSIOp)
+_HANDLERS[graph.ExpOp] = _float_op(mathd.ExpOp)
+_HANDLERS[graph.LogOp] = _float_op(mathd.LogOp)
+_HANDLERS[graph.SqrtOp] = _float_op(mathd.SqrtOp)
+_HANDLERS[graph.RsqrtOp] = _float_op(mathd.RsqrtOp)
+_HANDLERS[graph.SinOp] = _float_op(mathd.SinOp)
+_HANDLERS[graph.CosOp] = _float_op(mathd.CosOp)
+_HANDLERS[graph.TanhOp] = _float_op(mathd.TanhOp)
+_HANDLERS[graph.ErfOp] = _float_op(mathd.ErfOp)
+_HANDLERS[graph.AbsOp] = _float_op(mathd.AbsFOp, mathd.AbsIOp)
+
+
+def _f(e: _KernelEmitter, name: str, *operands: SSAValue) -> SSAValue:
+    """A float scalar op by short name, on operands of one float type."""
+    cls = {
+        "add": arith.AddfOp, "sub": arith.SubfOp, "mul": arith.MulfOp, "div": arith.DivfOp,
+        "exp": mathd.ExpOp, "tanh": mathd.TanhOp, "neg": arith.NegfOp,
+    }[name]  # fmt: skip
+    return e.scalar(cls.name, operands, lambda: cls(*operands))
+
+
+@_handles(graph.NegOp)
+def _neg(e: _KernelEmitter, op: graph.NegOp, idx):
+    x = e.value_at(op.input, idx)
+    if is_float(op.result.type):
+        return _f(e, "neg", x)
+    zero = e.const(0, x.type)
+    return e.scalar(arith.SubiOp.name, (zero, x), lambda: arith.SubiOp(zero, x))
+
+
+@_handles(graph.ReluOp)
+def _relu(e: _KernelEmitter, op: graph.ReluOp, idx):
+    x = e.value_at(op.input, idx)
+    zero = e.const(0, x.type)
+    if is_float(op.result.type):
+        return e.scalar(arith.MaximumfOp.name, (x, zero), lambda: arith.MaximumfOp(x, zero))
+    return e.scalar(arith.MaxSIOp.name, (x, zero), lambda: arith.MaxSIOp(x, zero))
+
+
+def _sigmoid_of(e: _KernelEmitter, x: SSAValue) -> SSAValue:
+    one = e.const(1.0, x.type)
+    return _f(e, "div", one, _f(e, "add", one, _f(e, "exp", _f(e, "neg", x))))
+
+
+@_handles(graph.SigmoidOp)
+def _sigmoid(e: _KernelEmitter, op: graph.SigmoidOp, idx):
+    return _sigmoid_of(e, e.value_at(op.input, idx))
+
+
+@_handles(graph.SiluOp)
+def _silu(e: _KernelEmitter, op: graph.SiluOp, idx):
+    x = e.value_at(op.input, idx)
+    return _f(e, "mul", x, _sigmoid_of(e, x))
+
+
+@_handles(graph.GeluOp)
+def _gelu(e: _KernelEmitter, op: graph.GeluOp, idx):
+    """0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))"""
+    x = e.value_at(op.input, idx)
+    t = x.type
+    x3 = _f(e, "mul", _f(e, "mul", x, x), x)
+    inner = _f(e, "mul", e.const(math.sqrt(2.0 / math.pi), t), _f(e, "add", x, _f(e, "mul", e.const(0.044715, t), x3)))
+    return _f(e, "mul", _f(e, "mul", e.const(0.5, t), x), _f(e, "add", e.const(1.0, t), _f(e, "tanh", inner)))
+
+
+def _constant_scalar(value: SSAValue) -> float | int | None:
+    """The value of a splat constant, seen through broadcasts and layout ops."""
+    value = _through_index_maps(value)
+    if isinstance(value, BlockArgument) or not isinstance(value.owner, graph.ConstantOp):
+        return None
+    attr = value.owner.value
+    values = attr.get_values()
+    if len(values) == 0 or any(v != values[0] for v in values):
+        return None
+    return values[0]
+
+
+def _int_power(e: _KernelEmitter, x: SSAValue, n: int, is_f: bool) -> SSAValue:
+    """x ** n for n >= 1 by square-and-multiply: integer powers are multiplies."""
+    mul = (lambda a, b: _f(e, "mul", a, b)) if is_f else (
+        lambda a, b: e.scalar(arith.MuliOp.name, (a, b), lambda: arith.MuliOp(a, b))
+    )
+    result = None
+    base = x
+    while n:
+        if n & 1:
+            result = base if result is None else mul(result, base)
+        n >>= 1
+        if n:
+            base = mul(base, base)
+    assert result is not None
+    return result
+
+
+@_handles(graph.PowOp)
+def _pow(e: _KernelEmitter, op: graph.PowOp, idx):
+    x = e.value_at(op.lhs, idx)
+    is_f = is_float(op.result.type)
+    c = _constant_scalar(op.rhs)
+    if c is not None and float(c).is_integer() and abs(c) <= 64:
+        n = int(c)
+        if n == 0:
+            return e.const(1, x.type)
+        if n > 0:
+            return _int_power(e, x, n, is_f)
+        if is_f:
+            return _f(e, "div", e.const(1.0, x.type), _int_power(e, x, -n, True))
+    if c is not None and is_f and c == 0.5:
+        return e.scalar(mathd.SqrtOp.name, (x,), lambda: mathd.SqrtOp(x))
+    if c is not None and is_f and c == -0.5:
+        return e.scalar(mathd.RsqrtOp.name, (x,), lambda: mathd.RsqrtOp(x))
+    y = e.value_at(op.rhs, idx)
+    if is_f:
+        return e.scalar(mathd.PowFOp.name, (x, y), lambda: mathd.PowFOp(x, y))
+    return e.scalar(mathd.IPowIOp.name, (x, y), lambda: mathd.IPowIOp(x, y))
+
+
+_FLOAT_PREDICATES = {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": "une"}
+_INT_PREDICATES = {"lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge", "eq": "eq", "ne": "ne"}
+_BOOL_PREDICATES = {"lt": "ult", "le": "ule", "gt": "ugt", "ge": "uge", "eq": "eq", "ne": "ne"}
+
+
+@_handles(graph.CompareOp)
+def _compare(e: _KernelEmitter, op: graph.CompareOp, idx):
+    a, b = e.values_at([(op.lhs, idx), (op.rhs, idx)])
+    pred = op.predicate.data.value
+    if is_float(op.lhs.type):
+        p = _FLOAT_PREDICATES[pred]
+        return e.scalar(("cmpf", p), (a, b), lambda: arith.CmpfOp(a, b, p))
+    p = (_BOOL_PREDICATES if is_bool(op.lhs.type) else _INT_PREDICATES)[pred]
+    return e.scalar(("cmpi", p), (a, b), lambda: arith.CmpiOp(a, b, p))
+
+
+@_handles(graph.SelectOp)
+def _select(e: _KernelEmitter, op: graph.SelectOp, idx):
+    c, a, b = e.values_at([(op.cond, idx), (op.true_value, idx), (op.false_value, idx)])
+    return e.scalar("select", (c, a, b), lambda: arith.SelectOp(c, a, b))
+
+
+def convert(e: _KernelEmitter, x: SSAValue, target: Attribute) -> SSAValue:
+    """NumPy ``astype`` of a scalar: float<->float, int<->int, int<->float (toward
+    zero), and bool (nonzero is true; true is 1)."""
+    source = x.type
+    if source == target:
+        return x
+    s_float, t_float = is_float(source), is_float(target)
+    s_bool = isinstance(source, IntegerType) and source.width.data == 1
+    t_bool = isinstance(target, IntegerType) and target.width.data == 1
+    if t_bool:
+        zero = e.const(0, source)
+        if s_float:
+            return e.scalar(("cmpf", "une"), (x, zero), lambda: arith.CmpfOp(x, zero, "une"))
+        return e.scalar(("cmpi", "ne"), (x, zero), lambda: arith.CmpiOp(x, zero, "ne"))
+    if s_float and t_float:
+        wider = _float_width(target) > _float_width(source)
+        cls = arith.ExtFOp if wider else arith.TruncFOp
+        return e.scalar((cls.name, str(target)), (x,), lambda: cls(x, target))
+    if s_float:  # float -> int
+        return e.scalar((arith.FPToSIOp.name, str(target)), (x,), lambda: arith.FPToSIOp(x, target))
+    if t_float:  # int or bool -> float
+        cls = arith.UIToFPOp if s_bool else arith.SIToFPOp
+        return e.scalar((cls.name, str(target)), (x,), lambda: cls(x, target))
+    # int -> int
+    assert isinstance(source, IntegerType) and isinstance(target, IntegerType)
+    if target.width.data > source.width.data:
+        cls = arith.ExtUIOp if s_bool else arith.ExtSIOp
+        return e.scalar((cls.name, str(target)), (x,), lambda: cls(x, target))
+    return e.scalar((arith.TruncIOp.name, str(target)), (x,), lambda: arith.TruncIOp(x, target))
+
+
+def _float_width(type_: Attribute) -> int:
+    return {"f16": 16, "f32": 32, "f64": 64}[str(type_)]
+
+
+@_handles(graph.CastOp)
+def _cast(e: _KernelEmitter, op: graph.CastOp, idx):
+    return convert(e, e.value_at(op.input, idx), _element(op.result.type))
+
+
+@_handles(graph.ConstantOp)
+def _constant(e: _KernelEmitter, op: graph.ConstantOp, idx):
+    attr: DenseIntOrFPElementsAttr = op.value
+    values = attr.get_values()
+    if len(values) != 1 and any(v != values[0] for v in values):
+        raise LoweringError("lower-to-loops only takes scalar (or splat) graph.constant")
+    return e.const(values[0], _element(op.result.type))
+
+
+def _index_to(e: _KernelEmitter, n: SSAValue, target: Attribute) -> SSAValue:
+    """An ``index`` as a scalar of ``target`` type."""
+    if isinstance(target, IntegerType):
+        return e.scalar(("index_cast", str(target)), (n,), lambda: arith.IndexCastOp(n, target))
+    i64 = IntegerType(64)
+    as_int = e.scalar(("index_cast", "i64"), (n,), lambda: arith.IndexCastOp(n, i64))
+    return e.scalar((arith.SIToFPOp.name, str(target)), (as_int,), lambda: arith.SIToFPOp(as_int, target))
+
+
+@_handles(graph.DimSizeOp)
+def _dim_size(e: _KernelEmitter, op: graph.DimSizeOp, idx):
+    dim = shape_of(op.input.type)[op.index.value.data]
+    return _index_to(e, e.size(dim), _element(op.result.type))
+
+
+@_handles(graph.BroadcastOp)
+def _broadcast(e: _KernelEmitter, op: graph.BroadcastOp, idx):
+    source, target = shape_of(op.input.type), shape_of(op.result.type)
+    offset = len(target) - len(source)
+    inner = tuple(
+        e.index(0) if source[k] == 1 and target[offset + k] != 1 else idx[offset + k]
+        for k in range(len(source))
+    )
+    return e.value_at(op.input, inner)
+
+
+@_handles(graph.TransposeOp)
+def _transpose(e: _KernelEmitter, op: graph.TransposeOp, idx):
+    perm = op.permutation
+    inner: list[SSAValue | None] = [None] * len(perm)
+    for i, p in enumerate(perm):
+        inner[p] = idx[i]
+    return e.value_at(op.input, tuple(inner))  # type: ignore[arg-type]
+
+
+def reshape_index(e: _KernelEmitter, source: Sequence[Dim], target: Sequence[Dim], idx: Sequence[SSAValue]) -> tuple[SSAValue, ...]:
+    """The source index of a row-major reshape: equal leading and trailing sizes map
+    one to one; the rest is linearised over the target sizes and split again over
+    the source sizes with div/mod."""
+    lead = 0
+    while lead < min(len(source), len(target)) and source[lead] == target[lead]:
+        lead += 1
+    trail = 0
+    while (
+        trail < min(len(source), len(target)) - lead
+        and source[len(source) - 1 - trail] == target[len(target) - 1 - trail]
+    ):
+        trail += 1
+    s_mid = source[lead : len(source) - trail]
+    t_mid = target[lead : len(target) - trail]
+    t_idx = idx[lead : len(target) - trail]
+    linear = e.index(0)
+    for dim, i in zip(t_mid, t_idx):
+        linear = e.add(e.mul(linear, e.size(dim)), i)
+    mid: list[SSAValue] = []
+    for k in range(len(s_mid) - 1, -1, -1):
+        if k == 0:
+            mid.append(linear)
+        else:
+            size = e.size(s_mid[k])
+            mid.append(e.rem(linear, size))
+            linear = e.div(linear, size)
+    mid.reverse()
+    return (*idx[:lead], *mid, *idx[len(target) - trail :])
+
+
+@_handles(graph.ReshapeOp)
+def _reshape(e: _KernelEmitter, op: graph.ReshapeOp, idx):
+    inner = reshape_index(e, shape_of(op.input.type), shape_of(op.result.type), idx)
+    return e.value_at(op.input, inner)
+
+
+def _identity(combiner: loop.Combiner, type_: Attribute) -> float | int:
+    if is_float(type_):
+        return {"add": 0.0, "mul": 1.0, "max": -math.inf, "min": math.inf}[combiner.value]
+    assert isinstance(type_, IntegerType)
+    bits = type_.width.data
+    return {"add": 0, "mul": 1, "max": -(2 ** (bits - 1)), "min": 2 ** (bits - 1) - 1}[combiner.value]
+
+
+_COMBINERS = {
+    graph.ReduceKind.SUM: loop.Combiner.ADD,
+    graph.ReduceKind.MEAN: loop.Combiner.ADD,
+    graph.ReduceKind.MAX: loop.Combiner.MAX,
+    graph.ReduceKind.MIN: loop.Combiner.MIN,
+}
+
+
+@_handles(graph.ReduceOp)
+def _reduce(e: _KernelEmitter, op: graph.ReduceOp, idx):
+    shape = shape_of(op.input.type)
+    axes = op.axes_list
+    keepdims = op.keepdims is not None
+    kind = op.kind.data
+    element = _element(op.input.type)
+    # the input index with holes at the reduced axes
+    kept: list[SSAValue | None] = []
+    it = iter(idx)
+    for axis in range(len(shape)):
+        if axis in axes:
+            if keepdims:
+                next(it)
+            kept.append(None)
+        else:
+            kept.append(next(it))
+    outer = [c for c in kept if c is not None]
+    extents = [e.size(shape[a]) for a in axes]
+    combiner = _COMBINERS[kind]
+    init = e.const(_identity(combiner, element), element)
+    level = e._level([*outer, *extents, init])
+
+    def body(ivs: list[SSAValue]) -> SSAValue:
+        full = list(kept)
+        for axis, iv in zip(axes, ivs):
+            full[axis] = iv
+        return e.value_at(op.input, tuple(full))  # type: ignore[arg-type]
+
+    if not axes:
+        return body([])
+    result = e.reduce_loops(level, combiner, init, extents, body)
+    if kind == graph.ReduceKind.MEAN:
+        count = e.index(1)
+        for extent in extents:
+            count = e.mul(count, extent)
+        return _f(e, "div", result, _index_to(e, count, element))
+    return result
+
+
+def _broadcast_batch(e: _KernelEmitter, operand_batch: Sequence[Dim], out_batch: Sequence[Dim], idx: Sequence[SSAValue]) -> list[SSAValue]:
+    offset = len(out_batch) - len(operand_batch)
+    return [
+        e.index(0) if operand_batch[k] == 1 and out_batch[offset + k] != 1 else idx[offset + k]
+        for k in range(len(operand_batch))
+    ]
+
+
+@_handles(graph.MatmulOp)
+def _matmul(e: _KernelEmitter, op: graph.MatmulOp, idx):
+    """C[b.., i, j] = sum_k A[b.., i, k] * B[b.., k, j] (batch dims broadcast); with
+    ``transpose_lhs`` A is read as A[b.., k, i], with ``transpose_rhs`` B as B[b.., j, k]."""
+    lhs, rhs = op.operand_shapes()  # (..., M, K), (..., K, N) after the flags
+    out = shape_of(op.result.type)
+    batch, i, j = idx[:-2], idx[-2], idx[-1]
+    lhs_batch = _broadcast_batch(e, lhs[:-2], out[:-2], batch)
+    rhs_batch = _broadcast_batch(e, rhs[:-2], out[:-2], batch)
+    swap_lhs, swap_rhs = op.transpose_lhs is not None, op.transpose_rhs is not None
+    element = _element(op.result.type)
+    init = e.const(0, element)
+    extent = e.size(lhs[-1])
+    level = e._level([*idx, extent, init])
+    is_f = is_float(op.result.type)
+
+    def body(ivs: list[SSAValue]) -> SSAValue:
+        (k,) = ivs
+        a_idx = (*lhs_batch, k, i) if swap_lhs else (*lhs_batch, i, k)
+        b_idx = (*rhs_batch, j, k) if swap_rhs else (*rhs_batch, k, j)
+        a, b = e.values_at([(op.lhs, a_idx), (op.rhs, b_idx)])
+        if is_f:
+            return _f(e, "mul", a, b)
+        return e.scalar(arith.MuliOp.name, (a, b), lambda: arith.MuliOp(a, b))
+
+    return e.reduce_loops(level, loop.Combiner.ADD, init, [extent], body)
+
+
+# ---------------------------------------------------------------------------
+# Host functions
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    candidate, n = name, 1
+    while candidate in taken:
+        candidate = f"{name}_{n}"
+        n += 1
+    taken.add(candidate)
+    return candidate
+
+
+def _single_op_group(op: Operation) -> graph.FusionGroupOp:
+    """A fusion group holding just ``op`` (for graph ops found outside any group)."""
+    operands = list(dict.fromkeys(op.operands))
+    block = Block(arg_types=[v.type for v in operands])
+    mapping = dict(zip(operands, block.args))
+    clone = op.clone(value_mapper=mapping)
+    block.add_op(clone)
+    block.add_op(graph.YieldOp(*clone.results))
+    return graph.FusionGroupOp(
+        operands,
+        [r.type for r in op.results],
+        Region(block),
+        {"kind": StringAttr("single")},
+    )
+
+
+def lower_function(fn: func.FuncOp, module: ModuleOp, taken: set[str]) -> func.FuncOp:
+    """The host function of ``fn``; its kernels are inserted into ``module`` before it."""
+    block = fn.body.block
+    in_types = [memref_of(a.type) for a in block.args]
+    out_types = [memref_of(t) for t in fn.function_type.outputs.data]
+    arg_attrs = ArrayAttr(
+        [DictionaryAttr({loop.SHAPE_ATTR: loop.ShapeAttr(symbolic_shape(a.type))}) for a in block.args]
+    )
+    host = func.FuncOp(fn.sym_name.data, (in_types, out_types), arg_attrs=arg_attrs, visibility=fn.sym_visibility)
+    host_block = host.body.block
+    buffers: dict[SSAValue, SSAValue] = dict(zip(block.args, host_block.args))
+    allocated: list[SSAValue] = []
+    for op in list(block.ops):
+        if isinstance(op, func.ReturnOp):
+            results = [buffers[v] for v in op.arguments]
+            for buffer in allocated:
+                if buffer not in results:
+                    host_block.add_op(loop.DeallocOp(buffer))
+            host_block.add_op(func.ReturnOp(*results))
+            continue
+        group = op if isinstance(op, graph.FusionGroupOp) else None
+        if group is None:
+            if op.dialect_name() != "graph" or isinstance(op, graph.YieldOp):
+                raise LoweringError(f"lower-to-loops expects fusion groups in a function body, found {op.name}")
+            group = _single_op_group(op)
+        name = _unique(group.kernel_name or f"k{len(taken)}", taken)
+        kernel = _KernelEmitter(group, name).build()
+        Rewriter.insert_op(kernel, InsertPoint.before(fn))
+        outs = []
+        for result in op.results:
+            alloc = loop.AllocOp(symbolic_shape(result.type), memref_of(result.type))
+            host_block.add_op(alloc)
+            buffers[result] = alloc.result
+            allocated.append(alloc.result)
+            outs.append(alloc.result)
+            if result.name_hint:
+                alloc.result.name_hint = result.name_hint
+        host_block.add_op(loop.LaunchOp(name, [*[buffers[v] for v in op.operands], *outs]))
+    for old, new in zip(block.args, host_block.args):
+        if old.name_hint:
+            new.name_hint = old.name_hint
+    return host
+
+
+@dataclass(frozen=True)
+class LowerToLoopsPass(ModulePass):
+    """Fusion groups -> ``loop.kernel``s; functions -> host functions over buffers."""
+
+    name = "lower-to-loops"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        taken = {o.sym_name.data for o in op.ops if isinstance(o, func.FuncOp | loop.KernelOp)}
+        for fn in [o for o in op.ops if isinstance(o, func.FuncOp)]:
+            if fn.is_declaration or any(o.dialect_name() == "loop" for o in fn.body.block.ops):
+                continue  # nothing to lower, or lowered already
+            host = lower_function(fn, op, taken)
+            Rewriter.insert_op(host, InsertPoint.before(fn))
+            fn.detach()
+            fn.erase()

@@ -1,0 +1,358 @@
+"""Runs a module of the loop dialect: walks a host function, launching compiled kernels.
+
+    program = CompiledProgram(module)            # module after lower-to-loops (and plan-memory)
+    y, s = program.run("main", [x])              # NumPy in, NumPy out
+    program.run("main", [x], profile=times)      # times["k0_softmax"] -> [seconds, ...]
+
+``CompiledProgram`` reads each host ``func.func`` once into a list of steps (allocate,
+launch, view, copy, free, return) and generates each kernel's source
+(``runtime.codegen_cpu``), loading it through the disk cache
+(``runtime.kernel_cache``); Numba compiles a kernel on its first call, or loads it
+from the cache.
+
+A call binds the symbolic sizes from its arguments' shapes (each argument's
+``loop.shape``), checks them (rank, static sizes, one size per name), allocates
+buffers with NumPy, launches the kernels in order and returns the result buffers as
+NumPy arrays. Results that the host function takes as arguments (``loop.result``,
+after ``plan-memory``) are allocated by the call, or taken from ``out=``.
+
+``f16`` buffers are held as ``float32`` while the program runs (Numba's CPU target
+has no ``float16``): ``f16`` arguments are converted on the way in and results on the
+way out.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+)
+from xdsl.ir import Attribute, SSAValue
+
+from dialects import loop
+from runtime import codegen_cpu
+from runtime.kernel_cache import load_kernel
+
+
+class ExecutionError(ValueError):
+    """The program cannot run on these arguments (their number, dtypes or shapes)."""
+
+
+def element_dtype(type_: Attribute) -> np.dtype:
+    """The NumPy dtype of a memref's elements, as the caller sees them."""
+    if isinstance(type_, Float16Type):
+        return np.dtype(np.float16)
+    if isinstance(type_, Float32Type):
+        return np.dtype(np.float32)
+    if isinstance(type_, Float64Type):
+        return np.dtype(np.float64)
+    if isinstance(type_, IntegerType):
+        width = type_.width.data
+        return np.dtype(np.bool_) if width == 1 else np.dtype(f"int{width}")
+    raise ExecutionError(f"no NumPy dtype for {type_}")
+
+
+def storage_dtype(type_: Attribute) -> np.dtype:
+    """The dtype buffers of ``type_`` have while the program runs on the CPU."""
+    dtype = element_dtype(type_)
+    return np.dtype(np.float32) if dtype == np.float16 else dtype
+
+
+# ---------------------------------------------------------------------------
+# Sizes
+
+
+def evaluate_dim(dim: int | str, sizes: dict[str, int]) -> int:
+    """A symbolic size under a binding; ``"A*B*4"`` products are allowed."""
+    if isinstance(dim, int):
+        return dim
+    if dim in sizes:
+        return sizes[dim]
+    if "*" in dim:
+        result = 1
+        for part in dim.split("*"):
+            part = part.strip()
+            result *= int(part) if part.isdigit() else evaluate_dim(part, sizes)
+        return result
+    raise ExecutionError(f"size {dim!r} is not bound by any argument")
+
+
+def _bind(dims: Sequence[int | str], shape: tuple[int, ...], sizes: dict[str, int], what: str) -> None:
+    """Binds the size names of ``dims`` to ``shape``, checking it against what is known."""
+    if len(dims) != len(shape):
+        raise ExecutionError(f"{what}: expected rank {len(dims)}, got shape {tuple(shape)}")
+    for dim, actual in zip(dims, shape):
+        if isinstance(dim, int):
+            if dim != actual:
+                raise ExecutionError(f"{what}: expected shape {list(dims)}, got {tuple(shape)}")
+        elif dim in sizes:
+            if sizes[dim] != actual:
+                raise ExecutionError(f"{what}: size {dim} is {actual} here but {sizes[dim]} before")
+        elif "*" not in dim:
+            sizes[dim] = actual
+
+
+# ---------------------------------------------------------------------------
+# Host functions as step lists
+
+
+@dataclass
+class _Param:
+    slot: int
+    dims: tuple[int | str, ...]
+    dtype: np.dtype
+    storage: np.dtype
+    result: int | None  # the result this argument receives, after plan-memory
+
+
+@dataclass
+class HostPlan:
+    """One host function, read into slots and steps once."""
+
+    name: str
+    params: list[_Param]
+    steps: list[tuple]
+    returns: list[int]  # slots returned by func.return
+    result_params: list[_Param]  # caller-provided result buffers, by result number
+    num_slots: int
+    result_dtypes: list[np.dtype] = field(default_factory=list)
+
+    @property
+    def num_inputs(self) -> int:
+        return len(self.params) - len(self.result_params)
+
+
+def _plan(fn: func.FuncOp) -> HostPlan:
+    slots: dict[SSAValue, int] = {}
+
+    def slot(value: SSAValue) -> int:
+        if value not in slots:
+            slots[value] = len(slots)
+        return slots[value]
+
+    params: list[_Param] = []
+    arg_attrs = fn.arg_attrs.data if fn.arg_attrs is not None else [None] * len(fn.body.block.args)
+    for arg, attrs in zip(fn.body.block.args, arg_attrs):
+        if not isinstance(arg.type, MemRefType):
+            raise ExecutionError(f"@{fn.sym_name.data}: argument of type {arg.type} is not a buffer")
+        data = attrs.data if attrs is not None else {}
+        shape = data.get(loop.SHAPE_ATTR)
+        if not isinstance(shape, loop.ShapeAttr):
+            raise ExecutionError(f"@{fn.sym_name.data}: argument without a {loop.SHAPE_ATTR} attribute")
+        result = data.get(loop.RESULT_ATTR)
+        params.append(
+            _Param(
+                slot(arg),
+                shape.data,
+                element_dtype(arg.type.element_type),
+                storage_dtype(arg.type.element_type),
+                result.value.data if isinstance(result, IntegerAttr) else None,
+            )
+        )
+    steps: list[tuple] = []
+    returns: list[int] = []
+    for op in fn.body.block.ops:
+        if isinstance(op, loop.AllocOp):
+            assert isinstance(op.result.type, MemRefType)
+            steps.append(("alloc", slot(op.result), op.dims, storage_dtype(op.result.type.element_type)))
+        elif isinstance(op, loop.LaunchOp):
+            steps.append(("launch", op.kernel_name, tuple(slot(v) for v in op.args)))
+        elif isinstance(op, loop.ViewOp):
+            steps.append(("view", slot(op.result), slot(op.source), op.dims))
+        elif isinstance(op, loop.CopyOp):
+            steps.append(("copy", slot(op.source), slot(op.target)))
+        elif isinstance(op, loop.DeallocOp):
+            steps.append(("free", slot(op.buffer)))
+        elif isinstance(op, func.ReturnOp):
+            returns = [slot(v) for v in op.arguments]
+        else:
+            raise ExecutionError(f"@{fn.sym_name.data}: the executor does not run {op.name}")
+    result_params = sorted((p for p in params if p.result is not None), key=lambda p: p.result)
+    if [p.result for p in result_params] != list(range(len(result_params))):
+        raise ExecutionError(f"@{fn.sym_name.data}: result arguments are not numbered 0, 1, ...")
+    if result_params and returns:
+        raise ExecutionError(f"@{fn.sym_name.data}: both result arguments and returned buffers")
+    result_dtypes = [element_dtype(t.element_type) for t in fn.function_type.outputs.data] if returns else [
+        p.dtype for p in result_params
+    ]
+    return HostPlan(fn.sym_name.data, params, steps, returns, result_params, len(slots), result_dtypes)
+
+
+# ---------------------------------------------------------------------------
+# The program
+
+
+class CompiledProgram:
+    """A module of host functions and ``loop.kernel``s, ready to run on the CPU.
+
+    ``run(entry, arrays)`` runs host function ``entry`` and returns its results as a
+    tuple of NumPy arrays. Kernels compile on first use (or load from the disk cache
+    in ``cache_dir``, default ``$FUSEC_CACHE_DIR`` or ``~/.cache/fusec``).
+    """
+
+    def __init__(self, module: ModuleOp, *, target: str = "cpu", cache_dir: str | None = None):
+        if target != "cpu":
+            raise ExecutionError(f"the loop executor runs on the CPU only, not {target!r}")
+        self.target = target
+        self.module = module
+        self.cache_dir = cache_dir
+        self.kernels: dict[str, loop.KernelOp] = {}
+        self.functions: dict[str, HostPlan] = {}
+        for op in module.ops:
+            if isinstance(op, loop.KernelOp):
+                self.kernels[op.sym_name.data] = op
+            elif isinstance(op, func.FuncOp) and not op.is_declaration:
+                self.functions[op.sym_name.data] = _plan(op)
+        self._sources: dict[str, str] = {}
+        self._dispatchers: dict[str, Callable[..., Any]] = {}
+
+    # -- kernels ---------------------------------------------------------------------
+
+    def kernel_source(self, name: str) -> str:
+        if name not in self._sources:
+            self._sources[name] = codegen_cpu.kernel_source(self.kernels[name])
+        return self._sources[name]
+
+    def kernel_sources(self) -> dict[str, str]:
+        """Every kernel's generated source, by kernel name (``--emit kernel``)."""
+        return {name: self.kernel_source(name) for name in self.kernels}
+
+    def dispatcher(self, name: str) -> Callable[..., Any]:
+        """The Numba dispatcher of a kernel (its ``.stats`` tell cache hits and misses)."""
+        if name not in self._dispatchers:
+            if name not in self.kernels:
+                raise ExecutionError(f"no kernel @{name} in the module")
+            self._dispatchers[name] = load_kernel(
+                self.kernel_source(name),
+                codegen_cpu.njit_options(self.kernels[name]),
+                function=codegen_cpu.KERNEL_FUNCTION,
+                directory=self.cache_dir,
+            )
+        return self._dispatchers[name]
+
+    # -- running ---------------------------------------------------------------------
+
+    def bind_sizes(self, entry: str, arrays: Sequence[np.ndarray]) -> dict[str, int]:
+        """The symbolic sizes that ``arrays`` give ``entry``'s parameters."""
+        plan = self._function(entry)
+        sizes: dict[str, int] = {}
+        inputs = [p for p in plan.params if p.result is None]
+        for i, (param, array) in enumerate(zip(inputs, arrays)):
+            _bind(param.dims, np.shape(array), sizes, f"@{entry}: argument #{i}")
+        return sizes
+
+    def _function(self, entry: str) -> HostPlan:
+        plan = self.functions.get(entry)
+        if plan is None:
+            raise ExecutionError(f"no function @{entry} in the program")
+        return plan
+
+    def run(
+        self,
+        entry: str,
+        arrays: Sequence[np.ndarray],
+        *,
+        out: Sequence[np.ndarray] | None = None,
+        profile: dict[str, list[float]] | None = None,
+    ) -> tuple[np.ndarray, ...]:
+        """Runs ``entry`` on ``arrays`` (one per input parameter, of its dtype).
+
+        ``out``: arrays to write the results into (after ``plan-memory``; each of the
+        result's dtype and shape). ``profile``: a dict that receives, per kernel name,
+        the seconds each launch took (``time.perf_counter`` around the call).
+        """
+        plan = self._function(entry)
+        inputs = [p for p in plan.params if p.result is None]
+        if len(arrays) != len(inputs):
+            raise ExecutionError(f"@{entry} takes {len(inputs)} arguments, got {len(arrays)}")
+        slots: list[Any] = [None] * plan.num_slots
+        sizes: dict[str, int] = {}
+        for i, (param, array) in enumerate(zip(inputs, arrays)):
+            array = np.asarray(array)
+            if array.dtype != param.dtype:
+                raise ExecutionError(f"@{entry}: argument #{i} must be {param.dtype}, got {array.dtype}")
+            _bind(param.dims, array.shape, sizes, f"@{entry}: argument #{i}")
+            slots[param.slot] = np.ascontiguousarray(array, dtype=param.storage)
+        results: list[np.ndarray] = []
+        if plan.result_params:
+            if out is not None and len(out) != len(plan.result_params):
+                raise ExecutionError(f"@{entry} has {len(plan.result_params)} results, out= has {len(out)}")
+            for k, param in enumerate(plan.result_params):
+                shape = tuple(evaluate_dim(d, sizes) for d in param.dims)
+                if out is not None:
+                    target = out[k]
+                    if target.shape != shape or target.dtype != param.dtype:
+                        raise ExecutionError(
+                            f"@{entry}: out[{k}] must be {param.dtype}{list(shape)}, got {target.dtype}{list(target.shape)}"
+                        )
+                    if param.storage == param.dtype and target.flags.c_contiguous:
+                        buffer = target
+                    else:
+                        buffer = np.empty(shape, param.storage)
+                else:
+                    buffer = np.empty(shape, param.storage)
+                slots[param.slot] = buffer
+        elif out is not None:
+            raise ExecutionError(f"@{entry} returns fresh buffers; run plan-memory to pass out=")
+        for step in plan.steps:
+            kind = step[0]
+            if kind == "launch":
+                _, name, args = step
+                kernel = self.dispatcher(name)
+                buffers = [slots[s] for s in args]
+                if profile is None:
+                    kernel(*buffers)
+                else:
+                    start = time.perf_counter()
+                    kernel(*buffers)
+                    profile.setdefault(name, []).append(time.perf_counter() - start)
+            elif kind == "alloc":
+                _, target, dims, dtype = step
+                slots[target] = np.empty(tuple(evaluate_dim(d, sizes) for d in dims), dtype)
+            elif kind == "view":
+                _, target, source, dims = step
+                slots[target] = slots[source].reshape(tuple(evaluate_dim(d, sizes) for d in dims))
+            elif kind == "copy":
+                _, source, target = step
+                np.copyto(slots[target], slots[source])
+            elif kind == "free":
+                slots[step[1]] = None
+        if plan.result_params:
+            for k, param in enumerate(plan.result_params):
+                buffer = slots[param.slot]
+                if out is not None and buffer is not out[k]:
+                    np.copyto(out[k], buffer, casting="unsafe")
+                    buffer = out[k]
+                elif buffer.dtype != param.dtype:
+                    buffer = buffer.astype(param.dtype)
+                results.append(buffer)
+            return tuple(results)
+        input_slots = {p.slot for p in inputs}
+        seen: set[int] = set()
+        for s, dtype in zip(plan.returns, plan.result_dtypes):
+            buffer = slots[s]
+            if s in input_slots or s in seen or buffer.dtype != dtype:
+                buffer = buffer.astype(dtype)  # a fresh array, never an alias of an argument
+            seen.add(s)
+            results.append(buffer)
+        return tuple(results)
+
+    def __call__(self, entry: str, *arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+        return self.run(entry, arrays)
+
+
+def kernel_names(module: ModuleOp) -> list[str]:
+    """The kernels of a module, in order."""
+    return [op.sym_name.data for op in module.ops if isinstance(op, loop.KernelOp)]

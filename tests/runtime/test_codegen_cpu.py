@@ -1,0 +1,150 @@
+"""The CPU code generator: what the source looks like, and that no name from the
+program or the IR reaches it."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from dialects import loop
+from runtime import codegen_cpu
+from runtime.executor import CompiledProgram
+from tests.loops.cases import CASES
+from tests.loops.harness import (  # noqa: F401  (kernel_cache is a fixture)
+    assert_results_equal,
+    draw_inputs,
+    kernel_cache,
+    lowered,
+    parse,
+    reference,
+)
+
+
+def sources(name: str, spec: str = "lower-to-loops,map-cpu,plan-memory") -> list[str]:
+    return list(codegen_cpu.module_kernel_sources(lowered(CASES[name].text, spec)).values())
+
+
+def test_softmax_source_shape():
+    (src,) = sources("softmax_rows")
+    assert "for i0 in prange(" in src
+    assert src.count("prange(") == 1
+    assert "math.exp(" in src
+    assert "np.empty((" in src  # the scratch row
+    assert re.search(r"r\d+ = max\(r\d+, v\d+\)", src)
+    assert re.search(r"r\d+ \+= v\d+", src)
+    compile(src, "<softmax>", "exec")
+
+
+def test_tanh_is_emitted_through_exp_and_powers_as_multiplies():
+    (src,) = sources("matmul_bias_gelu")
+    assert "math.tanh" not in src
+    assert re.search(r"c\d+ - c\d+ / \(math\.exp\(min\(c\d+ \* v\d+, c\d+\)\) \+ c\d+\)", src)
+    assert "**" not in src
+    (src,) = sources("elementwise_chain")
+    assert "**" not in src and "math.tanh" not in src and "math.erf(" in src
+
+
+def test_float32_constants_are_typed():
+    (src,) = sources("layernorm_rows")
+    constants = re.findall(r"^c\d+ = (np\.\w+)\(", src, re.M)
+    assert constants and set(constants) == {"np.float32"}
+
+
+def test_serial_kernels_are_not_compiled_parallel():
+    module = lowered(CASES["softmax_rows"].text, "lower-to-loops")
+    (kernel,) = [op for op in module.ops if isinstance(op, loop.KernelOp)]
+    assert "prange(" not in codegen_cpu.kernel_source(kernel)
+    assert codegen_cpu.njit_options(kernel)["parallel"] is False
+    module = lowered(CASES["softmax_rows"].text)
+    (kernel,) = [op for op in module.ops if isinstance(op, loop.KernelOp)]
+    assert codegen_cpu.njit_options(kernel) == {"parallel": True, "fastmath": True, "error_model": "numpy"}
+
+
+def test_identical_kernels_have_identical_sources():
+    """The source depends on what a kernel computes, not on what it is called."""
+    text = CASES["softmax_rows"].text
+    a = codegen_cpu.module_kernel_sources(lowered(text))
+    b = codegen_cpu.module_kernel_sources(lowered(text.replace("k0_softmax", "another_name")))
+    assert list(a.values()) == list(b.values())
+
+
+HOSTILE = [
+    "__import__('os').system('echo pwned')\nimport os",
+    "os",
+    "import",
+    "lambda",
+    "def",
+    "class",
+    "None",
+    'quo"te',
+    "back\\slash",
+    "new\nline",
+    "λ",
+    "名前",
+]
+
+
+def hostile_module() -> str:
+    """A fused module whose kernel, function, argument and size names are hostile."""
+    kernel = HOSTILE[0].replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    a, b = (h.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") for h in (HOSTILE[7], HOSTILE[10]))
+    t = f'tensor<?x?xf32, ["{a}", "{b}"]>'
+    r = f'tensor<?x1xf32, ["{a}", ""]>'
+    return f"""
+func.func @"class"(%import: {t}, %lambda: tensor<?xf32, ["{b}"]>) -> ({t}, tensor<?xf32, ["{a}"]>) {{
+  %os:2 = graph.fusion_group(%import, %lambda) {{kernel = "{kernel}", kind = "reduction"}} : ({t}, tensor<?xf32, ["{b}"]>) -> ({t}, tensor<?xf32, ["{a}"]>) {{
+  ^bb0(%def: {t}, %None: tensor<?xf32, ["{b}"]>):
+    %m = graph.reduce max %def axes = [1] keepdims : {t} -> {r}
+    %mb = graph.broadcast %m : {r} -> {t}
+    %d = graph.sub %def, %mb : {t}
+    %e = graph.exp %d : {t}
+    %gb = graph.broadcast %None : tensor<?xf32, ["{b}"]> -> {t}
+    %y = graph.mul %e, %gb : {t}
+    %s = graph.reduce sum %y axes = [1] : {t} -> tensor<?xf32, ["{a}"]>
+    graph.yield %y, %s : {t}, tensor<?xf32, ["{a}"]>
+  }}
+  func.return %os#0, %os#1 : {t}, tensor<?xf32, ["{a}"]>
+}}
+"""
+
+
+def test_hostile_names_never_reach_the_source(kernel_cache):
+    text = hostile_module()
+    module = lowered(text)
+    kernels = [op for op in module.ops if isinstance(op, loop.KernelOp)]
+    assert [k.sym_name.data for k in kernels] == [HOSTILE[0]]
+    (src,) = codegen_cpu.module_kernel_sources(module).values()
+    identifiers = set(re.findall(r"[^\W\d]\w*", src))
+    allowed = {"import", "math", "numpy", "as", "np", "from", "numba", "prange", "def", "kernel", "for", "in",
+               "range", "max", "min", "empty", "dtype", "float32", "exp", "shape", "inf", "item", "Generated", "by",
+               "fusec", "loop", "dialect", "Numba", "CPU", "Do", "not", "edit"}  # fmt: skip
+    generated = {i for i in identifiers if re.fullmatch(r"[avcrit]\d+", i)}
+    assert identifiers - generated <= allowed, identifiers - generated - allowed
+    for name in HOSTILE:
+        if name not in allowed:
+            assert name not in src
+    assert "'" not in src and '"' not in src and "\\" not in src
+    assert src.isascii()
+    # The listing quotes names as Python literals, so even it cannot be broken out of.
+    listing = codegen_cpu.module_source(module)
+    assert repr(HOSTILE[0]) in listing
+    assert "import os" not in listing.splitlines()
+    # And it runs, on the right numbers.
+    arrays = draw_inputs(parse(text), {HOSTILE[7]: 3, HOSTILE[10]: 5}, entry="class")
+    got = CompiledProgram(module, cache_dir=kernel_cache).run("class", arrays)
+    assert_results_equal(got, reference(text, arrays, entry="class"), 1e-5, 1e-6)
+
+
+def test_tanh_of_large_values(kernel_cache):
+    """No inf reaches fastmath code: tanh(+-100) is +-1, gelu(1e4) is 1e4, not nan."""
+    case = CASES["matmul_bias_gelu"]
+    x, w, b = draw_inputs(parse(case.text), case.sizes)
+    x[0, :] = 50.0
+    x[1, :] = -50.0
+    program = CompiledProgram(lowered(case.text), cache_dir=kernel_cache)
+    (got,) = program.run("main", [x, w, b])
+    assert not np.isnan(got).any()
+    (expected,) = reference(case.text, [x, w, b])
+    # gelu(-250) is -0.0 in NumPy, -1.5e-5 here: fastmath's division is not exact.
+    np.testing.assert_allclose(got, expected, rtol=case.rtol, atol=1e-6 * np.abs(expected).max())
