@@ -572,8 +572,64 @@ def _kernel_of(op: Operation) -> KernelOp | None:
 # Loops
 
 
+class _IndexLoop(IRDLOperation):
+    """Base of the loops over one index: ``%iv`` from ``lb`` to ``ub`` by ``step``,
+    with an optional mapping, a single-block body and no terminator."""
+
+    lb = operand_def(IndexConstraint)
+    ub = operand_def(IndexConstraint)
+    step = operand_def(IndexConstraint)
+    map = opt_prop_def(MapAttr)
+    body = region_def("single_block")
+    traits = traits_def(NoTerminator(), RecursiveMemoryEffect())
+
+    def __init__(
+        self,
+        lb: SSAValue | Operation,
+        ub: SSAValue | Operation,
+        step: SSAValue | Operation,
+        body: Region | None = None,
+        mapping: MapKind | None = None,
+    ):
+        if body is None:
+            body = Region(Block(arg_types=[IndexType()]))
+        properties = {"map": MapAttr(mapping)} if mapping is not None else {}
+        super().__init__(operands=[lb, ub, step], regions=[body], properties=properties)
+
+    @property
+    def iv(self) -> SSAValue:
+        return self.body.block.args[0]
+
+    @property
+    def mapping(self) -> MapKind | None:
+        return self.map.data if self.map is not None else None
+
+    def verify_(self) -> None:
+        args = self.body.block.args
+        if len(args) != 1 or not isinstance(args[0].type, IndexType):
+            raise VerifyException(f"{self.name} has one index induction variable")
+
+    def print(self, printer: Printer) -> None:
+        _print_loop_header(printer, self.iv, self.lb, self.ub, self.step)
+        _print_map(printer, self.map)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        iv, lb, ub, step = _parse_loop_header(parser)
+        mapping = _parse_map(parser)
+        attributes = parser.parse_optional_attr_dict_with_keyword()
+        body = parser.parse_region([iv])
+        op = cls(lb, ub, step, body, mapping.data if mapping is not None else None)
+        if attributes is not None:
+            op.attributes |= attributes.data
+        return op
+
+
 @irdl_op_definition
-class ParallelOp(IRDLOperation):
+class ParallelOp(_IndexLoop):
     """A loop whose iterations are independent: ``%i`` runs over ``[lb, ub)`` by
     ``step``, in any order. An optional mapping says where the iterations go.
 
@@ -583,60 +639,10 @@ class ParallelOp(IRDLOperation):
     """
 
     name = "loop.parallel"
-    lb = operand_def(IndexConstraint)
-    ub = operand_def(IndexConstraint)
-    step = operand_def(IndexConstraint)
-    map = opt_prop_def(MapAttr)
-    body = region_def("single_block")
-    traits = traits_def(NoTerminator(), RecursiveMemoryEffect())
-
-    def __init__(
-        self,
-        lb: SSAValue | Operation,
-        ub: SSAValue | Operation,
-        step: SSAValue | Operation,
-        body: Region | None = None,
-        mapping: MapKind | None = None,
-    ):
-        if body is None:
-            body = Region(Block(arg_types=[IndexType()]))
-        properties = {"map": MapAttr(mapping)} if mapping is not None else {}
-        super().__init__(operands=[lb, ub, step], regions=[body], properties=properties)
-
-    @property
-    def iv(self) -> SSAValue:
-        return self.body.block.args[0]
-
-    @property
-    def mapping(self) -> MapKind | None:
-        return self.map.data if self.map is not None else None
-
-    def verify_(self) -> None:
-        args = self.body.block.args
-        if len(args) != 1 or not isinstance(args[0].type, IndexType):
-            raise VerifyException("loop.parallel has one index induction variable")
-
-    def print(self, printer: Printer) -> None:
-        _print_loop_header(printer, self.iv, self.lb, self.ub, self.step)
-        _print_map(printer, self.map)
-        printer.print_op_attributes(self.attributes, print_keyword=True)
-        printer.print_string(" ")
-        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> ParallelOp:
-        iv, lb, ub, step = _parse_loop_header(parser)
-        mapping = _parse_map(parser)
-        attributes = parser.parse_optional_attr_dict_with_keyword()
-        body = parser.parse_region([iv])
-        op = cls(lb, ub, step, body, mapping.data if mapping is not None else None)
-        if attributes is not None:
-            op.attributes |= attributes.data
-        return op
 
 
 @irdl_op_definition
-class ForOp(IRDLOperation):
+class ForOp(_IndexLoop):
     """A sequential loop: iteration ``%k`` runs after iteration ``%k - step`` and sees
     its stores (say, a row of accumulators updated once per ``%k``).
 
@@ -646,58 +652,11 @@ class ForOp(IRDLOperation):
     """
 
     name = "loop.for"
-    lb = operand_def(IndexConstraint)
-    ub = operand_def(IndexConstraint)
-    step = operand_def(IndexConstraint)
-    map = opt_prop_def(MapAttr)
-    body = region_def("single_block")
-    traits = traits_def(NoTerminator(), RecursiveMemoryEffect())
-
-    def __init__(
-        self,
-        lb: SSAValue | Operation,
-        ub: SSAValue | Operation,
-        step: SSAValue | Operation,
-        body: Region | None = None,
-        mapping: MapKind | None = None,
-    ):
-        if body is None:
-            body = Region(Block(arg_types=[IndexType()]))
-        properties = {"map": MapAttr(mapping)} if mapping is not None else {}
-        super().__init__(operands=[lb, ub, step], regions=[body], properties=properties)
-
-    @property
-    def iv(self) -> SSAValue:
-        return self.body.block.args[0]
-
-    @property
-    def mapping(self) -> MapKind | None:
-        return self.map.data if self.map is not None else None
 
     def verify_(self) -> None:
-        args = self.body.block.args
-        if len(args) != 1 or not isinstance(args[0].type, IndexType):
-            raise VerifyException("loop.for has one index induction variable")
+        super().verify_()
         if self.mapping not in (None, MapKind.SERIAL):
             raise VerifyException(f"loop.for runs in order: it cannot be mapped {self.mapping.value}")
-
-    def print(self, printer: Printer) -> None:
-        _print_loop_header(printer, self.iv, self.lb, self.ub, self.step)
-        _print_map(printer, self.map)
-        printer.print_op_attributes(self.attributes, print_keyword=True)
-        printer.print_string(" ")
-        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> ForOp:
-        iv, lb, ub, step = _parse_loop_header(parser)
-        mapping = _parse_map(parser)
-        attributes = parser.parse_optional_attr_dict_with_keyword()
-        body = parser.parse_region([iv])
-        op = cls(lb, ub, step, body, mapping.data if mapping is not None else None)
-        if attributes is not None:
-            op.attributes |= attributes.data
-        return op
 
 
 @irdl_op_definition
