@@ -100,15 +100,14 @@ class Program:
 
     def run(self, name: str, arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         arrays = [np.asarray(a) for a in arrays]
-        sizes = bind_sizes(self.params(name), arrays, name)
+        bind_sizes(self.params(name), arrays, name)
         if self.target == "numpy":
             from runtime.reference import evaluate
 
             return evaluate(self.graph, name, arrays)
-        executable = self.executable(name, sizes)
-        return executable.run(name, arrays)
+        return self.executable(name).run(name, arrays)
 
-    def executable(self, name: str, sizes: dict[str, int]):
+    def executable(self, name: str):
         """The compiled kernels of function NAME (one compile serves every shape)."""
         compilation = self.compilation(name)
         key = compilation.options

@@ -123,11 +123,15 @@ def run(args: argparse.Namespace) -> int:
     if args.check:
         status = check_against_reference(program, entry, arrays, results)
     if args.bench:
-        from compiler.bench import bench
+        from compiler.bench import bench, measure_kernels
 
         timings = bench(program, entry, arrays)
         if report is not None:
             report["bench"] = timings
+            if program.target != "numpy":
+                measured = measure_kernels(program.executable(entry), entry, arrays)
+                for group in report["groups"]:
+                    group["measured_us"] = measured.get(group["kernel"])
         print(
             "bench: fused {fused_ms:.3f} ms, unfused {unfused_ms:.3f} ms, numpy {numpy_ms:.3f} ms "
             "(median of {runs})".format(**timings)
