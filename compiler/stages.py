@@ -62,12 +62,11 @@ class Compilation:
         if self.after_pass is not None:
             hook = self.after_pass
 
-            def callback(previous: ModulePass, mod: ModuleOp, _next: ModulePass) -> None:
-                hook(previous.name, mod)
+            def callback(previous: ModulePass | None, mod: ModuleOp, _next: ModulePass | None) -> None:
+                if previous is not None:  # xDSL also calls it before the first pass
+                    hook(previous.name, mod)
 
         PassPipeline(tuple(passes), callback=callback).apply(make_context(), module)
-        if self.after_pass is not None and passes:
-            self.after_pass(passes[-1].name, module)
         module.verify()
         return module
 

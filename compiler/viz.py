@@ -176,3 +176,28 @@ def _wrap(text: str, width: int = 28) -> str:
     if line:
         lines.append(line)
     return "\n".join(lines)
+
+
+def write_viz(path: str, compilation, report: Mapping[str, Any]) -> None:
+    """Writes the drawing to `path`: dot text for `.dot`, else rendered by Graphviz's
+    `dot` (`.svg`, `.png`, ...) where it is installed, with the dot text beside it."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    from runtime.inputs import InputError
+
+    target = Path(path)
+    text = to_dot(compilation.stage("fused"), report, compilation.options.entry)
+    if target.suffix == ".dot":
+        target.write_text(text)
+        return
+    dot_file = target.with_suffix(".dot")
+    dot_file.write_text(text)
+    renderer = shutil.which("dot")
+    if renderer is None:
+        raise InputError(f"cannot render {target}: Graphviz's `dot` is not installed (the graph is in {dot_file})")
+    fmt = target.suffix.lstrip(".") or "svg"
+    result = subprocess.run([renderer, f"-T{fmt}", str(dot_file), "-o", str(target)], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise InputError(f"cannot render {target}: {result.stderr.strip()}")

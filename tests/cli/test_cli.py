@@ -160,3 +160,23 @@ def test_runs_on_cpu_with_check():
     result = fusec(SOFTMAX, "--target", "cpu", "--dims", "B=4,N=8", "--check")
     assert result.returncode == 0, result.stderr
     assert "kernels: 7 unfused -> 1 fused" in result.stdout
+
+
+def test_emit_fused_writes_report_and_viz_without_running(tmp_path):
+    sample = ROOT / "samples" / "transformer_block.tdsl"
+    result = fusec(sample, "--emit", "fused", "--report", tmp_path / "r.json", "--viz", tmp_path / "g.dot")
+    assert result.returncode == 0, result.stderr
+    assert "graph.fusion_group" in result.stdout and "out0" not in result.stdout
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["kernels"] == len(report["groups"]) == 7
+    assert all(g["bytes"] > 0 and g["predicted_us"] > 0 for g in report["groups"])
+    assert report["not_fused"] and all(e["reason"] for e in report["not_fused"])
+    dot = (tmp_path / "g.dot").read_text()
+    assert dot.count("subgraph \"cluster_") == 7
+
+
+def test_print_ir_after_all_goes_to_stderr():
+    result = fusec(SOFTMAX, "--emit", "opt", "--print-ir-after-all")
+    assert result.returncode == 0, result.stderr
+    for name in ("inline", "decompose-composites", "canonicalize", "cse", "fold-layout", "dce"):
+        assert f"IR Dump After {name}" in result.stderr
