@@ -1,4 +1,4 @@
-"""``loop.kernel`` -> Python source for ``numba.njit(parallel=True, fastmath=True)``.
+"""``loop.kernel`` -> Python source for ``numba.njit(parallel=True, fastmath=FAST_MATH)``.
 
 Each kernel becomes one module of source with a function ``kernel(a0, a1, ...)`` over
 its buffers (inputs, then outputs), built from the loop IR op by op:
@@ -11,7 +11,7 @@ its buffers (inputs, then outputs), built from the loop IR op by op:
   and folded with ``+``, ``*``, ``max`` or ``min`` at the end of each iteration;
 - ``math.tanh`` is emitted as ``1 - 2/(exp(min(2z, 40)) + 1)``: Numba's ``tanh`` is
   scalar libm on the CPU, ``exp`` is faster (notes/numba.md section 2), and the cap
-  keeps ``exp`` finite, which ``fastmath`` assumes;
+  keeps ``exp`` finite, which reassociation needs;
   ``math.rsqrt`` as ``1/sqrt``, ``math.erf`` as ``math.erf``; integer powers
   were already turned into multiplies by ``lower-to-loops``;
 - every typed constant is a module-level NumPy scalar (``c0 = np.float32(0.5)``), so
@@ -49,8 +49,14 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from dialects import loop
 
+#: LLVM's fast-math flags for kernels: reassociation (so sums vectorise), contraction,
+#: approximate functions, but NOT ``nnan``/``ninf``: kernels meet infinities for real
+#: (``-inf`` is the identity of ``max``, masks write ``-inf``), and under ``ninf`` LLVM
+#: folded ``max(-inf, 0)`` into garbage that became ``inf - inf = nan`` in a softmax
+FAST_MATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
+
 #: the options every CPU kernel with a ``prange`` loop is compiled with
-NJIT_OPTIONS: dict[str, object] = {"parallel": True, "fastmath": True, "error_model": "numpy"}
+NJIT_OPTIONS: dict[str, object] = {"parallel": True, "fastmath": FAST_MATH, "error_model": "numpy"}
 
 #: the name of the function in each generated module
 KERNEL_FUNCTION = "kernel"
@@ -290,8 +296,8 @@ class _KernelSource:
             return f"-{n[0]}"
         if isinstance(op, mathd.TanhOp):
             # 1 - 2/(exp(2z) + 1), with 2z capped at 40 (tanh is 1.0 there in f32 and
-            # f64): exp never overflows, as fastmath (no infinities) requires; with
-            # exp(2z) = inf, reassociation turned the formula into inf/inf = nan.
+            # f64): exp never overflows, since with exp(2z) = inf reassociation turned
+            # the formula into inf/inf = nan.
             one = self.const_of(1.0, result_type)
             two = self.const_of(2.0, result_type)
             cap = self.const_of(40.0, result_type)
@@ -331,7 +337,7 @@ def njit_options(kernel: loop.KernelOp) -> dict[str, object]:
         isinstance(op, loop.ParallelOp | loop.ReduceOp) and op.mapping == loop.MapKind.PRANGE
         for op in kernel.walk()
     )
-    return {**NJIT_OPTIONS, "parallel": parallel}
+    return {**NJIT_OPTIONS, "fastmath": set(FAST_MATH), "parallel": parallel}
 
 
 def module_kernel_sources(module: ModuleOp) -> dict[str, str]:

@@ -42,7 +42,8 @@ def kernel_key(source: str, options: dict[str, object]) -> str:
     text = "\0".join(
         [
             source,
-            repr(sorted(options.items())),
+            # sets (fast-math flags) sorted: their order changes with the hash seed
+            repr(sorted((k, sorted(v) if isinstance(v, set | frozenset) else v) for k, v in options.items())),
             f"numba={numba.__version__}",
             f"python={sys.version_info.major}.{sys.version_info.minor}",
         ]

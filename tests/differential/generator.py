@@ -1,0 +1,961 @@
+"""A seeded generator of random, well-typed tensor programs for differential testing.
+
+`generate(seed)` returns a `GeneratedProgram`: the source of one function `main` and its
+inputs, drawn from `random.Random(seed)` alone (the NumPy inputs come from a generator
+seeded by it), so a seed names one program for good, on every machine.
+
+What a program holds:
+
+- 1-3 parameters, f32 mostly (a whole program is f64 now and then; an i32/i64 or bool
+  parameter joins sometimes). Shapes are built from 1-3 size names (B, N, D, K, ...) and
+  small static sizes (2, 3, 4, 6, 8): a main shape such as `[N, D]` or `[B, N, 8]`,
+  suffixes of it (`[D]`), keepdims-like shapes (`[N, 1]`) and matmul weights (`[D, K]`).
+  Each size name gets a concrete size in 2..9 per program, and a second, different size
+  for a second call (the sizes of that call differ from one another).
+- 2 to `max_statements` (default 4) statements, built from: elementwise unary functions
+  (exp on bounded values only), `+ - * /` with NumPy broadcasting (rank 1 against rank 2,
+  keepdims results against their source, scalars against anything) and with literals,
+  `maximum`/`minimum`, comparisons with `where` and `cast`, `**`/`pow` with small integer
+  exponents, reductions (sum, max, min, mean) over random axes (negative axes, tuples of
+  axes, all axes; keepdims or not), softmax, layernorm, rmsnorm, transposes with random
+  permutations, reshapes the checker can prove (split or merge static dims, insert or drop
+  1s, reorder names, a `-1`), `broadcast_to`, matmuls against weight parameters (and
+  `a @ transpose(b)`), integer arithmetic, calls of a user function `helper` with size
+  names of its own, and the re-binding of a name. Operands are names or nested expressions.
+- 1-3 results, whose declared types are those the checker infers (the generator keeps a
+  shape model); now and then one is written inline in the `return`, is a parameter, or
+  is returned twice.
+
+Numerics: every value carries an interval that bounds it, computed alongside; a value
+whose bound grows past `LIMIT` is squashed (tanh, sigmoid, erf) before anything else uses
+it, `exp` only meets values below 3, `log`, `sqrt` and `rsqrt` only values bounded away
+from 0 (or `abs(x) + 1`, `x * x + 1`), and a division only a denominator bounded away from
+0. Comparisons only see values every backend computes bit for bit (parameters, literals
+and what abs, neg, relu, maximum, minimum, where, max/min reductions, layout ops, integer
+arithmetic and casts of integers make of them), so a `where` cannot flip on rounding.
+layernorm and rmsnorm get a large eps where their rows could be (nearly) constant.
+Literals are dyadic (0.5, 0.25, 1.5, ...) so f32 and f64 read them alike.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+LIMIT = 6.0  # a value bounded by more than this is squashed before it is used again
+SIZE_NAMES = ("B", "N", "D", "K", "M", "S", "H")
+STATIC_SIZES = (2, 3, 4, 6, 8)
+FLOAT_LITERALS = ("0.5", "0.25", "0.75", "1.5", "2.0", "0.125", "3.0", "1", "2", "3")
+NP_DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64, "bool": np.bool_}
+FLOATS = ("f32", "f64")
+INTS = ("i32", "i64")
+
+
+@dataclass
+class GeneratedProgram:
+    seed: int
+    source: str
+    inputs: dict[str, np.ndarray]  # by parameter name, in signature order
+    sizes: dict[str, int] = field(default_factory=dict)  # the concrete size of each size name
+    results: list[tuple[str, tuple]] = field(default_factory=list)  # declared (dtype, shape) of each result
+    # A second call with other sizes, all different (so a size name mixed up with another
+    # shows), served by the same compiled kernels: (sizes, inputs).
+    second: tuple[dict[str, int], dict[str, np.ndarray]] = field(default_factory=lambda: ({}, {}))
+    entry: str = "main"
+
+    def arguments(self, second: bool = False) -> list[np.ndarray]:
+        return list((self.second[1] if second else self.inputs).values())
+
+    def bindings(self) -> list[tuple[dict[str, int], list[np.ndarray]]]:
+        """Each call to make: (sizes, arguments)."""
+        return [(self.sizes, self.arguments()), (self.second[0], self.arguments(second=True))]
+
+    def result_shapes(self, sizes: dict[str, int] | None = None) -> list[tuple[int, ...]]:
+        """The concrete shape of each result under `sizes` (default: the first call's)."""
+        sizes = self.sizes if sizes is None else sizes
+        return [tuple(sizes.get(d, d) for d in shape) for _, shape in self.results]
+
+
+@dataclass(frozen=True)
+class Val:
+    """A value of the program being built: its text and what the generator knows of it."""
+
+    text: str  # a name, a literal, a call, or a parenthesised expression
+    shape: tuple  # dims: int or size name
+    dtype: str
+    lo: float  # bounds of every element
+    hi: float
+    exact: bool = False  # every backend computes it bit for bit: safe to compare
+    piecewise: bool = False  # may hold repeated values (relu, where, ints): rows may be flat
+    varies: tuple = ()  # per axis: whether it can vary along that axis
+    atom: bool = True  # usable as an operand without parentheses
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def mag(self) -> float:
+        return max(abs(self.lo), abs(self.hi))
+
+    @property
+    def is_float(self) -> bool:
+        return self.dtype in FLOATS
+
+    @property
+    def is_int(self) -> bool:
+        return self.dtype in INTS
+
+    @property
+    def operand(self) -> str:
+        return self.text if self.atom else f"({self.text})"
+
+
+def type_text(dtype: str, shape: tuple) -> str:
+    return f"{dtype}[{', '.join(str(d) for d in shape)}]" if shape else dtype
+
+
+def broadcast(*shapes: tuple) -> tuple | None:
+    """The checker's broadcasting: equal dims, or 1 against anything; never two names."""
+    rank = max(len(s) for s in shapes)
+    out = []
+    for i in range(1, rank + 1):
+        dim = 1
+        for s in shapes:
+            if i > len(s):
+                continue
+            d = s[-i]
+            if d == dim or d == 1:
+                continue
+            if dim == 1:
+                dim = d
+            else:
+                return None
+        out.append(dim)
+    return tuple(reversed(out))
+
+
+def _aligned_varies(v: Val, shape: tuple) -> list[bool]:
+    """Whether `v`, broadcast to `shape`, can vary along each of its axes."""
+    pad = len(shape) - v.rank
+    return [False] * pad + [bool(var and d != 1) for var, d in zip(v.varies, v.shape)]
+
+
+def _sigmoid(x: float) -> float:
+    return 1 / (1 + math.exp(-x)) if x > -500 else 0.0
+
+
+def _interval(fn, *ranges) -> tuple[float, float]:
+    """The bounds of a function monotone in each argument, over the corners."""
+    corners = [fn(*c) for c in itertools.product(*ranges)]
+    return min(corners), max(corners)
+
+
+_HELPERS = {  # body kind -> (arity, body); the helper's parameters are a (and b)
+    "silu": (1, "    return a * sigmoid(a)"),
+    "softmax": (1, ("    m = max(a, axis=-1, keepdims=true)\n    e = exp(a - m)\n"
+                    "    return e / sum(e, axis=-1, keepdims=true)")),
+    "center": (1, "    return a - mean(a, axis=-1, keepdims=true)"),
+    "mix": (2, "    return tanh(a) + b * 0.5"),
+    "max": (2, "    return maximum(a, b)"),
+}  # fmt: skip
+_HELPER_SIZES = ("P", "Q", "R", "T")
+
+
+class _Builder:
+    def __init__(self, seed: int, max_statements: int):
+        self.seed = seed
+        self.max_statements = max_statements
+        self.rnd = random.Random(seed)
+        self.lines: list[str] = []
+        self.env: dict[str, Val] = {}  # names in scope
+        self.params: list[tuple[str, str, tuple]] = []
+        self.temps: list[str] = []
+        self.sizes: dict[str, int] = {}
+        self.helper: tuple[int, int, str] | None = None  # (rank, arity, body kind) of fn helper
+
+    # ---- helpers ----
+
+    def chance(self, p: float) -> bool:
+        return self.rnd.random() < p
+
+    def pick(self, weighted: dict):
+        keys = list(weighted)
+        return self.rnd.choices(keys, weights=[weighted[k] for k in keys])[0]
+
+    def count(self, shape: tuple) -> int:
+        n = 1
+        for d in shape:
+            n *= self.size(d)
+        return n
+
+    def size(self, d) -> int:
+        """The largest size `d` takes in either call (bounds must hold in both)."""
+        return max(self.sizes[d], self.sizes2[d]) if isinstance(d, str) else d
+
+    def values(self, pred=lambda v: True) -> list[Val]:
+        return [v for v in self.env.values() if pred(v)]
+
+    def choose(self, vals: list[Val], recent: bool = True) -> Val:
+        """A value, the recently defined ones likelier (they make longer chains)."""
+        if recent and len(vals) > 1:
+            weights = [1.0 + 1.5 * i / (len(vals) - 1) for i in range(len(vals))]
+            return self.rnd.choices(vals, weights=weights)[0]
+        return self.rnd.choice(vals)
+
+    def literal(self, dtype: str) -> tuple[str, float]:
+        if dtype in INTS:
+            value = self.rnd.choice((1, 2, 3))
+            return str(value), float(value)
+        text = self.rnd.choice(FLOAT_LITERALS)
+        return text, float(text)
+
+    # ---- taming ----
+
+    def tame(self, v: Val) -> Val:
+        if not v.is_float or v.mag <= LIMIT:
+            return v
+        f = self.rnd.choice(("tanh", "sigmoid", "erf"))
+        return self.unary_call(f, v)
+
+    def unary_call(self, f: str, v: Val) -> Val:
+        lo, hi = v.lo, v.hi
+        exact = v.exact and f in ("abs", "relu")
+        # relu makes repeated values; tanh, sigmoid and erf nearly so where they saturate.
+        piecewise = v.piecewise or f == "relu" or (f in ("tanh", "sigmoid", "erf") and v.mag > 3)
+        if f == "exp":
+            lo, hi = math.exp(lo), math.exp(hi)
+        elif f == "abs":
+            lo, hi = (0.0 if lo <= 0 <= hi else min(abs(lo), abs(hi))), v.mag
+        elif f == "relu":
+            lo, hi = max(lo, 0.0), max(hi, 0.0)
+        elif f in ("sin", "cos"):
+            lo, hi = -1.0, 1.0
+        elif f == "tanh":
+            lo, hi = math.tanh(lo), math.tanh(hi)
+        elif f == "sigmoid":
+            lo, hi = _sigmoid(lo), _sigmoid(hi)
+        elif f == "erf":
+            lo, hi = math.erf(lo), math.erf(hi)
+        elif f == "gelu":
+            lo, hi = (-0.18 if lo < 0 else 0.0), max(hi, 0.0)
+        elif f == "silu":
+            lo, hi = (-0.28 if lo < 0 else 0.0), max(hi, 0.0)
+        elif f == "log":
+            assert lo >= 0.5
+            lo, hi = math.log(lo), math.log(hi)
+        elif f == "sqrt":
+            assert lo >= 0.25
+            lo, hi = math.sqrt(lo), math.sqrt(hi)
+        elif f == "rsqrt":
+            assert lo >= 0.25
+            lo, hi = 1 / math.sqrt(hi), 1 / math.sqrt(lo)
+        else:
+            raise AssertionError(f)
+        return replace(v, text=f"{f}({v.text})", lo=lo, hi=hi, exact=exact, piecewise=piecewise, atom=True)
+
+    # ---- the program ----
+
+    def build(self) -> GeneratedProgram:
+        rnd = self.rnd
+        self.dtype = "f64" if self.chance(0.12) else "f32"
+        names = rnd.sample(SIZE_NAMES, rnd.choice((1, 2, 2, 3, 3)))
+        self.sizes = {n: rnd.randint(2, 9) for n in names}
+        self.sizes2 = dict(zip(names, rnd.sample(range(2, 10), len(names))))
+        self.names = names
+        self.make_params()
+        n_statements = rnd.randint(min(2, self.max_statements), self.max_statements)
+        for _ in range(n_statements):
+            self.statement()
+        return self.finish()
+
+    def dim(self):
+        if self.chance(0.75):
+            return self.rnd.choice(self.names)
+        return self.rnd.choice(STATIC_SIZES)
+
+    def make_params(self) -> None:
+        rnd = self.rnd
+        rank = self.pick({1: 1, 2: 5, 3: 3})
+        main = tuple(self.dim() for _ in range(rank))
+        if rank >= 2 and len(set(main)) == 1 and self.chance(0.7):
+            main = main[:-1] + (rnd.choice(STATIC_SIZES),)
+        self.add_param("x", self.dtype, main)
+        taken = {"x"}
+        for _ in range(self.pick({0: 2, 1: 4, 2: 3})):
+            kind = self.pick({"same": 2, "suffix": 3, "weight": 3, "keep": 1, "int": 1, "bool": 0.5})
+            if kind == "same":
+                name, dtype, shape = "y", self.dtype, main
+            elif kind == "suffix":
+                name, dtype, shape = "b", self.dtype, main[rnd.randint(1, rank) if rank > 1 else 0 :]
+                if not shape:
+                    shape = main[-1:]
+            elif kind == "weight":
+                other = self.dim() if self.chance(0.8) else main[-1]
+                name, dtype = "w", self.dtype
+                shape = (main[-1], other) if self.chance(0.8) else (other, main[-1])
+            elif kind == "keep":
+                axis = rnd.randrange(rank)
+                name, dtype, shape = "s", self.dtype, tuple(1 if i == axis else d for i, d in enumerate(main))
+            elif kind == "int":
+                name, dtype = "k", rnd.choice(INTS)
+                shape = main if self.chance(0.6) else main[-1:]
+            else:
+                name, dtype, shape = "c", "bool", main if self.chance(0.6) else main[-1:]
+            if name in taken:
+                name = f"{name}{len(taken)}"
+            taken.add(name)
+            self.add_param(name, dtype, shape)
+
+    def add_param(self, name: str, dtype: str, shape: tuple) -> None:
+        self.params.append((name, dtype, shape))
+        if dtype in FLOATS:
+            lo, hi = -2.0, 2.0
+        elif dtype in INTS:
+            lo, hi = -8.0, 7.0
+        else:
+            lo, hi = 0.0, 1.0
+        varies = tuple(d != 1 for d in shape)
+        self.env[name] = Val(name, shape, dtype, lo, hi, exact=True, piecewise=dtype not in FLOATS, varies=varies)
+
+    def statement(self) -> None:
+        v = None
+        for _ in range(100):
+            v = self.expression(depth=self.pick({0: 2, 1: 3, 2: 1}))
+            if v is not None:
+                break
+        assert v is not None, "no expression could be built"
+        assert len(v.varies) == v.rank, v
+        rebind = [t for t in self.temps if t in self.env]
+        if rebind and self.chance(0.12):
+            name = self.rnd.choice(rebind)
+        else:
+            name = f"t{len(self.temps)}"
+            self.temps.append(name)
+        self.lines.append(f"    {name} = {v.text}")
+        self.env.pop(name, None)  # a re-bound name becomes the most recent value
+        self.env[name] = replace(v, text=name, atom=True)
+
+    def finish(self) -> GeneratedProgram:
+        live = [t for t in self.temps if t in self.env]
+        k = min(len(live), self.pick({1: 5, 2: 3, 3: 2}))
+        results = [live[-1]] + self.rnd.sample(live[:-1], k - 1)
+        self.rnd.shuffle(results)
+        vals = [self.env[r] for r in results]
+        # Now and then the last result is written inline in the return.
+        if self.chance(0.25):
+            last = vals[-1]
+            inline = None
+            for _ in range(20):
+                inline = self.derived(last)
+                if inline is not None:
+                    break
+            if inline is not None:
+                vals[-1] = inline
+        # Rarely, a parameter returned as it is, or one value returned twice.
+        if len(vals) < 3 and self.chance(0.04):
+            vals.insert(self.rnd.randint(0, len(vals)), self.env[self.rnd.choice(self.params)[0]])
+        if len(vals) < 3 and self.chance(0.04):
+            vals.insert(self.rnd.randint(0, len(vals)), self.rnd.choice(vals))
+        types = [type_text(v.dtype, v.shape) for v in vals]
+        rtype = types[0] if len(types) == 1 else "(" + ", ".join(types) + ")"
+        params = ", ".join(f"{n}: {type_text(d, s)}" for n, d, s in self.params)
+        body = "\n".join(self.lines)
+        ret = ", ".join(v.text for v in vals)
+        source = f"fn main({params}) -> {rtype} {{\n{body}\n    return {ret}\n}}\n" + self.helper_source()
+        nprng = np.random.default_rng(self.rnd.getrandbits(64))
+        inputs = self.draw_inputs(self.sizes, nprng)
+        second = (dict(self.sizes2), self.draw_inputs(self.sizes2, nprng))
+        results = [(v.dtype, v.shape) for v in vals]
+        return GeneratedProgram(self.seed, source, inputs, dict(self.sizes), results, second)
+
+    def draw_inputs(self, sizes: dict[str, int], nprng: np.random.Generator) -> dict[str, np.ndarray]:
+        inputs = {}
+        for name, dtype, shape in self.params:
+            concrete = tuple(sizes[d] if isinstance(d, str) else d for d in shape)
+            if dtype in FLOATS:
+                array = nprng.uniform(-2.0, 2.0, size=concrete)
+            elif dtype in INTS:
+                array = nprng.integers(-8, 8, size=concrete)
+            else:
+                array = nprng.random(size=concrete) < 0.5
+            inputs[name] = np.asarray(array, dtype=NP_DTYPES[dtype])
+        return inputs
+
+    def derived(self, v: Val) -> Val | None:
+        """A short expression of `v` (and maybe one other value), for an inline result."""
+        if v.is_float:
+            choice = self.pick({"unary": 2, "binary": 2})
+            if choice == "unary":
+                return self.tame(self.unary(v))
+            return self.binary_with(v, depth=0)
+        if v.is_int:
+            return self.int_op(v)
+        return None
+
+    # ---- expressions ----
+
+    def operand(self, depth: int, pred=lambda v: True) -> Val | None:
+        """A float value of the program's dtype: a name in scope or a nested expression."""
+        if depth > 0 and self.chance(0.5):
+            v = self.expression(depth - 1, floats_only=True)
+            if v is not None and pred(v):
+                return v
+        vals = self.values(lambda v: v.dtype == self.dtype and pred(v))
+        if not vals:
+            return None
+        return self.tame(self.choose(vals))
+
+    def expression(self, depth: int, floats_only: bool = False) -> Val | None:
+        families = {
+            "unary": 3,
+            "binary": 5,
+            "keepdims": 2,
+            "minmax": 1,
+            "where": 1.5,
+            "pow": 1,
+            "divide": 1.5,
+            "reduce": 2.5,
+            "softmax": 0.7,
+            "norm": 0.8,
+            "transpose": 1,
+            "reshape": 1.2,
+            "matmul": 1.5,
+            "call": 0.4,
+            "broadcast": 0.5,
+        }
+        if not floats_only:
+            families |= {"compare": 0.4, "int": 1.0, "cast": 0.7}
+        family = self.pick(families)
+        v = getattr(self, f"f_{family}")(depth)
+        if v is not None and v.is_float:
+            v = self.tame(v)
+        return v
+
+    def f_unary(self, depth: int) -> Val | None:
+        x = self.operand(depth)
+        return None if x is None else self.unary(x)
+
+    def unary(self, x: Val) -> Val:
+        f = self.pick(
+            {
+                "exp": 1.5, "abs": 1, "relu": 1, "sin": 1, "cos": 1, "tanh": 1, "sigmoid": 1, "erf": 1,
+                "gelu": 1, "silu": 1, "neg": 1, "sqrt1": 0.7, "log1": 0.7, "rsqrt1": 0.7, "posfn": 0.6,
+            }
+        )  # fmt: skip
+        if f == "exp":
+            if x.hi > 3.0:
+                inner = self.rnd.choice(("tanh", "sin", "cos", "sigmoid", "negabs"))
+                if inner == "negabs":
+                    a = self.unary_call("abs", x)
+                    x = replace(a, text=f"-{a.text}", lo=-a.hi, hi=-a.lo, atom=False)
+                else:
+                    x = self.unary_call(inner, x)
+            return self.unary_call("exp", x)
+        if f == "neg":
+            return replace(x, text=f"-{x.operand}", lo=-x.hi, hi=-x.lo, atom=False)
+        if f == "sqrt1":  # sqrt(abs(x) + 1)
+            return replace(
+                x, text=f"sqrt(abs({x.text}) + 1)", lo=1.0, hi=math.sqrt(x.mag + 1), exact=False, atom=True
+            )
+        if f == "log1":  # log(abs(x) + 1)
+            return replace(x, text=f"log(abs({x.text}) + 1)", lo=0.0, hi=math.log(x.mag + 1), exact=False, atom=True)
+        if f == "rsqrt1":  # rsqrt(x * x + 1)
+            return replace(x, text=f"rsqrt({x.operand} * {x.operand} + 1)", lo=0.0, hi=1.0, exact=False, atom=True)
+        if f == "posfn":  # log, sqrt, rsqrt of a value bounded away from 0
+            if x.lo < 0.5:
+                if self.chance(0.5):
+                    x = replace(x, text=f"sqrt(abs({x.text}) + 1)", lo=1.0, hi=math.sqrt(x.mag + 1), exact=False,
+                                atom=True)  # fmt: skip
+                else:
+                    x = replace(x, text=f"(1 + {x.operand} * {x.operand})", lo=1.0, hi=1 + x.mag**2, exact=False,
+                                atom=True)  # fmt: skip
+            return self.unary_call(self.rnd.choice(("log", "sqrt", "rsqrt")), x)
+        return self.unary_call(f, x)
+
+    def partner(self, a: Val, depth: int, same_dtype: str | None = None) -> Val | None:
+        """A value whose shape broadcasts with `a`'s, a proper broadcast likelier."""
+        dtype = same_dtype or a.dtype
+        vals = self.values(lambda v: v.dtype == dtype and broadcast(a.shape, v.shape) is not None)
+        if not vals:
+            return None
+        different = [v for v in vals if v.shape != a.shape]
+        if different and self.chance(0.5):
+            vals = different
+        v = self.tame(self.choose(vals))
+        if depth > 0 and v.is_float and self.chance(0.4):
+            v = self.tame(self.unary(v))
+        return v
+
+    def combine(self, op: str, a: Val, b: Val) -> Val:
+        """`a OP b` for + - * with its bounds; broadcasting is the caller's business."""
+        shape = broadcast(a.shape, b.shape)
+        assert shape is not None
+        fn = {"+": lambda x, y: x + y, "-": lambda x, y: x - y, "*": lambda x, y: x * y}[op]
+        lo, hi = _interval(fn, (a.lo, a.hi), (b.lo, b.hi))
+        varies = tuple(x or y for x, y in zip(_aligned_varies(a, shape), _aligned_varies(b, shape)))
+        exact = a.is_int and b.is_int
+        return Val(
+            f"{a.operand} {op} {b.operand}", shape, a.dtype, lo, hi, exact=exact,
+            piecewise=a.piecewise or b.piecewise, varies=varies, atom=False,
+        )  # fmt: skip
+
+    def literal_val(self, dtype: str, shape: tuple = ()) -> Val:
+        text, value = self.literal(dtype)
+        return Val(text, (), dtype, value, value, exact=True, varies=())
+
+    def binary_with(self, a: Val, depth: int) -> Val | None:
+        op = self.pick({"+": 3, "-": 2, "*": 3})
+        if self.chance(0.3):
+            b = self.literal_val(a.dtype)
+        else:
+            b = self.partner(a, depth)
+            if b is None:
+                return None
+        if self.chance(0.3):
+            a, b = b, a
+        return self.combine(op, a, b)
+
+    def f_binary(self, depth: int) -> Val | None:
+        a = self.operand(depth)
+        return None if a is None else self.binary_with(a, depth)
+
+    def reduced(self, x: Val, op: str, axes: tuple | None, keepdims: bool | None, negative: bool = True) -> Val:
+        """`op(x, axis=..., keepdims=...)` and its type; `axes` None reduces every axis."""
+        rank = x.rank
+        real = tuple(range(rank)) if axes is None else axes
+        shape = tuple(1 if i in real else d for i, d in enumerate(x.shape) if keepdims or i not in real)
+        varies = tuple(False if i in real else var for i, var in enumerate(x.varies) if keepdims or i not in real)
+        n = self.count(tuple(x.shape[i] for i in real))
+        lo, hi = (x.lo * n, x.hi * n) if op == "sum" else (x.lo, x.hi)
+        args = [x.text]
+        if axes is not None:
+            written = [a - rank if negative and self.chance(0.35) else a for a in axes]
+            self.rnd.shuffle(written)
+            args.append(f"axis={written[0]}" if len(written) == 1 and self.chance(0.8) else
+                        "axis=(" + ", ".join(map(str, written)) + ("," if len(written) == 1 else "") + ")")
+        if keepdims is not None:
+            args.append(f"keepdims={'true' if keepdims else 'false'}")
+        exact = x.exact and op in ("max", "min")
+        return Val(f"{op}({', '.join(args)})", shape, x.dtype, lo, hi, exact=exact,
+                   piecewise=x.piecewise, varies=varies)  # fmt: skip
+
+    def random_axes(self, rank: int, allow_all: bool = True) -> tuple | None:
+        if allow_all and self.chance(0.12):
+            return None
+        k = self.rnd.randint(1, rank) if self.chance(0.3) else 1
+        return tuple(sorted(self.rnd.sample(range(rank), k)))
+
+    def keepdims_flag(self, must: bool | None = None) -> bool | None:
+        if must is not None:
+            return must if must or self.chance(0.6) else None
+        return self.pick({True: 2, False: 1, None: 1})
+
+    def f_reduce(self, depth: int) -> Val | None:
+        x = self.operand(depth, lambda v: v.rank >= 1)
+        if x is None:
+            return None
+        op = self.pick({"sum": 3, "max": 2, "min": 1, "mean": 2})
+        if op == "sum" and x.mag * self.count(x.shape) > 60 and self.chance(0.7):
+            op = "mean"
+        axes = self.random_axes(x.rank)
+        return self.reduced(x, op, axes, self.keepdims_flag())
+
+    def f_keepdims(self, depth: int) -> Val | None:
+        """`x OP red(y, axis, keepdims=true)`: a reduction broadcast back over its source."""
+        x = self.operand(depth, lambda v: v.rank >= 1)
+        if x is None:
+            return None
+        y = x if self.chance(0.6) else self.partner(x, 0)
+        if y is None or y.rank == 0 or not y.is_float:
+            return None
+        if self.chance(0.4):
+            y = self.tame(self.unary(y))
+        op = self.pick({"max": 2, "mean": 2, "sum": 1, "min": 1})
+        r = self.reduced(y, op, self.random_axes(y.rank, allow_all=False), True)
+        r = self.tame(r)
+        bop = self.pick({"-": 3, "*": 1, "+": 1})
+        return self.combine(bop, x, r)
+
+    def f_minmax(self, depth: int) -> Val | None:
+        a = self.operand(depth)
+        if a is None:
+            return None
+        b = self.literal_val(a.dtype) if self.chance(0.35) else self.partner(a, depth)
+        if b is None:
+            return None
+        f = self.rnd.choice(("maximum", "minimum"))
+        if self.chance(0.5):
+            a, b = b, a
+        shape = broadcast(a.shape, b.shape)
+        varies = tuple(x or y for x, y in zip(_aligned_varies(a, shape), _aligned_varies(b, shape)))
+        lo, hi = (max(a.lo, b.lo), max(a.hi, b.hi)) if f == "maximum" else (min(a.lo, b.lo), min(a.hi, b.hi))
+        return Val(f"{f}({a.text}, {b.text})", shape, a.dtype, lo, hi, exact=a.exact and b.exact,
+                   piecewise=True, varies=varies)  # fmt: skip
+
+    def condition(self, shape_hint: tuple | None = None) -> Val | None:
+        """A bool value: a comparison of exactly computed values, or a bool in scope."""
+        bools = self.values(lambda v: v.dtype == "bool")
+        if bools and self.chance(0.3):
+            return self.choose(bools)
+        exact = self.values(lambda v: v.exact and v.dtype != "bool")
+        if shape_hint is not None:
+            near = [v for v in exact if broadcast(v.shape, shape_hint) is not None]
+            exact = near or exact
+        if not exact:
+            return None
+        a = self.choose(exact)
+        if self.chance(0.4):
+            a = replace(self.unary_call("abs", a) if self.chance(0.5) else self.unary_call("relu", a))
+        if self.chance(0.5):
+            b = self.literal_val(a.dtype)
+            if a.is_float:
+                b = replace(b, text=self.rnd.choice(("0", "0.5", "-0.5", "1", "0.25")))
+                b = replace(b, atom=not b.text.startswith("-"))
+        else:
+            others = [
+                v for v in self.values(lambda v: v.exact and v.dtype == a.dtype)
+                if broadcast(v.shape, a.shape) is not None
+            ]  # fmt: skip
+            b = self.choose(others)
+        op = self.rnd.choice(("<", "<=", ">", ">=", "==", "!=") if a.is_int else ("<", "<=", ">", ">="))
+        shape = broadcast(a.shape, b.shape)
+        varies = tuple(x or y for x, y in zip(_aligned_varies(a, shape), _aligned_varies(b, shape)))
+        return Val(f"{a.operand} {op} {b.operand}", shape, "bool", 0.0, 1.0, exact=True, piecewise=True,
+                   varies=varies, atom=False)  # fmt: skip
+
+    def f_compare(self, depth: int) -> Val | None:
+        return self.condition()
+
+    def f_where(self, depth: int) -> Val | None:
+        x = self.operand(depth)
+        if x is None:
+            return None
+        cond = self.condition(x.shape)
+        if cond is None or broadcast(cond.shape, x.shape) is None:
+            return None
+        y = self.literal_val(x.dtype) if self.chance(0.3) else self.partner(x, depth)
+        if y is None:
+            return None
+        shape = broadcast(cond.shape, x.shape, y.shape)
+        if shape is None:
+            return None
+        if self.chance(0.5):
+            x, y = y, x
+        varies = tuple(
+            a or b or c
+            for a, b, c in zip(_aligned_varies(cond, shape), _aligned_varies(x, shape), _aligned_varies(y, shape))
+        )
+        return Val(f"where({cond.text}, {x.text}, {y.text})", shape, self.dtype, min(x.lo, y.lo),
+                   max(x.hi, y.hi), exact=x.exact and y.exact, piecewise=True, varies=varies)  # fmt: skip
+
+    def f_pow(self, depth: int) -> Val | None:
+        x = self.operand(depth)
+        if x is None:
+            return None
+        exponents = [2, 2, 3] + ([-1, -2] if x.lo >= 0.5 else [])
+        e = self.rnd.choice(exponents)
+        lo, hi = _interval(lambda t: t**e, (x.lo, x.hi))
+        if e % 2 == 0 and x.lo < 0 < x.hi:
+            lo = 0.0
+        text = f"pow({x.text}, {e})" if self.chance(0.25) else f"{x.operand} ** {e}"
+        return replace(x, text=text, lo=lo, hi=hi, exact=False, atom=text.startswith("pow"))
+
+    def denominator(self, a: Val, depth: int) -> Val | None:
+        kind = self.pick({"square": 3, "sumexp": 2, "positive": 1, "literal": 1})
+        if kind == "literal":
+            text = self.rnd.choice(("2", "4", "0.5", "3", "1.5"))
+            return Val(text, (), a.dtype, float(text), float(text), exact=True)
+        if kind == "positive":
+            vals = self.values(lambda v: v.dtype == a.dtype and v.lo >= 0.5 and broadcast(a.shape, v.shape) is not None)
+            return self.choose(vals) if vals else None
+        y = self.partner(a, depth)
+        if y is None:
+            return None
+        if kind == "square":
+            return replace(y, text=f"(1 + {y.operand} * {y.operand})", lo=1.0, hi=1 + y.mag**2, exact=False, atom=True)
+        if y.rank == 0:
+            return None
+        t = self.unary_call(self.rnd.choice(("tanh", "sin", "cos")), y)
+        e = self.unary_call("exp", t)
+        return self.reduced(e, "sum", self.random_axes(y.rank, allow_all=False), True)
+
+    def f_divide(self, depth: int) -> Val | None:
+        a = self.operand(depth)
+        if a is None:
+            return None
+        d = self.denominator(a, depth)
+        if d is None or broadcast(a.shape, d.shape) is None:
+            return None
+        assert d.lo > 0
+        shape = broadcast(a.shape, d.shape)
+        lo, hi = _interval(lambda x, y: x / y, (a.lo, a.hi), (d.lo, d.hi))
+        varies = tuple(x or y for x, y in zip(_aligned_varies(a, shape), _aligned_varies(d, shape)))
+        return Val(f"{a.operand} / {d.operand}", shape, a.dtype, lo, hi, piecewise=a.piecewise or d.piecewise,
+                   varies=varies, atom=False)  # fmt: skip
+
+    def f_softmax(self, depth: int) -> Val | None:
+        x = self.operand(depth, lambda v: v.rank >= 1)
+        if x is None:
+            return None
+        if self.chance(0.4):
+            return replace(x, text=f"softmax({x.text})", lo=0.0, hi=1.0, exact=False, atom=True)
+        axis = self.rnd.randrange(x.rank)
+        if self.chance(0.4):
+            axis -= x.rank
+        return replace(x, text=f"softmax({x.text}, axis={axis})", lo=0.0, hi=1.0, exact=False, atom=True)
+
+    def f_norm(self, depth: int) -> Val | None:
+        x = self.operand(depth, lambda v: v.rank >= 1 and v.shape[-1] != 1)
+        if x is None:
+            return None
+        last = x.shape[-1:]
+        scales = self.values(lambda v: v.dtype == x.dtype and v.shape == last)
+
+        def scale() -> Val:
+            if scales and self.chance(0.7):
+                return self.tame(self.choose(scales))
+            if x.rank >= 2:
+                return self.tame(self.reduced(x, self.rnd.choice(("mean", "max")), tuple(range(x.rank - 1)), False))
+            return x
+
+        flat_safe = x.varies[-1] and not x.piecewise
+        if not flat_safe:
+            eps = ", eps=0.25"
+        else:  # the default 1e-5 amplifies rounding in (x - mean) 300-fold where a row is nearly flat
+            eps = self.rnd.choice(("", ", eps=0.001", ", eps=0.01"))
+        n = self.size(x.shape[-1])
+        if self.chance(0.5):
+            g, b = scale(), scale()
+            bound = math.sqrt(n) * g.mag + b.mag
+            text = f"layernorm({x.text}, {g.text}, {b.text}{eps})"
+        else:
+            g = scale()
+            bound = math.sqrt(n) * g.mag
+            text = f"rmsnorm({x.text}, {g.text}{eps})"
+        return replace(x, text=text, lo=-bound, hi=bound, exact=False, atom=True)
+
+    def f_transpose(self, depth: int) -> Val | None:
+        x = self.operand(depth, lambda v: v.rank >= 2)
+        if x is None:
+            return None
+        perm = list(range(x.rank))
+        while perm == list(range(x.rank)):
+            self.rnd.shuffle(perm)
+        if perm == list(reversed(range(x.rank))) and self.chance(0.3):
+            text = f"transpose({x.text})"
+        else:
+            text = f"transpose({x.text}, ({', '.join(map(str, perm))}))"
+        return replace(x, text=text, shape=tuple(x.shape[p] for p in perm),
+                       varies=tuple(x.varies[p] for p in perm), atom=True)  # fmt: skip
+
+    def f_broadcast(self, depth: int) -> Val | None:
+        """`broadcast_to(x, shape)`: 1s widened, or leading axes added."""
+        x = self.operand(depth, lambda v: v.rank <= 3)
+        if x is None:
+            return None
+        bound = sorted({d for _, _, shape in self.params for d in shape if isinstance(d, str)})
+
+        def dim():
+            return self.rnd.choice(bound) if bound and self.chance(0.75) else self.rnd.choice(STATIC_SIZES)
+
+        shape = tuple(dim() if d == 1 and self.chance(0.7) else d for d in x.shape)
+        shape = tuple(dim() for _ in range(self.rnd.randint(0, max(0, 3 - len(shape))))) + shape
+        if shape == x.shape:
+            return None
+        pad = len(shape) - x.rank
+        varies = (False,) * pad + tuple(v and d != 1 for v, d in zip(x.varies, x.shape))
+        text = f"broadcast_to({x.text}, ({', '.join(map(str, shape))}{',' if len(shape) == 1 else ''}))"
+        return replace(x, text=text, shape=shape, varies=varies, atom=True)
+
+    def reshape_target(self, shape: tuple) -> tuple | None:
+        options = []
+        for i, d in enumerate(shape):
+            if isinstance(d, int) and d in (4, 6, 8, 9):
+                options.append(("split", i))
+            if i + 1 < len(shape) and isinstance(d, int) and isinstance(shape[i + 1], int):
+                options.append(("merge", i))
+            if d == 1:
+                options.append(("drop", i))
+        options.append(("insert", self.rnd.randint(0, len(shape))))
+        if len(shape) >= 2 and len(set(shape)) > 1:
+            options.append(("reorder", None))
+        kind, i = self.rnd.choice(options)
+        if kind == "split":
+            d = shape[i]
+            f = self.rnd.choice([f for f in range(2, d) if d % f == 0])
+            return shape[:i] + (f, d // f) + shape[i + 1 :]
+        if kind == "merge":
+            return shape[:i] + (shape[i] * shape[i + 1],) + shape[i + 2 :]
+        if kind == "drop":
+            return shape[:i] + shape[i + 1 :]
+        if kind == "insert":
+            return shape[:i] + (1,) + shape[i:]
+        new = list(shape)
+        while tuple(new) == shape:
+            self.rnd.shuffle(new)
+        return tuple(new)
+
+    def f_reshape(self, depth: int) -> Val | None:
+        x = self.operand(depth, lambda v: v.rank >= 1)
+        if x is None:
+            return None
+        target = self.reshape_target(x.shape)
+        if target is None or not target:
+            return None
+        written = [str(d) for d in target]
+        if self.chance(0.3):
+            written[self.rnd.randrange(len(target))] = "-1"
+        text = f"reshape({x.text}, ({', '.join(written)}{',' if len(written) == 1 else ''}))"
+        keeps = all(v for v, d in zip(x.varies, x.shape) if d != 1)
+        return replace(x, text=text, shape=target, varies=tuple(keeps and d != 1 for d in target), atom=True)
+
+    def f_matmul(self, depth: int) -> Val | None:
+        x = self.operand(depth, lambda v: v.rank >= 1)
+        if x is None:
+            return None
+        k = x.shape[-1]
+        weights = []
+        for name, dtype, shape in self.params:
+            w = self.env.get(name)
+            if w is None or w.dtype != x.dtype or w.rank not in (1, 2):
+                continue
+            if w.shape[0] == k:
+                weights.append((w, w.text))
+            if w.rank == 2 and w.shape[1] == k and self.chance(0.5):
+                weights.append((replace(w, shape=w.shape[::-1], varies=w.varies[::-1]), f"transpose({w.text})"))
+        if x.rank >= 2:  # a @ transpose(b), as attention scores are
+            for v in self.values(lambda v: v.dtype == x.dtype and v.shape == x.shape and v.rank in (2, 3)):
+                perm = "(1, 0)" if v.rank == 2 else "(0, 2, 1)"
+                t = replace(v, shape=v.shape[:-2] + v.shape[-1:] + v.shape[-2:-1], varies=v.varies)
+                weights.append((t, f"transpose({v.text}, {perm})"))
+                break
+        if not weights:
+            return None
+        w, wtext = self.rnd.choice(weights)
+        w = replace(w, text=wtext)
+        if w.mag > LIMIT:
+            w = self.tame(w)
+        if w.rank == 1:
+            shape = x.shape[:-1]
+        elif x.rank == 1:
+            shape = w.shape[-1:]
+        else:
+            batch = broadcast(x.shape[:-2], w.shape[:-2])
+            if batch is None:
+                return None
+            shape = batch + x.shape[-2:-1] + w.shape[-1:]
+        n = self.size(k)
+        bound = n * x.mag * w.mag
+        varies = tuple(True for _ in shape)
+        return Val(f"{x.operand} @ {w.text}", shape, x.dtype, -bound, bound,
+                   piecewise=x.piecewise or w.piecewise, varies=varies, atom=False)  # fmt: skip
+
+    def int_op(self, k: Val) -> Val:
+        op = self.pick({"abs": 1, "neg": 1, "relu": 1, "add": 2, "mul": 1, "max": 1, "square": 1, "sum": 1})
+        if k.mag > 200 and op in ("mul", "square", "sum", "add"):
+            op = "max"
+        if op in ("abs", "relu"):
+            return self.unary_call(op, k)
+        if op == "neg":
+            return replace(k, text=f"-{k.operand}", lo=-k.hi, hi=-k.lo, atom=False)
+        if op == "square":
+            return replace(k, text=f"{k.operand} ** 2", lo=0.0, hi=k.mag**2, atom=False)
+        if op == "sum":
+            return self.reduced(k, self.rnd.choice(("sum", "max", "min")), self.random_axes(k.rank), None) \
+                if k.rank else self.unary_call("abs", k)
+        other = self.partner(k, 0) if self.chance(0.5) else None
+        other = other or self.literal_val(k.dtype)
+        if op == "max":
+            shape = broadcast(k.shape, other.shape)
+            varies = tuple(x or y for x, y in zip(_aligned_varies(k, shape), _aligned_varies(other, shape)))
+            return Val(f"maximum({k.text}, {other.text})", shape, k.dtype, max(k.lo, other.lo),
+                       max(k.hi, other.hi), exact=True, piecewise=True, varies=varies)  # fmt: skip
+        return self.combine("+" if op == "add" else "*", k, other)
+
+    def f_int(self, depth: int) -> Val | None:
+        ints = self.values(lambda v: v.is_int)
+        if not ints:
+            return None
+        return self.int_op(self.choose(ints))
+
+    def f_cast(self, depth: int) -> Val | None:
+        vals = self.values(lambda v: v.is_int or v.dtype == "bool")
+        if self.chance(0.4) or not vals:
+            c = self.condition()
+            if c is None:
+                return None
+            vals = [c]
+        v = self.choose(vals)
+        return replace(v, text=f"cast({v.text}, {self.dtype})", dtype=self.dtype, exact=True, piecewise=True,
+                       atom=True)  # fmt: skip
+
+    def f_call(self, depth: int) -> Val | None:
+        """A call of `fn helper`, a user function with size names of its own (P, Q, ...)."""
+        if self.helper is None:
+            x = self.operand(depth, lambda v: 1 <= v.rank <= len(_HELPER_SIZES))
+            if x is None:
+                return None
+            kind = self.rnd.choice(sorted(_HELPERS))
+            if self.helper is None:  # (the operand may have called it already)
+                self.helper = (x.rank, _HELPERS[kind][0], kind)
+            elif self.helper[0] != x.rank:
+                return None
+        else:
+            x = self.operand(depth, lambda v: v.rank == self.helper[0])
+            if x is None:
+                return None
+        _, arity, kind = self.helper
+        args = [x]
+        if arity == 2:
+            same = self.values(lambda v: v.dtype == x.dtype and v.shape == x.shape)
+            args.append(self.tame(self.choose(same)) if same and self.chance(0.7) else x)
+        y = args[-1]
+        if kind == "silu":
+            lo, hi = (-0.28 if x.lo < 0 else 0.0), max(x.hi, 0.0)
+        elif kind == "softmax":
+            lo, hi = 0.0, 1.0
+        elif kind == "center":
+            lo, hi = x.lo - x.hi, x.hi - x.lo
+        elif kind == "mix":
+            lo, hi = -1 - 0.5 * y.mag, 1 + 0.5 * y.mag
+        else:
+            lo, hi = max(x.lo, y.lo), max(x.hi, y.hi)
+        exact = kind == "max" and x.exact and y.exact
+        piecewise = kind == "max" or x.piecewise or y.piecewise
+        varies = tuple(a or b for a, b in zip(x.varies, y.varies))
+        return Val(f"helper({', '.join(a.text for a in args)})", x.shape, x.dtype, lo, hi, exact=exact,
+                   piecewise=piecewise, varies=varies)  # fmt: skip
+
+
+    def helper_source(self) -> str:
+        if self.helper is None:
+            return ""
+        rank, arity, kind = self.helper
+        t = type_text(self.dtype, _HELPER_SIZES[:rank])
+        params = ", ".join(f"{n}: {t}" for n in "ab"[:arity])
+        return f"\nfn helper({params}) -> {t} {{\n{_HELPERS[kind][1]}\n}}\n"
+
+
+MAX_STATEMENTS = 4  # small enough that CI's 50 programs compile in a few minutes
+
+
+def generate(seed: int, max_statements: int = MAX_STATEMENTS) -> GeneratedProgram:
+    """The random program named by `seed` (the same one on every call and machine), with
+    2 to `max_statements` statements before its return."""
+    return _Builder(seed, max_statements).build()
+
+
+if __name__ == "__main__":  # python tests/differential/generator.py [SEED [COUNT [MAX_STATEMENTS]]]
+    import sys
+
+    first = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+    count = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+    for s in range(first, first + count):
+        program = generate(s, int(sys.argv[3]) if len(sys.argv) > 3 else MAX_STATEMENTS)
+        print(f"# seed {s}, sizes {program.sizes}, then {program.second[0]}")
+        print(program.source)

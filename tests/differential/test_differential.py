@@ -1,0 +1,196 @@
+"""Differential tests on random programs (issue 4, item 7).
+
+Each seed names one random, well-typed program (`generator.py`) with its inputs. The program
+runs on the NumPy reference interpreter (`target="numpy"`), which is the oracle, and on the
+CPU backend twice: fused (`target="cpu"`) and one kernel per operation (`fuse=False`). Each
+compiled program is called twice: with the seed's sizes, and with other sizes that differ from
+one another (one compile serves every shape; this catches one size name used for another).
+Every result must have the reference's dtype and shape, and values within these tolerances:
+
+    f32:        rtol 2e-4,  atol 2e-5    (np.testing.assert_allclose)
+    f64:        rtol 1e-9,  atol 1e-10   (f32 arithmetic in an f64 program would show)
+    ints, bool: exactly equal
+
+The generator keeps programs well-conditioned (bounded values, comparisons only of exactly
+computed values, denominators away from zero), so backend rounding stays far inside these:
+`test_generated_programs_are_well_conditioned` checks that f32 programs give the same
+numbers as their f64 versions within half of the f32 tolerances.
+
+Seeds: `FUSEC_DIFF_SEED` (the first one, default below) and `FUSEC_DIFF_COUNT` (how many,
+default 50, which CI runs). `FUSEC_DIFF_STATEMENTS` (default 4) bounds the statements of a
+program: CI's default keeps a cold run (every kernel compiled by Numba) to a few minutes on
+two cores; a re-run with the kernel cache warm takes seconds. A long campaign:
+
+    FUSEC_DIFF_COUNT=5000 pytest tests/differential -x -q
+    FUSEC_DIFF_SEED=100000 FUSEC_DIFF_COUNT=2000 FUSEC_DIFF_STATEMENTS=7 pytest tests/differential -q
+
+A failure prints the seed, the whole program, its sizes and a command that reruns it alone;
+`python tests/differential/generator.py SEED` prints the program of a seed, and
+`python tests/differential/shrink.py SEED` shrinks a failing one to a minimal program.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import random
+import re
+import traceback
+
+import numpy as np
+import pytest
+
+import fusec
+
+from .generator import MAX_STATEMENTS, NP_DTYPES, GeneratedProgram
+from .generator import generate as generate_program
+
+SEED = int(os.environ.get("FUSEC_DIFF_SEED", "7000"))
+COUNT = int(os.environ.get("FUSEC_DIFF_COUNT", "50"))
+SEEDS = range(SEED, SEED + COUNT)
+FRONT_END_SEEDS = range(SEED, SEED + max(500, COUNT))
+STATEMENTS = int(os.environ.get("FUSEC_DIFF_STATEMENTS", str(MAX_STATEMENTS)))
+
+
+
+
+def generate(seed: int) -> GeneratedProgram:
+    return generate_program(seed, STATEMENTS)
+
+
+TOLERANCES = {  # dtype -> (rtol, atol)
+    np.dtype(np.float32): (2e-4, 2e-5),
+    np.dtype(np.float64): (1e-9, 1e-10),
+}
+
+
+def describe(program: GeneratedProgram, what: str, sizes: dict[str, int] | None = None) -> str:
+    sizes = program.sizes if sizes is None else sizes
+    call = "first" if sizes is program.sizes else "second"
+    inputs = program.inputs if sizes is program.sizes else program.second[1]
+    return (
+        f"{what}\n"
+        f"seed {program.seed} (rerun alone: FUSEC_DIFF_SEED={program.seed} FUSEC_DIFF_COUNT=1 "
+        f"FUSEC_DIFF_STATEMENTS={STATEMENTS} pytest tests/differential/test_differential.py)\n"
+        f"{call} call, sizes: {', '.join(f'{k}={v}' for k, v in sizes.items())}\n"
+        f"inputs: {', '.join(f'{n}: {a.dtype}{list(a.shape)}' for n, a in inputs.items())}\n"
+        f"program:\n{program.source}"
+    )
+
+
+def compare(program: GeneratedProgram, got, want, what: str, sizes: dict[str, int] | None = None) -> None:
+    """Each result of `got` against the reference's, with the tolerances of its dtype."""
+    assert isinstance(got, tuple) and len(got) == len(want), describe(
+        program, f"{what}: {len(want)} results expected, got {got!r:.200}", sizes
+    )
+    for i, (g, w) in enumerate(zip(got, want)):
+        g = np.asarray(g)
+        label = f"{what}: result {i} ({w.dtype}{list(w.shape)})"
+        assert g.dtype == w.dtype and g.shape == w.shape, describe(
+            program, f"{label}: got {g.dtype}{list(g.shape)}", sizes
+        )
+        if w.dtype in TOLERANCES:
+            rtol, atol = TOLERANCES[w.dtype]
+            try:
+                np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, err_msg=label)
+            except AssertionError as error:
+                raise AssertionError(describe(program, str(error), sizes)) from None
+        else:
+            assert np.array_equal(g, w), describe(program, f"{label}: differs\n got {g}\nwant {w}", sizes)
+
+
+@functools.lru_cache(maxsize=4)
+def reference(seed: int) -> tuple[GeneratedProgram, list[tuple[np.ndarray, ...]]]:
+    """The program of `seed` and the reference's results of each of its calls."""
+    program = generate(seed)
+    compiled = fusec.compile(program.source, target="numpy")
+    return program, [compiled.run(program.entry, args) for _, args in program.bindings()]
+
+
+@pytest.mark.parametrize("fuse", [True, False], ids=["fused", "unfused"])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_cpu_matches_reference(seed: int, fuse: bool):
+    """Two calls of one compiled program (the second with other, all different sizes)."""
+    program, wants = reference(seed)
+    what = f"target cpu, fuse={fuse}"
+    compiled = None
+    for (sizes, args), want in zip(program.bindings(), wants):
+        try:
+            compiled = compiled or fusec.compile(program.source, target="cpu", fuse=fuse)
+            got = compiled.run(program.entry, args)
+        except Exception:  # a crash is a failure of this program: say which one
+            pytest.fail(describe(program, f"{what} raised:\n{traceback.format_exc()}", sizes), pytrace=False)
+        compare(program, got, want, what, sizes)
+
+
+def test_front_end_accepts_every_generated_program():
+    """No Numba: each program checks, and the reference gives results of the declared types."""
+    failures = []
+    for seed in FRONT_END_SEEDS:
+        program = generate(seed)
+        try:
+            compiled = fusec.compile(program.source, target="numpy")
+            assert [name for name, _, _ in compiled.signature(program.entry)] == list(program.inputs)
+            for sizes, args in program.bindings():
+                results = compiled.run(program.entry, args)
+                assert len(results) == len(program.results)
+                for r, (dtype, _), shape in zip(results, program.results, program.result_shapes(sizes)):
+                    assert r.dtype == NP_DTYPES[dtype] and r.shape == shape, (sizes, r.dtype, r.shape)
+                    assert r.dtype == np.bool_ or np.all(np.isfinite(r)), "a result is not finite"
+        except Exception:
+            failures.append(describe(program, traceback.format_exc(limit=3)))
+            if len(failures) >= 3:
+                break
+    assert not failures, "\n\n".join(failures)
+
+
+def test_generated_programs_are_well_conditioned():
+    """An f32 program's reference results are within half the f32 tolerances of its f64
+    version's: rounding alone cannot make a backend fail the comparison."""
+    rtol, atol = TOLERANCES[np.dtype(np.float32)]
+    checked = 0
+    for seed in range(SEED, SEED + 300):
+        program = generate(seed)
+        if not re.search(r"\bf32\b", program.source):
+            continue
+        checked += 1
+        narrow = fusec.compile(program.source, target="numpy")
+        wide = fusec.compile(re.sub(r"\bf32\b", "f64", program.source), target="numpy")
+        for sizes, args in program.bindings():
+            f32 = narrow.run(program.entry, args)
+            f64 = wide.run(program.entry, [a.astype(np.float64) if a.dtype == np.float32 else a for a in args])
+            for i, (a, b) in enumerate(zip(f32, f64)):
+                message = describe(program, f"result {i}: f32 vs f64", sizes)
+                if a.dtype == np.float32:
+                    np.testing.assert_allclose(a, b, rtol=rtol / 2, atol=atol / 2, err_msg=message)
+                else:
+                    assert np.array_equal(a, b), message
+    assert checked > 200
+
+
+def test_generator_is_deterministic():
+    """A seed names one program and its inputs, whatever the global random state."""
+    for seed in (0, 1, 17, SEED, 123456789):
+        random.seed(seed + 1)
+        np.random.seed(seed % 1000)
+        a = generate(seed)
+        random.seed(99)
+        np.random.seed(99)
+        b = generate(seed)
+        assert a.source == b.source and a.results == b.results
+        for (sizes_a, args_a), (sizes_b, args_b) in zip(a.bindings(), b.bindings()):
+            assert sizes_a == sizes_b and len(args_a) == len(args_b)
+            for x, y in zip(args_a, args_b):
+                assert x.dtype == y.dtype and np.array_equal(x, y)
+    sources = {generate(seed).source for seed in range(40)}
+    assert len(sources) == 40, "different seeds should give different programs"
+
+
+def test_failure_message_names_the_seed_and_program():
+    program = generate(SEED)
+    want = reference(SEED)[1][0]
+    bad = tuple(w + 1 if w.dtype.kind == "f" else ~w if w.dtype == np.bool_ else w + 1 for w in want)
+    with pytest.raises(AssertionError) as info:
+        compare(program, bad, want, "self-test")
+    message = str(info.value)
+    assert f"seed {program.seed}" in message and program.source in message
