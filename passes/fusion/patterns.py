@@ -11,6 +11,8 @@ index maps of Q/K/V and an epilogue join later through the pairwise rules.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 from dialects import graph
 from dialects.tensor_types import shape_of
 from passes.fusion.classify import OpClass, has_flag
@@ -18,26 +20,24 @@ from passes.fusion.graph_view import FuncGraph, OpSet
 from passes.fusion.rules import PatternMatch, check_rows
 
 
-def _forward(g: FuncGraph, roots: set[int]) -> set[int]:
+def _reach(edges: Sequence[Iterable[int]], roots: set[int]) -> set[int]:
+    """``roots`` and every op reachable from them along ``edges`` (succs or preds)."""
     seen = set(roots)
     stack = list(roots)
     while stack:
-        for s in g.succs[stack.pop()]:
-            if s not in seen:
-                seen.add(s)
-                stack.append(s)
+        for n in edges[stack.pop()]:
+            if n not in seen:
+                seen.add(n)
+                stack.append(n)
     return seen
+
+
+def _forward(g: FuncGraph, roots: set[int]) -> set[int]:
+    return _reach(g.succs, roots)
 
 
 def _backward(g: FuncGraph, roots: set[int]) -> set[int]:
-    seen = set(roots)
-    stack = list(roots)
-    while stack:
-        for p in g.preds[stack.pop()]:
-            if p not in seen:
-                seen.add(p)
-                stack.append(p)
-    return seen
+    return _reach(g.preds, roots)
 
 
 def is_convex(g: FuncGraph, group: set[int]) -> bool:
