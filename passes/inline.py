@@ -114,7 +114,8 @@ class InlineCall(RewritePattern):
         ret = block.last_op
         assert isinstance(ret, func.ReturnOp)
         returned = list(ret.arguments)
-        block.erase_op(ret)
+        ret.detach()
+        ret.erase()
         rewriter.inline_block(block, InsertPoint.before(op), op.arguments)
         rewriter.replace(op, [], returned)
 
@@ -153,4 +154,5 @@ class InlinePass(ModulePass):
         keep = _reachable(call_graph, roots)
         for name, function in functions.items():
             if name not in keep:
-                op.body.block.erase_op(function)
+                function.detach()
+                function.erase()

@@ -46,6 +46,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects import math as mathd
@@ -65,7 +66,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import PassFailedException
 
 from dialects import graph
@@ -985,7 +986,7 @@ def lower_function(fn: func.FuncOp, module: ModuleOp, taken: set[str]) -> func.F
             group = _single_op_group(op)
         name = _unique(group.kernel_name or f"k{len(taken)}", taken)
         kernel = _KernelEmitter(group, name).build()
-        Rewriter.insert_op(kernel, InsertPoint.before(fn))
+        Builder(InsertPoint.before(fn)).insert(kernel)
         outs = []
         for result in op.results:
             alloc = loop.AllocOp(symbolic_shape(result.type), memref_of(result.type))
@@ -1014,6 +1015,6 @@ class LowerToLoopsPass(ModulePass):
             if fn.is_declaration or any(o.dialect_name() == "loop" for o in fn.body.block.ops):
                 continue  # nothing to lower, or lowered already
             host = lower_function(fn, op, taken)
-            Rewriter.insert_op(host, InsertPoint.before(fn))
+            Builder(InsertPoint.before(fn)).insert(host)
             fn.detach()
             fn.erase()

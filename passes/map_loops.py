@@ -24,12 +24,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, IntegerType, MemRefType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.rewriter import InsertPoint
 
 from dialects import loop
 
@@ -108,7 +109,7 @@ def collapse(outer: loop.ParallelOp) -> loop.ParallelOp:
     total = band[0].ub
     for l in band[1:]:
         mul = arith.MuliOp(total, l.ub)
-        Rewriter.insert_op(mul, where)
+        Builder(where).insert(mul)
         total = mul.result
     merged = loop.ParallelOp(outer.lb, total, outer.step)
     body = merged.body.block
@@ -131,7 +132,7 @@ def collapse(outer: loop.ParallelOp) -> loop.ParallelOp:
             body.add_op(op)
     for l, iv in zip(band, ivs):
         l.iv.replace_all_uses_with(iv)
-    Rewriter.insert_op(merged, where)
+    Builder(where).insert(merged)
     outer.detach()
     outer.erase()
     return merged
@@ -229,11 +230,11 @@ def interchange(lj: loop.ParallelOp) -> bool:
         acc = loop.ScratchOp(MemRefType(element, [extent]), [])
     else:
         acc = loop.ScratchOp(MemRefType(element, [DYNAMIC_INDEX]), [lj.ub])
-    Rewriter.insert_op(acc, where)
+    Builder(where).insert(acc)
     init = loop.ParallelOp(lj.lb, lj.ub, lj.step)
     init.iv.name_hint = lj.iv.name_hint
     init.body.block.add_op(loop.StoreOp(red.inits[0], acc.result, [init.iv]))
-    Rewriter.insert_op(init, where)
+    Builder(where).insert(init)
     # the sequential loop over k, with the j loop inside
     k_loop = loop.ForOp(red.lb, red.ub, red.step)
     k_loop.iv.name_hint = red.iv.name_hint
@@ -250,7 +251,7 @@ def interchange(lj: loop.ParallelOp) -> bool:
     k_loop.body.block.add_op(j1)
     _drop_dead(j1.body.block)
     _drop_dead(k_loop.body.block)
-    Rewriter.insert_op(k_loop, where)
+    Builder(where).insert(k_loop)
     # the epilogue, per j, on the accumulated row
     j2 = loop.ParallelOp(lj.lb, lj.ub, lj.step)
     j2.iv.name_hint = lj.iv.name_hint
@@ -261,7 +262,7 @@ def interchange(lj: loop.ParallelOp) -> bool:
     mapping[red.res[0]] = result.result
     _clone_into(post, mapping, j2.body.block)
     _drop_dead(j2.body.block)
-    Rewriter.insert_op(j2, where)
+    Builder(where).insert(j2)
     lj.detach()
     lj.erase()
     return True

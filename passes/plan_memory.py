@@ -26,12 +26,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FunctionType, IntegerAttr, MemRefType, ModuleOp, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import PassFailedException
 
 from dialects import loop
@@ -86,9 +87,9 @@ def results_to_arguments(fn: func.FuncOp) -> None:
             owner.erase()
             replaced[value] = arg
         else:
-            Rewriter.insert_op(loop.CopyOp(replaced.get(value, value), arg), where)
+            Builder(where).insert(loop.CopyOp(replaced.get(value, value), arg))
     new_ret = func.ReturnOp()
-    Rewriter.insert_op(new_ret, where)
+    Builder(where).insert(new_ret)
     ret.detach()
     ret.erase()
     inputs = [a.type for a in block.args]
@@ -143,7 +144,7 @@ def reuse_buffers(fn: func.FuncOp, reuse: bool = True) -> None:
                     replacement = match
                 else:
                     view = loop.ViewOp(match, op.dims, op.result.type)
-                    Rewriter.insert_op(view, InsertPoint.before(op))
+                    Builder(InsertPoint.before(op)).insert(view)
                     position[view] = n
                     replacement = view.result
                 if op.result.name_hint and replacement is not match:
@@ -161,9 +162,9 @@ def reuse_buffers(fn: func.FuncOp, reuse: bool = True) -> None:
     for root, end in ends.items():
         anchor = ops[end] if end >= 0 else root.owner
         if isinstance(anchor, func.ReturnOp):
-            Rewriter.insert_op(loop.DeallocOp(root), InsertPoint.before(anchor))
+            Builder(InsertPoint.before(anchor)).insert(loop.DeallocOp(root))
         else:
-            Rewriter.insert_op(loop.DeallocOp(root), InsertPoint.after(_last_at(anchor, root)))
+            Builder(InsertPoint.after(_last_at(anchor, root))).insert(loop.DeallocOp(root))
 
 
 def _last_at(anchor: Operation, root: SSAValue) -> Operation:

@@ -24,12 +24,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, ModuleOp, i64
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.rewriter import InsertPoint
 
 from dialects import loop
 from passes.map_loops import _defined_outside, constant_index, loops_in, perfect_band
@@ -56,13 +57,13 @@ def tile_nest(outer: loop.ParallelOp, sizes: tuple[int, ...]) -> loop.ParallelOp
         step = constant_index(l.step)
         if step is not None:
             c = arith.ConstantOp.from_int_and_width(step * size, IndexType())
-            Rewriter.insert_op(c, where)
+            Builder(where).insert(c)
             steps.append(c.result)
         else:
             c = arith.ConstantOp.from_int_and_width(size, IndexType())
             m = arith.MuliOp(l.step, c)
-            Rewriter.insert_op(c, where)
-            Rewriter.insert_op(m, where)
+            Builder(where).insert(c)
+            Builder(where).insert(m)
             steps.append(m.result)
     tiles: list[loop.ParallelOp] = []
     for (l, size), step in zip(chosen, steps):
@@ -72,7 +73,7 @@ def tile_nest(outer: loop.ParallelOp, sizes: tuple[int, ...]) -> loop.ParallelOp
         if tiles:
             tiles[-1].body.block.add_op(tile)
         else:
-            Rewriter.insert_op(tile, where)
+            Builder(where).insert(tile)
         tiles.append(tile)
     body = tiles[-1].body.block
     bounds: list[SSAValue] = []
