@@ -179,6 +179,7 @@ class _KernelSource:
             "import math",
             "import numpy as np",
             "from numba import prange",
+            "from runtime.cpu_math import exp_f32",
             "",
         ]
         body = [f"def {KERNEL_FUNCTION}({', '.join(args)}):", *(self.lines or ["    pass"])]
@@ -290,6 +291,8 @@ class _KernelSource:
             return f"{n[0]} {_BINARY[type(op)]} {n[1]}"
         if type(op) in _CALL2:
             return f"{_CALL2[type(op)]}({n[0]}, {n[1]})"
+        if isinstance(op, mathd.ExpOp) and isinstance(result_type, Float32Type):
+            return f"exp_f32({n[0]})"  # vectorisable, see runtime/cpu_math.py
         if type(op) in _MATH1:
             return f"{_MATH1[type(op)]}({n[0]})"
         if isinstance(op, arith.NegfOp):
@@ -301,7 +304,8 @@ class _KernelSource:
             one = self.const_of(1.0, result_type)
             two = self.const_of(2.0, result_type)
             cap = self.const_of(40.0, result_type)
-            return f"{one} - {two} / (math.exp(min({two} * {n[0]}, {cap})) + {one})"
+            exp = "exp_f32" if isinstance(result_type, Float32Type) else "math.exp"
+            return f"{one} - {two} / ({exp}(min({two} * {n[0]}, {cap})) + {one})"
         if isinstance(op, mathd.RsqrtOp):
             return f"{self.const_of(1.0, result_type)} / math.sqrt({n[0]})"
         if isinstance(op, mathd.PowFOp | mathd.IPowIOp | mathd.FPowIOp):

@@ -37,6 +37,12 @@ def cache_dir(directory: str | os.PathLike[str] | None = None) -> Path:
     return path
 
 
+#: kernels call into runtime/cpu_math.py, whose changes Numba's cache would not notice
+CPU_MATH_VERSION = hashlib.sha256(
+    (Path(__file__).parent / "cpu_math.py").read_bytes()
+).hexdigest()[:12]
+
+
 def kernel_key(source: str, options: dict[str, object]) -> str:
     """The content hash naming a kernel's module: source, options, tool versions."""
     text = "\0".join(
@@ -45,6 +51,7 @@ def kernel_key(source: str, options: dict[str, object]) -> str:
             # sets (fast-math flags) sorted: their order changes with the hash seed
             repr(sorted((k, sorted(v) if isinstance(v, set | frozenset) else v) for k, v in options.items())),
             f"numba={numba.__version__}",
+            f"cpu_math={CPU_MATH_VERSION}",
             f"python={sys.version_info.major}.{sys.version_info.minor}",
         ]
     )
