@@ -18,15 +18,22 @@ from runtime.inputs import InputError, Param, bind_sizes
 TARGETS = ("auto", "cpu", "cuda", "numpy")
 
 
+class TargetError(InputError):
+    """The target asked for cannot run on this machine (`--target cuda` with no GPU)."""
+
+
 def resolve_target(target: str) -> str:
-    """`auto` is the GPU when one is usable, else the host's cores."""
+    """`auto` is the GPU when one is usable, else the host's cores; `cuda` must be
+    usable (a GPU, or Numba's CUDA simulator when NUMBA_ENABLE_CUDASIM=1)."""
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r}: choose one of {', '.join(TARGETS)}")
+    from runtime import device
+
+    if target == "cuda" and not device.cuda_runnable():
+        raise TargetError(f"--target cuda: {device.cuda_unavailable_reason()}")
     if target != "auto":
         return target
-    from runtime.device import cuda_usable
-
-    return "cuda" if cuda_usable() else "cpu"
+    return "cuda" if device.cuda_usable() else "cpu"
 
 
 def read_source(source_or_path: str | os.PathLike) -> tuple[str, str]:
@@ -99,7 +106,9 @@ class Program:
         return self.compilation(entry).text(stage)
 
     def run(self, name: str, arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
-        arrays = [np.asarray(a) for a in arrays]
+        """Runs function NAME. On `cuda`, arguments may be device arrays (anything with
+        `__cuda_array_interface__`), taken without a copy; results then stay there."""
+        arrays = [self._argument(a) for a in arrays]
         bind_sizes(self.params(name), arrays, name)
         if self.target == "numpy":
             from runtime.reference import evaluate
@@ -107,14 +116,28 @@ class Program:
             return evaluate(self.graph, name, arrays)
         return self.executable(name).run(name, arrays)
 
+    def _argument(self, array):
+        if self.target == "cuda":
+            from runtime import device
+
+            if device.is_on_device(array):
+                cuda = device.cuda_module()
+                return array if device.is_device_array(array) else cuda.as_cuda_array(array)
+        return np.asarray(array)
+
     def executable(self, name: str):
         """The compiled kernels of function NAME (one compile serves every shape)."""
         compilation = self.compilation(name)
         key = compilation.options
         if key not in self._executables:
-            from runtime.executor import CompiledProgram
+            if self.target == "cuda":
+                from runtime.cuda_executor import CudaProgram
 
-            self._executables[key] = CompiledProgram(compilation.stage("tiled"), target=self.target)
+                self._executables[key] = CudaProgram(compilation.stage("tiled"))
+            else:
+                from runtime.executor import CompiledProgram
+
+                self._executables[key] = CompiledProgram(compilation.stage("tiled"), target=self.target)
         return self._executables[key]
 
     def _function(self, name: str) -> func.FuncOp:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from compiler.api import TargetError
 from compiler.diagnostics import FusecError
 from compiler.stages import STAGES
 from runtime.inputs import InputError
@@ -202,6 +203,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FusecError as error:
         print(error.format(), file=sys.stderr)
         return EXIT_ERROR
+    except TargetError as error:
+        print(f"fusec: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
     except (InputError, EvaluationError) as error:
         print(f"fusec: error: {error}", file=sys.stderr)
         return EXIT_ERROR

@@ -100,6 +100,11 @@ def _tiled(c: Compilation, loops: ModuleOp) -> ModuleOp:
 
 
 def _kernel(c: Compilation, tiled: ModuleOp) -> str:
+    if c.options.target == "cuda":
+        from runtime.codegen_cuda import format_kernel_sources
+        from runtime.device import simulated
+
+        return format_kernel_sources(tiled, shuffles=not simulated())
     from runtime.codegen_cpu import module_source
 
     return module_source(tiled)

@@ -10,6 +10,7 @@ from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 from passes.decompose import DecomposeCompositesPass
 from passes.inline import InlinePass
 from passes.layout_fold import FoldLayoutPass
+from passes.map_gpu import MapGpuPass
 from passes.map_loops import MapCpuPass
 from passes.plan_memory import PlanMemoryPass
 from passes.tile import TilePass
@@ -30,11 +31,10 @@ def graph_rewrite_pipeline(entry: str = "main") -> list[ModulePass]:
 
 def loop_pipeline(target: str = "cpu", tile_sizes: tuple[int, ...] = ()) -> list[ModulePass]:
     """``loops`` -> ``tiled`` (``fusec --emit tiled``): tiling when sizes are given, the
-    target's mapping, memory planning. Only the CPU mapping exists so far; the CUDA
-    mapping comes with the CUDA backend."""
+    target's mapping (``map-gpu`` for ``cuda``, ``map-cpu`` otherwise), memory planning."""
     passes: list[ModulePass] = []
     if tile_sizes:
         passes.append(TilePass(sizes=tuple(tile_sizes)))
-    passes.append(MapCpuPass())
+    passes.append(MapGpuPass() if target == "cuda" else MapCpuPass())
     passes.append(PlanMemoryPass())
     return passes

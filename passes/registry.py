@@ -38,6 +38,7 @@ def _project() -> dict[str, Callable[[], type[ModulePass]]]:
         "lower-to-loops": _lazy("passes.lower_to_loops", "LowerToLoopsPass"),
         "tile": _lazy("passes.tile", "TilePass"),
         "map-cpu": _lazy("passes.map_loops", "MapCpuPass"),
+        "map-gpu": _lazy("passes.map_gpu", "MapGpuPass"),
         "plan-memory": _lazy("passes.plan_memory", "PlanMemoryPass"),
     }
     # fmt: on

@@ -134,7 +134,10 @@ class HostPlan:
         return len(self.params) - len(self.result_params)
 
 
-def _plan(fn: func.FuncOp) -> HostPlan:
+def plan_host_function(fn: func.FuncOp, storage: Callable[[Attribute], np.dtype] | None = None) -> HostPlan:
+    """Reads a host function into slots and steps; ``storage`` gives the dtype its
+    buffers are allocated with (default ``storage_dtype``: ``f16`` held as ``float32``)."""
+    storage = storage or storage_dtype
     slots: dict[SSAValue, int] = {}
 
     def slot(value: SSAValue) -> int:
@@ -157,7 +160,7 @@ def _plan(fn: func.FuncOp) -> HostPlan:
                 slot(arg),
                 shape.data,
                 element_dtype(arg.type.element_type),
-                storage_dtype(arg.type.element_type),
+                storage(arg.type.element_type),
                 result.value.data if isinstance(result, IntegerAttr) else None,
             )
         )
@@ -166,7 +169,7 @@ def _plan(fn: func.FuncOp) -> HostPlan:
     for op in fn.body.block.ops:
         if isinstance(op, loop.AllocOp):
             assert isinstance(op.result.type, MemRefType)
-            steps.append(("alloc", slot(op.result), op.dims, storage_dtype(op.result.type.element_type)))
+            steps.append(("alloc", slot(op.result), op.dims, storage(op.result.type.element_type)))
         elif isinstance(op, loop.LaunchOp):
             steps.append(("launch", op.kernel_name, tuple(slot(v) for v in op.args)))
         elif isinstance(op, loop.ViewOp):
@@ -214,7 +217,7 @@ class CompiledProgram:
             if isinstance(op, loop.KernelOp):
                 self.kernels[op.sym_name.data] = op
             elif isinstance(op, func.FuncOp) and not op.is_declaration:
-                self.functions[op.sym_name.data] = _plan(op)
+                self.functions[op.sym_name.data] = plan_host_function(op)
         self._sources: dict[str, str] = {}
         self._dispatchers: dict[str, Callable[..., Any]] = {}
 

@@ -40,8 +40,8 @@ def bind_sizes(params: Sequence[Param], arrays: Sequence[np.ndarray], function: 
     sizes: dict[str, int] = {}
     where: dict[str, str] = {}
     for param, array in zip(params, arrays):
-        if not isinstance(array, np.ndarray):
-            raise InputError(f"argument '{param.name}' must be a NumPy array, got {type(array).__name__}")
+        if not isinstance(getattr(array, "dtype", None), np.dtype) or not hasattr(array, "ndim"):
+            raise InputError(f"argument '{param.name}' must be a NumPy or device array, got {type(array).__name__}")
         if array.dtype != NUMPY_DTYPES[param.dtype]:
             raise InputError(
                 f"argument '{param.name}' has dtype {array.dtype}, but {function} expects "

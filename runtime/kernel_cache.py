@@ -20,12 +20,13 @@ import os
 import sys
 import threading
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import numba
 
 _LOCK = threading.Lock()
-_LOADED: dict[tuple[str, str], Any] = {}  # (directory, module name) -> dispatcher
+_LOADED: dict[tuple[str, str, str], Any] = {}  # (directory, key, function) -> dispatcher
 
 
 def cache_dir(directory: str | os.PathLike[str] | None = None) -> Path:
@@ -77,32 +78,46 @@ def _write_once(path: Path, source: str) -> None:
             tmp.unlink()
 
 
+def load_module(source: str, options: dict[str, object], *, directory: str | os.PathLike[str] | None = None):
+    """The module of a generated ``source``, written once to the cache directory under
+    its content hash (``kernel_key``; ``options`` must hold everything else the
+    compiled code depends on) and imported as a real module."""
+    root = cache_dir(directory)
+    modname = f"fusec_{kernel_key(source, options)}"
+    path = root / f"{modname}.py"
+    _write_once(path, source)
+    module = sys.modules.get(modname)
+    if module is None or getattr(module, "__file__", None) != str(path):
+        spec = importlib.util.spec_from_file_location(modname, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[modname] = module
+        spec.loader.exec_module(module)
+    return module
+
+
 def load_kernel(
     source: str,
     options: dict[str, object],
     *,
     function: str = "kernel",
     directory: str | os.PathLike[str] | None = None,
+    jit: Callable[..., Any] | None = None,
+    key_extra: dict[str, object] | None = None,
 ):
     """The Numba dispatcher of ``function`` in ``source``, compiled with
-    ``njit(cache=True, **options)``; compiled lazily on the first call, or loaded
-    from the disk cache when an earlier process compiled the same source."""
-    root = cache_dir(directory)
-    modname = f"fusec_{kernel_key(source, options)}"
-    key = (str(root), modname)
+    ``jit(cache=True, **options)`` (default ``numba.njit``); compiled lazily on the
+    first call, or loaded from the disk cache when an earlier process compiled the
+    same source. ``key_extra`` adds to the cache key what the compiled code depends
+    on beyond the source and options (the CUDA backend: numba-cuda's version)."""
+    jit = jit or numba.njit
+    keyed = {**options, **(key_extra or {})}
+    key = (str(cache_dir(directory)), kernel_key(source, keyed), function)
     with _LOCK:
         dispatcher = _LOADED.get(key)
         if dispatcher is not None:
             return dispatcher
-        path = root / f"{modname}.py"
-        _write_once(path, source)
-        module = sys.modules.get(modname)
-        if module is None or getattr(module, "__file__", None) != str(path):
-            spec = importlib.util.spec_from_file_location(modname, path)
-            assert spec is not None and spec.loader is not None
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[modname] = module
-            spec.loader.exec_module(module)
-        dispatcher = numba.njit(cache=True, **options)(getattr(module, function))
+        module = load_module(source, keyed, directory=directory)
+        dispatcher = jit(cache=True, **options)(getattr(module, function))
         _LOADED[key] = dispatcher
         return dispatcher

@@ -17,7 +17,7 @@ computed values, denominators away from zero), so backend rounding stays far ins
 numbers as their f64 versions within half of the f32 tolerances.
 
 Seeds: `FUSEC_DIFF_SEED` (the first one, default below) and `FUSEC_DIFF_COUNT` (how many,
-default 50, which CI runs). `FUSEC_DIFF_STATEMENTS` (default 4) bounds the statements of a
+default 50, which CI runs). `FUSEC_DIFF_STATEMENTS` (default 3) bounds the statements of a
 program: CI's default keeps a cold run (every kernel compiled by Numba) to a few minutes on
 two cores; a re-run with the kernel cache warm takes seconds. A long campaign:
 

@@ -1,0 +1,209 @@
+"""``map-gpu``: decides how the loops of each ``loop.kernel`` run on a GPU.
+
+Each kernel gets one of four strategies, written on it as ``gpu.strategy`` with its
+launch parameters, and its loops get ``map(blocks)``, ``map(threads)`` or
+``map(serial)``; ``runtime.codegen_cuda`` reads nothing else:
+
+- ``elementwise``: one perfectly nested parallel nest with no loop inside. Its outer
+  loops are collapsed into one, mapped ``blocks`` (the grid's y axis); the innermost
+  loop is mapped ``threads``: each thread takes ``gpu.per_thread`` elements strided
+  by the block size, so a warp's accesses stay contiguous, and issues all its loads
+  before any store (kernel arguments may alias, so the compiler would not reorder
+  them; notes/gpu.md measured 0.74 -> 0.96 of the copy floor from this alone).
+- ``rows``: a parallel nest whose body holds loops (a softmax, a layernorm, a row
+  sum). The outer band is collapsed and mapped ``blocks``, one block per row; the
+  first parallel or reduction loops inside it are mapped ``threads`` (the block's
+  threads take their iterations cyclically, reductions combine through warp shuffles
+  and shared memory); deeper loops and ``loop.for`` run ``serial`` in each thread.
+  When a row fits in ``gpu.threads`` x ``gpu.per_thread`` elements the row is held
+  in registers: per-row temporaries (``loop.scratch``) whose every access is at the
+  index of a ``threads`` loop get ``gpu.memory = "registers"`` (else ``"global"``, a
+  per-block workspace), and loads of kernel inputs at such an index are marked
+  ``gpu.row_cache``: read once per row, before any store, and reused by every loop
+  that reads the same element. Longer rows take the same IR through a strided loop
+  per thread (the runtime picks by the row's length at launch).
+- ``threads``: one thread per iteration of the outer band, the loops inside serial,
+  for nests whose inner reductions walk a buffer along the outer index (a column sum,
+  a matmul's ``B[k, j]``): adjacent threads then read adjacent elements.
+- ``block``: anything else (a reduction of a whole tensor, several loop nests in one
+  kernel): the kernel runs as one block whose threads share its loops as in ``rows``.
+
+    loop.parallel %i = %c0 to %n step %c1 {        loop.parallel %i = %c0 to %n step %c1 map(blocks) {
+      %m = loop.reduce max %j = ... {         ->     %m = loop.reduce max %j = ... map(threads) {
+      loop.parallel %j = ... {                       loop.parallel %j = ... map(threads) {
+
+The parameters (``gpu.threads``, ``gpu.per_thread``) are the defaults the autotuner
+starts from; ``--autotune`` may replace them per shape at run time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, MemRefType, ModuleOp, StringAttr, UnitAttr, i64
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from dialects import loop
+from dialects.gpu_mapping import MEMORY, PER_THREAD, ROW_CACHE, STRATEGY, THREADS, Strategy
+from passes.map_loops import _defined_outside, collapse, contains_loops, loops_in, perfect_band, set_mapping
+
+#: default launch parameters per strategy: (threads per block, elements per thread)
+DEFAULTS = {
+    Strategy.ELEMENTWISE: (256, 8),
+    Strategy.ROWS: (256, 16),
+    Strategy.THREADS: (256, 1),
+    Strategy.BLOCK: (1024, 16),
+}
+
+
+def _is_pure_index(op: Operation) -> bool:
+    return not op.regions and not isinstance(op, loop.LoadOp | loop.StoreOp | loop.ScratchOp)
+
+
+def _reads_along(block: Block, ivs: set[SSAValue]) -> bool:
+    """Whether every reduction in ``block`` reads a buffer whose fastest index is one
+    of ``ivs`` (the outer loops' indices), so threads over ``ivs`` read contiguously."""
+    reduces = loops_in(block)
+    if not reduces or not all(isinstance(r, loop.ReduceOp) and not contains_loops(r) for r in reduces):
+        return False
+    for r in reduces:
+        loads = [o for o in r.body.block.ops if isinstance(o, loop.LoadOp) and o.indices]
+        if not any(o.indices[-1] in ivs for o in loads):
+            return False
+    return True
+
+
+def choose_strategy(kernel: loop.KernelOp) -> Strategy:
+    top = loops_in(kernel.body.block)
+    memory_at_top = any(isinstance(o, loop.LoadOp | loop.StoreOp | loop.ScratchOp) for o in kernel.body.block.ops)
+    if len(top) != 1 or not isinstance(top[0], loop.ParallelOp) or memory_at_top:
+        return Strategy.BLOCK
+    band = perfect_band(top[0])
+    has_scratch = any(isinstance(o, loop.ScratchOp) for o in top[0].walk())
+    if not contains_loops(band[-1]) and not has_scratch:
+        return Strategy.ELEMENTWISE
+    if not has_scratch and _reads_along(band[-1].body.block, {l.iv for l in band}):
+        return Strategy.THREADS
+    return Strategy.ROWS
+
+
+# ---------------------------------------------------------------------------
+# Distributing a row's loops over a block's threads
+
+
+def distribute(block: Block) -> list[Operation]:
+    """Maps the first parallel/reduce loops met in ``block`` (looking through
+    ``loop.for``, which every thread runs) to ``threads`` and what they hold to
+    ``serial``; returns the loops mapped to threads."""
+    mapped: list[Operation] = []
+    for op in loops_in(block):
+        if isinstance(op, loop.ForOp):
+            set_mapping(op, loop.MapKind.SERIAL)
+            mapped += distribute(op.body.block)
+        else:
+            set_mapping(op, loop.MapKind.THREADS)
+            _serial(op.body.block)
+            mapped.append(op)
+    return mapped
+
+
+def _serial(block: Block) -> None:
+    for op in loops_in(block):
+        set_mapping(op, loop.MapKind.SERIAL)
+        _serial(op.body.block)
+
+
+def _same_bounds(a: Operation, b: Operation) -> bool:
+    return a.operands[:3] == b.operands[:3]
+
+
+def mark_registers(row: Block, thread_loops: list[Operation], kernel: loop.KernelOp) -> None:
+    """Marks the per-row temporaries and input loads a register row can hold: every
+    access at the induction variable of a ``threads`` loop directly in the row
+    (not inside a ``loop.for``), all such loops with the same bounds."""
+    direct = [l for l in thread_loops if l.parent_block() is row]
+    ivs = {l.iv: l for l in direct}
+    stored = {o.buffer for o in kernel.walk() if isinstance(o, loop.StoreOp)}
+    for scratch in [o for o in row.ops if isinstance(o, loop.ScratchOp)]:
+        uses = [u.operation for u in scratch.result.uses]
+        owners = [
+            ivs.get(u.indices[0]) if isinstance(u, loop.LoadOp | loop.StoreOp) and len(u.indices) == 1 else None
+            for u in uses
+        ]
+        in_registers = all(
+            owner is not None and use.parent_block() is owner.body.block and _same_bounds(owner, owners[0])
+            for use, owner in zip(uses, owners)
+        )
+        scratch.attributes[MEMORY] = StringAttr("registers" if in_registers and uses else "global")
+    for l in direct:
+        for op in l.body.block.ops:
+            if (
+                isinstance(op, loop.LoadOp)
+                and op.buffer in kernel.inputs
+                and op.buffer not in stored
+                and l.iv in op.indices
+                and all(i is l.iv or _defined_outside(i, l) for i in op.indices)
+            ):
+                op.attributes[ROW_CACHE] = UnitAttr()
+
+
+# ---------------------------------------------------------------------------
+
+
+def _set_launch(kernel: loop.KernelOp, strategy: Strategy, element_bits: int) -> None:
+    threads, per_thread = DEFAULTS[strategy]
+    if strategy == Strategy.ELEMENTWISE and element_bits > 32:
+        per_thread //= 2  # the same bytes in flight per thread
+    kernel.attributes[STRATEGY] = StringAttr(strategy.value)
+    kernel.attributes[THREADS] = IntegerAttr(threads, i64)
+    kernel.attributes[PER_THREAD] = IntegerAttr(per_thread, i64)
+
+
+def _widest_element(kernel: loop.KernelOp) -> int:
+    widths = [32]
+    for t in kernel.arg_types:
+        assert isinstance(t, MemRefType)
+        e = t.element_type
+        widths.append(e.width.data if isinstance(e, IntegerType) else getattr(e, "bitwidth", 32))
+    return max(widths)
+
+
+def map_kernel_gpu(kernel: loop.KernelOp) -> Strategy:
+    strategy = choose_strategy(kernel)
+    _set_launch(kernel, strategy, _widest_element(kernel))
+    if strategy == Strategy.BLOCK:
+        mark_registers(kernel.body.block, distribute(kernel.body.block), kernel)
+        return strategy
+    (nest,) = loops_in(kernel.body.block)
+    assert isinstance(nest, loop.ParallelOp)
+    outer = collapse(nest)  # the innermost loop of an elementwise nest stays out of it
+    inner = loops_in(outer.body.block)
+    if strategy == Strategy.ELEMENTWISE and inner and contains_loops(inner[0]):
+        strategy = Strategy.ROWS  # a band collapse could not merge: its last loop shares a block
+        _set_launch(kernel, strategy, _widest_element(kernel))
+    if strategy == Strategy.ELEMENTWISE:
+        if inner:
+            set_mapping(outer, loop.MapKind.BLOCKS)
+            set_mapping(inner[0], loop.MapKind.THREADS)
+        else:
+            set_mapping(outer, loop.MapKind.THREADS)
+    elif strategy == Strategy.THREADS:
+        set_mapping(outer, loop.MapKind.THREADS)
+        _serial(outer.body.block)
+    else:
+        set_mapping(outer, loop.MapKind.BLOCKS)
+        mark_registers(outer.body.block, distribute(outer.body.block), kernel)
+    return strategy
+
+
+@dataclass(frozen=True)
+class MapGpuPass(ModulePass):
+    """Chooses each kernel's GPU strategy and maps its loops to blocks, threads or serial."""
+
+    name = "map-gpu"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for kernel in [o for o in op.walk() if isinstance(o, loop.KernelOp)]:
+            map_kernel_gpu(kernel)

@@ -1,0 +1,634 @@
+"""``loop.kernel`` (after ``map-gpu``) -> Python source for ``numba.cuda.jit``.
+
+Each kernel becomes one module with two functions:
+
+- ``kernel(a0, a1, ..., w0, ...)``, the device code over its buffers (inputs, then
+  outputs, then one workspace per per-row temporary kept in global memory);
+- ``sizes(a0, a1, ...)``, host code computing from the buffers' shapes what a launch
+  needs: the outer loop's trip count, the trip count of every loop mapped
+  ``threads``, and the shape of every temporary (``None`` where a count depends on
+  the row, which then rules the register row out).
+
+The code follows the kernel's ``gpu.strategy`` (``passes.map_gpu``):
+
+- ``elementwise``: thread ``t`` of block ``b`` takes the elements
+  ``b * threads * U + t + u * threads`` for ``u < U`` (``U`` = ``gpu.per_thread``),
+  so each load instruction of a warp reads contiguous memory; it issues the loads of
+  all ``U`` elements, then computes and stores them. The outer (collapsed) loop runs
+  on the grid's y axis.
+- ``threads``: one thread per outer iteration, a grid-stride loop, the rest serial.
+- ``rows`` / ``block``: one block per row (the grid strides over rows), or one block.
+  A loop mapped ``threads`` is split cyclically over the block. Variant
+  ``registers`` unrolls it ``U`` times, holding per-row temporaries marked
+  ``registers`` in local variables and loading each ``gpu.row_cache`` element once
+  per row, before any compute; variant ``loop`` is a strided loop per thread, for
+  rows longer than ``threads * U``. A reduction ends in a combine over the block:
+  warp shuffles, then the warps' partials in shared memory read in a fixed order (so
+  results are the same bits on every run); under Numba's CUDA simulator, which has no
+  shuffles, a shared-memory tree instead (``shuffles=False``).
+  Code outside the ``threads`` loops runs in every thread (the values are the same
+  in all of them); its stores are made by thread 0.
+
+Kernels are compiled without ``fastmath``: numba-cuda's fast math is all-or-nothing,
+and would flush denormals to zero and assume no NaN or infinity (the CPU backend keeps
+neither either). ``f16`` buffers hold real half floats on the GPU; their values are
+computed in ``float32`` and rounded once when stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import Float16Type, IndexType, IntegerAttr, MemRefType, ModuleOp, StringAttr
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from dialects import loop
+from dialects.gpu_mapping import MEMORY, PER_THREAD, ROW_CACHE, STRATEGY, Strategy
+from runtime.codegen_scalar import CodegenError, ScalarSource, numpy_type_name
+
+KERNEL_FUNCTION = "kernel"
+SIZES_FUNCTION = "sizes"
+
+#: ``cuda.jit`` options (see the module docstring for why not fastmath)
+JIT_OPTIONS: dict[str, object] = {"fastmath": False}
+
+_COMBINE = {
+    loop.Combiner.ADD: "{a} + {b}",
+    loop.Combiner.MUL: "{a} * {b}",
+    loop.Combiner.MAX: "max({a}, {b})",
+    loop.Combiner.MIN: "min({a}, {b})",
+}
+
+
+def strategy_of(kernel: loop.KernelOp) -> Strategy:
+    attr = kernel.attributes.get(STRATEGY)
+    if not isinstance(attr, StringAttr):
+        raise CodegenError(f"kernel @{kernel.sym_name.data} has no {STRATEGY}: run map-gpu first")
+    return Strategy(attr.data)
+
+
+def _int_attr(kernel: loop.KernelOp, name: str) -> int:
+    attr = kernel.attributes.get(name)
+    if not isinstance(attr, IntegerAttr):
+        raise CodegenError(f"kernel @{kernel.sym_name.data} has no {name}: run map-gpu first")
+    return attr.value.data
+
+
+def thread_loops(kernel: loop.KernelOp) -> list[Operation]:
+    """The loops mapped ``threads``, in the order ``sizes`` reports their trip counts."""
+    return [
+        op
+        for op in kernel.walk()
+        if isinstance(op, loop.ParallelOp | loop.ReduceOp) and op.mapping == loop.MapKind.THREADS
+    ]
+
+
+def outer_loop(kernel: loop.KernelOp) -> Operation | None:
+    """The loop the grid runs over (``blocks``), or for ``threads`` the per-thread one."""
+    for op in kernel.body.block.ops:
+        if isinstance(op, loop.ParallelOp) and op.mapping in (loop.MapKind.BLOCKS, loop.MapKind.THREADS):
+            return op
+    return None
+
+
+def scratches(kernel: loop.KernelOp) -> list[loop.ScratchOp]:
+    return [op for op in kernel.walk() if isinstance(op, loop.ScratchOp)]
+
+
+def in_registers(op: loop.ScratchOp) -> bool:
+    attr = op.attributes.get(MEMORY)
+    return isinstance(attr, StringAttr) and attr.data == "registers"
+
+
+def global_scratches(kernel: loop.KernelOp, variant: str) -> list[loop.ScratchOp]:
+    """The temporaries that live in a per-block workspace in ``variant``."""
+    return [s for s in scratches(kernel) if variant != "registers" or not in_registers(s)]
+
+
+def has_register_variant(kernel: loop.KernelOp) -> bool:
+    """Whether a ``rows``/``block`` kernel gains from holding its row in registers."""
+    return strategy_of(kernel) in (Strategy.ROWS, Strategy.BLOCK) and (
+        any(in_registers(s) for s in scratches(kernel))
+        or any(ROW_CACHE in op.attributes for op in kernel.walk() if isinstance(op, loop.LoadOp))
+    )
+
+
+def variants(kernel: loop.KernelOp) -> tuple[str, ...]:
+    """The code variants of a kernel: ``registers`` (when it has one) and ``loop``."""
+    return ("registers", "loop") if has_register_variant(kernel) else ("loop",)
+
+
+# ---------------------------------------------------------------------------
+
+
+def _element(type_: Attribute) -> Attribute:
+    assert isinstance(type_, MemRefType)
+    return type_.element_type
+
+
+@dataclass
+class _Loop:
+    """How one ``threads`` loop's iterations are named while it is emitted."""
+
+    count: str
+    iv_names: list[str] = field(default_factory=list)  # per unrolled copy
+    guards: list[str] = field(default_factory=list)
+
+
+class _CudaKernelSource(ScalarSource):
+    """The generator of one kernel's CUDA source, in one variant."""
+
+    def __init__(self, kernel: loop.KernelOp, variant: str = "loop", shuffles: bool = True):
+        super().__init__(kernel)
+        self.strategy = strategy_of(kernel)
+        self.variant = variant
+        self.shuffles = shuffles
+        self.per_thread = _int_attr(kernel, PER_THREAD)
+        self.workspaces: dict[loop.ScratchOp, str] = {}
+        self.registers: dict[loop.ScratchOp, list[str]] = {}
+        self.shared: dict[str, str] = {}  # dtype name -> shared array for reductions
+        self.unrolled: int | None = None  # the copy being emitted in an unrolled threads loop
+        self.row_cache: dict[tuple, list[str]] = {}
+        self.cached_names: dict[SSAValue, list[str]] = {}
+        self.needs_sync = False
+
+    # -- module -----------------------------------------------------------------------
+
+    def source(self) -> str:
+        args = []
+        for arg in self.kernel.body.block.args:
+            if not isinstance(arg.type, MemRefType):
+                raise CodegenError(f"kernel argument of type {arg.type}")
+            args.append(self.define(arg, "a"))
+        for scratch in global_scratches(self.kernel, self.variant):
+            self.workspaces[scratch] = self.fresh("w")
+        self.needs_sync = bool(self.workspaces)
+        self.emit(1, "tid = cuda.threadIdx.x")
+        self.emit(1, "bd = cuda.blockDim.x")
+        body_start = len(self.lines)
+        if self.strategy == Strategy.ELEMENTWISE:
+            self.elementwise(self.kernel.body.block)
+        elif self.strategy == Strategy.THREADS:
+            self.per_thread_block(self.kernel.body.block)
+        else:
+            self.row_block(self.kernel.body.block, 1)
+        shared = [
+            f"    {name} = cuda.shared.array({32 if self.shuffles else 1024}, {dtype})"
+            for dtype, name in self.shared.items()
+        ]
+        self.lines[body_start:body_start] = shared
+        header = [
+            f"# Generated by fusec (loop dialect -> Numba CUDA, {self.strategy.value}, {self.variant}). Do not edit.",
+            "import math",
+            "import numpy as np",
+            "from numba import cuda",
+            "",
+            f"U = {self.per_thread}",
+        ]
+        params = [*args, *self.workspaces.values()]
+        kernel = [f"def {KERNEL_FUNCTION}({', '.join(params)}):", *self.lines]
+        sizes = _SizesSource(self.kernel).source()
+        return "\n".join([*header, *self.constant_lines, "", "", *kernel, "", "", *sizes, ""])
+
+    # -- shared pieces ----------------------------------------------------------------
+
+    def top_ops(self, block: Block, indent: int, stop: Operation | None = None) -> None:
+        """The ops of ``block`` before ``stop``: index arithmetic, sizes and constants."""
+        for op in block.ops:
+            if op is stop:
+                return
+            self.op(op, indent)
+
+    def count_of(self, op: Operation) -> str:
+        lb, ub, step = (self.name(v) for v in op.operands[:3])
+        if lb == "0" and step == "1":
+            return ub
+        return f"(({ub}) - ({lb}) + ({step}) - 1) // ({step})"
+
+    def iv_value(self, op: Operation, t: str) -> str:
+        lb, step = self.name(op.operands[0]), self.name(op.operands[2])
+        if lb == "0" and step == "1":
+            return t
+        return f"{lb} + {t} * {step}"
+
+    def access(self, buffer: SSAValue, indices: Sequence[SSAValue]) -> str:
+        owner = buffer.owner
+        if isinstance(owner, loop.ScratchOp) and owner in self.workspaces:
+            return f"{self.workspaces[owner]}[{self.slot()}, {self.linear(owner, indices)}]"
+        if not indices:
+            return f"{self.name(buffer)}[0]"  # rank 0: the runtime passes one element
+        return f"{self.name(buffer)}[{', '.join(self.name(i) for i in indices)}]"
+
+    def slot(self) -> str:
+        return "cuda.blockIdx.x" if self.strategy == Strategy.ROWS else "0"
+
+    def linear(self, scratch: loop.ScratchOp, indices: Sequence[SSAValue]) -> str:
+        assert isinstance(scratch.result.type, MemRefType)
+        sizes = iter(scratch.sizes)
+        dims = [str(d) if d >= 0 else self.name(next(sizes)) for d in scratch.result.type.get_shape()]
+        if not indices:
+            return "0"
+        text = self.name(indices[0])
+        for dim, index in zip(dims[1:], indices[1:]):
+            text = f"({text}) * {dim} + {self.name(index)}"
+        return text
+
+    def load(self, op: loop.LoadOp, indent: int) -> None:
+        owner = op.buffer.owner
+        if isinstance(owner, loop.ScratchOp) and owner in self.registers:
+            self.names[op.result] = self.registers[owner][self.unrolled or 0]
+            return
+        if op.result in self.cached_names:
+            self.names[op.result] = self.cached_names[op.result][self.unrolled or 0]
+            return
+        text = self.access(op.buffer, op.indices)
+        if isinstance(op.result.type, Float16Type):
+            text = f"np.float32({text})"
+        self.emit(indent, f"{self.define(op.result)} = {text}")
+
+    def store(self, op: loop.StoreOp, indent: int) -> None:
+        owner = op.buffer.owner
+        if isinstance(owner, loop.ScratchOp) and owner in self.registers:
+            self.emit(indent, f"{self.registers[owner][self.unrolled or 0]} = {self.name(op.value)}")
+            return
+        self.emit(indent, f"{self.access(op.buffer, op.indices)} = {self.name(op.value)}")
+
+    def op(self, op: Operation, indent: int) -> None:
+        """An op inside one thread's serial code."""
+        if isinstance(op, loop.YieldOp):
+            return
+        if isinstance(op, arith.ConstantOp):
+            self.constant(op)
+        elif isinstance(op, loop.DimOp):
+            self.emit(indent, f"{self.define(op.result)} = {self.name(op.source)}.shape[{op.index.value.data}]")
+        elif isinstance(op, loop.LoadOp):
+            self.load(op, indent)
+        elif isinstance(op, loop.StoreOp):
+            self.store(op, indent)
+        elif isinstance(op, loop.ScratchOp):
+            self.scratch(op, indent)
+        elif isinstance(op, loop.ParallelOp | loop.ForOp):
+            self.serial_header(op, indent)
+            self.serial_block(op.body.block, indent + 1)
+        elif isinstance(op, loop.ReduceOp):
+            accs = self.accumulators(op, indent)
+            self.serial_header(op, indent)
+            self.serial_block(op.body.block, indent + 1)
+            self.fold(op, accs, indent + 1)
+        else:
+            self.emit(indent, f"{self.define(op.results[0])} = {self.expression(op)}")
+
+    def serial_block(self, block: Block, indent: int) -> None:
+        start = len(self.lines)
+        for op in block.ops:
+            self.op(op, indent)
+        if len(self.lines) == start:
+            self.emit(indent, "pass")
+
+    def serial_header(self, op: Operation, indent: int) -> None:
+        iv = self.define(op.body.block.args[0], "i")
+        lb, ub, step = (self.name(v) for v in op.operands[:3])
+        bounds = ub if lb == "0" and step == "1" else f"{lb}, {ub}, {step}"
+        self.emit(indent, f"for {iv} in range({bounds}):")
+
+    def accumulators(self, op: loop.ReduceOp, indent: int) -> list[str]:
+        accs = []
+        for init, result in zip(op.inits, op.res):
+            acc = self.define(result, "r")
+            self.emit(indent, f"{acc} = {self.name(init)}")
+            accs.append(acc)
+        return accs
+
+    def fold(self, op: loop.ReduceOp, accs: list[str], indent: int) -> None:
+        terminator = op.body.block.last_op
+        assert isinstance(terminator, loop.YieldOp)
+        for acc, combiner, value in zip(accs, op.combiner_kinds, terminator.values):
+            self.emit(indent, f"{acc} = {_COMBINE[combiner].format(a=acc, b=self.name(value))}")
+
+    def scratch(self, op: loop.ScratchOp, indent: int) -> None:
+        if op in self.workspaces:
+            return
+        if self.variant == "registers" and in_registers(op):
+            zero = self.const_of(0, op.result.type.element_type)
+            names = [self.fresh("s") for _ in range(self.per_thread)]
+            self.registers[op] = names
+            for name in names:
+                self.emit(indent, f"{name} = {zero}")
+            return
+        raise CodegenError("a per-row temporary outside a row")
+
+    # -- elementwise ------------------------------------------------------------------
+
+    def elementwise(self, block: Block) -> None:
+        nest = outer_loop(self.kernel)
+        assert isinstance(nest, loop.ParallelOp)
+        self.top_ops(block, 1, stop=nest)
+        if nest.mapping == loop.MapKind.THREADS:
+            self.spread(nest, 1, "cuda.blockIdx.x")
+            return
+        (inner,) = [o for o in nest.body.block.ops if isinstance(o, loop.ParallelOp)]
+        o = self.fresh("o")
+        self.emit(1, f"for {o} in range(cuda.blockIdx.y, {self.count_of(nest)}, cuda.gridDim.y):")
+        self.emit(2, f"{self.define(nest.iv, 'i')} = {self.iv_value(nest, o)}")
+        self.top_ops(nest.body.block, 2, stop=inner)
+        self.spread(inner, 2, "cuda.blockIdx.x")
+        for op in list(nest.body.block.ops)[list(nest.body.block.ops).index(inner) + 1 :]:
+            self.op(op, 2)
+
+    def spread(self, op: loop.ParallelOp, indent: int, block_index: str) -> None:
+        """An elementwise loop: ``U`` elements per thread, loads first."""
+        count = self.define_count(op, indent)
+        base = self.fresh("b")
+        self.emit(indent, f"{base} = {block_index} * (bd * U) + tid")
+        self.unrolled_body(op, indent, [f"{base} + {u} * bd" for u in range(self.per_thread)], count)
+
+    def define_count(self, op: Operation, indent: int) -> str:
+        count = self.fresh("n")
+        self.emit(indent, f"{count} = {self.count_of(op)}")
+        return count
+
+    def unrolled_body(self, op: Operation, indent: int, positions: list[str], count: str) -> list[str]:
+        """``op``'s body once per position: index arithmetic and loads of every copy
+        first (guarded), then the rest of each copy under its guard. Returns, for a
+        reduction, nothing: the caller folds (see ``threads_loop``)."""
+        body = op.body.block
+        early = _early_ops(body, self.kernel)
+        guards = []
+        ivs = []
+        for u, position in enumerate(positions):
+            t = self.fresh("t")
+            self.emit(indent, f"{t} = {position}")
+            guard = self.fresh("ok")
+            self.emit(indent, f"{guard} = {t} < {count}")
+            iv = self.fresh("i")
+            self.emit(indent, f"{iv} = {self.iv_value(op, t)}")
+            guards.append(guard)
+            ivs.append(iv)
+        # phase 1: every copy's loads
+        for u in range(len(positions)):
+            self.unrolled = u
+            self.names[body.args[0]] = ivs[u]
+            for o in body.ops:
+                if o in early:
+                    self.early_op(o, indent, guards[u], u)
+        # phase 2: the rest, under each copy's guard
+        for u in range(len(positions)):
+            self.unrolled = u
+            self.names[body.args[0]] = ivs[u]
+            for o in body.ops:
+                if o in early:
+                    self.rebind_early(o, u)
+            self.emit(indent, f"if {guards[u]}:")
+            start = len(self.lines)
+            for o in body.ops:
+                if o not in early:
+                    self.op(o, indent + 1)
+            if isinstance(op, loop.ReduceOp):
+                self.fold(op, self._accs[op], indent + 1)
+            if len(self.lines) == start:
+                self.emit(indent + 1, "pass")
+        self.unrolled = None
+        return guards
+
+    def early_op(self, op: Operation, indent: int, guard: str, u: int) -> None:
+        names = self._early_names.setdefault(op, [])
+        if isinstance(op, loop.LoadOp):
+            key = _cache_key(op)
+            cached = self.row_cache.get(key) if key is not None else None
+            if cached is not None and len(cached) > u:
+                names.append(cached[u])
+                self.names[op.result] = cached[u]
+                return
+            element = op.result.type
+            zero = self.const_of(0, element)
+            text = self.access(op.buffer, op.indices)
+            if isinstance(element, Float16Type):
+                text = f"np.float32({text})"
+            name = self.define(op.result, "x")
+            self.emit(indent, f"{name} = {text} if {guard} else {zero}")
+            names.append(name)
+            if key is not None:
+                self.row_cache.setdefault(key, []).append(name)
+            return
+        self.op(op, indent)
+        names.append(self.names[op.results[0]] if op.results else "")
+
+    def rebind_early(self, op: Operation, u: int) -> None:
+        if op.results:
+            self.names[op.results[0]] = self._early_names[op][u]
+
+    @property
+    def _early_names(self) -> dict[Operation, list[str]]:
+        if not hasattr(self, "_early"):
+            self._early: dict[Operation, list[str]] = {}
+        return self._early
+
+    @property
+    def _accs(self) -> dict[Operation, list[str]]:
+        if not hasattr(self, "_acc_names"):
+            self._acc_names: dict[Operation, list[str]] = {}
+        return self._acc_names
+
+    # -- one thread per iteration -------------------------------------------------------
+
+    def per_thread_block(self, block: Block) -> None:
+        nest = outer_loop(self.kernel)
+        assert isinstance(nest, loop.ParallelOp)
+        self.top_ops(block, 1, stop=nest)
+        t = self.fresh("t")
+        self.emit(1, f"for {t} in range(cuda.blockIdx.x * bd + tid, {self.count_of(nest)}, cuda.gridDim.x * bd):")
+        self.emit(2, f"{self.define(nest.iv, 'i')} = {self.iv_value(nest, t)}")
+        self.serial_block(nest.body.block, 2)
+
+    # -- rows and blocks ------------------------------------------------------------------
+
+    def row_block(self, block: Block, indent: int) -> None:
+        """Code that every thread of a block runs, with its ``threads`` loops shared."""
+        start = len(self.lines)
+        for op in block.ops:
+            if isinstance(op, loop.ParallelOp) and op.mapping == loop.MapKind.BLOCKS:
+                r = self.fresh("r")
+                self.emit(indent, f"for {r} in range(cuda.blockIdx.x, {self.count_of(op)}, cuda.gridDim.x):")
+                self.emit(indent + 1, f"{self.define(op.iv, 'i')} = {self.iv_value(op, r)}")
+                self.row_block(op.body.block, indent + 1)
+                if self.needs_sync:
+                    self.emit(indent + 1, "cuda.syncthreads()")
+            elif isinstance(op, loop.ParallelOp | loop.ReduceOp) and op.mapping == loop.MapKind.THREADS:
+                self.threads_loop(op, indent)
+            elif isinstance(op, loop.ForOp):
+                self.serial_header(op, indent)
+                self.row_block(op.body.block, indent + 1)
+            elif isinstance(op, loop.StoreOp):
+                self.emit(indent, "if tid == 0:")
+                self.store(op, indent + 1)
+            else:
+                self.op(op, indent)
+        if len(self.lines) == start:
+            self.emit(indent, "pass")
+
+    def threads_loop(self, op: loop.ParallelOp | loop.ReduceOp, indent: int) -> None:
+        if self.needs_sync:
+            self.emit(indent, "cuda.syncthreads()")
+        accs = self.accumulators(op, indent) if isinstance(op, loop.ReduceOp) else []
+        self._accs[op] = accs
+        count = self.define_count(op, indent)
+        if self.variant == "registers":
+            self.unrolled_body(op, indent, [f"tid + {u} * bd" for u in range(self.per_thread)], count)
+        else:
+            t = self.fresh("t")
+            self.emit(indent, f"for {t} in range(tid, {count}, bd):")
+            self.emit(indent + 1, f"{self.define(op.iv, 'i')} = {self.iv_value(op, t)}")
+            self.serial_block(op.body.block, indent + 1)
+            if isinstance(op, loop.ReduceOp):
+                self.fold(op, accs, indent + 1)
+        if isinstance(op, loop.ReduceOp):
+            for acc, combiner, result in zip(accs, op.combiner_kinds, op.res):
+                self.block_combine(acc, combiner, result.type, indent)
+        elif self.needs_sync:
+            self.emit(indent, "cuda.syncthreads()")
+
+    def block_combine(self, acc: str, combiner: loop.Combiner, type_: Attribute, indent: int) -> None:
+        """Folds every thread's ``acc`` into one value that all threads get."""
+        dtype = numpy_type_name(type_)
+        sm = self.shared.setdefault(dtype, f"sm{len(self.shared)}")
+        combine = _COMBINE[combiner]
+        if self.shuffles:
+            for offset in (16, 8, 4, 2, 1):
+                other = f"cuda.shfl_down_sync(0xFFFFFFFF, {acc}, {offset})"
+                self.emit(indent, f"{acc} = {combine.format(a=acc, b=other)}")
+            self.emit(indent, "if tid % 32 == 0:")
+            self.emit(indent + 1, f"{sm}[tid // 32] = {acc}")
+            self.emit(indent, "cuda.syncthreads()")
+            self.emit(indent, f"{acc} = {sm}[0]")
+            w = self.fresh("w")
+            self.emit(indent, f"for {w} in range(1, (bd + 31) // 32):")
+            self.emit(indent + 1, f"{acc} = {combine.format(a=acc, b=f'{sm}[{w}]')}")
+        else:
+            self.emit(indent, f"{sm}[tid] = {acc}")
+            self.emit(indent, "cuda.syncthreads()")
+            half = self.fresh("h")
+            self.emit(indent, f"{half} = bd // 2")
+            self.emit(indent, f"while {half} > 0:")
+            self.emit(indent + 1, f"if tid < {half}:")
+            self.emit(indent + 2, f"{sm}[tid] = {combine.format(a=f'{sm}[tid]', b=f'{sm}[tid + {half}]')}")
+            self.emit(indent + 1, "cuda.syncthreads()")
+            self.emit(indent + 1, f"{half} = {half} // 2")
+            self.emit(indent, f"{acc} = {sm}[0]")
+        self.emit(indent, "cuda.syncthreads()")
+
+
+def _cache_key(op: loop.LoadOp) -> tuple | None:
+    """Loads of one row element that may share a register: same buffer, same indices
+    (the ``threads`` loop's own index standing for itself), same loop bounds."""
+    if ROW_CACHE not in op.attributes:
+        return None
+    owner = op.parent_op()
+    assert owner is not None
+    iv = owner.body.block.args[0]
+    return (op.buffer, tuple(None if i is iv else i for i in op.indices), tuple(owner.operands[:3]))
+
+
+def _early_ops(body: Block, kernel: loop.KernelOp) -> set[Operation]:
+    """The ops of a loop body issued before any store: loads of buffers the kernel
+    never writes (and ``row_cache`` loads), with the index arithmetic they need."""
+    stored = {o.buffer for o in kernel.walk() if isinstance(o, loop.StoreOp)}
+    available: set[SSAValue] = {body.args[0]}
+    early: set[Operation] = set()
+
+    def ready(op: Operation) -> bool:
+        return all(v in available or not _inside(v, body) for v in op.operands)
+
+    for op in body.ops:
+        if op.regions or not ready(op):
+            continue
+        if isinstance(op, loop.LoadOp):
+            is_scratch = isinstance(op.buffer.owner, loop.ScratchOp)
+            if not is_scratch and op.buffer not in stored:
+                early.add(op)
+                available.add(op.result)
+        elif not isinstance(op, loop.StoreOp | loop.ScratchOp) and all(
+            isinstance(r.type, IndexType) for r in op.results
+        ) and op.results:
+            early.add(op)
+            available.update(op.results)
+    return early
+
+
+def _inside(value: SSAValue, block: Block) -> bool:
+    owner = value.owner
+    node = owner if isinstance(owner, Operation) else owner.parent_op()
+    if isinstance(owner, Block) and owner is block:
+        return True
+    while node is not None:
+        if node.parent_block() is block:
+            return True
+        node = node.parent_op()
+    return False
+
+
+class _SizesSource(ScalarSource):
+    """The host function ``sizes``: the top-level index arithmetic of a kernel,
+    evaluated on the buffers' shapes."""
+
+    def source(self) -> list[str]:
+        args = [self.define(arg, "a") for arg in self.kernel.body.block.args]
+        for op in self.kernel.body.block.ops:
+            if op.regions or isinstance(op, loop.LoadOp | loop.StoreOp | loop.ScratchOp):
+                continue
+            if not all(isinstance(r.type, IndexType) for r in op.results):
+                continue  # only sizes are needed (and the kernel owns the typed constants)
+            if isinstance(op, arith.ConstantOp):
+                self.constant(op)
+            elif isinstance(op, loop.DimOp):
+                self.emit(1, f"{self.define(op.result)} = {self.name(op.source)}.shape[{op.index.value.data}]")
+            else:
+                self.emit(1, f"{self.define(op.results[0])} = {self.expression(op)}")
+        outer = outer_loop(self.kernel)
+        counts = [self.count(op) for op in thread_loops(self.kernel)]
+        shapes = [self.shape(s) for s in scratches(self.kernel)]
+        self.emit(
+            1,
+            f"return ({self.count(outer) if outer is not None else 'None'}, "
+            f"({''.join(c + ', ' for c in counts)}), ({''.join(s + ', ' for s in shapes)}))",
+        )
+        return [f"def {SIZES_FUNCTION}({', '.join(args)}):", *self.lines]
+
+    def known(self, value: SSAValue) -> str | None:
+        return self.names.get(value)
+
+    def count(self, op: Operation) -> str:
+        lb, ub, step = (self.known(v) for v in op.operands[:3])
+        if lb is None or ub is None or step is None:
+            return "None"
+        return f"max(0, ({ub} - {lb} + {step} - 1) // {step})"
+
+    def shape(self, op: loop.ScratchOp) -> str:
+        assert isinstance(op.result.type, MemRefType)
+        sizes = iter(op.sizes)
+        dims = []
+        for d in op.result.type.get_shape():
+            if d >= 0:
+                dims.append(str(d))
+            else:
+                name = self.known(next(sizes))
+                if name is None:
+                    return "None"
+                dims.append(name)
+        return "(" + "".join(f"{d}, " for d in dims) + ")"
+
+
+def kernel_source(kernel: loop.KernelOp, variant: str = "loop", shuffles: bool = True) -> str:
+    """The Python source of one kernel in one variant: ``kernel`` and ``sizes``."""
+    return _CudaKernelSource(kernel, variant, shuffles).source()
+
+
+def format_kernel_sources(module: ModuleOp, shuffles: bool = True) -> str:
+    """Every kernel's sources, each variant under a ``# kernel`` banner (``--emit kernel``)."""
+    parts = []
+    for op in module.walk():
+        if isinstance(op, loop.KernelOp):
+            for variant in variants(op):
+                parts.append(f"# ---- kernel {op.sym_name.data!r} ({variant}) ----\n{kernel_source(op, variant, shuffles)}")
+    return "\n".join(parts)

@@ -1,0 +1,334 @@
+"""Runs a module of the loop dialect on an NVIDIA GPU (or Numba's CUDA simulator).
+
+    program = CudaProgram(module)                # module after map-gpu and plan-memory
+    y, = program.run("main", [x])                # NumPy in, NumPy out
+    y, = program.run("main", [x_torch_cuda])     # device in (no copy), device out
+
+The host functions are read into steps once (``runtime.executor``'s plan). A call:
+
+- takes each argument as it comes: an object with ``__cuda_array_interface__``
+  (PyTorch, CuPy, Numba) is used in place, with no copy; a NumPy array is copied
+  into a device buffer kept for that shape;
+- binds the symbolic sizes and looks up the *launch plan* of those shapes, made once:
+  every intermediate buffer (reused across calls), every kernel's variant, grid,
+  block and workspace (``runtime.codegen_cuda``'s ``sizes`` evaluated on the shapes);
+- launches the kernels in order on the default stream; results are fresh device
+  arrays (or ``out=``), returned as they are when the inputs were on the device,
+  else copied to NumPy.
+
+Kernels are compiled by ``numba.cuda.jit`` on their first launch, through the disk
+cache (``runtime.kernel_cache``), whose key holds numba-cuda's version; Numba's CUDA
+cache itself keys the machine code by the GPU's compute capability.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+
+from dialects import loop
+from dialects.gpu_mapping import PER_THREAD, THREADS, Strategy
+from runtime import codegen_cuda
+from runtime.device import cuda_module, is_device_array, is_on_device, simulated
+from runtime.executor import (
+    ExecutionError,
+    HostPlan,
+    _bind,
+    element_dtype,
+    evaluate_dim,
+    plan_host_function,
+    storage_dtype,
+)
+from runtime.kernel_cache import load_kernel, load_module
+
+#: the most threads a block may have, and the grid's y extent
+MAX_THREADS, MAX_GRID_Y = 1024, 65535
+#: blocks of a rows kernel that keeps temporaries in a workspace: enough to fill a GPU
+#: (132 SMs x 16 blocks), so the workspace stays small; the grid strides over the rest
+WORKSPACE_BLOCKS = 2112
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _pow2_at_least(n: int) -> int:
+    return 1 << max(0, n - 1).bit_length()
+
+
+@dataclass
+class Launch:
+    """One kernel launch with its configuration, for one set of shapes."""
+
+    kernel: str
+    variant: str
+    grid: tuple[int, ...]
+    block: int
+    args: tuple[int, ...]  # slots
+    workspaces: tuple[Any, ...]
+
+    @property
+    def empty(self) -> bool:
+        return any(g == 0 for g in self.grid)
+
+
+class _Kernel:
+    """A kernel's IR, strategy and compiled variants."""
+
+    def __init__(self, op: loop.KernelOp, cache_dir: str | None, shuffles: bool):
+        self.op = op
+        self.name = op.sym_name.data
+        self.strategy = codegen_cuda.strategy_of(op)
+        self.threads = op.attributes[THREADS].value.data
+        self.per_thread = op.attributes[PER_THREAD].value.data
+        self.variants = codegen_cuda.variants(op)
+        self.cache_dir = cache_dir
+        self.shuffles = shuffles
+        self.sources = {v: codegen_cuda.kernel_source(op, v, shuffles) for v in self.variants}
+        self._dispatchers: dict[str, Any] = {}
+        self.sizes = load_module(self.sources["loop"], self._key(), directory=cache_dir).sizes
+        self.workspace_types = {
+            # f16 temporaries hold the float32 values computed, unrounded
+            v: [storage_dtype(s.result.type.element_type) for s in codegen_cuda.global_scratches(op, v)]
+            for v in self.variants
+        }
+
+    def _key(self) -> dict[str, object]:
+        import numba_cuda
+
+        return {**codegen_cuda.JIT_OPTIONS, "numba_cuda": numba_cuda.__version__, "target": "cuda"}
+
+    def dispatcher(self, variant: str):
+        if variant not in self._dispatchers:
+            cuda = cuda_module()
+            self._dispatchers[variant] = load_kernel(
+                self.sources[variant],
+                codegen_cuda.JIT_OPTIONS,
+                function=codegen_cuda.KERNEL_FUNCTION,
+                directory=self.cache_dir,
+                jit=cuda.jit,
+                key_extra={"numba_cuda": self._key()["numba_cuda"], "target": "cuda"},
+            )
+        return self._dispatchers[variant]
+
+    def configure(self, buffers: Sequence[Any], slots: tuple[int, ...]) -> Launch:
+        """The variant, grid, block and workspaces of a launch on ``buffers``."""
+        outer, counts, shapes = self.sizes(*buffers)
+        known = [c for c in counts if c is not None]
+        longest = max(known, default=1)
+        variant, threads = "loop", self.threads
+        if self.strategy == Strategy.ELEMENTWISE:
+            tile = self.threads * self.per_thread
+            grid = (_cdiv(counts[0], tile),) if outer is None else (_cdiv(counts[0], tile), min(outer, MAX_GRID_Y))
+        elif self.strategy == Strategy.THREADS:
+            grid = (_cdiv(outer, self.threads),)
+        else:
+            fits = len(known) == len(counts) and longest <= MAX_THREADS * self.per_thread
+            if "registers" in self.variants and fits:
+                variant = "registers"
+                threads = min(MAX_THREADS, max(32, _pow2_at_least(_cdiv(longest, self.per_thread))))
+            else:
+                limit = MAX_THREADS if self.strategy == Strategy.BLOCK else self.threads
+                threads = min(limit, max(32, _pow2_at_least(longest)))
+            grid = (1,) if self.strategy == Strategy.BLOCK else (outer,)
+            if self.workspace_types[variant] and self.strategy == Strategy.ROWS:
+                grid = (min(outer, WORKSPACE_BLOCKS),)
+        workspaces = []
+        global_scratch = codegen_cuda.global_scratches(self.op, variant)
+        all_scratch = codegen_cuda.scratches(self.op)
+        for scratch, dtype in zip(global_scratch, self.workspace_types[variant]):
+            shape = shapes[all_scratch.index(scratch)]
+            if shape is None:
+                raise ExecutionError(f"@{self.name}: a temporary whose size depends on the row")
+            workspaces.append(cuda_module().device_array((max(grid[0], 1), max(1, math.prod(shape))), dtype))
+        return Launch(self.name, variant, grid, threads, slots, tuple(workspaces))
+
+
+@dataclass
+class _Prepared:
+    """What a call on one set of shapes needs, made on the first such call."""
+
+    sizes: dict[str, int]
+    buffers: dict[int, Any]  # slot -> device buffer, for allocations and views
+    launches: list[Launch | tuple]
+
+
+class CudaProgram:
+    """A module of host functions and ``loop.kernel``s (mapped by ``map-gpu``), ready
+    to run on the GPU. ``run`` as ``runtime.executor.CompiledProgram.run``."""
+
+    def __init__(self, module: ModuleOp, *, cache_dir: str | None = None):
+        self.target = "cuda"
+        self.module = module
+        self.cache_dir = cache_dir
+        self.shuffles = not simulated()
+        self.kernel_ops: dict[str, loop.KernelOp] = {}
+        self.functions: dict[str, HostPlan] = {}
+        for op in module.ops:
+            if isinstance(op, loop.KernelOp):
+                self.kernel_ops[op.sym_name.data] = op
+            elif isinstance(op, func.FuncOp) and not op.is_declaration:
+                self.functions[op.sym_name.data] = plan_host_function(op, element_dtype)
+        self._kernels: dict[str, _Kernel] = {}
+        self._prepared: dict[tuple, _Prepared] = {}
+        self._staging: dict[tuple, Any] = {}
+
+    def kernel(self, name: str) -> _Kernel:
+        if name not in self._kernels:
+            self._kernels[name] = _Kernel(self.kernel_ops[name], self.cache_dir, self.shuffles)
+        return self._kernels[name]
+
+    def kernel_sources(self) -> dict[str, str]:
+        return {
+            f"{name} ({variant})": source
+            for name in self.kernel_ops
+            for variant, source in self.kernel(name).sources.items()
+        }
+
+    def _function(self, entry: str) -> HostPlan:
+        plan = self.functions.get(entry)
+        if plan is None:
+            raise ExecutionError(f"no function @{entry} in the program")
+        return plan
+
+    # -- arguments ------------------------------------------------------------------------
+
+    def _device_input(self, i: int, array: Any, dtype: np.dtype, entry: str):
+        cuda = cuda_module()
+        if is_on_device(array):
+            device = array if is_device_array(array) else cuda.as_cuda_array(array)
+            if device.dtype != dtype:
+                raise ExecutionError(f"@{entry}: argument #{i} must be {dtype}, got {device.dtype}")
+            if not device.is_c_contiguous():
+                raise ExecutionError(f"@{entry}: argument #{i} must be C-contiguous on the device")
+            return device, True
+        host = np.asarray(array)
+        if host.dtype != dtype:
+            raise ExecutionError(f"@{entry}: argument #{i} must be {dtype}, got {host.dtype}")
+        key = (entry, i, host.shape)
+        staging = self._staging.get(key)
+        if staging is None:
+            staging = self._staging[key] = cuda.device_array(host.shape, dtype)
+        staging.copy_to_device(np.ascontiguousarray(host))
+        return staging, False
+
+    # -- running ----------------------------------------------------------------------------
+
+    def run(
+        self,
+        entry: str,
+        arrays: Sequence[Any],
+        *,
+        out: Sequence[Any] | None = None,
+        profile: dict[str, list[float]] | None = None,
+    ) -> tuple[Any, ...]:
+        """Runs ``entry``; results are device arrays when any argument was on the
+        device, NumPy arrays otherwise. ``out``: device arrays to write the results
+        into. ``profile``: receives the seconds each kernel took, per kernel name."""
+        cuda = cuda_module()
+        plan = self._function(entry)
+        inputs = [p for p in plan.params if p.result is None]
+        if len(arrays) != len(inputs):
+            raise ExecutionError(f"@{entry} takes {len(inputs)} arguments, got {len(arrays)}")
+        slots: list[Any] = [None] * plan.num_slots
+        sizes: dict[str, int] = {}
+        on_device = False
+        for i, (param, array) in enumerate(zip(inputs, arrays)):
+            device, given_on_device = self._device_input(i, array, param.dtype, entry)
+            on_device |= given_on_device
+            _bind(param.dims, tuple(device.shape), sizes, f"@{entry}: argument #{i}")
+            slots[param.slot] = device
+        results_given = out is not None
+        if plan.result_params:
+            if out is not None and len(out) != len(plan.result_params):
+                raise ExecutionError(f"@{entry} has {len(plan.result_params)} results, out= has {len(out)}")
+            for k, param in enumerate(plan.result_params):
+                shape = tuple(evaluate_dim(d, sizes) for d in param.dims)
+                if out is not None:
+                    target = out[k] if is_device_array(out[k]) else cuda.as_cuda_array(out[k])
+                    if tuple(target.shape) != shape or target.dtype != param.dtype:
+                        raise ExecutionError(
+                            f"@{entry}: out[{k}] must be {param.dtype}{list(shape)}, got {target.dtype}{list(target.shape)}"
+                        )
+                    slots[param.slot] = target
+                else:
+                    slots[param.slot] = cuda.device_array(shape, param.dtype)
+        elif out is not None:
+            raise ExecutionError(f"@{entry} returns fresh buffers; run plan-memory to pass out=")
+        key = (entry, tuple(sorted(sizes.items())))
+        prepared = self._prepared.get(key)
+        if prepared is None:
+            prepared = self._prepared[key] = self._prepare(plan, sizes, slots)
+        for slot, buffer in prepared.buffers.items():
+            slots[slot] = buffer
+        for step in prepared.launches:
+            if isinstance(step, Launch):
+                if step.empty:
+                    continue
+                self._launch(step, slots, profile)
+            else:
+                _, source, target = step
+                slots[target].copy_to_device(slots[source])
+        results = [slots[p.slot] for p in plan.result_params] if plan.result_params else [
+            _fresh_copy(slots[s]) for s in plan.returns
+        ]
+        if on_device or results_given:
+            return tuple(results)
+        return tuple(r.copy_to_host() for r in results)
+
+    def _launch(self, step: Launch, slots: list[Any], profile: dict[str, list[float]] | None) -> None:
+        kernel = self.kernel(step.kernel).dispatcher(step.variant)
+        args = [_flat0(slots[s]) for s in step.args]
+        grid = step.grid if len(step.grid) > 1 else step.grid[0]
+        if profile is None:
+            kernel[grid, step.block](*args, *step.workspaces)
+            return
+        cuda = cuda_module()
+        cuda.synchronize()
+        start = time.perf_counter()
+        kernel[grid, step.block](*args, *step.workspaces)
+        cuda.synchronize()
+        profile.setdefault(step.kernel, []).append(time.perf_counter() - start)
+
+    def _prepare(self, plan: HostPlan, sizes: dict[str, int], slots: list[Any]) -> _Prepared:
+        """Buffers and launch configurations for one set of shapes."""
+        cuda = cuda_module()
+        buffers: dict[int, Any] = {}
+        launches: list[Launch | tuple] = []
+        view = list(slots)
+        for step in plan.steps:
+            kind = step[0]
+            if kind == "alloc":
+                _, target, dims, dtype = step
+                shape = tuple(evaluate_dim(d, sizes) for d in dims)
+                buffers[target] = view[target] = cuda.device_array(shape, dtype)
+            elif kind == "view":
+                _, target, source, dims = step
+                buffers[target] = view[target] = view[source].reshape(tuple(evaluate_dim(d, sizes) for d in dims))
+            elif kind == "launch":
+                _, name, args = step
+                launches.append(self.kernel(name).configure([_flat0(view[s]) for s in args], args))
+            elif kind == "copy":
+                launches.append(step)
+        return _Prepared(sizes, buffers, launches)
+
+    def __call__(self, entry: str, *arrays: Any) -> tuple[Any, ...]:
+        return self.run(entry, arrays)
+
+
+def _flat0(buffer: Any):
+    """A rank-0 buffer as one element of rank 1 (kernels index it ``[0]``)."""
+    return buffer.reshape(1) if len(buffer.shape) == 0 else buffer
+
+
+def _fresh_copy(buffer: Any):
+    copy = cuda_module().device_array(buffer.shape, buffer.dtype)
+    copy.copy_to_device(buffer)
+    return copy
