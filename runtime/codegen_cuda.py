@@ -45,7 +45,7 @@ from xdsl.dialects.builtin import Float16Type, IndexType, IntegerAttr, MemRefTyp
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from dialects import loop
-from dialects.gpu_mapping import MEMORY, PER_THREAD, ROW_CACHE, STRATEGY, Strategy
+from dialects.gpu_mapping import MEMORY, PER_THREAD, ROW_CACHE, STRATEGY, THREADS, Strategy
 from runtime.codegen_scalar import CodegenError, ScalarSource, numpy_type_name
 
 KERNEL_FUNCTION = "kernel"
@@ -102,9 +102,13 @@ def in_registers(op: loop.ScratchOp) -> bool:
     return isinstance(attr, StringAttr) and attr.data == "registers"
 
 
+#: the variants that unroll the ``threads`` loops and hold rows in registers
+UNROLLED = ("exact", "registers")
+
+
 def global_scratches(kernel: loop.KernelOp, variant: str) -> list[loop.ScratchOp]:
     """The temporaries that live in a per-block workspace in ``variant``."""
-    return [s for s in scratches(kernel) if variant != "registers" or not in_registers(s)]
+    return [s for s in scratches(kernel) if variant not in UNROLLED or not in_registers(s)]
 
 
 def has_register_variant(kernel: loop.KernelOp) -> bool:
@@ -116,8 +120,17 @@ def has_register_variant(kernel: loop.KernelOp) -> bool:
 
 
 def variants(kernel: loop.KernelOp) -> tuple[str, ...]:
-    """The code variants of a kernel: ``registers`` (when it has one) and ``loop``."""
-    return ("registers", "loop") if has_register_variant(kernel) else ("loop",)
+    """The code variants of a kernel, the runtime choosing per launch:
+
+    - ``exact`` (elementwise, and rows that gain from registers): every thread has
+      exactly ``per_thread`` iterations of each ``threads`` loop, so no guard and no
+      bound is computed;
+    - ``registers`` (rows): up to ``per_thread`` iterations, guarded;
+    - ``loop``: any trip count (elementwise: guarded copies; others: strided loops)."""
+    strategy = strategy_of(kernel)
+    if strategy == Strategy.ELEMENTWISE:
+        return ("exact", "loop")
+    return ("exact", "registers", "loop") if has_register_variant(kernel) else ("loop",)
 
 
 # ---------------------------------------------------------------------------
@@ -140,12 +153,21 @@ class _Loop:
 class _CudaKernelSource(ScalarSource):
     """The generator of one kernel's CUDA source, in one variant."""
 
-    def __init__(self, kernel: loop.KernelOp, variant: str = "loop", shuffles: bool = True):
+    def __init__(
+        self,
+        kernel: loop.KernelOp,
+        variant: str = "loop",
+        shuffles: bool = True,
+        per_thread: int | None = None,
+        threads: int | None = None,
+    ):
         super().__init__(kernel)
         self.strategy = strategy_of(kernel)
         self.variant = variant
         self.shuffles = shuffles
-        self.per_thread = _int_attr(kernel, PER_THREAD)
+        self.per_thread = per_thread or _int_attr(kernel, PER_THREAD)
+        self.exact = variant == "exact"
+        self.threads = threads or _int_attr(kernel, THREADS)  # compiled in: the launch's block size
         self.workspaces: dict[loop.ScratchOp, str] = {}
         self.registers: dict[loop.ScratchOp, list[str]] = {}
         self.shared: dict[str, str] = {}  # dtype name -> shared array for reductions
@@ -166,7 +188,7 @@ class _CudaKernelSource(ScalarSource):
             self.workspaces[scratch] = self.fresh("w")
         self.needs_sync = bool(self.workspaces)
         self.emit(1, "tid = cuda.threadIdx.x")
-        self.emit(1, "bd = cuda.blockDim.x")
+        self.emit(1, f"bd = {self.threads}")  # the launch's block size, a constant to the compiler
         body_start = len(self.lines)
         if self.strategy == Strategy.ELEMENTWISE:
             self.elementwise(self.kernel.body.block)
@@ -216,10 +238,17 @@ class _CudaKernelSource(ScalarSource):
     def access(self, buffer: SSAValue, indices: Sequence[SSAValue]) -> str:
         owner = buffer.owner
         if isinstance(owner, loop.ScratchOp) and owner in self.workspaces:
-            return f"{self.workspaces[owner]}[{self.slot()}, {self.linear(owner, indices)}]"
+            return f"{self.workspaces[owner]}[{self.slot()}, np.uint64({self.linear(owner, indices)})]"
         if not indices:
             return f"{self.name(buffer)}[0]"  # rank 0: the runtime passes one element
-        return f"{self.name(buffer)}[{', '.join(self.name(i) for i in indices)}]"
+        return f"{self.name(buffer)}[{', '.join(self.index(i) for i in indices)}]"
+
+    def index(self, value: SSAValue) -> str:
+        """An index as unsigned: indices here are never negative, and Numba adds a
+        wraparound for negative ones to every signed index (three instructions per
+        index of every access)."""
+        name = self.name(value)
+        return name if name.isdigit() else f"np.uint64({name})"
 
     def slot(self) -> str:
         return "cuda.blockIdx.x" if self.strategy == Strategy.ROWS else "0"
@@ -310,7 +339,7 @@ class _CudaKernelSource(ScalarSource):
     def scratch(self, op: loop.ScratchOp, indent: int) -> None:
         if op in self.workspaces:
             return
-        if self.variant == "registers" and in_registers(op):
+        if self.variant in UNROLLED and in_registers(op):
             zero = self.const_of(0, op.result.type.element_type)
             names = [self.fresh("s") for _ in range(self.per_thread)]
             self.registers[op] = names
@@ -349,50 +378,64 @@ class _CudaKernelSource(ScalarSource):
         self.emit(indent, f"{count} = {self.count_of(op)}")
         return count
 
-    def unrolled_body(self, op: Operation, indent: int, positions: list[str], count: str) -> list[str]:
+    def unrolled_body(self, op: Operation, indent: int, positions: list[str], count: str) -> None:
         """``op``'s body once per position: index arithmetic and loads of every copy
-        first (guarded), then the rest of each copy under its guard. Returns, for a
-        reduction, nothing: the caller folds (see ``threads_loop``)."""
+        first, then the rest of each copy under its guard (a reduction folds there).
+
+        The loads are not guarded: a copy past the end reads at the last iteration's
+        index instead (its value unused), so all of a thread's loads are one straight
+        run of code the GPU keeps in flight together. The runtime launches this only
+        with at least one iteration."""
         body = op.body.block
         early = _early_ops(body, self.kernel)
-        guards = []
-        ivs = []
-        for u, position in enumerate(positions):
+        guards: list[str | None] = []
+        ivs, clamped = [], []
+        last = None if self.exact else self.fresh("m")
+        if last is not None:
+            self.emit(indent, f"{last} = {count} - 1")
+        for position in positions:
             t = self.fresh("t")
             self.emit(indent, f"{t} = {position}")
-            guard = self.fresh("ok")
-            self.emit(indent, f"{guard} = {t} < {count}")
             iv = self.fresh("i")
             self.emit(indent, f"{iv} = {self.iv_value(op, t)}")
-            guards.append(guard)
             ivs.append(iv)
-        # phase 1: every copy's loads
-        for u in range(len(positions)):
+            if last is None:  # exact: every copy is an iteration
+                guards.append(None)
+                clamped.append(iv)
+                continue
+            guard = self.fresh("ok")
+            self.emit(indent, f"{guard} = {t} < {count}")
+            inside = self.fresh("i")
+            self.emit(indent, f"{inside} = {self.iv_value(op, f'min({t}, {last})')}")
+            guards.append(guard)
+            clamped.append(inside)
+        for u in range(len(positions)):  # phase 1: every copy's loads
             self.unrolled = u
-            self.names[body.args[0]] = ivs[u]
+            self.names[body.args[0]] = clamped[u]
             for o in body.ops:
                 if o in early:
-                    self.early_op(o, indent, guards[u], u)
-        # phase 2: the rest, under each copy's guard
-        for u in range(len(positions)):
+                    self.early_op(o, indent, u)
+        for u in range(len(positions)):  # phase 2: the rest, under each copy's guard
             self.unrolled = u
             self.names[body.args[0]] = ivs[u]
             for o in body.ops:
                 if o in early:
                     self.rebind_early(o, u)
-            self.emit(indent, f"if {guards[u]}:")
+            inner = indent
+            if guards[u] is not None:
+                self.emit(indent, f"if {guards[u]}:")
+                inner = indent + 1
             start = len(self.lines)
             for o in body.ops:
                 if o not in early:
-                    self.op(o, indent + 1)
+                    self.op(o, inner)
             if isinstance(op, loop.ReduceOp):
-                self.fold(op, self._accs[op], indent + 1)
+                self.fold(op, self._accs[op], inner)
             if len(self.lines) == start:
-                self.emit(indent + 1, "pass")
+                self.emit(inner, "pass")
         self.unrolled = None
-        return guards
 
-    def early_op(self, op: Operation, indent: int, guard: str, u: int) -> None:
+    def early_op(self, op: Operation, indent: int, u: int) -> None:
         names = self._early_names.setdefault(op, [])
         if isinstance(op, loop.LoadOp):
             key = _cache_key(op)
@@ -401,13 +444,11 @@ class _CudaKernelSource(ScalarSource):
                 names.append(cached[u])
                 self.names[op.result] = cached[u]
                 return
-            element = op.result.type
-            zero = self.const_of(0, element)
             text = self.access(op.buffer, op.indices)
-            if isinstance(element, Float16Type):
+            if isinstance(op.result.type, Float16Type):
                 text = f"np.float32({text})"
             name = self.define(op.result, "x")
-            self.emit(indent, f"{name} = {text} if {guard} else {zero}")
+            self.emit(indent, f"{name} = {text}")
             names.append(name)
             if key is not None:
                 self.row_cache.setdefault(key, []).append(name)
@@ -474,7 +515,7 @@ class _CudaKernelSource(ScalarSource):
         accs = self.accumulators(op, indent) if isinstance(op, loop.ReduceOp) else []
         self._accs[op] = accs
         count = self.define_count(op, indent)
-        if self.variant == "registers":
+        if self.variant in UNROLLED:
             self.unrolled_body(op, indent, [f"tid + {u} * bd" for u in range(self.per_thread)], count)
         else:
             t = self.fresh("t")
@@ -619,9 +660,18 @@ class _SizesSource(ScalarSource):
         return "(" + "".join(f"{d}, " for d in dims) + ")"
 
 
-def kernel_source(kernel: loop.KernelOp, variant: str = "loop", shuffles: bool = True) -> str:
-    """The Python source of one kernel in one variant: ``kernel`` and ``sizes``."""
-    return _CudaKernelSource(kernel, variant, shuffles).source()
+def kernel_source(
+    kernel: loop.KernelOp,
+    variant: str = "loop",
+    shuffles: bool = True,
+    per_thread: int | None = None,
+    threads: int | None = None,
+) -> str:
+    """The Python source of one kernel in one variant: ``kernel`` and ``sizes``;
+    ``per_thread`` and ``threads`` replace the kernel's ``gpu.per_thread`` and
+    ``gpu.threads`` (the autotuner's knobs; the block size is a constant of the code,
+    so index arithmetic folds, and the runtime launches each source with its own)."""
+    return _CudaKernelSource(kernel, variant, shuffles, per_thread, threads).source()
 
 
 def format_kernel_sources(module: ModuleOp, shuffles: bool = True) -> str:

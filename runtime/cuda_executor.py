@@ -24,9 +24,11 @@ cache itself keys the machine code by the GPU's compute capability.
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -46,6 +48,7 @@ from runtime.executor import (
     plan_host_function,
     storage_dtype,
 )
+from runtime.cuda_launch import DirectLaunch, capture, default_stream, pack
 from runtime.kernel_cache import load_kernel, load_module
 
 #: the most threads a block may have, and the grid's y extent
@@ -61,6 +64,20 @@ def _cdiv(a: int, b: int) -> int:
 
 def _pow2_at_least(n: int) -> int:
     return 1 << max(0, n - 1).bit_length()
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """Launch parameters that replace a kernel's ``map-gpu`` defaults: threads per
+    block, elements per thread, and a cap on registers per thread (more blocks fit an
+    SM, so more loads are in flight)."""
+
+    threads: int | None = None
+    per_thread: int | None = None
+    max_registers: int | None = None
+
+    def describe(self) -> dict[str, int]:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
 
 
 @dataclass
@@ -82,18 +99,22 @@ class Launch:
 class _Kernel:
     """A kernel's IR, strategy and compiled variants."""
 
-    def __init__(self, op: loop.KernelOp, cache_dir: str | None, shuffles: bool):
+    def __init__(self, op: loop.KernelOp, cache_dir: str | None, shuffles: bool, tuning: Tuning = Tuning()):
         self.op = op
         self.name = op.sym_name.data
         self.strategy = codegen_cuda.strategy_of(op)
-        self.threads = op.attributes[THREADS].value.data
-        self.per_thread = op.attributes[PER_THREAD].value.data
+        self.tuning = tuning
+        self.threads = tuning.threads or op.attributes[THREADS].value.data
+        self.per_thread = tuning.per_thread or op.attributes[PER_THREAD].value.data
         self.variants = codegen_cuda.variants(op)
         self.cache_dir = cache_dir
         self.shuffles = shuffles
-        self.sources = {v: codegen_cuda.kernel_source(op, v, shuffles) for v in self.variants}
-        self._dispatchers: dict[str, Any] = {}
-        self.sizes = load_module(self.sources["loop"], self._key(), directory=cache_dir).sizes
+        self.jit_options = dict(codegen_cuda.JIT_OPTIONS)
+        if tuning.max_registers:
+            self.jit_options["max_registers"] = tuning.max_registers
+        self._sources: dict[tuple[str, int], str] = {}
+        self._dispatchers: dict[tuple[str, int], Any] = {}
+        self.sizes = load_module(self.source("loop", self.threads), self._key(), directory=cache_dir).sizes
         self.workspace_types = {
             # f16 temporaries hold the float32 values computed, unrounded
             v: [storage_dtype(s.result.type.element_type) for s in codegen_cuda.global_scratches(op, v)]
@@ -105,18 +126,31 @@ class _Kernel:
 
         return {**codegen_cuda.JIT_OPTIONS, "numba_cuda": numba_cuda.__version__, "target": "cuda"}
 
-    def dispatcher(self, variant: str):
-        if variant not in self._dispatchers:
+    def source(self, variant: str, threads: int) -> str:
+        """The source of a variant for a block size (a constant of the code)."""
+        key = (variant, threads)
+        if key not in self._sources:
+            self._sources[key] = codegen_cuda.kernel_source(self.op, variant, self.shuffles, self.per_thread, threads)
+        return self._sources[key]
+
+    @property
+    def sources(self) -> dict[str, str]:
+        """Every variant's source at the default block size (``--emit kernel``)."""
+        return {v: self.source(v, self.threads) for v in self.variants}
+
+    def dispatcher(self, variant: str, threads: int):
+        key = (variant, threads)
+        if key not in self._dispatchers:
             cuda = cuda_module()
-            self._dispatchers[variant] = load_kernel(
-                self.sources[variant],
-                codegen_cuda.JIT_OPTIONS,
+            self._dispatchers[key] = load_kernel(
+                self.source(variant, threads),
+                self.jit_options,
                 function=codegen_cuda.KERNEL_FUNCTION,
                 directory=self.cache_dir,
                 jit=cuda.jit,
                 key_extra={"numba_cuda": self._key()["numba_cuda"], "target": "cuda"},
             )
-        return self._dispatchers[variant]
+        return self._dispatchers[key]
 
     def configure(self, buffers: Sequence[Any], slots: tuple[int, ...]) -> Launch:
         """The variant, grid, block and workspaces of a launch on ``buffers``."""
@@ -127,13 +161,18 @@ class _Kernel:
         if self.strategy == Strategy.ELEMENTWISE:
             tile = self.threads * self.per_thread
             grid = (_cdiv(counts[0], tile),) if outer is None else (_cdiv(counts[0], tile), min(outer, MAX_GRID_Y))
+            if counts[0] % tile == 0:
+                variant = "exact"
         elif self.strategy == Strategy.THREADS:
             grid = (_cdiv(outer, self.threads),)
         else:
-            fits = len(known) == len(counts) and longest <= MAX_THREADS * self.per_thread
+            # the register row unrolls each threads loop: every loop needs an iteration
+            fits = len(known) == len(counts) and 0 < min(known, default=1) and longest <= MAX_THREADS * self.per_thread
             if "registers" in self.variants and fits:
                 variant = "registers"
                 threads = min(MAX_THREADS, max(32, _pow2_at_least(_cdiv(longest, self.per_thread))))
+                if all(c == threads * self.per_thread for c in counts):
+                    variant = "exact"
             else:
                 limit = MAX_THREADS if self.strategy == Strategy.BLOCK else self.threads
                 threads = min(limit, max(32, _pow2_at_least(longest)))
@@ -151,6 +190,10 @@ class _Kernel:
         return Launch(self.name, variant, grid, threads, slots, tuple(workspaces))
 
 
+#: CUDA graphs kept per set of shapes (one per set of caller addresses seen twice)
+MAX_GRAPHS = 8
+
+
 @dataclass
 class _Prepared:
     """What a call on one set of shapes needs, made on the first such call."""
@@ -158,17 +201,32 @@ class _Prepared:
     sizes: dict[str, int]
     buffers: dict[int, Any]  # slot -> device buffer, for allocations and views
     launches: list[Launch | tuple]
+    result_shapes: list[tuple[int, ...]] = field(default_factory=list)
+    direct: list[DirectLaunch] | None = None  # packed after the first call
+    graphs: OrderedDict = field(default_factory=OrderedDict)  # caller addresses -> graph
+    seen: OrderedDict = field(default_factory=OrderedDict)  # caller addresses -> calls
 
 
 class CudaProgram:
     """A module of host functions and ``loop.kernel``s (mapped by ``map-gpu``), ready
     to run on the GPU. ``run`` as ``runtime.executor.CompiledProgram.run``."""
 
-    def __init__(self, module: ModuleOp, *, cache_dir: str | None = None):
+    def __init__(
+        self,
+        module: ModuleOp,
+        *,
+        cache_dir: str | None = None,
+        graphs: bool | None = None,
+        tuning: dict[str, Tuning] | None = None,
+    ):
         self.target = "cuda"
         self.module = module
         self.cache_dir = cache_dir
         self.shuffles = not simulated()
+        #: launches packed once and replayed through cuda.core (a real GPU only)
+        self.direct = not simulated()
+        #: CUDA graphs on (default: unless FUSEC_CUDA_GRAPHS=0)
+        self.graphs = graphs if graphs is not None else os.environ.get("FUSEC_CUDA_GRAPHS", "1") != "0"
         self.kernel_ops: dict[str, loop.KernelOp] = {}
         self.functions: dict[str, HostPlan] = {}
         for op in module.ops:
@@ -176,13 +234,15 @@ class CudaProgram:
                 self.kernel_ops[op.sym_name.data] = op
             elif isinstance(op, func.FuncOp) and not op.is_declaration:
                 self.functions[op.sym_name.data] = plan_host_function(op, element_dtype)
+        self.tuning = dict(tuning or {})
         self._kernels: dict[str, _Kernel] = {}
         self._prepared: dict[tuple, _Prepared] = {}
         self._staging: dict[tuple, Any] = {}
 
     def kernel(self, name: str) -> _Kernel:
         if name not in self._kernels:
-            self._kernels[name] = _Kernel(self.kernel_ops[name], self.cache_dir, self.shuffles)
+            tuning = self.tuning.get(name, Tuning())
+            self._kernels[name] = _Kernel(self.kernel_ops[name], self.cache_dir, self.shuffles, tuning)
         return self._kernels[name]
 
     def kernel_sources(self) -> dict[str, str]:
@@ -237,6 +297,10 @@ class CudaProgram:
         inputs = [p for p in plan.params if p.result is None]
         if len(arrays) != len(inputs):
             raise ExecutionError(f"@{entry} takes {len(inputs)} arguments, got {len(arrays)}")
+        if self.direct and profile is None:
+            results = self._run_direct(entry, plan, inputs, arrays, out)
+            if results is not None:
+                return results
         slots: list[Any] = [None] * plan.num_slots
         sizes: dict[str, int] = {}
         on_device = False
@@ -262,7 +326,7 @@ class CudaProgram:
                     slots[param.slot] = cuda.device_array(shape, param.dtype)
         elif out is not None:
             raise ExecutionError(f"@{entry} returns fresh buffers; run plan-memory to pass out=")
-        key = (entry, tuple(sorted(sizes.items())))
+        key = (entry, tuple(tuple(slots[p.slot].shape) for p in inputs))
         prepared = self._prepared.get(key)
         if prepared is None:
             prepared = self._prepared[key] = self._prepare(plan, sizes, slots)
@@ -276,6 +340,9 @@ class CudaProgram:
             else:
                 _, source, target = step
                 slots[target].copy_to_device(slots[source])
+        if self.direct and prepared.direct is None and all(isinstance(s, Launch) for s in prepared.launches):
+            prepared.result_shapes = [tuple(slots[p.slot].shape) for p in plan.result_params]
+            prepared.direct = self._pack(plan, prepared, slots)
         results = [slots[p.slot] for p in plan.result_params] if plan.result_params else [
             _fresh_copy(slots[s]) for s in plan.returns
         ]
@@ -283,8 +350,75 @@ class CudaProgram:
             return tuple(results)
         return tuple(r.copy_to_host() for r in results)
 
+    # -- the direct path: packed launches and CUDA graphs ----------------------------------
+
+    def _pack(self, plan: HostPlan, prepared: _Prepared, slots: list[Any]) -> list[DirectLaunch]:
+        users = {p.slot: i for i, p in enumerate(p for p in plan.params if p.result is None)}
+        n = len(users)
+        users.update({p.slot: n + k for k, p in enumerate(plan.result_params)})
+        packed = []
+        for step in prepared.launches:
+            if step.empty:
+                continue
+            buffers = [_flat0(slots[s]) for s in step.args] + list(step.workspaces)
+            owners = [users.get(s) for s in step.args] + [None] * len(step.workspaces)
+            dispatcher = self.kernel(step.kernel).dispatcher(step.variant, step.block)
+            packed.append(pack(dispatcher, step.grid, step.block, buffers, owners))
+        return packed
+
+    def _run_direct(self, entry: str, plan: HostPlan, inputs, arrays, out) -> tuple[Any, ...] | None:
+        """A call on device arrays whose shapes were seen before: packed launches, or
+        the graph of these addresses; None sends the call down the general path."""
+        pointers: list[int] = []
+        shapes = []
+        for param, array in zip(inputs, arrays):
+            interface = getattr(array, "__cuda_array_interface__", None)
+            if interface is None or interface["typestr"] != param.dtype.str or not _contiguous(interface):
+                return None
+            pointers.append(interface["data"][0])
+            shapes.append(tuple(interface["shape"]))
+        prepared = self._prepared.get((entry, tuple(shapes)))
+        if prepared is None or prepared.direct is None:
+            return None
+        results = []
+        for k, param in enumerate(plan.result_params):
+            if out is not None:
+                interface = getattr(out[k], "__cuda_array_interface__", None)
+                if (
+                    interface is None
+                    or interface["typestr"] != param.dtype.str
+                    or tuple(interface["shape"]) != prepared.result_shapes[k]
+                    or not _contiguous(interface)
+                ):
+                    return None
+                pointers.append(interface["data"][0])
+                results.append(out[k])
+            else:
+                result = cuda_module().device_array(prepared.result_shapes[k], param.dtype)
+                pointers.append(result.__cuda_array_interface__["data"][0])
+                results.append(result)
+        key = tuple(pointers)
+        stream = default_stream()
+        graph = prepared.graphs.get(key)
+        if graph is not None:
+            graph.launch(stream)
+            return tuple(results)
+        for launch in prepared.direct:
+            launch.launch(stream, key)
+        if self.graphs:
+            calls = prepared.seen.pop(key, 0) + 1
+            if calls >= 2:
+                prepared.graphs[key] = capture(prepared.direct, key)
+                while len(prepared.graphs) > MAX_GRAPHS:
+                    prepared.graphs.popitem(last=False)
+            else:
+                prepared.seen[key] = calls
+                while len(prepared.seen) > 4 * MAX_GRAPHS:
+                    prepared.seen.popitem(last=False)
+        return tuple(results)
+
     def _launch(self, step: Launch, slots: list[Any], profile: dict[str, list[float]] | None) -> None:
-        kernel = self.kernel(step.kernel).dispatcher(step.variant)
+        kernel = self.kernel(step.kernel).dispatcher(step.variant, step.block)
         args = [_flat0(slots[s]) for s in step.args]
         grid = step.grid if len(step.grid) > 1 else step.grid[0]
         if profile is None:
@@ -321,6 +455,18 @@ class CudaProgram:
 
     def __call__(self, entry: str, *arrays: Any) -> tuple[Any, ...]:
         return self.run(entry, arrays)
+
+
+def _contiguous(interface: dict) -> bool:
+    strides = interface.get("strides")
+    if strides is None:
+        return True
+    step = np.dtype(interface["typestr"]).itemsize
+    for dim, stride in zip(reversed(interface["shape"]), reversed(strides)):
+        if dim > 1 and stride != step:
+            return False
+        step *= dim
+    return True
 
 
 def _flat0(buffer: Any):

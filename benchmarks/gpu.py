@@ -1,0 +1,188 @@
+"""GPU benchmark: the memory-bound workloads of notes/gpu.md at its sizes, side by side.
+
+    python benchmarks/gpu.py [--quick] [--only softmax,layernorm]
+
+Needs a CUDA GPU, PyTorch and Triton (for ``triton.testing.do_bench``: device events,
+median, after warm-up). For each workload, in this one process on the same device
+tensors: the floor (the bytes the workload must move, inputs read once and outputs
+written once, over the measured device-to-device copy bandwidth), torch eager,
+torch.compile, fusec fused and fusec ``--no-fuse`` (each given the torch tensors
+directly, results written into preallocated tensors with ``out=``), and the fraction
+of the floor each reaches. A second table measures the host cost of one launch:
+a fusec call of a one-kernel program on a tiny input, against a torch eager op.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import torch  # noqa: E402
+import triton.testing  # noqa: E402
+
+import fusec  # noqa: E402
+
+SAMPLES = ROOT / "samples"
+
+SOFTMAX_F16 = """
+fn main(x: f16[B, N]) -> f16[B, N] {
+    m = max(x, axis=-1, keepdims=true)
+    e = exp(x - m)
+    return e / sum(e, axis=-1, keepdims=true)
+}
+"""
+
+LAYERNORM_F16 = """
+fn main(x: f16[N, D], gamma: f16[D], beta: f16[D]) -> f16[N, D] {
+    mu = mean(x, axis=-1, keepdims=true)
+    xc = x - mu
+    var = mean(xc ** 2, axis=-1, keepdims=true)
+    y = xc * rsqrt(var + 1e-5)
+    return y * gamma + beta
+}
+"""
+
+
+def t_sincos(x):
+    return torch.sin(x) ** 2 + torch.cos(x) ** 2
+
+
+def t_gelu(x):
+    return 0.5 * x * (1 + torch.tanh(0.7978845608 * (x + 0.044715 * x**3)))
+
+
+def t_softmax(x):
+    e = torch.exp(x - x.amax(dim=-1, keepdim=True))
+    return e / e.sum(dim=-1, keepdim=True)
+
+
+def t_layernorm(x, gamma, beta):
+    xf = x.float()
+    mu = xf.mean(dim=-1, keepdim=True)
+    xc = xf - mu
+    var = (xc * xc).mean(dim=-1, keepdim=True)
+    return (xc * torch.rsqrt(var + 1e-5) * gamma.float() + beta.float()).to(x.dtype)
+
+
+def t_softmax_any(x):
+    return t_softmax(x.float()).to(x.dtype)
+
+
+def t_bias_gelu_residual(x, b, r):
+    y = x + b
+    return 0.5 * y * (1 + torch.tanh(0.7978845608 * (y + 0.044715 * y**3))) + r
+
+
+def workloads(quick: bool):
+    big, rows, cols = (2048, 2048, 1024) if quick else (8192, 16384, 4096)
+    f32, f16 = torch.float32, torch.float16
+    return [
+        ("sin²+cos²", SAMPLES / "sincos.tdsl", t_sincos, [(big, big)], f32),
+        ("gelu tanh chain", SAMPLES / "gelu_chain.tdsl", t_gelu, [(big, big)], f32),
+        ("softmax rows", SAMPLES / "softmax.tdsl", t_softmax, [(rows, cols)], f32),
+        ("layernorm rows", SAMPLES / "layernorm.tdsl", t_layernorm, [(rows, cols), (cols,), (cols,)], f32),
+        ("gelu(x+b)+r", SAMPLES / "bias_gelu_residual.tdsl", t_bias_gelu_residual, [(rows, cols), (cols,), (rows, cols)], f32),
+        ("softmax rows f16", SOFTMAX_F16, t_softmax_any, [(rows, cols)], f16),
+        ("layernorm rows f16", LAYERNORM_F16, t_layernorm, [(rows, cols), (cols,), (cols,)], f16),
+    ]
+
+
+def bench_ms(fn) -> float:
+    return triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")
+
+
+def copy_bandwidth() -> float:
+    """Bytes read + written per second by a device-to-device copy of 1 GiB."""
+    x = torch.empty(1 << 28, dtype=torch.float32, device="cuda")
+    y = torch.empty_like(x)
+    ms = bench_ms(lambda: y.copy_(x))
+    return 2 * x.numel() * 4 / (ms * 1e-3)
+
+
+def fusec_runner(program, entry: str, inputs, outputs):
+    exe = program.executable(entry)
+    return lambda: exe.run(entry, inputs, out=outputs)
+
+
+def host_costs() -> list[tuple[str, float]]:
+    """Host microseconds per call, a loop of calls on a tiny input, synchronised once."""
+    x = torch.randn(4, 32, device="cuda")
+    y = torch.empty_like(x)
+    program = fusec.compile(SAMPLES / "sincos.tdsl", target="cuda")
+    exe = program.executable("main")
+    results = []
+    for name, fn in (
+        ("fusec call, one kernel (device in, out=)", lambda: exe.run("main", [x], out=[y])),
+        ("torch eager op (torch.sin)", lambda: torch.sin(x, out=y)),
+    ):
+        for _ in range(200):
+            fn()
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(5):
+            start = time.perf_counter()
+            for _ in range(2000):
+                fn()
+            torch.cuda.synchronize()
+            times.append((time.perf_counter() - start) / 2000 * 1e6)
+        results.append((name, statistics.median(times)))
+    return results
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
+    parser.add_argument("--only", help="comma-separated workload names (substrings)")
+    parser.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    args = parser.parse_args(argv)
+    torch.manual_seed(0)
+    bandwidth = copy_bandwidth()
+    print(f"device: {torch.cuda.get_device_name()}; copy bandwidth {bandwidth / 1e12:.2f} TB/s (read + write)")
+    header = ["workload", "floor", "torch eager", "torch.compile", "fusec fused", "fusec --no-fuse",
+              "fused / floor", "compile / fused"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + " --- |" * len(header))
+    for name, program_source, reference, shapes, dtype in workloads(args.quick):
+        if args.only and not any(part in name for part in args.only.split(",")):
+            continue
+        inputs = [torch.randn(*s, device="cuda", dtype=dtype) for s in shapes]
+        expected = reference(*inputs)
+        nbytes = sum(t.numel() * t.element_size() for t in inputs) + expected.numel() * expected.element_size()
+        floor = nbytes / bandwidth * 1e3
+        eager = bench_ms(lambda: reference(*inputs))
+        if args.no_compile:
+            compiled_ms = float("nan")
+        else:
+            compiled = torch.compile(reference)
+            compiled(*inputs)
+            compiled_ms = bench_ms(lambda: compiled(*inputs))
+        row = {}
+        for label, fuse in (("fused", True), ("unfused", False)):
+            program = fusec.compile(program_source, target="cuda", fuse=fuse)
+            out = torch.empty_like(expected)
+            run = fusec_runner(program, "main", inputs, [out])
+            run()
+            torch.cuda.synchronize()
+            tol = 2e-2 if dtype == torch.float16 else 1e-3
+            if not torch.allclose(out.float(), expected.float(), rtol=tol, atol=tol):
+                print(f"  {name} ({label}): MISMATCH, max abs diff {(out.float() - expected.float()).abs().max().item():.3g}")
+            row[label] = bench_ms(run)
+        cells = [name, f"{floor:.3f}", f"{eager:.3f}", f"{compiled_ms:.3f}", f"{row['fused']:.3f}",
+                 f"{row['unfused']:.3f}", f"{floor / row['fused']:.2f}", f"{compiled_ms / row['fused']:.2f}"]
+        print("| " + " | ".join(cells) + " |", flush=True)
+    print()
+    print("| host cost per call | µs |")
+    print("| --- | --- |")
+    for label, us in host_costs():
+        print(f"| {label} | {us:.1f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,109 @@
+"""Launching compiled kernels without Numba's dispatcher, and replaying CUDA graphs.
+
+Numba's dispatcher types, converts and packs every argument on every launch (20-30 us
+of host time, notes/gpu.md). A compiled program's launches do not change between
+calls of the same shapes: the same kernels, grids and buffers, except the addresses
+of the caller's arrays. So a launch is packed once into a ``DirectLaunch`` -- the
+``cuda.core`` kernel Numba compiled, its ``LaunchConfig`` and its argument list in
+Numba's array ABI -- with holes where the caller's addresses go; a call fills the
+holes and hands the list to ``cuda.core.launch``.
+
+``capture`` records a sequence of such launches as one CUDA graph (stream capture
+through ``cuda.core``'s ``GraphBuilder``); ``Graph.launch`` replays the whole program
+for a few microseconds of host time, however many kernels it holds. A graph holds
+the addresses it was captured with, so graphs are kept per set of caller addresses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+def array_params(ptr: int, shape: Sequence[int], itemsize: int) -> list[int]:
+    """A C-contiguous array as Numba passes it to a kernel: meminfo, parent, number
+    of items, item size, data pointer, shape, strides in bytes."""
+    strides = []
+    step = itemsize
+    for dim in reversed(shape):
+        strides.append(step)
+        step *= dim
+    return [0, 0, int(np.prod(shape, dtype=np.int64)), itemsize, ptr, *shape, *reversed(strides)]
+
+
+def device_pointer(array: Any) -> int:
+    """The device address of a Numba device array or of anything with
+    ``__cuda_array_interface__``."""
+    return array.__cuda_array_interface__["data"][0]
+
+
+def compiled_kernel(dispatcher: Any, args: Sequence[Any]):
+    """The ``cuda.core`` kernel Numba compiled for ``args`` (compiling it if needed)."""
+    argtypes = tuple(dispatcher.typeof_pyval(a) for a in args)
+    kernel = dispatcher.compile(argtypes)
+    return kernel._codelibrary.get_cufunc().kernel
+
+
+@dataclass
+class DirectLaunch:
+    """One packed launch: ``args`` with ``holes[k] = (position, user index)``, the
+    positions of data pointers that come from the caller's arrays."""
+
+    kernel: Any
+    config: Any
+    args: list[int]
+    holes: list[tuple[int, int]]
+
+    def launch(self, stream: Any, pointers: Sequence[int]) -> None:
+        from cuda.core import launch
+
+        args = self.args
+        if self.holes:
+            args = list(args)
+            for position, user in self.holes:
+                args[position] = pointers[user]
+        launch(stream, self.config, self.kernel, *args)
+
+
+def pack(
+    dispatcher: Any,
+    grid: tuple[int, ...],
+    block: int,
+    buffers: Sequence[Any],
+    users: Sequence[int | None],
+) -> DirectLaunch:
+    """Packs a launch of ``dispatcher`` on ``buffers`` (device arrays, the kernel's
+    arguments in order); ``users[k]`` is the index among the caller's arrays of
+    buffer ``k``, or None for a buffer the program owns."""
+    from cuda.core import LaunchConfig
+
+    args: list[int] = []
+    holes: list[tuple[int, int]] = []
+    for buffer, user in zip(buffers, users):
+        params = array_params(device_pointer(buffer), tuple(buffer.shape), buffer.dtype.itemsize)
+        if user is not None:
+            holes.append((len(args) + 4, user))
+        args += params
+    config = LaunchConfig(grid=grid, block=block)
+    return DirectLaunch(compiled_kernel(dispatcher, buffers), config, args, holes)
+
+
+def default_stream():
+    """The legacy default stream: ordered with PyTorch's and Numba's default work."""
+    from cuda.core import LEGACY_DEFAULT_STREAM
+
+    return LEGACY_DEFAULT_STREAM
+
+
+def capture(launches: Sequence[DirectLaunch], pointers: Sequence[int]):
+    """One CUDA graph replaying ``launches`` with the caller's ``pointers``."""
+    from cuda.core import Device
+
+    builder = Device().create_graph_builder()
+    builder.begin_building()
+    for launch in launches:
+        launch.launch(builder, pointers)
+    return builder.end_building().complete()
