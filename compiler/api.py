@@ -23,14 +23,13 @@ class TargetError(InputError):
 
 
 def resolve_target(target: str) -> str:
-    """`auto` is the GPU when one is usable, else the host's cores; `cuda` must be
-    usable (a GPU, or Numba's CUDA simulator when NUMBA_ENABLE_CUDASIM=1)."""
+    """`auto` is the GPU when one is usable, else the host's cores. `cuda` compiles
+    anywhere (`--emit` works without a GPU); running it needs a usable GPU, or Numba's
+    CUDA simulator when NUMBA_ENABLE_CUDASIM=1 (see `Program.executable`)."""
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r}: choose one of {', '.join(TARGETS)}")
     from runtime import device
 
-    if target == "cuda" and not device.cuda_runnable():
-        raise TargetError(f"--target cuda: {device.cuda_unavailable_reason()}")
     if target != "auto":
         return target
     return "cuda" if device.cuda_usable() else "cpu"
@@ -131,8 +130,11 @@ class Program:
         key = compilation.options
         if key not in self._executables:
             if self.target == "cuda":
+                from runtime import device
                 from runtime.cuda_executor import CudaProgram
 
+                if not device.cuda_runnable():
+                    raise TargetError(f"--target cuda: {device.cuda_unavailable_reason()}")
                 self._executables[key] = CudaProgram(compilation.stage("tiled"))
             else:
                 from runtime.executor import CompiledProgram

@@ -159,12 +159,15 @@ class _Kernel:
         longest = max(known, default=1)
         variant, threads = "loop", self.threads
         if self.strategy == Strategy.ELEMENTWISE:
-            tile = self.threads * self.per_thread
+            # a small row of elements takes a smaller block (at least a warp)
+            threads = min(self.threads, max(32, _pow2_at_least(_cdiv(counts[0], self.per_thread))))
+            tile = threads * self.per_thread
             grid = (_cdiv(counts[0], tile),) if outer is None else (_cdiv(counts[0], tile), min(outer, MAX_GRID_Y))
             if counts[0] % tile == 0:
                 variant = "exact"
         elif self.strategy == Strategy.THREADS:
-            grid = (_cdiv(outer, self.threads),)
+            threads = min(self.threads, max(32, _pow2_at_least(outer)))
+            grid = (_cdiv(outer, threads),)
         else:
             # the register row unrolls each threads loop: every loop needs an iteration
             fits = len(known) == len(counts) and 0 < min(known, default=1) and longest <= MAX_THREADS * self.per_thread

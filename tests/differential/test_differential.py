@@ -50,6 +50,9 @@ COUNT = int(os.environ.get("FUSEC_DIFF_COUNT", "50"))
 SEEDS = range(SEED, SEED + COUNT)
 FRONT_END_SEEDS = range(SEED, SEED + max(500, COUNT))
 STATEMENTS = int(os.environ.get("FUSEC_DIFF_STATEMENTS", str(MAX_STATEMENTS)))
+#: how many of the seeds also run on `--target cuda` (the simulator in CI is slow: a
+#: share; `FUSEC_TEST_GPU=1 FUSEC_DIFF_CUDA_COUNT=400` is a campaign on a GPU)
+CUDA_SEEDS = SEEDS[: int(os.environ.get("FUSEC_DIFF_CUDA_COUNT", "10"))]
 
 
 
@@ -111,12 +114,22 @@ def reference(seed: int) -> tuple[GeneratedProgram, list[tuple[np.ndarray, ...]]
 @pytest.mark.parametrize("seed", SEEDS)
 def test_cpu_matches_reference(seed: int, fuse: bool):
     """Two calls of one compiled program (the second with other, all different sizes)."""
+    check_target(seed, "cpu", fuse)
+
+
+@pytest.mark.parametrize("fuse", [True, False], ids=["fused", "unfused"])
+@pytest.mark.parametrize("seed", CUDA_SEEDS)
+def test_cuda_matches_reference(seed: int, fuse: bool):
+    check_target(seed, "cuda", fuse)
+
+
+def check_target(seed: int, target: str, fuse: bool) -> None:
     program, wants = reference(seed)
-    what = f"target cpu, fuse={fuse}"
+    what = f"target {target}, fuse={fuse}"
     compiled = None
     for (sizes, args), want in zip(program.bindings(), wants):
         try:
-            compiled = compiled or fusec.compile(program.source, target="cpu", fuse=fuse)
+            compiled = compiled or fusec.compile(program.source, target=target, fuse=fuse)
             got = compiled.run(program.entry, args)
         except Exception:  # a crash is a failure of this program: say which one
             pytest.fail(describe(program, f"{what} raised:\n{traceback.format_exc()}", sizes), pytrace=False)

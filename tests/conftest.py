@@ -1,0 +1,15 @@
+"""Test-session setup shared by every test.
+
+The CUDA backend is tested under Numba's CUDA simulator (CI has no GPU), which must be
+chosen before anything imports Numba. On a GPU machine, `FUSEC_TEST_GPU=1 pytest
+tests/cuda` runs the same tests on the real device instead.
+"""
+
+import os
+import sys
+
+if os.environ.get("FUSEC_TEST_GPU") != "1":
+    os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+# The simulator runs each GPU thread as a Python thread; a short switch interval makes
+# its barriers 2-5x faster (notes/numba.md section 3).
+sys.setswitchinterval(5e-4)
