@@ -115,6 +115,21 @@ class Program:
             return evaluate(self.graph, name, arrays)
         return self.executable(name).run(name, arrays)
 
+    def autotune(self, name: str, arrays: Sequence[np.ndarray], budget_s: float = 30.0):
+        """On `cuda`: times each kernel of function NAME on these arrays' shapes under a
+        few launch parameters and keeps the fastest in the tuning cache, which later
+        runs (in any process) read. Returns {kernel: (Tuning, seconds)}."""
+        if self.target != "cuda":
+            raise TargetError(f"autotuning tunes GPU kernels; this program's target is {self.target}")
+        from runtime.autotune import autotune
+        from runtime.device import cuda_module
+
+        arrays = [self._argument(a) for a in arrays]
+        bind_sizes(self.params(name), arrays, name)
+        cuda = cuda_module()
+        device = [a if hasattr(a, "copy_to_host") else cuda.to_device(a) for a in arrays]
+        return autotune(self.executable(name), name, device, budget_s=budget_s)
+
     def _argument(self, array):
         if self.target == "cuda":
             from runtime import device

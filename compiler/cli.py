@@ -62,6 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--report", metavar="FILE.json", help="write the fusion report")
     p.add_argument("--bench", action="store_true", help="time fused against unfused and NumPy")
     p.add_argument("--viz", metavar="FILE.dot", help="draw the fused graph")
+    p.add_argument("--autotune", action="store_true",
+                   help="on cuda: time each kernel's launch parameters first and keep the best (cached)")
+    p.add_argument("--no-graphs", action="store_true",
+                   help="on cuda: launch kernels one by one instead of replaying a CUDA graph")
     p.add_argument("--print-ir-after-all", action="store_true",
                    help="print the IR after every pass to standard error")
     return p
@@ -116,6 +120,10 @@ def run(args: argparse.Namespace) -> int:
 
     params = program.params(entry)
     arrays = draw_inputs(params, load_inputs(args.inputs), args.dims, args.seed, entry)
+    if args.no_graphs and program.target == "cuda":
+        program.executable(entry).graphs = False
+    if args.autotune:
+        autotune_program(program, entry, arrays)
     start = time.perf_counter()
     results = program.run(entry, arrays)
     elapsed = time.perf_counter() - start
@@ -130,9 +138,12 @@ def run(args: argparse.Namespace) -> int:
         if report is not None:
             report["bench"] = timings
             if program.target != "numpy":
-                measured = measure_kernels(program.executable(entry), entry, arrays)
+                executable = program.executable(entry)
+                measured = measure_kernels(executable, entry, arrays)
                 for group in report["groups"]:
                     group["measured_us"] = measured.get(group["kernel"])
+                if program.target == "cuda":
+                    add_roofline(report, executable, entry)
         print(
             "bench: fused {fused_ms:.3f} ms, unfused {unfused_ms:.3f} ms, numpy {numpy_ms:.3f} ms "
             "(median of {runs})".format(**timings)
@@ -144,6 +155,30 @@ def run(args: argparse.Namespace) -> int:
 
     print(summary(program, compilation, entry, results, elapsed))
     return status
+
+
+def autotune_program(program, entry: str, arrays) -> None:
+    if program.target != "cuda":
+        print(f"fusec: note: --autotune tunes GPU kernels; nothing to tune on {program.target}", file=sys.stderr)
+        return
+    for name, (tuning, seconds) in program.autotune(entry, arrays).items():
+        params = ", ".join(f"{k}={v}" for k, v in tuning.describe().items())
+        print(f"autotune: {name}: {params} ({seconds * 1e3:.3f} ms)")
+
+
+def add_roofline(report, executable, entry: str) -> None:
+    """Each GPU kernel's bytes over its measured time, as a fraction of the card's
+    measured copy bandwidth (`roofline`), beside the cost model's `predicted_us`."""
+    from runtime.device import copy_bandwidth, simulated
+
+    if simulated():
+        return  # the simulator's times say nothing of a GPU
+    bandwidth = copy_bandwidth()
+    report["copy_bandwidth"] = bandwidth
+    moved = executable.kernel_bytes(entry)
+    for group in report["groups"]:
+        us, nbytes = group.get("measured_us"), moved.get(group["kernel"])
+        group["roofline"] = nbytes / (us * 1e-6) / bandwidth if us and nbytes else None
 
 
 def summary(program, compilation, entry: str, results, elapsed: float) -> str:

@@ -495,7 +495,7 @@ class _CudaKernelSource(ScalarSource):
                 self.emit(indent + 1, f"{self.define(op.iv, 'i')} = {self.iv_value(op, r)}")
                 self.row_block(op.body.block, indent + 1)
                 if self.needs_sync:
-                    self.emit(indent + 1, "cuda.syncthreads()")
+                    self.sync(indent + 1)
             elif isinstance(op, loop.ParallelOp | loop.ReduceOp) and op.mapping == loop.MapKind.THREADS:
                 self.threads_loop(op, indent)
             elif isinstance(op, loop.ForOp):
@@ -509,9 +509,15 @@ class _CudaKernelSource(ScalarSource):
         if len(self.lines) == start:
             self.emit(indent, "pass")
 
+    def sync(self, indent: int) -> None:
+        """A barrier, unless the line before is one already."""
+        line = "    " * indent + "cuda.syncthreads()"
+        if not self.lines or self.lines[-1] != line:
+            self.lines.append(line)
+
     def threads_loop(self, op: loop.ParallelOp | loop.ReduceOp, indent: int) -> None:
         if self.needs_sync:
-            self.emit(indent, "cuda.syncthreads()")
+            self.sync(indent)
         accs = self.accumulators(op, indent) if isinstance(op, loop.ReduceOp) else []
         self._accs[op] = accs
         count = self.define_count(op, indent)
@@ -528,7 +534,7 @@ class _CudaKernelSource(ScalarSource):
             for acc, combiner, result in zip(accs, op.combiner_kinds, op.res):
                 self.block_combine(acc, combiner, result.type, indent)
         elif self.needs_sync:
-            self.emit(indent, "cuda.syncthreads()")
+            self.sync(indent)
 
     def block_combine(self, acc: str, combiner: loop.Combiner, type_: Attribute, indent: int) -> None:
         """Folds every thread's ``acc`` into one value that all threads get."""

@@ -23,6 +23,7 @@ cache itself keys the machine code by the GPU's compute capability.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import time
@@ -48,6 +49,7 @@ from runtime.executor import (
     plan_host_function,
     storage_dtype,
 )
+from runtime.autotune_cache import Tuning, TuningCache
 from runtime.cuda_launch import DirectLaunch, capture, default_stream, pack
 from runtime.kernel_cache import load_kernel, load_module
 
@@ -66,20 +68,6 @@ def _pow2_at_least(n: int) -> int:
     return 1 << max(0, n - 1).bit_length()
 
 
-@dataclass(frozen=True)
-class Tuning:
-    """Launch parameters that replace a kernel's ``map-gpu`` defaults: threads per
-    block, elements per thread, and a cap on registers per thread (more blocks fit an
-    SM, so more loads are in flight)."""
-
-    threads: int | None = None
-    per_thread: int | None = None
-    max_registers: int | None = None
-
-    def describe(self) -> dict[str, int]:
-        return {k: v for k, v in self.__dict__.items() if v is not None}
-
-
 @dataclass
 class Launch:
     """One kernel launch with its configuration, for one set of shapes."""
@@ -90,6 +78,9 @@ class Launch:
     block: int
     args: tuple[int, ...]  # slots
     workspaces: tuple[Any, ...]
+    bytes: int = 0  # of the buffers it reads and writes
+    tuning: Tuning = Tuning()
+    shapes: tuple[tuple[int, ...], ...] = ()  # of its buffers: the autotuner's key
 
     @property
     def empty(self) -> bool:
@@ -114,7 +105,9 @@ class _Kernel:
             self.jit_options["max_registers"] = tuning.max_registers
         self._sources: dict[tuple[str, int], str] = {}
         self._dispatchers: dict[tuple[str, int], Any] = {}
-        self.sizes = load_module(self.source("loop", self.threads), self._key(), directory=cache_dir).sizes
+        default = self.source("loop", self.threads)
+        self.sizes = load_module(default, self._key(), directory=cache_dir).sizes
+        self.key = hashlib.sha256(default.encode()).hexdigest()[:16]
         self.workspace_types = {
             # f16 temporaries hold the float32 values computed, unrounded
             v: [storage_dtype(s.result.type.element_type) for s in codegen_cuda.global_scratches(op, v)]
@@ -238,15 +231,27 @@ class CudaProgram:
             elif isinstance(op, func.FuncOp) and not op.is_declaration:
                 self.functions[op.sym_name.data] = plan_host_function(op, element_dtype)
         self.tuning = dict(tuning or {})
-        self._kernels: dict[str, _Kernel] = {}
+        #: autotuned launch parameters found on disk (``--autotune`` writes them)
+        self.tuned = TuningCache(cache_dir)
+        self._kernels: dict[tuple[str, Tuning], _Kernel] = {}
         self._prepared: dict[tuple, _Prepared] = {}
         self._staging: dict[tuple, Any] = {}
 
-    def kernel(self, name: str) -> _Kernel:
-        if name not in self._kernels:
-            tuning = self.tuning.get(name, Tuning())
-            self._kernels[name] = _Kernel(self.kernel_ops[name], self.cache_dir, self.shuffles, tuning)
-        return self._kernels[name]
+    def kernel(self, name: str, tuning: Tuning | None = None) -> _Kernel:
+        """Kernel ``name`` compiled with ``tuning`` (default: the program's for it)."""
+        tuning = tuning if tuning is not None else self.tuning.get(name, Tuning())
+        if (name, tuning) not in self._kernels:
+            self._kernels[name, tuning] = _Kernel(self.kernel_ops[name], self.cache_dir, self.shuffles, tuning)
+        return self._kernels[name, tuning]
+
+    def kernel_key(self, name: str) -> str:
+        """What the autotuner's results of kernel ``name`` are filed under: a hash of
+        its code (names play no part in it, so identical kernels share results)."""
+        return self.kernel(name, Tuning()).key
+
+    def forget_shapes(self) -> None:
+        """Drops the launch plans of every shape (the autotuner, between candidates)."""
+        self._prepared.clear()
 
     def kernel_sources(self) -> dict[str, str]:
         return {
@@ -365,9 +370,20 @@ class CudaProgram:
                 continue
             buffers = [_flat0(slots[s]) for s in step.args] + list(step.workspaces)
             owners = [users.get(s) for s in step.args] + [None] * len(step.workspaces)
-            dispatcher = self.kernel(step.kernel).dispatcher(step.variant, step.block)
+            dispatcher = self.kernel(step.kernel, step.tuning).dispatcher(step.variant, step.block)
             packed.append(pack(dispatcher, step.grid, step.block, buffers, owners))
         return packed
+
+    def kernel_bytes(self, entry: str) -> dict[str, int]:
+        """Bytes each kernel of ``entry`` moved in its last call (its buffers read and
+        written once): the numerator of its fraction of the copy bandwidth."""
+        moved: dict[str, int] = {}
+        for (name, _), prepared in self._prepared.items():
+            if name == entry:
+                for step in prepared.launches:
+                    if isinstance(step, Launch):
+                        moved[step.kernel] = moved.get(step.kernel, 0) + step.bytes
+        return moved
 
     def _run_direct(self, entry: str, plan: HostPlan, inputs, arrays, out) -> tuple[Any, ...] | None:
         """A call on device arrays whose shapes were seen before: packed launches, or
@@ -421,18 +437,24 @@ class CudaProgram:
         return tuple(results)
 
     def _launch(self, step: Launch, slots: list[Any], profile: dict[str, list[float]] | None) -> None:
-        kernel = self.kernel(step.kernel).dispatcher(step.variant, step.block)
+        kernel = self.kernel(step.kernel, step.tuning).dispatcher(step.variant, step.block)
         args = [_flat0(slots[s]) for s in step.args]
         grid = step.grid if len(step.grid) > 1 else step.grid[0]
         if profile is None:
             kernel[grid, step.block](*args, *step.workspaces)
             return
         cuda = cuda_module()
-        cuda.synchronize()
-        start = time.perf_counter()
+        if simulated():  # the simulator's events do not time
+            start = time.perf_counter()
+            kernel[grid, step.block](*args, *step.workspaces)
+            profile.setdefault(step.kernel, []).append(time.perf_counter() - start)
+            return
+        begin, end = cuda.event(), cuda.event()
+        begin.record()
         kernel[grid, step.block](*args, *step.workspaces)
-        cuda.synchronize()
-        profile.setdefault(step.kernel, []).append(time.perf_counter() - start)
+        end.record()
+        end.synchronize()
+        profile.setdefault(step.kernel, []).append(begin.elapsed_time(end) * 1e-3)
 
     def _prepare(self, plan: HostPlan, sizes: dict[str, int], slots: list[Any]) -> _Prepared:
         """Buffers and launch configurations for one set of shapes."""
@@ -451,7 +473,12 @@ class CudaProgram:
                 buffers[target] = view[target] = view[source].reshape(tuple(evaluate_dim(d, sizes) for d in dims))
             elif kind == "launch":
                 _, name, args = step
-                launches.append(self.kernel(name).configure([_flat0(view[s]) for s in args], args))
+                shapes = tuple(tuple(view[s].shape) for s in args)
+                tuning = self.tuning.get(name) or self.tuned.lookup(self.kernel_key(name), shapes) or Tuning()
+                launch = self.kernel(name, tuning).configure([_flat0(view[s]) for s in args], args)
+                launch.bytes = sum(view[s].size * view[s].dtype.itemsize for s in args)
+                launch.tuning, launch.shapes = tuning, shapes
+                launches.append(launch)
             elif kind == "copy":
                 launches.append(step)
         return _Prepared(sizes, buffers, launches)

@@ -180,3 +180,47 @@ def test_print_ir_after_all_goes_to_stderr():
     assert result.returncode == 0, result.stderr
     for name in ("inline", "decompose-composites", "canonicalize", "cse", "fold-layout", "dce"):
         assert f"IR Dump After {name}" in result.stderr
+
+
+def _without_simulator():
+    import os
+
+    return {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+
+
+def test_target_cuda_without_a_gpu_is_a_usage_error():
+    from runtime.device import cuda_usable
+
+    if cuda_usable():
+        pytest.skip("this machine has a GPU")
+    result = subprocess.run(
+        [sys.executable, "-m", "compiler.cli", str(SOFTMAX), "--target", "cuda", "--dims", "B=2,N=4"],
+        capture_output=True, text=True, cwd=ROOT, env=_without_simulator(),
+    )
+    assert_clean_error(result, 2, "--target cuda: no usable CUDA GPU")
+
+
+def test_target_cuda_emits_without_a_gpu():
+    result = subprocess.run(
+        [sys.executable, "-m", "compiler.cli", str(SOFTMAX), "--target", "cuda", "--emit", "tiled"],
+        capture_output=True, text=True, cwd=ROOT, env=_without_simulator(),
+    )
+    assert result.returncode == 0, result.stderr
+    assert 'gpu.strategy = "rows"' in result.stdout
+
+
+def test_runs_on_cuda_with_check():
+    """Under the CUDA simulator in CI (NUMBA_ENABLE_CUDASIM=1), on the GPU elsewhere."""
+    result = fusec(SOFTMAX, "--target", "cuda", "--dims", "B=3,N=40", "--check")
+    assert result.returncode == 0, result.stderr
+    assert "on cuda" in result.stdout and "match the NumPy reference" in result.stdout
+
+
+def test_auto_never_picks_the_simulator():
+    from runtime.device import cuda_usable
+
+    if cuda_usable():
+        pytest.skip("this machine has a GPU")
+    result = fusec(SOFTMAX, "--dims", "B=2,N=4")
+    assert result.returncode == 0, result.stderr
+    assert "main on cpu" in result.stdout

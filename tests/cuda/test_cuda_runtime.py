@@ -1,0 +1,141 @@
+"""The CUDA runtime: variants chosen by size, device arrays in and out, f16, whole-tensor
+reductions, errors, and the autotuner's cache (the simulator in CI)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fusec
+from runtime.autotune_cache import Tuning, TuningCache
+from runtime.cuda_executor import CudaProgram
+from runtime.device import cuda_module
+from runtime.inputs import InputError
+
+SOFTMAX = """
+fn main(x: f32[B, N]) -> f32[B, N] {
+    m = max(x, axis=-1, keepdims=true)
+    e = exp(x - m)
+    return e / sum(e, axis=-1, keepdims=true)
+}
+"""
+
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def launches(program, entry="main"):
+    executable = program.executable(entry)
+    return [step for prepared in executable._prepared.values() for step in prepared.launches]
+
+
+@pytest.mark.parametrize(
+    ("cols", "variant", "threads"),
+    [(512, "exact", 32), (37, "registers", 32), (600, "registers", 64)],
+)
+def test_row_variant_follows_the_row_length(cols, variant, threads):
+    program = fusec.compile(SOFTMAX, target="cuda")
+    x = np.random.default_rng(0).standard_normal((2, cols)).astype(np.float32)
+    np.testing.assert_allclose(program.main(x), softmax(x), rtol=1e-5, atol=1e-7)
+    (launch,) = launches(program)
+    assert (launch.variant, launch.block) == (variant, threads)
+
+
+def test_long_rows_take_the_loop_variant_with_a_workspace():
+    program = fusec.compile(SOFTMAX, target="cuda")
+    executable = program.executable("main")
+    executable.tuning["k0_softmax"] = Tuning(per_thread=1)  # rows longer than 1024 x 1
+    x = np.random.default_rng(1).standard_normal((2, 1100)).astype(np.float32)
+    np.testing.assert_allclose(program.main(x), softmax(x), rtol=1e-5, atol=1e-7)
+    (launch,) = launches(program)
+    assert launch.variant == "loop" and len(launch.workspaces) == 1
+
+
+def test_elementwise_exact_and_guarded_tiles():
+    program = fusec.compile("fn main(x: f32[N, D]) -> f32[N, D] { return x * x + 1.0 }", target="cuda")
+    for cols, variant in ((2048, "exact"), (13, "loop")):
+        x = np.random.default_rng(2).standard_normal((3, cols)).astype(np.float32)
+        np.testing.assert_array_equal(program.main(x), x * x + np.float32(1))
+        assert launches(program)[-1].variant == variant
+
+
+def test_f16_is_stored_as_half_and_computed_in_f32():
+    program = fusec.compile(SOFTMAX.replace("f32", "f16"), target="cuda")
+    x = np.random.default_rng(3).standard_normal((2, 40)).astype(np.float16)
+    got = program.main(x)
+    assert got.dtype == np.float16
+    np.testing.assert_allclose(got, softmax(x.astype(np.float32)).astype(np.float16), rtol=1e-3, atol=1e-3)
+    assert all(b.dtype == np.float16 for b in program.executable("main")._staging.values())
+
+
+def test_whole_tensor_reduction_runs_as_one_block():
+    program = fusec.compile("fn main(x: f32[N, D]) -> f32 { return sum(x) }", target="cuda")
+    x = np.random.default_rng(4).standard_normal((5, 7)).astype(np.float32)
+    np.testing.assert_allclose(program.main(x), x.sum(dtype=np.float64), rtol=1e-5)
+    (launch,) = launches(program)
+    assert launch.grid == (1,)
+
+
+def test_device_arrays_in_stay_on_the_device():
+    cuda = cuda_module()
+    program = fusec.compile(SOFTMAX, target="cuda")
+    x = np.random.default_rng(5).standard_normal((2, 8)).astype(np.float32)
+    got = program.main(cuda.to_device(x))
+    assert hasattr(got, "copy_to_host")
+    np.testing.assert_allclose(got.copy_to_host(), softmax(x), rtol=1e-5, atol=1e-7)
+
+
+def test_results_into_out():
+    cuda = cuda_module()
+    program = fusec.compile(SOFTMAX, target="cuda")
+    x = np.random.default_rng(6).standard_normal((2, 8)).astype(np.float32)
+    out = cuda.device_array((2, 8), np.float32)
+    (got,) = program.executable("main").run("main", [cuda.to_device(x)], out=[out])
+    assert got is out
+    np.testing.assert_allclose(out.copy_to_host(), softmax(x), rtol=1e-5, atol=1e-7)
+
+
+def test_a_device_array_of_the_wrong_dtype_is_a_clear_error():
+    cuda = cuda_module()
+    program = fusec.compile(SOFTMAX, target="cuda")
+    with pytest.raises(InputError, match="dtype float64"):
+        program.main(cuda.to_device(np.zeros((2, 8))))
+
+
+def test_autotune_files_its_choice_and_a_new_program_uses_it(tmp_path):
+    program = fusec.compile(SOFTMAX, target="cuda")
+    tiled = program.compilation("main").stage("tiled")
+    x = np.random.default_rng(7).standard_normal((2, 64)).astype(np.float32)
+    tuner = CudaProgram(tiled, cache_dir=str(tmp_path))
+    from runtime.autotune import autotune
+
+    cuda = cuda_module()
+    results = autotune(tuner, "main", [cuda.to_device(x)], budget_s=0.0, runs=1)
+    (tuning, seconds) = results["k0_softmax"]
+    assert seconds > 0
+    fresh = CudaProgram(tiled, cache_dir=str(tmp_path))
+    (y,) = fresh.run("main", [x])
+    np.testing.assert_allclose(y, softmax(x), rtol=1e-5, atol=1e-7)
+    (launch,) = [s for p in fresh._prepared.values() for s in p.launches]
+    assert launch.tuning == tuning
+    assert TuningCache(str(tmp_path)).lookup(fresh.kernel_key("k0_softmax"), launch.shapes) == tuning
+
+
+def test_a_broken_tuning_file_is_ignored(tmp_path):
+    (tmp_path / TuningCache.FILE).write_text("{not json")
+    program = fusec.compile(SOFTMAX, target="cuda")
+    fresh = CudaProgram(program.compilation("main").stage("tiled"), cache_dir=str(tmp_path))
+    x = np.random.default_rng(8).standard_normal((2, 16)).astype(np.float32)
+    np.testing.assert_allclose(fresh.run("main", [x])[0], softmax(x), rtol=1e-5, atol=1e-7)
+
+
+def test_warp_shuffles_on_a_gpu_and_a_tree_in_the_simulator():
+    from runtime.codegen_cuda import kernel_source
+
+    program = fusec.compile(SOFTMAX, target="cuda")
+    (kernel,) = CudaProgram(program.compilation("main").stage("tiled")).kernel_ops.values()
+    assert "shfl_down_sync" in kernel_source(kernel, "exact", shuffles=True)
+    tree = kernel_source(kernel, "exact", shuffles=False)
+    assert "shfl_down_sync" not in tree and "while" in tree
