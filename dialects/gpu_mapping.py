@@ -23,3 +23,4 @@ class Strategy(StrEnum):
     ROWS = "rows"
     THREADS = "threads"
     BLOCK = "block"
+    SPLIT = "split"

@@ -25,8 +25,14 @@ launch parameters, and its loops get ``map(blocks)``, ``map(threads)`` or
 - ``threads``: one thread per iteration of the outer band, the loops inside serial,
   for nests whose inner reductions walk a buffer along the outer index (a column sum,
   a matmul's ``B[k, j]``): adjacent threads then read adjacent elements.
-- ``block``: anything else (a reduction of a whole tensor, several loop nests in one
-  kernel): the kernel runs as one block whose threads share its loops as in ``rows``.
+- ``split``: a reduction of a whole tensor (the kernel's one loop is a ``loop.reduce``):
+  its iterations are spread over every thread of the grid; each block combines its
+  threads' values into a partial, and the last block to finish (a counter in global
+  memory) combines the partials in block order and runs the rest of the kernel. No
+  atomics touch the values, so the result is the same bits on every run.
+- ``block``: anything else (several loop nests in one kernel, a reduction whose result
+  feeds another loop): the kernel runs as one block whose threads share its loops as in
+  ``rows``.
 
     loop.parallel %i = %c0 to %n step %c1 {        loop.parallel %i = %c0 to %n step %c1 map(blocks) {
       %m = loop.reduce max %j = ... {         ->     %m = loop.reduce max %j = ... map(threads) {
@@ -41,13 +47,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, IntegerType, MemRefType, ModuleOp, StringAttr, UnitAttr, i64
+from xdsl.builder import Builder
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, MemRefType, ModuleOp, StringAttr, UnitAttr, i64
+from xdsl.rewriter import InsertPoint
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from dialects import loop
 from dialects.gpu_mapping import MEMORY, PER_THREAD, ROW_CACHE, STRATEGY, THREADS, Strategy
-from passes.map_loops import _defined_outside, collapse, contains_loops, loops_in, perfect_band, set_mapping
+from passes.map_loops import _defined_outside, collapse, constant_index, contains_loops, loops_in, perfect_band, set_mapping
 
 #: default launch parameters per strategy: (threads per block, elements per thread)
 DEFAULTS = {
@@ -55,6 +64,7 @@ DEFAULTS = {
     Strategy.ROWS: (256, 16),
     Strategy.THREADS: (256, 1),
     Strategy.BLOCK: (1024, 16),
+    Strategy.SPLIT: (256, 1),
 }
 
 
@@ -75,9 +85,20 @@ def _reads_along(block: Block, ivs: set[SSAValue]) -> bool:
     return True
 
 
+def _memory_before(block: Block, op: Operation) -> bool:
+    for other in block.ops:
+        if other is op:
+            return False
+        if isinstance(other, loop.LoadOp | loop.StoreOp | loop.ScratchOp):
+            return True
+    return False
+
+
 def choose_strategy(kernel: loop.KernelOp) -> Strategy:
     top = loops_in(kernel.body.block)
     memory_at_top = any(isinstance(o, loop.LoadOp | loop.StoreOp | loop.ScratchOp) for o in kernel.body.block.ops)
+    if len(top) == 1 and isinstance(top[0], loop.ReduceOp) and not _memory_before(kernel.body.block, top[0]):
+        return Strategy.SPLIT
     if len(top) != 1 or not isinstance(top[0], loop.ParallelOp) or memory_at_top:
         return Strategy.BLOCK
     band = perfect_band(top[0])
@@ -149,6 +170,65 @@ def mark_registers(row: Block, thread_loops: list[Operation], kernel: loop.Kerne
                 op.attributes[ROW_CACHE] = UnitAttr()
 
 
+def _is_identity(value: SSAValue, combiner: loop.Combiner) -> bool:
+    owner = value.owner
+    if not isinstance(owner, arith.ConstantOp):
+        return False
+    attr = owner.value
+    if isinstance(attr, FloatAttr):
+        number = attr.value.data
+        return {
+            loop.Combiner.ADD: number == 0.0,
+            loop.Combiner.MUL: number == 1.0,
+            loop.Combiner.MAX: number == float("-inf"),
+            loop.Combiner.MIN: number == float("inf"),
+        }[combiner]
+    if isinstance(attr, IntegerAttr) and combiner in (loop.Combiner.ADD, loop.Combiner.MUL):
+        return attr.value.data == (0 if combiner == loop.Combiner.ADD else 1)
+    return False
+
+
+def flatten_reduction(outer: loop.ReduceOp) -> bool:
+    """``reduce (+) i { r = reduce (+) j from identity { f(i, j) }; yield r }`` =
+    ``reduce (+) k { f(k / n, k % n) }``: one reduction over the product of the extents
+    (the same sum, reassociated), so that adjacent threads read adjacent elements
+    instead of each thread walking its own row."""
+    body = [o for o in outer.body.block.ops]
+    if len(body) != 2 or not isinstance(body[0], loop.ReduceOp) or len(outer.res) != 1:
+        return False
+    inner, terminator = body
+    assert isinstance(terminator, loop.YieldOp)
+    if (
+        len(inner.res) != 1
+        or terminator.values[0] is not inner.res[0]
+        or inner.combiner_kinds != outer.combiner_kinds
+        or not _is_identity(inner.inits[0], inner.combiner_kinds[0])
+        or contains_loops(inner)
+    ):
+        return False
+    for l in (outer, inner):
+        if constant_index(l.lb) != 0 or constant_index(l.step) != 1 or not _defined_outside(l.ub, outer):
+            return False
+    where = InsertPoint.before(outer)
+    total = arith.MuliOp(outer.ub, inner.ub)
+    Builder(where).insert(total)
+    flat = loop.ReduceOp(outer.lb, total.result, outer.step, outer.combiner_kinds, list(outer.inits))
+    block = flat.body.block
+    row = arith.DivUIOp(flat.iv, inner.ub)
+    column = arith.RemUIOp(flat.iv, inner.ub)
+    block.add_ops([row, column])
+    outer.iv.replace_all_uses_with(row.result)
+    inner.iv.replace_all_uses_with(column.result)
+    for op in list(inner.body.block.ops):
+        op.detach()
+        block.add_op(op)
+    Builder(where).insert(flat)
+    outer.res[0].replace_all_uses_with(flat.res[0])
+    outer.detach()
+    outer.erase()
+    return True
+
+
 # ---------------------------------------------------------------------------
 
 
@@ -179,6 +259,12 @@ def map_kernel_gpu(kernel: loop.KernelOp) -> Strategy:
     _set_launch(kernel, strategy, _widest_element(kernel))
     if strategy == Strategy.BLOCK:
         mark_registers(kernel.body.block, distribute(kernel.body.block), kernel)
+        return strategy
+    if strategy == Strategy.SPLIT:
+        (reduce,) = loops_in(kernel.body.block)
+        while flatten_reduction(reduce):
+            (reduce,) = loops_in(kernel.body.block)
+        distribute(kernel.body.block)
         return strategy
     (nest,) = loops_in(kernel.body.block)
     assert isinstance(nest, loop.ParallelOp)

@@ -38,10 +38,11 @@ computed in ``float32`` and rounded once when stored.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+
+import numpy as np
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import Float16Type, IndexType, IntegerAttr, MemRefType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import Float16Type, IndexType, IntegerAttr, IntegerType, MemRefType, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from dialects import loop
@@ -111,6 +112,14 @@ def global_scratches(kernel: loop.KernelOp, variant: str) -> list[loop.ScratchOp
     return [s for s in scratches(kernel) if variant not in UNROLLED or not in_registers(s)]
 
 
+def split_result_types(kernel: loop.KernelOp) -> list[Attribute]:
+    """The types of a ``split`` kernel's reduction results: one partial buffer each."""
+    if strategy_of(kernel) != Strategy.SPLIT:
+        return []
+    (reduce,) = [o for o in kernel.body.block.ops if isinstance(o, loop.ReduceOp)]
+    return [r.type for r in reduce.res]
+
+
 def has_register_variant(kernel: loop.KernelOp) -> bool:
     """Whether a ``rows``/``block`` kernel gains from holding its row in registers."""
     return strategy_of(kernel) in (Strategy.ROWS, Strategy.BLOCK) and (
@@ -139,15 +148,6 @@ def variants(kernel: loop.KernelOp) -> tuple[str, ...]:
 def _element(type_: Attribute) -> Attribute:
     assert isinstance(type_, MemRefType)
     return type_.element_type
-
-
-@dataclass
-class _Loop:
-    """How one ``threads`` loop's iterations are named while it is emitted."""
-
-    count: str
-    iv_names: list[str] = field(default_factory=list)  # per unrolled copy
-    guards: list[str] = field(default_factory=list)
 
 
 class _CudaKernelSource(ScalarSource):
@@ -179,19 +179,18 @@ class _CudaKernelSource(ScalarSource):
     # -- module -----------------------------------------------------------------------
 
     def source(self) -> str:
-        args = []
-        for arg in self.kernel.body.block.args:
-            if not isinstance(arg.type, MemRefType):
-                raise CodegenError(f"kernel argument of type {arg.type}")
-            args.append(self.define(arg, "a"))
+        args = self.buffer_arguments()
         for scratch in global_scratches(self.kernel, self.variant):
             self.workspaces[scratch] = self.fresh("w")
         self.needs_sync = bool(self.workspaces)
         self.emit(1, "tid = cuda.threadIdx.x")
         self.emit(1, f"bd = {self.threads}")  # the launch's block size, a constant to the compiler
         body_start = len(self.lines)
+        partials: list[str] = []
         if self.strategy == Strategy.ELEMENTWISE:
             self.elementwise(self.kernel.body.block)
+        elif self.strategy == Strategy.SPLIT:
+            partials = self.split(self.kernel.body.block)
         elif self.strategy == Strategy.THREADS:
             self.per_thread_block(self.kernel.body.block)
         else:
@@ -209,7 +208,7 @@ class _CudaKernelSource(ScalarSource):
             "",
             f"U = {self.per_thread}",
         ]
-        params = [*args, *self.workspaces.values()]
+        params = [*args, *self.workspaces.values(), *partials]
         kernel = [f"def {KERNEL_FUNCTION}({', '.join(params)}):", *self.lines]
         sizes = _SizesSource(self.kernel).source()
         return "\n".join([*header, *self.constant_lines, "", "", *kernel, "", "", *sizes, ""])
@@ -300,21 +299,14 @@ class _CudaKernelSource(ScalarSource):
             self.scratch(op, indent)
         elif isinstance(op, loop.ParallelOp | loop.ForOp):
             self.serial_header(op, indent)
-            self.serial_block(op.body.block, indent + 1)
+            self.block(op.body.block, indent + 1)
         elif isinstance(op, loop.ReduceOp):
             accs = self.accumulators(op, indent)
             self.serial_header(op, indent)
-            self.serial_block(op.body.block, indent + 1)
+            self.block(op.body.block, indent + 1)
             self.fold(op, accs, indent + 1)
         else:
             self.emit(indent, f"{self.define(op.results[0])} = {self.expression(op)}")
-
-    def serial_block(self, block: Block, indent: int) -> None:
-        start = len(self.lines)
-        for op in block.ops:
-            self.op(op, indent)
-        if len(self.lines) == start:
-            self.emit(indent, "pass")
 
     def serial_header(self, op: Operation, indent: int) -> None:
         iv = self.define(op.body.block.args[0], "i")
@@ -472,6 +464,66 @@ class _CudaKernelSource(ScalarSource):
             self._acc_names: dict[Operation, list[str]] = {}
         return self._acc_names
 
+    # -- a whole-tensor reduction over the grid ------------------------------------------
+
+    def split(self, block: Block) -> list[str]:
+        """Every thread of the grid folds a strided share of the reduction; each block
+        combines its threads into a partial (``p0``...); the last block to count itself
+        done on ``cnt`` combines the partials in block order and runs the rest of the
+        kernel, then resets ``cnt`` for the next launch. Returns the extra parameters."""
+        (reduce,) = [o for o in block.ops if isinstance(o, loop.ReduceOp)]
+        assert isinstance(reduce, loop.ReduceOp)
+        ops = list(block.ops)
+        for op in ops[: ops.index(reduce)]:
+            self.op(op, 1)
+        partials = [self.fresh("p") for _ in reduce.res]
+        counter = self.fresh("cnt")
+        ticket = self.fresh("tk")
+        self.emit(1, f"{ticket} = cuda.shared.array(1, np.int32)")
+        accs = []
+        for result, combiner in zip(reduce.res, reduce.combiner_kinds):
+            acc = self.fresh("r")
+            self.emit(1, f"{acc} = {self.identity(combiner, result.type)}")
+            accs.append(acc)
+        count = self.define_count(reduce, 1)
+        t = self.fresh("t")
+        self.emit(1, f"for {t} in range(cuda.blockIdx.x * bd + tid, {count}, cuda.gridDim.x * bd):")
+        self.emit(2, f"{self.define(reduce.iv, 'i')} = {self.iv_value(reduce, t)}")
+        self.block(reduce.body.block, 2)
+        self.fold(reduce, accs, 2)
+        for acc, combiner, result in zip(accs, reduce.combiner_kinds, reduce.res):
+            self.block_combine(acc, combiner, result.type, 1)
+        self.emit(1, "if tid == 0:")
+        for acc, partial in zip(accs, partials):
+            self.emit(2, f"{partial}[cuda.blockIdx.x] = {acc}")
+        self.emit(2, "cuda.threadfence()")
+        self.emit(2, f"{ticket}[0] = cuda.atomic.add({counter}, 0, 1)")
+        self.emit(1, "cuda.syncthreads()")
+        self.emit(1, f"if {ticket}[0] == cuda.gridDim.x - 1:")
+        for init, result, combiner, partial in zip(reduce.inits, reduce.res, reduce.combiner_kinds, partials):
+            total = self.define(result, "r")
+            self.emit(2, f"{total} = {self.name(init)}")
+            w = self.fresh("w")
+            self.emit(2, f"for {w} in range(tid, cuda.gridDim.x, bd):")
+            self.emit(3, f"{total} = {_COMBINE[combiner].format(a=total, b=f'{partial}[{w}]')}")
+            self.block_combine(total, combiner, result.type, 2)
+        for op in ops[ops.index(reduce) + 1 :]:  # the rest, as a block's shared code
+            self.row_op(op, 2)
+        self.emit(2, "if tid == 0:")
+        self.emit(3, f"{counter}[0] = 0")
+        return [*partials, counter]
+
+    def identity(self, combiner: loop.Combiner, type_: Attribute) -> str:
+        """The value that folds into anything unchanged."""
+        if isinstance(type_, IntegerType) and combiner in (loop.Combiner.MAX, loop.Combiner.MIN):
+            info = np.iinfo(numpy_type_name(type_).removeprefix("np."))
+            return self.const_of(info.min if combiner == loop.Combiner.MAX else info.max, type_)
+        value = {
+            loop.Combiner.ADD: 0, loop.Combiner.MUL: 1,
+            loop.Combiner.MAX: float("-inf"), loop.Combiner.MIN: float("inf"),
+        }[combiner]  # fmt: skip
+        return self.const_of(value, type_)
+
     # -- one thread per iteration -------------------------------------------------------
 
     def per_thread_block(self, block: Block) -> None:
@@ -481,33 +533,33 @@ class _CudaKernelSource(ScalarSource):
         t = self.fresh("t")
         self.emit(1, f"for {t} in range(cuda.blockIdx.x * bd + tid, {self.count_of(nest)}, cuda.gridDim.x * bd):")
         self.emit(2, f"{self.define(nest.iv, 'i')} = {self.iv_value(nest, t)}")
-        self.serial_block(nest.body.block, 2)
+        self.block(nest.body.block, 2)
 
     # -- rows and blocks ------------------------------------------------------------------
 
     def row_block(self, block: Block, indent: int) -> None:
         """Code that every thread of a block runs, with its ``threads`` loops shared."""
-        start = len(self.lines)
-        for op in block.ops:
-            if isinstance(op, loop.ParallelOp) and op.mapping == loop.MapKind.BLOCKS:
-                r = self.fresh("r")
-                self.emit(indent, f"for {r} in range(cuda.blockIdx.x, {self.count_of(op)}, cuda.gridDim.x):")
-                self.emit(indent + 1, f"{self.define(op.iv, 'i')} = {self.iv_value(op, r)}")
-                self.row_block(op.body.block, indent + 1)
-                if self.needs_sync:
-                    self.sync(indent + 1)
-            elif isinstance(op, loop.ParallelOp | loop.ReduceOp) and op.mapping == loop.MapKind.THREADS:
-                self.threads_loop(op, indent)
-            elif isinstance(op, loop.ForOp):
-                self.serial_header(op, indent)
-                self.row_block(op.body.block, indent + 1)
-            elif isinstance(op, loop.StoreOp):
-                self.emit(indent, "if tid == 0:")
-                self.store(op, indent + 1)
-            else:
-                self.op(op, indent)
-        if len(self.lines) == start:
-            self.emit(indent, "pass")
+        self.block(block, indent, self.row_op)
+
+    def row_op(self, op: Operation, indent: int) -> None:
+        """One op of code every thread of a block runs."""
+        if isinstance(op, loop.ParallelOp) and op.mapping == loop.MapKind.BLOCKS:
+            r = self.fresh("r")
+            self.emit(indent, f"for {r} in range(cuda.blockIdx.x, {self.count_of(op)}, cuda.gridDim.x):")
+            self.emit(indent + 1, f"{self.define(op.iv, 'i')} = {self.iv_value(op, r)}")
+            self.row_block(op.body.block, indent + 1)
+            if self.needs_sync:
+                self.sync(indent + 1)
+        elif isinstance(op, loop.ParallelOp | loop.ReduceOp) and op.mapping == loop.MapKind.THREADS:
+            self.threads_loop(op, indent)
+        elif isinstance(op, loop.ForOp):
+            self.serial_header(op, indent)
+            self.row_block(op.body.block, indent + 1)
+        elif isinstance(op, loop.StoreOp):
+            self.emit(indent, "if tid == 0:")
+            self.store(op, indent + 1)
+        else:
+            self.op(op, indent)
 
     def sync(self, indent: int) -> None:
         """A barrier, unless the line before is one already."""
@@ -527,7 +579,7 @@ class _CudaKernelSource(ScalarSource):
             t = self.fresh("t")
             self.emit(indent, f"for {t} in range(tid, {count}, bd):")
             self.emit(indent + 1, f"{self.define(op.iv, 'i')} = {self.iv_value(op, t)}")
-            self.serial_block(op.body.block, indent + 1)
+            self.block(op.body.block, indent + 1)
             if isinstance(op, loop.ReduceOp):
                 self.fold(op, accs, indent + 1)
         if isinstance(op, loop.ReduceOp):

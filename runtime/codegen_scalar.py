@@ -20,7 +20,7 @@ one entry of the disk cache.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
@@ -29,11 +29,12 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     IntegerType,
+    MemRefType,
     Float16Type,
     Float32Type,
     Float64Type,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from dialects import loop
 
@@ -143,6 +144,25 @@ class ScalarSource:
 
     def emit(self, indent: int, text: str) -> None:
         self.lines.append("    " * indent + text)
+
+    def buffer_arguments(self) -> list[str]:
+        """Names the kernel's buffer arguments ``a0, a1, ...``."""
+        names = []
+        for arg in self.kernel.body.block.args:
+            if not isinstance(arg.type, MemRefType):
+                raise CodegenError(f"kernel argument of type {arg.type}")
+            names.append(self.define(arg, "a"))
+        return names
+
+    def block(self, block: Block, indent: int, each: Callable[[Operation, int], None] | None = None) -> None:
+        """The ops of ``block``, each through ``each`` (default ``self.op``, which a
+        backend defines), and ``pass`` where they wrote no line."""
+        each = each or self.op
+        start = len(self.lines)
+        for op in block.ops:
+            each(op, indent)
+        if len(self.lines) == start:
+            self.emit(indent, "pass")
 
     # -------------------------------------------------------------------------
 

@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from dialects import loop
@@ -46,7 +45,9 @@ from runtime.executor import (
     _bind,
     element_dtype,
     evaluate_dim,
-    plan_host_function,
+    host_function,
+    read_program,
+    result_shapes,
     storage_dtype,
 )
 from runtime.autotune_cache import Tuning, TuningCache
@@ -58,6 +59,9 @@ MAX_THREADS, MAX_GRID_Y = 1024, 65535
 #: blocks of a rows kernel that keeps temporaries in a workspace: enough to fill a GPU
 #: (132 SMs x 16 blocks), so the workspace stays small; the grid strides over the rest
 WORKSPACE_BLOCKS = 2112
+#: a whole-tensor reduction: at most this many blocks (partials), each thread folding at
+#: least this many elements before the block combines them
+SPLIT_BLOCKS, SPLIT_PER_THREAD = 1024, 8
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -161,6 +165,9 @@ class _Kernel:
         elif self.strategy == Strategy.THREADS:
             threads = min(self.threads, max(32, _pow2_at_least(outer)))
             grid = (_cdiv(outer, threads),)
+        elif self.strategy == Strategy.SPLIT:
+            threads = min(self.threads, max(32, _pow2_at_least(counts[0])))
+            grid = (min(SPLIT_BLOCKS, max(1, _cdiv(counts[0], threads * SPLIT_PER_THREAD))),)
         else:
             # the register row unrolls each threads loop: every loop needs an iteration
             fits = len(known) == len(counts) and 0 < min(known, default=1) and longest <= MAX_THREADS * self.per_thread
@@ -183,6 +190,11 @@ class _Kernel:
             if shape is None:
                 raise ExecutionError(f"@{self.name}: a temporary whose size depends on the row")
             workspaces.append(cuda_module().device_array((max(grid[0], 1), max(1, math.prod(shape))), dtype))
+        cuda = cuda_module()
+        for type_ in codegen_cuda.split_result_types(self.op):  # partials, then the counter
+            workspaces.append(cuda.device_array(grid[0], storage_dtype(type_)))
+        if self.strategy == Strategy.SPLIT:
+            workspaces.append(cuda.to_device(np.zeros(1, np.int32)))
         return Launch(self.name, variant, grid, threads, slots, tuple(workspaces))
 
 
@@ -223,13 +235,7 @@ class CudaProgram:
         self.direct = not simulated()
         #: CUDA graphs on (default: unless FUSEC_CUDA_GRAPHS=0)
         self.graphs = graphs if graphs is not None else os.environ.get("FUSEC_CUDA_GRAPHS", "1") != "0"
-        self.kernel_ops: dict[str, loop.KernelOp] = {}
-        self.functions: dict[str, HostPlan] = {}
-        for op in module.ops:
-            if isinstance(op, loop.KernelOp):
-                self.kernel_ops[op.sym_name.data] = op
-            elif isinstance(op, func.FuncOp) and not op.is_declaration:
-                self.functions[op.sym_name.data] = plan_host_function(op, element_dtype)
+        self.kernel_ops, self.functions = read_program(module, element_dtype)
         self.tuning = dict(tuning or {})
         #: autotuned launch parameters found on disk (``--autotune`` writes them)
         self.tuned = TuningCache(cache_dir)
@@ -259,12 +265,6 @@ class CudaProgram:
             for name in self.kernel_ops
             for variant, source in self.kernel(name).sources.items()
         }
-
-    def _function(self, entry: str) -> HostPlan:
-        plan = self.functions.get(entry)
-        if plan is None:
-            raise ExecutionError(f"no function @{entry} in the program")
-        return plan
 
     # -- arguments ------------------------------------------------------------------------
 
@@ -301,7 +301,7 @@ class CudaProgram:
         device, NumPy arrays otherwise. ``out``: device arrays to write the results
         into. ``profile``: receives the seconds each kernel took, per kernel name."""
         cuda = cuda_module()
-        plan = self._function(entry)
+        plan = host_function(self.functions, entry)
         inputs = [p for p in plan.params if p.result is None]
         if len(arrays) != len(inputs):
             raise ExecutionError(f"@{entry} takes {len(inputs)} arguments, got {len(arrays)}")
@@ -319,10 +319,7 @@ class CudaProgram:
             slots[param.slot] = device
         results_given = out is not None
         if plan.result_params:
-            if out is not None and len(out) != len(plan.result_params):
-                raise ExecutionError(f"@{entry} has {len(plan.result_params)} results, out= has {len(out)}")
-            for k, param in enumerate(plan.result_params):
-                shape = tuple(evaluate_dim(d, sizes) for d in param.dims)
+            for k, param, shape in result_shapes(plan, sizes, out, entry):
                 if out is not None:
                     target = out[k] if is_device_array(out[k]) else cuda.as_cuda_array(out[k])
                     if tuple(target.shape) != shape or target.dtype != param.dtype:

@@ -193,6 +193,35 @@ def plan_host_function(fn: func.FuncOp, storage: Callable[[Attribute], np.dtype]
     return HostPlan(fn.sym_name.data, params, steps, returns, result_params, len(slots), result_dtypes)
 
 
+def read_program(
+    module: ModuleOp, storage: Callable[[Attribute], np.dtype] | None = None
+) -> tuple[dict[str, loop.KernelOp], dict[str, HostPlan]]:
+    """A module's kernels and its host functions read into plans, each by name."""
+    kernels: dict[str, loop.KernelOp] = {}
+    functions: dict[str, HostPlan] = {}
+    for op in module.ops:
+        if isinstance(op, loop.KernelOp):
+            kernels[op.sym_name.data] = op
+        elif isinstance(op, func.FuncOp) and not op.is_declaration:
+            functions[op.sym_name.data] = plan_host_function(op, storage)
+    return kernels, functions
+
+
+def result_shapes(plan: HostPlan, sizes: dict[str, int], out: Sequence | None, entry: str):
+    """(number, parameter, shape) of each result a call writes into a caller's buffer,
+    after checking that ``out`` (when given) has one array per result."""
+    if out is not None and len(out) != len(plan.result_params):
+        raise ExecutionError(f"@{entry} has {len(plan.result_params)} results, out= has {len(out)}")
+    return [(k, p, tuple(evaluate_dim(d, sizes) for d in p.dims)) for k, p in enumerate(plan.result_params)]
+
+
+def host_function(functions: dict[str, HostPlan], entry: str) -> HostPlan:
+    plan = functions.get(entry)
+    if plan is None:
+        raise ExecutionError(f"no function @{entry} in the program")
+    return plan
+
+
 # ---------------------------------------------------------------------------
 # The program
 
@@ -211,13 +240,7 @@ class CompiledProgram:
         self.target = target
         self.module = module
         self.cache_dir = cache_dir
-        self.kernels: dict[str, loop.KernelOp] = {}
-        self.functions: dict[str, HostPlan] = {}
-        for op in module.ops:
-            if isinstance(op, loop.KernelOp):
-                self.kernels[op.sym_name.data] = op
-            elif isinstance(op, func.FuncOp) and not op.is_declaration:
-                self.functions[op.sym_name.data] = plan_host_function(op)
+        self.kernels, self.functions = read_program(module)
         self._sources: dict[str, str] = {}
         self._dispatchers: dict[str, Callable[..., Any]] = {}
 
@@ -249,18 +272,12 @@ class CompiledProgram:
 
     def bind_sizes(self, entry: str, arrays: Sequence[np.ndarray]) -> dict[str, int]:
         """The symbolic sizes that ``arrays`` give ``entry``'s parameters."""
-        plan = self._function(entry)
+        plan = host_function(self.functions, entry)
         sizes: dict[str, int] = {}
         inputs = [p for p in plan.params if p.result is None]
         for i, (param, array) in enumerate(zip(inputs, arrays)):
             _bind(param.dims, np.shape(array), sizes, f"@{entry}: argument #{i}")
         return sizes
-
-    def _function(self, entry: str) -> HostPlan:
-        plan = self.functions.get(entry)
-        if plan is None:
-            raise ExecutionError(f"no function @{entry} in the program")
-        return plan
 
     def run(
         self,
@@ -276,7 +293,7 @@ class CompiledProgram:
         result's dtype and shape). ``profile``: a dict that receives, per kernel name,
         the seconds each launch took (``time.perf_counter`` around the call).
         """
-        plan = self._function(entry)
+        plan = host_function(self.functions, entry)
         inputs = [p for p in plan.params if p.result is None]
         if len(arrays) != len(inputs):
             raise ExecutionError(f"@{entry} takes {len(inputs)} arguments, got {len(arrays)}")
@@ -290,10 +307,7 @@ class CompiledProgram:
             slots[param.slot] = np.ascontiguousarray(array, dtype=param.storage)
         results: list[np.ndarray] = []
         if plan.result_params:
-            if out is not None and len(out) != len(plan.result_params):
-                raise ExecutionError(f"@{entry} has {len(plan.result_params)} results, out= has {len(out)}")
-            for k, param in enumerate(plan.result_params):
-                shape = tuple(evaluate_dim(d, sizes) for d in param.dims)
+            for k, param, shape in result_shapes(plan, sizes, out, entry):
                 if out is not None:
                     target = out[k]
                     if target.shape != shape or target.dtype != param.dtype:

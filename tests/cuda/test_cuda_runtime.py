@@ -71,12 +71,22 @@ def test_f16_is_stored_as_half_and_computed_in_f32():
     assert all(b.dtype == np.float16 for b in program.executable("main")._staging.values())
 
 
-def test_whole_tensor_reduction_runs_as_one_block():
-    program = fusec.compile("fn main(x: f32[N, D]) -> f32 { return sum(x) }", target="cuda")
-    x = np.random.default_rng(4).standard_normal((5, 7)).astype(np.float32)
-    np.testing.assert_allclose(program.main(x), x.sum(dtype=np.float64), rtol=1e-5)
+@pytest.mark.parametrize("shape", [(5, 7), (64, 80)], ids=["one-block", "three-blocks"])
+def test_whole_tensor_reduction_combines_block_partials(shape):
+    program = fusec.compile("fn main(x: f32[N, D]) -> f32 { return sum(x * x) }", target="cuda")
+    x = np.random.default_rng(4).standard_normal(shape).astype(np.float32)
+    want = (x.astype(np.float64) ** 2).sum()
+    first = program.main(x)
+    np.testing.assert_allclose(first, want, rtol=1e-5)
+    assert program.main(x).tobytes() == first.tobytes()  # the counter was reset; same bits
     (launch,) = launches(program)
-    assert launch.grid == (1,)
+    assert launch.grid == ((1,) if shape == (5, 7) else (3,))
+
+
+def test_integer_max_of_a_whole_tensor():
+    program = fusec.compile("fn main(x: i32[N]) -> i32 { return max(x) }", target="cuda")
+    x = np.arange(-500, 777, dtype=np.int32)[::-1].copy()
+    assert program.main(x) == 776
 
 
 def test_device_arrays_in_stay_on_the_device():

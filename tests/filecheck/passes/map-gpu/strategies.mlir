@@ -133,11 +133,20 @@ loop.kernel @column_sum ins(%x: memref<?x?xf32>) outs(%y: memref<?xf32>) {
   }
 }
 
-// A reduction of a whole tensor: one block, its threads sharing the outer reduction.
+// A reduction of a whole tensor: spread over every thread of the grid, blocks writing
+// partials that the last block combines. The nested reductions (same combiner, the
+// inner from its identity) become one over the product of the extents, so adjacent
+// threads read adjacent elements.
 // CHECK-LABEL: loop.kernel @total
-// CHECK-SAME:    {gpu.strategy = "block", gpu.threads = 1024 : i64
-// CHECK:         %{{.*}} = loop.reduce add {{.*}} map(threads) {
-// CHECK-NEXT:      %{{.*}} = loop.reduce add {{.*}} map(serial) {
+// CHECK-SAME:    {gpu.strategy = "split", gpu.threads = 256 : i64
+// CHECK:         %[[MN:.*]] = arith.muli %[[M:.*]], %[[N:.*]] : index
+// CHECK-NEXT:    %[[S:.*]] = loop.reduce add %[[K:.*]] = %{{.*}} to %[[MN]] step %{{.*}} init(%{{.*}}) : f32 map(threads) {
+// CHECK-NEXT:      %[[I:.*]] = arith.divui %[[K]], %[[N]] : index
+// CHECK-NEXT:      %[[J:.*]] = arith.remui %[[K]], %[[N]] : index
+// CHECK-NEXT:      %[[V:.*]] = loop.load %x[%[[I]], %[[J]]] : memref<?x?xf32>
+// CHECK-NEXT:      loop.yield %[[V]] : f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    loop.store %[[S]], %y[] : memref<f32>
 loop.kernel @total ins(%x: memref<?x?xf32>) outs(%y: memref<f32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -152,4 +161,26 @@ loop.kernel @total ins(%x: memref<?x?xf32>) outs(%y: memref<f32>) {
     loop.yield %r : f32
   }
   loop.store %s, %y[] : memref<f32>
+}
+
+// x / sum(x): the reduction's result feeds another loop of the kernel, so the whole
+// kernel is one block, its threads sharing both loops.
+// CHECK-LABEL: loop.kernel @normalise
+// CHECK-SAME:    {gpu.strategy = "block", gpu.threads = 1024 : i64
+// CHECK:         %{{.*}} = loop.reduce add {{.*}} map(threads) {
+// CHECK:         loop.parallel {{.*}} map(threads) {
+loop.kernel @normalise ins(%x: memref<?xf32>) outs(%y: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %z = arith.constant 0.0 : f32
+  %n = loop.dim %x, 0 : memref<?xf32>
+  %s = loop.reduce add %i = %c0 to %n step %c1 init(%z) : f32 {
+    %v = loop.load %x[%i] : memref<?xf32>
+    loop.yield %v : f32
+  }
+  loop.parallel %j = %c0 to %n step %c1 {
+    %v = loop.load %x[%j] : memref<?xf32>
+    %r = arith.divf %v, %s : f32
+    loop.store %r, %y[%j] : memref<?xf32>
+  }
 }
