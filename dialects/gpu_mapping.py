@@ -14,7 +14,7 @@ from xdsl.utils.str_enum import StrEnum
 STRATEGY = "gpu.strategy"  # kernel: a Strategy
 THREADS = "gpu.threads"  # kernel: threads per block
 PER_THREAD = "gpu.per_thread"  # kernel: elements per thread (rows: the register row's limit)
-MEMORY = "gpu.memory"  # loop.scratch: "registers" | "global"
+MEMORY = "gpu.memory"  # loop.scratch: "registers" | "global" (per block) | "thread"
 ROW_CACHE = "gpu.row_cache"  # loop.load: read once per row into registers
 
 

@@ -18,7 +18,8 @@ launch parameters, and its loops get ``map(blocks)``, ``map(threads)`` or
   When a row fits in ``gpu.threads`` x ``gpu.per_thread`` elements the row is held
   in registers: per-row temporaries (``loop.scratch``) whose every access is at the
   index of a ``threads`` loop get ``gpu.memory = "registers"`` (else ``"global"``, a
-  per-block workspace), and loads of kernel inputs at such an index are marked
+  per-block workspace; ``"thread"`` for one made inside a ``threads`` loop, a slice
+  per thread), and loads of kernel inputs at such an index are marked
   ``gpu.row_cache``: read once per row, before any store, and reused by every loop
   that reads the same element. Longer rows take the same IR through a strided loop
   per thread (the runtime picks by the row's length at launch).
@@ -229,6 +230,21 @@ def flatten_reduction(outer: loop.ReduceOp) -> bool:
     return True
 
 
+def mark_thread_scratch(kernel: loop.KernelOp) -> None:
+    """A temporary made inside a ``threads`` loop belongs to one thread (one per
+    iteration of that loop): ``gpu.memory = "thread"``, a slice of a workspace per
+    thread of the grid."""
+    for scratch in [o for o in kernel.walk() if isinstance(o, loop.ScratchOp)]:
+        parent = scratch.parent_op()
+        while parent is not None and parent is not kernel:
+            if isinstance(parent, loop.ParallelOp | loop.ReduceOp) and parent.mapping == loop.MapKind.THREADS:
+                scratch.attributes[MEMORY] = StringAttr("thread")
+                break
+            parent = parent.parent_op()
+        else:
+            scratch.attributes.setdefault(MEMORY, StringAttr("global"))
+
+
 # ---------------------------------------------------------------------------
 
 
@@ -259,6 +275,7 @@ def map_kernel_gpu(kernel: loop.KernelOp) -> Strategy:
     _set_launch(kernel, strategy, _widest_element(kernel))
     if strategy == Strategy.BLOCK:
         mark_registers(kernel.body.block, distribute(kernel.body.block), kernel)
+        mark_thread_scratch(kernel)
         return strategy
     if strategy == Strategy.SPLIT:
         (reduce,) = loops_in(kernel.body.block)
@@ -285,6 +302,7 @@ def map_kernel_gpu(kernel: loop.KernelOp) -> Strategy:
     else:
         set_mapping(outer, loop.MapKind.BLOCKS)
         mark_registers(outer.body.block, distribute(outer.body.block), kernel)
+        mark_thread_scratch(kernel)
     return strategy
 
 

@@ -98,9 +98,15 @@ def scratches(kernel: loop.KernelOp) -> list[loop.ScratchOp]:
     return [op for op in kernel.walk() if isinstance(op, loop.ScratchOp)]
 
 
-def in_registers(op: loop.ScratchOp) -> bool:
+def memory_of(op: loop.ScratchOp) -> str:
+    """Where a temporary lives: ``registers``, ``global`` (a slice of a workspace per
+    block) or ``thread`` (a slice per thread of the grid)."""
     attr = op.attributes.get(MEMORY)
-    return isinstance(attr, StringAttr) and attr.data == "registers"
+    return attr.data if isinstance(attr, StringAttr) else "global"
+
+
+def in_registers(op: loop.ScratchOp) -> bool:
+    return memory_of(op) == "registers"
 
 
 #: the variants that unroll the ``threads`` loops and hold rows in registers
@@ -182,7 +188,7 @@ class _CudaKernelSource(ScalarSource):
         args = self.buffer_arguments()
         for scratch in global_scratches(self.kernel, self.variant):
             self.workspaces[scratch] = self.fresh("w")
-        self.needs_sync = bool(self.workspaces)
+        self.needs_sync = bool(self.workspaces) or _reads_what_it_writes(self.kernel)
         self.emit(1, "tid = cuda.threadIdx.x")
         self.emit(1, f"bd = {self.threads}")  # the launch's block size, a constant to the compiler
         body_start = len(self.lines)
@@ -237,7 +243,7 @@ class _CudaKernelSource(ScalarSource):
     def access(self, buffer: SSAValue, indices: Sequence[SSAValue]) -> str:
         owner = buffer.owner
         if isinstance(owner, loop.ScratchOp) and owner in self.workspaces:
-            return f"{self.workspaces[owner]}[{self.slot()}, np.uint64({self.linear(owner, indices)})]"
+            return f"{self.workspaces[owner]}[{self.slot(owner)}, np.uint64({self.linear(owner, indices)})]"
         if not indices:
             return f"{self.name(buffer)}[0]"  # rank 0: the runtime passes one element
         return f"{self.name(buffer)}[{', '.join(self.index(i) for i in indices)}]"
@@ -249,8 +255,12 @@ class _CudaKernelSource(ScalarSource):
         name = self.name(value)
         return name if name.isdigit() else f"np.uint64({name})"
 
-    def slot(self) -> str:
-        return "cuda.blockIdx.x" if self.strategy == Strategy.ROWS else "0"
+    def slot(self, scratch: loop.ScratchOp) -> str:
+        """The workspace row of a temporary: its block's, or its thread's."""
+        block = "cuda.blockIdx.x" if self.strategy == Strategy.ROWS else "0"
+        if memory_of(scratch) == "thread":
+            return f"{block} * bd + tid"
+        return block
 
     def linear(self, scratch: loop.ScratchOp, indices: Sequence[SSAValue]) -> str:
         assert isinstance(scratch.result.type, MemRefType)
@@ -616,6 +626,16 @@ class _CudaKernelSource(ScalarSource):
             self.emit(indent + 1, f"{half} = {half} // 2")
             self.emit(indent, f"{acc} = {sm}[0]")
         self.emit(indent, "cuda.syncthreads()")
+
+
+def _reads_what_it_writes(kernel: loop.KernelOp) -> bool:
+    """Whether a kernel loads from a buffer (not a temporary) it also stores to: the
+    threads of a block then need a barrier between the loops that write and read it."""
+    stored = {o.buffer for o in kernel.walk() if isinstance(o, loop.StoreOp)}
+    return any(
+        isinstance(o, loop.LoadOp) and o.buffer in stored and not isinstance(o.buffer.owner, loop.ScratchOp)
+        for o in kernel.walk()
+    )
 
 
 def _cache_key(op: loop.LoadOp) -> tuple | None:

@@ -106,4 +106,6 @@ def capture(launches: Sequence[DirectLaunch], pointers: Sequence[int]):
     builder.begin_building()
     for launch in launches:
         launch.launch(builder, pointers)
-    return builder.end_building().complete()
+    graph = builder.end_building().complete()
+    graph.upload(default_stream())  # staged on the device now, not at its first replay
+    return graph

@@ -150,3 +150,24 @@ def test_warp_shuffles_on_a_gpu_and_a_tree_in_the_simulator():
     assert "shfl_down_sync" in kernel_source(kernel, "exact", shuffles=True)
     tree = kernel_source(kernel, "exact", shuffles=False)
     assert "shfl_down_sync" not in tree and "while" in tree
+
+
+def test_a_temporary_inside_a_threads_loop_belongs_to_its_thread():
+    """Differential seed 300041: a kernel of one block whose threads loop makes a
+    temporary per iteration; it once shared one workspace row between the threads."""
+    source = """
+fn main(x: f32[S, M, M], b: f32[M]) -> (f32[S, M, M], f32[S, M, M], f32[S, M, M]) {
+    t0 = reshape(b, (M, 1)) - gelu(x)
+    t1 = tanh(layernorm(t0, b, mean(t0, axis=(0, 1), keepdims=false), eps=0.01))
+    t2 = b + t1
+    return t2, t0, t1
+}
+"""
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((8, 6, 6)).astype(np.float32)
+    b = rng.standard_normal(6).astype(np.float32)
+    want = fusec.compile(source, target="numpy").main(x, b)
+    program = fusec.compile(source, target="cuda")
+    assert 'gpu.memory = "thread"' in program.ir("tiled")
+    for got, expected in zip(program.main(x, b), want):
+        np.testing.assert_allclose(got, expected, rtol=2e-4, atol=2e-5)
