@@ -27,10 +27,12 @@ launch parameters, and its loops get ``map(blocks)``, ``map(threads)`` or
   for nests whose inner reductions walk a buffer along the outer index (a column sum,
   a matmul's ``B[k, j]``): adjacent threads then read adjacent elements.
 - ``split``: a reduction of a whole tensor (the kernel's one loop is a ``loop.reduce``):
-  its iterations are spread over every thread of the grid; each block combines its
-  threads' values into a partial, and the last block to finish (a counter in global
-  memory) combines the partials in block order and runs the rest of the kernel. No
-  atomics touch the values, so the result is the same bits on every run.
+  a nest of reductions (of one combiner) keeps two levels, the outer over the grid's
+  blocks (``map(blocks)``), the inner over a block's threads, so warps read rows
+  contiguously; a single reduction spreads over every thread of the grid. Each block
+  combines its threads' values into a partial, and the last block to finish (a
+  counter in global memory) combines the partials in block order and runs the rest of
+  the kernel. No atomics touch the values, so the result is the same bits on every run.
 - ``block``: anything else (several loop nests in one kernel, a reduction whose result
   feeds another loop): the kernel runs as one block whose threads share its loops as in
   ``rows``.
@@ -65,7 +67,7 @@ DEFAULTS = {
     Strategy.ROWS: (256, 16),
     Strategy.THREADS: (256, 1),
     Strategy.BLOCK: (1024, 16),
-    Strategy.SPLIT: (256, 1),
+    Strategy.SPLIT: (256, 4),
 }
 
 
@@ -189,14 +191,48 @@ def _is_identity(value: SSAValue, combiner: loop.Combiner) -> bool:
     return False
 
 
-def flatten_reduction(outer: loop.ReduceOp) -> bool:
+def nested_reduction(outer: loop.ReduceOp) -> loop.ReduceOp | None:
+    """The reduction inside ``outer`` when ``outer`` only folds its results (index
+    arithmetic aside): ``reduce (+) i { r = reduce (+) j from identity {...}; yield r }``,
+    which is one reduction over (i, j), reassociated."""
+    ops = [o for o in outer.body.block.ops]
+    terminator = ops[-1]
+    inner = ops[-2] if len(ops) >= 2 else None
+    if not isinstance(inner, loop.ReduceOp) or len(outer.res) != 1 or len(inner.res) != 1:
+        return None
+    assert isinstance(terminator, loop.YieldOp)
+    if (
+        terminator.values[0] is not inner.res[0]
+        or inner.combiner_kinds != outer.combiner_kinds
+        or not _is_identity(inner.inits[0], inner.combiner_kinds[0])
+        or not all(_is_pure_index(o) and not o.regions for o in ops[:-2])
+    ):
+        return None
+    return inner
+
+
+def shorten_reduction(reduce: loop.ReduceOp) -> tuple[loop.ReduceOp, loop.ReduceOp | None]:
+    """Merges the outer levels of a nest of reductions until two are left (the
+    innermost, contiguous in memory, stays whole); returns the outer and the inner one
+    (None for a single reduction)."""
+    while True:
+        chain = [reduce]
+        while (inner := nested_reduction(chain[-1])) is not None:
+            chain.append(inner)
+        flat = flatten_reduction(reduce) if len(chain) > 2 else None
+        if flat is None:
+            return reduce, (chain[1] if len(chain) > 1 else None)
+        reduce = flat
+
+
+def flatten_reduction(outer: loop.ReduceOp) -> loop.ReduceOp | None:
     """``reduce (+) i { r = reduce (+) j from identity { f(i, j) }; yield r }`` =
     ``reduce (+) k { f(k / n, k % n) }``: one reduction over the product of the extents
-    (the same sum, reassociated), so that adjacent threads read adjacent elements
-    instead of each thread walking its own row."""
+    (the same sum, reassociated); returns it, or None where the nest is not of that
+    form."""
     body = [o for o in outer.body.block.ops]
     if len(body) != 2 or not isinstance(body[0], loop.ReduceOp) or len(outer.res) != 1:
-        return False
+        return None
     inner, terminator = body
     assert isinstance(terminator, loop.YieldOp)
     if (
@@ -204,12 +240,11 @@ def flatten_reduction(outer: loop.ReduceOp) -> bool:
         or terminator.values[0] is not inner.res[0]
         or inner.combiner_kinds != outer.combiner_kinds
         or not _is_identity(inner.inits[0], inner.combiner_kinds[0])
-        or contains_loops(inner)
     ):
-        return False
+        return None
     for l in (outer, inner):
         if constant_index(l.lb) != 0 or constant_index(l.step) != 1 or not _defined_outside(l.ub, outer):
-            return False
+            return None
     where = InsertPoint.before(outer)
     total = arith.MuliOp(outer.ub, inner.ub)
     Builder(where).insert(total)
@@ -227,7 +262,7 @@ def flatten_reduction(outer: loop.ReduceOp) -> bool:
     outer.res[0].replace_all_uses_with(flat.res[0])
     outer.detach()
     outer.erase()
-    return True
+    return flat
 
 
 def mark_thread_scratch(kernel: loop.KernelOp) -> None:
@@ -279,9 +314,14 @@ def map_kernel_gpu(kernel: loop.KernelOp) -> Strategy:
         return strategy
     if strategy == Strategy.SPLIT:
         (reduce,) = loops_in(kernel.body.block)
-        while flatten_reduction(reduce):
-            (reduce,) = loops_in(kernel.body.block)
-        distribute(kernel.body.block)
+        assert isinstance(reduce, loop.ReduceOp)
+        reduce, inner = shorten_reduction(reduce)
+        if inner is None:
+            distribute(kernel.body.block)
+        else:  # rows of the reduction over the grid, a row over a block's threads
+            set_mapping(reduce, loop.MapKind.BLOCKS)
+            set_mapping(inner, loop.MapKind.THREADS)
+            _serial(inner.body.block)
         return strategy
     (nest,) = loops_in(kernel.body.block)
     assert isinstance(nest, loop.ParallelOp)

@@ -87,9 +87,12 @@ def thread_loops(kernel: loop.KernelOp) -> list[Operation]:
 
 
 def outer_loop(kernel: loop.KernelOp) -> Operation | None:
-    """The loop the grid runs over (``blocks``), or for ``threads`` the per-thread one."""
+    """The loop the grid runs over (``blocks``: rows, or a split reduction's outer
+    level), or for ``threads`` the per-thread one."""
     for op in kernel.body.block.ops:
         if isinstance(op, loop.ParallelOp) and op.mapping in (loop.MapKind.BLOCKS, loop.MapKind.THREADS):
+            return op
+        if isinstance(op, loop.ReduceOp) and op.mapping == loop.MapKind.BLOCKS:
             return op
     return None
 
@@ -380,19 +383,23 @@ class _CudaKernelSource(ScalarSource):
         self.emit(indent, f"{count} = {self.count_of(op)}")
         return count
 
-    def unrolled_body(self, op: Operation, indent: int, positions: list[str], count: str) -> None:
+    def unrolled_body(
+        self, op: Operation, indent: int, positions: list[str], count: str, guarded: bool | None = None
+    ) -> None:
         """``op``'s body once per position: index arithmetic and loads of every copy
         first, then the rest of each copy under its guard (a reduction folds there).
 
         The loads are not guarded: a copy past the end reads at the last iteration's
         index instead (its value unused), so all of a thread's loads are one straight
         run of code the GPU keeps in flight together. The runtime launches this only
-        with at least one iteration."""
+        with at least one iteration. ``guarded`` (default: all but the exact variant)
+        False when every position is known to be an iteration."""
         body = op.body.block
         early = _early_ops(body, self.kernel)
         guards: list[str | None] = []
         ivs, clamped = [], []
-        last = None if self.exact else self.fresh("m")
+        guarded = not self.exact if guarded is None else guarded
+        last = self.fresh("m") if guarded else None
         if last is not None:
             self.emit(indent, f"{last} = {count} - 1")
         for position in positions:
@@ -495,12 +502,18 @@ class _CudaKernelSource(ScalarSource):
             acc = self.fresh("r")
             self.emit(1, f"{acc} = {self.identity(combiner, result.type)}")
             accs.append(acc)
-        count = self.define_count(reduce, 1)
-        t = self.fresh("t")
-        self.emit(1, f"for {t} in range(cuda.blockIdx.x * bd + tid, {count}, cuda.gridDim.x * bd):")
-        self.emit(2, f"{self.define(reduce.iv, 'i')} = {self.iv_value(reduce, t)}")
-        self.block(reduce.body.block, 2)
-        self.fold(reduce, accs, 2)
+        if reduce.mapping == loop.MapKind.BLOCKS:  # rows over the grid, a row over the block
+            (inner,) = [o for o in reduce.body.block.ops if isinstance(o, loop.ReduceOp)]
+            r = self.fresh("r")
+            self.emit(1, f"for {r} in range(cuda.blockIdx.x, {self.count_of(reduce)}, cuda.gridDim.x):")
+            self.emit(2, f"{self.define(reduce.iv, 'i')} = {self.iv_value(reduce, r)}")
+            for op in reduce.body.block.ops:
+                if op is inner:
+                    self.strided(inner, 2, "tid", "bd", accs)  # the row's values fold into the same accumulators
+                elif not isinstance(op, loop.YieldOp):
+                    self.op(op, 2)
+        else:
+            self.strided(reduce, 1, "cuda.blockIdx.x * bd + tid", "cuda.gridDim.x * bd", accs)
         for acc, combiner, result in zip(accs, reduce.combiner_kinds, reduce.res):
             self.block_combine(acc, combiner, result.type, 1)
         self.emit(1, "if tid == 0:")
@@ -522,6 +535,24 @@ class _CudaKernelSource(ScalarSource):
         self.emit(2, "if tid == 0:")
         self.emit(3, f"{counter}[0] = 0")
         return [*partials, counter]
+
+    def strided(self, op: loop.ReduceOp, indent: int, start: str, stride: str, accs: list[str]) -> None:
+        """A reduction's iterations from ``start`` by ``stride``, folded into ``accs``:
+        ``per_thread`` iterations at a time with their loads issued first, then the
+        remainder one by one."""
+        count = self.define_count(op, indent)
+        t = self.fresh("t")
+        self.emit(indent, f"{t} = {start}")
+        self.emit(indent, f"while {t} + {self.per_thread - 1} * {stride} < {count}:")
+        self._accs[op] = accs
+        positions = [f"{t} + {u} * {stride}" for u in range(self.per_thread)]
+        self.unrolled_body(op, indent + 1, positions, count, guarded=False)
+        self.emit(indent + 1, f"{t} += {self.per_thread} * {stride}")
+        self.emit(indent, f"while {t} < {count}:")
+        self.emit(indent + 1, f"{self.define(op.iv, 'i')} = {self.iv_value(op, t)}")
+        self.block(op.body.block, indent + 1)
+        self.fold(op, accs, indent + 1)
+        self.emit(indent + 1, f"{t} += {stride}")
 
     def identity(self, combiner: loop.Combiner, type_: Attribute) -> str:
         """The value that folds into anything unchanged."""

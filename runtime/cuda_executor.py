@@ -169,7 +169,10 @@ class _Kernel:
             grid = (_cdiv(outer, threads),)
         elif self.strategy == Strategy.SPLIT:
             threads = min(self.threads, max(32, _pow2_at_least(counts[0])))
-            grid = (min(SPLIT_BLOCKS, max(1, _cdiv(counts[0], threads * SPLIT_PER_THREAD))),)
+            if outer is None:  # one level, over every thread of the grid
+                grid = (min(SPLIT_BLOCKS, max(1, _cdiv(counts[0], threads * SPLIT_PER_THREAD))),)
+            else:  # rows over the blocks
+                grid = (min(SPLIT_BLOCKS, max(1, outer)),)
         else:
             # the register row unrolls each threads loop: every loop needs an iteration
             fits = len(known) == len(counts) and 0 < min(known, default=1) and longest <= MAX_THREADS * self.per_thread

@@ -71,7 +71,7 @@ def test_f16_is_stored_as_half_and_computed_in_f32():
     assert all(b.dtype == np.float16 for b in program.executable("main")._staging.values())
 
 
-@pytest.mark.parametrize("shape", [(5, 7), (64, 80)], ids=["one-block", "three-blocks"])
+@pytest.mark.parametrize("shape", [(5, 7), (64, 80)], ids=["5-rows", "64-rows"])
 def test_whole_tensor_reduction_combines_block_partials(shape):
     program = fusec.compile("fn main(x: f32[N, D]) -> f32 { return sum(x * x) }", target="cuda")
     x = np.random.default_rng(4).standard_normal(shape).astype(np.float32)
@@ -80,7 +80,15 @@ def test_whole_tensor_reduction_combines_block_partials(shape):
     np.testing.assert_allclose(first, want, rtol=1e-5)
     assert program.main(x).tobytes() == first.tobytes()  # the counter was reset; same bits
     (launch,) = launches(program)
-    assert launch.grid == ((1,) if shape == (5, 7) else (3,))
+    assert launch.grid == (shape[0],)  # a block per row, each writing a partial
+
+
+def test_one_level_reduction_spreads_over_the_grid():
+    program = fusec.compile("fn main(x: f32[N]) -> f32 { return sum(x) }", target="cuda")
+    x = np.random.default_rng(10).standard_normal(3000).astype(np.float32)
+    np.testing.assert_allclose(program.main(x), x.sum(dtype=np.float64), rtol=1e-5)
+    (launch,) = launches(program)
+    assert launch.grid == (2,) and launch.block == 256
 
 
 def test_integer_max_of_a_whole_tensor():

@@ -133,20 +133,15 @@ loop.kernel @column_sum ins(%x: memref<?x?xf32>) outs(%y: memref<?xf32>) {
   }
 }
 
-// A reduction of a whole tensor: spread over every thread of the grid, blocks writing
-// partials that the last block combines. The nested reductions (same combiner, the
-// inner from its identity) become one over the product of the extents, so adjacent
-// threads read adjacent elements.
+// A reduction of a whole tensor: its rows over the grid's blocks, a row over a block's
+// threads (adjacent threads read adjacent elements); each block writes a partial that
+// the last block combines.
 // CHECK-LABEL: loop.kernel @total
-// CHECK-SAME:    {gpu.strategy = "split", gpu.threads = 256 : i64
-// CHECK:         %[[MN:.*]] = arith.muli %[[M:.*]], %[[N:.*]] : index
-// CHECK-NEXT:    %[[S:.*]] = loop.reduce add %[[K:.*]] = %{{.*}} to %[[MN]] step %{{.*}} init(%{{.*}}) : f32 map(threads) {
-// CHECK-NEXT:      %[[I:.*]] = arith.divui %[[K]], %[[N]] : index
-// CHECK-NEXT:      %[[J:.*]] = arith.remui %[[K]], %[[N]] : index
-// CHECK-NEXT:      %[[V:.*]] = loop.load %x[%[[I]], %[[J]]] : memref<?x?xf32>
-// CHECK-NEXT:      loop.yield %[[V]] : f32
-// CHECK-NEXT:    }
-// CHECK-NEXT:    loop.store %[[S]], %y[] : memref<f32>
+// CHECK-SAME:    {gpu.strategy = "split", gpu.threads = 256 : i64, gpu.per_thread = 4 : i64}
+// CHECK:         %[[S:.*]] = loop.reduce add {{.*}} map(blocks) {
+// CHECK-NEXT:      %[[R:.*]] = loop.reduce add {{.*}} map(threads) {
+// CHECK-NEXT:        loop.load %x
+// CHECK:         loop.store %[[S]], %y[] : memref<f32>
 loop.kernel @total ins(%x: memref<?x?xf32>) outs(%y: memref<f32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -183,4 +178,33 @@ loop.kernel @normalise ins(%x: memref<?xf32>) outs(%y: memref<?xf32>) {
     %r = arith.divf %v, %s : f32
     loop.store %r, %y[%j] : memref<?xf32>
   }
+}
+
+// Three levels: the outer two merge into one (over the grid), the innermost stays
+// whole (over a block's threads).
+// CHECK-LABEL: loop.kernel @total3
+// CHECK:         %[[AB:.*]] = arith.muli %{{.*}}, %[[B:.*]] : index
+// CHECK-NEXT:    %{{.*}} = loop.reduce max %[[F:.*]] = %{{.*}} to %[[AB]] step %{{.*}} map(blocks) {
+// CHECK-NEXT:      %[[I:.*]] = arith.divui %[[F]], %[[B]] : index
+// CHECK-NEXT:      %[[J:.*]] = arith.remui %[[F]], %[[B]] : index
+// CHECK-NEXT:      %{{.*}} = loop.reduce max {{.*}} map(threads) {
+// CHECK-NEXT:        loop.load %x[%[[I]], %[[J]], %{{.*}}] : memref<?x?x?xf32>
+loop.kernel @total3 ins(%x: memref<?x?x?xf32>) outs(%y: memref<f32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ninf = arith.constant 0xFF800000 : f32
+  %a = loop.dim %x, 0 : memref<?x?x?xf32>
+  %b = loop.dim %x, 1 : memref<?x?x?xf32>
+  %c = loop.dim %x, 2 : memref<?x?x?xf32>
+  %s = loop.reduce max %i = %c0 to %a step %c1 init(%ninf) : f32 {
+    %r = loop.reduce max %j = %c0 to %b step %c1 init(%ninf) : f32 {
+      %q = loop.reduce max %k = %c0 to %c step %c1 init(%ninf) : f32 {
+        %v = loop.load %x[%i, %j, %k] : memref<?x?x?xf32>
+        loop.yield %v : f32
+      }
+      loop.yield %q : f32
+    }
+    loop.yield %r : f32
+  }
+  loop.store %s, %y[] : memref<f32>
 }
