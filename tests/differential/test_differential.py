@@ -2,7 +2,9 @@
 
 Each seed names one random, well-typed program (`generator.py`) with its inputs. The program
 runs on the NumPy reference interpreter (`target="numpy"`), which is the oracle, and on the
-CPU backend twice: fused (`target="cpu"`) and one kernel per operation (`fuse=False`). Each
+CPU backend twice: fused (`target="cpu"`) and one kernel per operation (`fuse=False`); the
+first `FUSEC_DIFF_CUDA_COUNT` seeds (default 10) run on `target="cuda"` the same two ways
+(Numba's CUDA simulator in CI; `FUSEC_TEST_GPU=1` on a GPU). Each
 compiled program is called twice: with the seed's sizes, and with other sizes that differ from
 one another (one compile serves every shape; this catches one size name used for another).
 Every result must have the reference's dtype and shape, and values within these tolerances:
