@@ -107,6 +107,12 @@ class Program:
     def run(self, name: str, arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         """Runs function NAME. On `cuda`, arguments may be device arrays (anything with
         `__cuda_array_interface__`), taken without a copy; results then stay there."""
+        if self.target == "cuda":
+            # device arrays of shapes seen before: straight to the packed launches or
+            # the graph, without converting and re-checking each argument
+            results = self.executable(name).run_prepared(name, arrays)
+            if results is not None:
+                return results
         arrays = [self._argument(a) for a in arrays]
         bind_sizes(self.params(name), arrays, name)
         if self.target == "numpy":

@@ -388,6 +388,17 @@ class CudaProgram:
                         moved[step.kernel] = moved.get(step.kernel, 0) + step.bytes
         return moved
 
+    def run_prepared(self, entry: str, arrays: Sequence[Any]) -> tuple[Any, ...] | None:
+        """``run`` for device arrays whose shapes an earlier call prepared, else None
+        (the caller then takes the general path, which checks every argument)."""
+        plan = self.functions.get(entry)
+        if plan is None or not self.direct:
+            return None
+        inputs = [p for p in plan.params if p.result is None]
+        if len(arrays) != len(inputs):
+            return None
+        return self._run_direct(entry, plan, inputs, arrays, None)
+
     def _run_direct(self, entry: str, plan: HostPlan, inputs, arrays, out) -> tuple[Any, ...] | None:
         """A call on device arrays whose shapes were seen before: packed launches, or
         the graph of these addresses; None sends the call down the general path."""
