@@ -182,7 +182,8 @@ class _CudaKernelSource(ScalarSource):
         self.shared: dict[str, str] = {}  # dtype name -> shared array for reductions
         self.unrolled: int | None = None  # the copy being emitted in an unrolled threads loop
         self.row_cache: dict[tuple, list[str]] = {}
-        self.cached_names: dict[SSAValue, list[str]] = {}
+        self.early_names: dict[Operation, list[str]] = {}  # an early op's value, per unrolled copy
+        self.reduce_accs: dict[Operation, list[str]] = {}  # a threads reduction's accumulators
         self.needs_sync = False
 
     # -- module -----------------------------------------------------------------------
@@ -280,9 +281,6 @@ class _CudaKernelSource(ScalarSource):
         owner = op.buffer.owner
         if isinstance(owner, loop.ScratchOp) and owner in self.registers:
             self.names[op.result] = self.registers[owner][self.unrolled or 0]
-            return
-        if op.result in self.cached_names:
-            self.names[op.result] = self.cached_names[op.result][self.unrolled or 0]
             return
         text = self.access(op.buffer, op.indices)
         if isinstance(op.result.type, Float16Type):
@@ -439,13 +437,13 @@ class _CudaKernelSource(ScalarSource):
                 if o not in early:
                     self.op(o, inner)
             if isinstance(op, loop.ReduceOp):
-                self.fold(op, self._accs[op], inner)
+                self.fold(op, self.reduce_accs[op], inner)
             if len(self.lines) == start:
                 self.emit(inner, "pass")
         self.unrolled = None
 
     def early_op(self, op: Operation, indent: int, u: int) -> None:
-        names = self._early_names.setdefault(op, [])
+        names = self.early_names.setdefault(op, [])
         if isinstance(op, loop.LoadOp):
             key = _cache_key(op)
             cached = self.row_cache.get(key) if key is not None else None
@@ -467,19 +465,7 @@ class _CudaKernelSource(ScalarSource):
 
     def rebind_early(self, op: Operation, u: int) -> None:
         if op.results:
-            self.names[op.results[0]] = self._early_names[op][u]
-
-    @property
-    def _early_names(self) -> dict[Operation, list[str]]:
-        if not hasattr(self, "_early"):
-            self._early: dict[Operation, list[str]] = {}
-        return self._early
-
-    @property
-    def _accs(self) -> dict[Operation, list[str]]:
-        if not hasattr(self, "_acc_names"):
-            self._acc_names: dict[Operation, list[str]] = {}
-        return self._acc_names
+            self.names[op.results[0]] = self.early_names[op][u]
 
     # -- a whole-tensor reduction over the grid ------------------------------------------
 
@@ -544,7 +530,7 @@ class _CudaKernelSource(ScalarSource):
         t = self.fresh("t")
         self.emit(indent, f"{t} = {start}")
         self.emit(indent, f"while {t} + {self.per_thread - 1} * {stride} < {count}:")
-        self._accs[op] = accs
+        self.reduce_accs[op] = accs
         positions = [f"{t} + {u} * {stride}" for u in range(self.per_thread)]
         self.unrolled_body(op, indent + 1, positions, count, guarded=False)
         self.emit(indent + 1, f"{t} += {self.per_thread} * {stride}")
@@ -612,7 +598,7 @@ class _CudaKernelSource(ScalarSource):
         if self.needs_sync:
             self.sync(indent)
         accs = self.accumulators(op, indent) if isinstance(op, loop.ReduceOp) else []
-        self._accs[op] = accs
+        self.reduce_accs[op] = accs
         count = self.define_count(op, indent)
         if self.variant in UNROLLED:
             self.unrolled_body(op, indent, [f"tid + {u} * bd" for u in range(self.per_thread)], count)
