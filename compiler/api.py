@@ -141,8 +141,7 @@ class Program:
             from runtime import device
 
             if device.is_on_device(array):
-                cuda = device.cuda_module()
-                return array if device.is_device_array(array) else cuda.as_cuda_array(array)
+                return device.as_device_array(array)
         return np.asarray(array)
 
     def executable(self, name: str):

@@ -53,6 +53,7 @@ arguments marked ``{loop.result = 0 : i64}``, and the function returns nothing.
 from __future__ import annotations
 
 import json
+import math
 
 from collections.abc import Sequence
 
@@ -62,6 +63,7 @@ from xdsl.dialects.builtin import (
     I64,
     IndexType,
     IntegerAttr,
+    IntegerType,
     MemRefType,
     StringAttr,
     SymbolRefAttr,
@@ -152,6 +154,14 @@ class Combiner(StrEnum):
     MUL = "mul"
     MAX = "max"
     MIN = "min"
+
+
+def combiner_identity(combiner: Combiner, type_: Attribute) -> float | int:
+    """The value that folds into anything unchanged: a reduction's natural ``init``."""
+    if isinstance(type_, IntegerType):
+        bits = type_.width.data
+        return {"add": 0, "mul": 1, "max": -(2 ** (bits - 1)), "min": 2 ** (bits - 1) - 1}[combiner.value]
+    return {"add": 0.0, "mul": 1.0, "max": -math.inf, "min": math.inf}[combiner.value]
 
 
 @irdl_attr_definition

@@ -838,14 +838,6 @@ def _reshape(e: _KernelEmitter, op: graph.ReshapeOp, idx):
     return e.value_at(op.input, inner)
 
 
-def _identity(combiner: loop.Combiner, type_: Attribute) -> float | int:
-    if is_float(type_):
-        return {"add": 0.0, "mul": 1.0, "max": -math.inf, "min": math.inf}[combiner.value]
-    assert isinstance(type_, IntegerType)
-    bits = type_.width.data
-    return {"add": 0, "mul": 1, "max": -(2 ** (bits - 1)), "min": 2 ** (bits - 1) - 1}[combiner.value]
-
-
 _COMBINERS = {
     graph.ReduceKind.SUM: loop.Combiner.ADD,
     graph.ReduceKind.MEAN: loop.Combiner.ADD,
@@ -874,7 +866,7 @@ def _reduce(e: _KernelEmitter, op: graph.ReduceOp, idx):
     outer = [c for c in kept if c is not None]
     extents = [e.size(shape[a]) for a in axes]
     combiner = _COMBINERS[kind]
-    init = e.const(_identity(combiner, element), element)
+    init = e.const(loop.combiner_identity(combiner, element), element)
     level = e._level([*outer, *extents, init])
 
     def body(ivs: list[SSAValue]) -> SSAValue:

@@ -71,7 +71,7 @@ DEFAULTS = {
 }
 
 
-def _is_pure_index(op: Operation) -> bool:
+def _touches_no_memory(op: Operation) -> bool:
     return not op.regions and not isinstance(op, loop.LoadOp | loop.StoreOp | loop.ScratchOp)
 
 
@@ -175,20 +175,9 @@ def mark_registers(row: Block, thread_loops: list[Operation], kernel: loop.Kerne
 
 def _is_identity(value: SSAValue, combiner: loop.Combiner) -> bool:
     owner = value.owner
-    if not isinstance(owner, arith.ConstantOp):
+    if not isinstance(owner, arith.ConstantOp) or not isinstance(owner.value, FloatAttr | IntegerAttr):
         return False
-    attr = owner.value
-    if isinstance(attr, FloatAttr):
-        number = attr.value.data
-        return {
-            loop.Combiner.ADD: number == 0.0,
-            loop.Combiner.MUL: number == 1.0,
-            loop.Combiner.MAX: number == float("-inf"),
-            loop.Combiner.MIN: number == float("inf"),
-        }[combiner]
-    if isinstance(attr, IntegerAttr) and combiner in (loop.Combiner.ADD, loop.Combiner.MUL):
-        return attr.value.data == (0 if combiner == loop.Combiner.ADD else 1)
-    return False
+    return owner.value.value.data == loop.combiner_identity(combiner, value.type)
 
 
 def nested_reduction(outer: loop.ReduceOp) -> loop.ReduceOp | None:
@@ -205,7 +194,7 @@ def nested_reduction(outer: loop.ReduceOp) -> loop.ReduceOp | None:
         terminator.values[0] is not inner.res[0]
         or inner.combiner_kinds != outer.combiner_kinds
         or not _is_identity(inner.inits[0], inner.combiner_kinds[0])
-        or not all(_is_pure_index(o) and not o.regions for o in ops[:-2])
+        or not all(_touches_no_memory(o) for o in ops[:-2])
     ):
         return None
     return inner

@@ -21,7 +21,7 @@ from typing import Any
 
 from dialects.gpu_mapping import Strategy
 from runtime.autotune_cache import Tuning
-from runtime.cuda_executor import CudaProgram, Launch
+from runtime.cuda_executor import CudaProgram
 
 CANDIDATES: dict[Strategy, list[Tuning]] = {
     Strategy.ELEMENTWISE: [
@@ -62,8 +62,7 @@ def autotune(
     the tuning kept and its time in seconds, and files them in the tuning cache."""
     start = time.perf_counter()
     program.run(entry, arrays)
-    (prepared,) = [p for (e, _), p in program._prepared.items() if e == entry][-1:]
-    launches = [s for s in prepared.launches if isinstance(s, Launch)]
+    launches = program.last_launches(entry)
     chosen: dict[str, tuple[Tuning, float]] = {}
     for launch in launches:
         name = launch.kernel

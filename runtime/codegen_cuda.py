@@ -39,10 +39,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import Float16Type, IndexType, IntegerAttr, IntegerType, MemRefType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import Float16Type, IndexType, IntegerAttr, MemRefType, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from dialects import loop
@@ -152,11 +151,6 @@ def variants(kernel: loop.KernelOp) -> tuple[str, ...]:
 
 
 # ---------------------------------------------------------------------------
-
-
-def _element(type_: Attribute) -> Attribute:
-    assert isinstance(type_, MemRefType)
-    return type_.element_type
 
 
 class _CudaKernelSource(ScalarSource):
@@ -277,15 +271,19 @@ class _CudaKernelSource(ScalarSource):
             text = f"({text}) * {dim} + {self.name(index)}"
         return text
 
-    def load(self, op: loop.LoadOp, indent: int) -> None:
+    def load(self, op: loop.LoadOp, indent: int, prefix: str = "v") -> str:
+        """Names a loaded value (a register of the row, or a fresh ``prefix`` variable;
+        an ``f16`` element widened to ``float32``) and returns the name."""
         owner = op.buffer.owner
         if isinstance(owner, loop.ScratchOp) and owner in self.registers:
             self.names[op.result] = self.registers[owner][self.unrolled or 0]
-            return
+            return self.names[op.result]
         text = self.access(op.buffer, op.indices)
         if isinstance(op.result.type, Float16Type):
             text = f"np.float32({text})"
-        self.emit(indent, f"{self.define(op.result)} = {text}")
+        name = self.define(op.result, prefix)
+        self.emit(indent, f"{name} = {text}")
+        return name
 
     def store(self, op: loop.StoreOp, indent: int) -> None:
         owner = op.buffer.owner
@@ -451,11 +449,7 @@ class _CudaKernelSource(ScalarSource):
                 names.append(cached[u])
                 self.names[op.result] = cached[u]
                 return
-            text = self.access(op.buffer, op.indices)
-            if isinstance(op.result.type, Float16Type):
-                text = f"np.float32({text})"
-            name = self.define(op.result, "x")
-            self.emit(indent, f"{name} = {text}")
+            name = self.load(op, indent, "x")
             names.append(name)
             if key is not None:
                 self.row_cache.setdefault(key, []).append(name)
@@ -541,15 +535,8 @@ class _CudaKernelSource(ScalarSource):
         self.emit(indent + 1, f"{t} += {stride}")
 
     def identity(self, combiner: loop.Combiner, type_: Attribute) -> str:
-        """The value that folds into anything unchanged."""
-        if isinstance(type_, IntegerType) and combiner in (loop.Combiner.MAX, loop.Combiner.MIN):
-            info = np.iinfo(numpy_type_name(type_).removeprefix("np."))
-            return self.const_of(info.min if combiner == loop.Combiner.MAX else info.max, type_)
-        value = {
-            loop.Combiner.ADD: 0, loop.Combiner.MUL: 1,
-            loop.Combiner.MAX: float("-inf"), loop.Combiner.MIN: float("inf"),
-        }[combiner]  # fmt: skip
-        return self.const_of(value, type_)
+        """The value that folds into anything unchanged, as a typed constant."""
+        return self.const_of(loop.combiner_identity(combiner, type_), type_)
 
     # -- one thread per iteration -------------------------------------------------------
 

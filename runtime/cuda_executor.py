@@ -38,7 +38,7 @@ from xdsl.dialects.builtin import ModuleOp
 from dialects import loop
 from dialects.gpu_mapping import PER_THREAD, THREADS, Strategy
 from runtime import codegen_cuda
-from runtime.device import cuda_module, is_device_array, is_on_device, simulated
+from runtime.device import as_device_array, cuda_module, is_on_device, simulated
 from runtime.executor import (
     ExecutionError,
     HostPlan,
@@ -100,7 +100,6 @@ class _Kernel:
         self.op = op
         self.name = op.sym_name.data
         self.strategy = codegen_cuda.strategy_of(op)
-        self.tuning = tuning
         self.threads = tuning.threads or op.attributes[THREADS].value.data
         self.per_thread = tuning.per_thread or op.attributes[PER_THREAD].value.data
         self.variants = codegen_cuda.variants(op)
@@ -112,18 +111,14 @@ class _Kernel:
         self._sources: dict[tuple[str, int], str] = {}
         self._dispatchers: dict[tuple[str, int], Any] = {}
         default = self.source("loop", self.threads)
-        self.sizes = load_module(default, self._key(), directory=cache_dir).sizes
+        # the module the loop variant's dispatcher will be compiled from (one file)
+        self.sizes = load_module(default, {**self.jit_options, **_CACHE_KEY}, directory=cache_dir).sizes
         self.key = hashlib.sha256(default.encode()).hexdigest()[:16]
         self.workspace_types = {
             # f16 temporaries hold the float32 values computed, unrounded
             v: [storage_dtype(s.result.type.element_type) for s in codegen_cuda.global_scratches(op, v)]
             for v in self.variants
         }
-
-    def _key(self) -> dict[str, object]:
-        import numba_cuda
-
-        return {**codegen_cuda.JIT_OPTIONS, "numba_cuda": numba_cuda.__version__, "target": "cuda"}
 
     def source(self, variant: str, threads: int) -> str:
         """The source of a variant for a block size (a constant of the code)."""
@@ -147,7 +142,7 @@ class _Kernel:
                 function=codegen_cuda.KERNEL_FUNCTION,
                 directory=self.cache_dir,
                 jit=cuda.jit,
-                key_extra={"numba_cuda": self._key()["numba_cuda"], "target": "cuda"},
+                key_extra=_CACHE_KEY,
             )
         return self._dispatchers[key]
 
@@ -187,6 +182,7 @@ class _Kernel:
             grid = (1,) if self.strategy == Strategy.BLOCK else (outer,)
             if self.workspace_types[variant] and self.strategy == Strategy.ROWS:
                 grid = (min(outer, WORKSPACE_BLOCKS),)
+        cuda = cuda_module()
         workspaces = []
         global_scratch = codegen_cuda.global_scratches(self.op, variant)
         all_scratch = codegen_cuda.scratches(self.op)
@@ -195,14 +191,23 @@ class _Kernel:
             if shape is None:
                 raise ExecutionError(f"@{self.name}: a temporary whose size depends on the row")
             rows = max(grid[0], 1) * (threads if codegen_cuda.memory_of(scratch) == "thread" else 1)
-            workspaces.append(cuda_module().device_array((rows, max(1, math.prod(shape))), dtype))
-        cuda = cuda_module()
+            workspaces.append(cuda.device_array((rows, max(1, math.prod(shape))), dtype))
         for type_ in codegen_cuda.split_result_types(self.op):  # partials, then the counter
             workspaces.append(cuda.device_array(grid[0], storage_dtype(type_)))
         if self.strategy == Strategy.SPLIT:
             workspaces.append(cuda.to_device(np.zeros(1, np.int32)))
         return Launch(self.name, variant, grid, threads, slots, tuple(workspaces))
 
+
+def _numba_cuda_version() -> str:
+    import numba_cuda
+
+    return numba_cuda.__version__
+
+
+#: what a compiled CUDA kernel depends on beyond its source and options (the GPU's
+#: compute capability keys Numba's own cache of the machine code)
+_CACHE_KEY = {"numba_cuda": _numba_cuda_version(), "target": "cuda"}
 
 #: CUDA graphs kept per set of shapes (one per set of caller addresses seen twice)
 MAX_GRAPHS = 8
@@ -247,6 +252,7 @@ class CudaProgram:
         self.tuned = TuningCache(cache_dir)
         self._kernels: dict[tuple[str, Tuning], _Kernel] = {}
         self._prepared: dict[tuple, _Prepared] = {}
+        self._last: dict[str, _Prepared] = {}  # entry -> the plan of its last call
         self._staging: dict[tuple, Any] = {}
 
     def kernel(self, name: str, tuning: Tuning | None = None) -> _Kernel:
@@ -264,6 +270,7 @@ class CudaProgram:
     def forget_shapes(self) -> None:
         """Drops the launch plans of every shape (the autotuner, between candidates)."""
         self._prepared.clear()
+        self._last.clear()
 
     def kernel_sources(self) -> dict[str, str]:
         return {
@@ -277,7 +284,7 @@ class CudaProgram:
     def _device_input(self, i: int, array: Any, dtype: np.dtype, entry: str):
         cuda = cuda_module()
         if is_on_device(array):
-            device = array if is_device_array(array) else cuda.as_cuda_array(array)
+            device = as_device_array(array)
             if device.dtype != dtype:
                 raise ExecutionError(f"@{entry}: argument #{i} must be {dtype}, got {device.dtype}")
             if not device.is_c_contiguous():
@@ -327,7 +334,7 @@ class CudaProgram:
         if plan.result_params:
             for k, param, shape in result_shapes(plan, sizes, out, entry):
                 if out is not None:
-                    target = out[k] if is_device_array(out[k]) else cuda.as_cuda_array(out[k])
+                    target = as_device_array(out[k])
                     if tuple(target.shape) != shape or target.dtype != param.dtype:
                         raise ExecutionError(
                             f"@{entry}: out[{k}] must be {param.dtype}{list(shape)}, got {target.dtype}{list(target.shape)}"
@@ -341,6 +348,7 @@ class CudaProgram:
         prepared = self._prepared.get(key)
         if prepared is None:
             prepared = self._prepared[key] = self._prepare(plan, sizes, slots)
+        self._last[entry] = prepared
         for slot, buffer in prepared.buffers.items():
             slots[slot] = buffer
         for step in prepared.launches:
@@ -377,15 +385,17 @@ class CudaProgram:
             packed.append(pack(dispatcher, step.grid, step.block, buffers, owners))
         return packed
 
+    def last_launches(self, entry: str) -> list[Launch]:
+        """The launches of ``entry``'s last call (of the shapes it had)."""
+        prepared = self._last.get(entry)
+        return [s for s in prepared.launches if isinstance(s, Launch)] if prepared is not None else []
+
     def kernel_bytes(self, entry: str) -> dict[str, int]:
         """Bytes each kernel of ``entry`` moved in its last call (its buffers read and
         written once): the numerator of its fraction of the copy bandwidth."""
         moved: dict[str, int] = {}
-        for (name, _), prepared in self._prepared.items():
-            if name == entry:
-                for step in prepared.launches:
-                    if isinstance(step, Launch):
-                        moved[step.kernel] = moved.get(step.kernel, 0) + step.bytes
+        for step in self.last_launches(entry):
+            moved[step.kernel] = moved.get(step.kernel, 0) + step.bytes
         return moved
 
     def run_prepared(self, entry: str, arrays: Sequence[Any]) -> tuple[Any, ...] | None:
@@ -413,6 +423,7 @@ class CudaProgram:
         prepared = self._prepared.get((entry, tuple(shapes)))
         if prepared is None or prepared.direct is None:
             return None
+        self._last[entry] = prepared
         results = []
         for k, param in enumerate(plan.result_params):
             if out is not None:

@@ -59,9 +59,12 @@ def is_device_array(obj: Any) -> bool:
 def is_on_device(obj: Any) -> bool:
     """Whether ``obj`` lives on the GPU: a Numba device array, or anything with
     ``__cuda_array_interface__`` (PyTorch, CuPy)."""
-    return hasattr(obj, "__cuda_array_interface__") or (
-        "numba" in __import__("sys").modules and is_device_array(obj)
-    )
+    return hasattr(obj, "__cuda_array_interface__") or is_device_array(obj)
+
+
+def as_device_array(obj: Any):
+    """A Numba device array viewing ``obj`` (no copy): ``obj`` itself when it is one."""
+    return obj if is_device_array(obj) else cuda_module().as_cuda_array(obj)
 
 
 def copy_bandwidth(cache_dir=None) -> float:
