@@ -27,14 +27,15 @@ Numba on the CPU has no ``float16``: ``f16`` buffers are stored as ``float32``
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.dialects.builtin import IntegerType, MemRefType, ModuleOp
 from xdsl.ir import Operation, SSAValue
 
 from dialects import loop
-from runtime.codegen_scalar import ScalarSource, numpy_type_name
+from runtime.codegen_scalar import COMBINER_SYMBOL, ScalarSource, numpy_type_name
 
 #: LLVM's fast-math flags for kernels: reassociation (so sums vectorise), contraction,
 #: approximate functions, but NOT ``nnan``/``ninf``: kernels meet infinities for real
@@ -54,6 +55,12 @@ class _KernelSource(ScalarSource):
 
     EXP_F32 = "exp_f32"  # vectorisable, see runtime/cpu_math.py
 
+    def extremum(self, kind: str, a: str, b: str) -> str:
+        return f"f{kind}imum({a}, {b})"  # llvm.maximum: vectorises, also as a reduction
+
+    def rsqrt(self, x: str, type_) -> str:
+        return f"rsqrt({x})"  # no reciprocal estimate under the kernels' arcp/afn
+
     # -------------------------------------------------------------------------
 
     def source(self) -> str:
@@ -64,7 +71,7 @@ class _KernelSource(ScalarSource):
             "import math",
             "import numpy as np",
             "from numba import prange",
-            "from runtime.cpu_math import exp_f32",
+            "from runtime.cpu_math import exp_f32, fmaximum, fminimum, rsqrt",
             "",
         ]
         body = [f"def {KERNEL_FUNCTION}({', '.join(args)}):", *(self.lines or ["    pass"])]
@@ -137,20 +144,49 @@ class _KernelSource(ScalarSource):
             acc = self.define(result, "r")
             self.emit(indent, f"{acc} = {self.name(init)}")
             accs.append(acc)
-        self.loop_header(op, indent, op.mapping == loop.MapKind.PRANGE)
+        parallel = op.mapping == loop.MapKind.PRANGE
+        after, nan_counts = self.parallel_accumulators(op, accs, indent) if parallel else ([], {})
+        self.loop_header(op, indent, parallel)
         self.block(op.body.block, indent + 1)
         terminator = op.body.block.last_op
         assert isinstance(terminator, loop.YieldOp)
         for acc, combiner, value in zip(accs, op.combiner_kinds, terminator.values):
-            v = self.name(value)
-            if combiner == loop.Combiner.ADD:
-                self.emit(indent + 1, f"{acc} += {v}")
-            elif combiner == loop.Combiner.MUL:
-                self.emit(indent + 1, f"{acc} *= {v}")
-            elif combiner == loop.Combiner.MAX:
-                self.emit(indent + 1, f"{acc} = max({acc}, {v})")
+            if parallel:
+                self.parallel_fold(acc, combiner, self.name(value), nan_counts.get(acc), indent + 1)
             else:
-                self.emit(indent + 1, f"{acc} = min({acc}, {v})")
+                self.emit(indent + 1, f"{acc} = {self.combine(combiner, acc, self.name(value), value.type)}")
+        for line in after:
+            self.emit(indent, line)
+
+    def parallel_accumulators(
+        self, op: loop.ReduceOp, accs: list[str], indent: int
+    ) -> tuple[list[str], dict[str, str]]:
+        """The set-up and the finishing lines of a ``prange`` reduction. Numba's parfors
+        recognise only ``+=``, ``*=`` and builtin ``max``/``min`` as reductions, so the
+        NaN rule and the integer wrap are applied around them: a float max/min counts
+        its NaNs and becomes NaN if there was one; a narrow integer accumulates in 64
+        bits and wraps once at the end (sums and products wrap the same either way).
+        Returns the finishing lines and the NaN counter of each float max/min."""
+        after = []
+        nan_counts: dict[str, str] = {}
+        for acc, combiner, result in zip(accs, op.combiner_kinds, op.res):
+            type_ = result.type
+            if combiner in (loop.Combiner.MAX, loop.Combiner.MIN) and not isinstance(type_, IntegerType):
+                count = nan_counts[acc] = self.fresh("n")
+                self.emit(indent, f"{count} = 0")
+                after.append(f"{acc} = {self.const_of(math.nan, type_)} if {count} else {acc}")
+            elif isinstance(type_, IntegerType) and 1 < type_.width.data < 64:
+                after.append(f"{acc} = {numpy_type_name(type_)}({acc})")
+        return after, nan_counts
+
+    def parallel_fold(self, acc: str, combiner: loop.Combiner, value: str, nan_count: str | None, indent: int) -> None:
+        """One iteration's fold into a ``prange`` reduction's accumulator."""
+        if combiner in (loop.Combiner.MAX, loop.Combiner.MIN):
+            self.emit(indent, f"{acc} = {combiner.value}({acc}, {value})")
+            if nan_count:
+                self.emit(indent, f"{nan_count} += {value} != {value}")
+        else:
+            self.emit(indent, f"{acc} {COMBINER_SYMBOL[combiner.value]}= {value}")
 
 
 def kernel_source(kernel: loop.KernelOp) -> str:

@@ -54,13 +54,6 @@ SIZES_FUNCTION = "sizes"
 #: ``cuda.jit`` options (see the module docstring for why not fastmath)
 JIT_OPTIONS: dict[str, object] = {"fastmath": False}
 
-_COMBINE = {
-    loop.Combiner.ADD: "{a} + {b}",
-    loop.Combiner.MUL: "{a} * {b}",
-    loop.Combiner.MAX: "max({a}, {b})",
-    loop.Combiner.MIN: "min({a}, {b})",
-}
-
 
 def strategy_of(kernel: loop.KernelOp) -> Strategy:
     attr = kernel.attributes.get(STRATEGY)
@@ -335,7 +328,7 @@ class _CudaKernelSource(ScalarSource):
         terminator = op.body.block.last_op
         assert isinstance(terminator, loop.YieldOp)
         for acc, combiner, value in zip(accs, op.combiner_kinds, terminator.values):
-            self.emit(indent, f"{acc} = {_COMBINE[combiner].format(a=acc, b=self.name(value))}")
+            self.emit(indent, f"{acc} = {self.combine(combiner, acc, self.name(value), value.type)}")
 
     def scratch(self, op: loop.ScratchOp, indent: int) -> None:
         if op in self.workspaces:
@@ -508,7 +501,7 @@ class _CudaKernelSource(ScalarSource):
             self.emit(2, f"{total} = {self.name(init)}")
             w = self.fresh("w")
             self.emit(2, f"for {w} in range(tid, cuda.gridDim.x, bd):")
-            self.emit(3, f"{total} = {_COMBINE[combiner].format(a=total, b=f'{partial}[{w}]')}")
+            self.emit(3, f"{total} = {self.combine(combiner, total, f'{partial}[{w}]', result.type)}")
             self.block_combine(total, combiner, result.type, 2)
         for op in ops[ops.index(reduce) + 1 :]:  # the rest, as a block's shared code
             self.row_op(op, 2)
@@ -606,18 +599,21 @@ class _CudaKernelSource(ScalarSource):
         """Folds every thread's ``acc`` into one value that all threads get."""
         dtype = numpy_type_name(type_)
         sm = self.shared.setdefault(dtype, f"sm{len(self.shared)}")
-        combine = _COMBINE[combiner]
+        def combine(a: str, b: str) -> str:
+            return self.combine(combiner, a, b, type_)
+
         if self.shuffles:
+            other = self.fresh("o")  # every lane shuffles, outside the combine's select
             for offset in (16, 8, 4, 2, 1):
-                other = f"cuda.shfl_down_sync(0xFFFFFFFF, {acc}, {offset})"
-                self.emit(indent, f"{acc} = {combine.format(a=acc, b=other)}")
+                self.emit(indent, f"{other} = cuda.shfl_down_sync(0xFFFFFFFF, {acc}, {offset})")
+                self.emit(indent, f"{acc} = {combine(acc, other)}")
             self.emit(indent, "if tid % 32 == 0:")
             self.emit(indent + 1, f"{sm}[tid // 32] = {acc}")
             self.emit(indent, "cuda.syncthreads()")
             self.emit(indent, f"{acc} = {sm}[0]")
             w = self.fresh("w")
             self.emit(indent, f"for {w} in range(1, (bd + 31) // 32):")
-            self.emit(indent + 1, f"{acc} = {combine.format(a=acc, b=f'{sm}[{w}]')}")
+            self.emit(indent + 1, f"{acc} = {combine(acc, f'{sm}[{w}]')}")
         else:
             self.emit(indent, f"{sm}[tid] = {acc}")
             self.emit(indent, "cuda.syncthreads()")
@@ -625,7 +621,7 @@ class _CudaKernelSource(ScalarSource):
             self.emit(indent, f"{half} = bd // 2")
             self.emit(indent, f"while {half} > 0:")
             self.emit(indent + 1, f"if tid < {half}:")
-            self.emit(indent + 2, f"{sm}[tid] = {combine.format(a=f'{sm}[tid]', b=f'{sm}[tid + {half}]')}")
+            self.emit(indent + 2, f"{sm}[tid] = {combine(f'{sm}[tid]', f'{sm}[tid + {half}]')}")
             self.emit(indent + 1, "cuda.syncthreads()")
             self.emit(indent + 1, f"{half} = {half} // 2")
             self.emit(indent, f"{acc} = {sm}[0]")

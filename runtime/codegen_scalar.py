@@ -15,6 +15,12 @@ one entry of the disk cache.
 ``f16`` values are computed in ``float32`` on every target (each backend decides how
 ``f16`` buffers are stored); integer powers were already turned into multiplies by
 ``lower-to-loops``.
+
+Integers wrap at their declared width, as NumPy's do. Numba computes integers narrower
+than 64 bits in 64 bits and marks signed 64-bit arithmetic ``nsw`` (overflow undefined,
+so LLVM may fold ``x + 1 > x`` to true): every integer op that can leave its range is
+cast back to its width, and 64-bit ones are computed unsigned, where LLVM wraps.
+``maximum``/``minimum`` and the max/min reductions propagate NaN, as NumPy's do.
 """
 
 from __future__ import annotations
@@ -66,14 +72,17 @@ _BINARY = {
     arith.DivUIOp: "//", arith.RemUIOp: "%", arith.FloorDivSIOp: "//",
     arith.AndIOp: "&", arith.OrIOp: "|", arith.XOrIOp: "^",
 }  # fmt: skip
-_CALL2 = {
-    arith.MaximumfOp: "max", arith.MinimumfOp: "min", arith.MaxnumfOp: "max", arith.MinnumfOp: "min",
-    arith.MaxSIOp: "max", arith.MinSIOp: "min", arith.MaxUIOp: "max", arith.MinUIOp: "min",
-}  # fmt: skip
+#: integer ops whose result can leave the operands' range: computed, then wrapped
+_WRAPPING = (arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.FloorDivSIOp)
+#: NumPy's float maximum and minimum, NaN-propagating (the backends say how)
+_EXTREMUM = {arith.MaximumfOp: "max", arith.MinimumfOp: "min"}
+_CALL2 = {arith.MaxSIOp: "max", arith.MinSIOp: "min", arith.MaxUIOp: "max", arith.MinUIOp: "min"}
+#: the combiners as binary ops, for the integer arithmetic they share with ``_BINARY``
+COMBINER_SYMBOL = {"add": "+", "mul": "*"}
 _MATH1 = {
     mathd.ExpOp: "math.exp", mathd.LogOp: "math.log", mathd.SqrtOp: "math.sqrt",
     mathd.SinOp: "math.sin", mathd.CosOp: "math.cos", mathd.ErfOp: "math.erf",
-    mathd.AbsFOp: "abs", mathd.AbsIOp: "abs", mathd.FloorOp: "math.floor", mathd.CeilOp: "math.ceil",
+    mathd.AbsFOp: "abs", mathd.FloorOp: "math.floor", mathd.CeilOp: "math.ceil",
     mathd.Log2Op: "math.log2", mathd.Log10Op: "math.log10", mathd.Log1pOp: "math.log1p",
     mathd.ExpM1Op: "math.expm1", mathd.TanOp: "math.tan", mathd.AtanOp: "math.atan",
 }  # fmt: skip
@@ -181,13 +190,58 @@ class ScalarSource:
             return
         raise CodegenError(f"unsupported constant {value}")
 
+    def extremum(self, kind: str, a: str, b: str) -> str:
+        """NumPy's ``maximum(a, b)`` (``kind`` ``"max"``) or ``minimum``: NaN if either
+        is NaN. This select form suits the GPU; the CPU overrides it with an intrinsic
+        that LLVM also vectorises as a reduction."""
+        compare = ">" if kind == "max" else "<"
+        return f"({a} if ({a} {compare} {b} or {a} != {a}) else {b})"
+
+    def rsqrt(self, x: str, type_: Attribute) -> str:
+        """``1 / sqrt(x)`` with both steps correctly rounded."""
+        return f"{self.const_of(1.0, type_)} / math.sqrt({x})"
+
+    def wrapping(self, a: str, symbol: str, b: str, type_: IntegerType) -> str:
+        """``a symbol b`` wrapped to ``type_``'s width (see the module docstring)."""
+        name = numpy_type_name(type_)
+        if type_.width.data == 64 and symbol in "+-*":
+            return f"{name}(np.uint64({a}) {symbol} np.uint64({b}))"
+        return f"{name}({a} {symbol} {b})"
+
+    def integer_abs(self, x: str, type_: Attribute) -> str:
+        """NumPy's ``abs`` of an integer: the minimum of the type is its own absolute value."""
+        assert isinstance(type_, IntegerType)
+        name = numpy_type_name(type_)
+        if type_.width.data == 64:
+            return f"({name}(np.uint64(0) - np.uint64({x})) if {x} < 0 else {x})"
+        return f"{name}(abs(np.int64({x})))"
+
+    def combine(self, combiner: loop.Combiner, acc: str, value: str, type_: Attribute) -> str:
+        """The expression folding ``value`` into the accumulator ``acc`` of type ``type_``:
+        the reduction counterpart of the binary ops, with their wrapping and NaN rules.
+        ``value`` must be a name or a load, not a call with effects: it may be read twice."""
+        if combiner in (loop.Combiner.MAX, loop.Combiner.MIN):
+            if isinstance(type_, IntegerType):
+                return f"{combiner.value}({acc}, {value})"
+            return self.extremum(combiner.value, acc, value)
+        symbol = COMBINER_SYMBOL[combiner.value]
+        if isinstance(type_, IntegerType) and type_.width.data > 1:
+            return self.wrapping(acc, symbol, value, type_)
+        return f"{acc} {symbol} {value}"
+
     def expression(self, op: Operation) -> str:
         n = [self.name(v) for v in op.operands]
         result_type = op.results[0].type if op.results else None
+        if isinstance(op, _WRAPPING) and isinstance(result_type, IntegerType):
+            return self.wrapping(n[0], _BINARY[type(op)], n[1], result_type)
         if type(op) in _BINARY:
             return f"{n[0]} {_BINARY[type(op)]} {n[1]}"
+        if type(op) in _EXTREMUM:
+            return self.extremum(_EXTREMUM[type(op)], n[0], n[1])
         if type(op) in _CALL2:
             return f"{_CALL2[type(op)]}({n[0]}, {n[1]})"
+        if isinstance(op, mathd.AbsIOp):
+            return self.integer_abs(n[0], result_type)
         if isinstance(op, mathd.ExpOp) and isinstance(result_type, Float32Type):
             return f"{self.EXP_F32}({n[0]})"
         if type(op) in _MATH1:
@@ -204,7 +258,7 @@ class ScalarSource:
             exp = self.EXP_F32 if isinstance(result_type, Float32Type) else "math.exp"
             return f"{one} - {two} / ({exp}(min({two} * {n[0]}, {cap})) + {one})"
         if isinstance(op, mathd.RsqrtOp):
-            return f"{self.const_of(1.0, result_type)} / math.sqrt({n[0]})"
+            return self.rsqrt(n[0], result_type)
         if isinstance(op, mathd.PowFOp | mathd.IPowIOp | mathd.FPowIOp):
             return f"{n[0]} ** {n[1]}"
         if isinstance(op, arith.CmpfOp):

@@ -1,4 +1,5 @@
-"""Elementary functions for generated CPU kernels that LLVM can vectorise.
+"""Elementary functions for generated CPU kernels that LLVM can vectorise, with NumPy's
+special values.
 
 Numba has no vector math library here (no SVML), so `math.exp` on float32 is a call
 to scalar libm inside every loop, and that call, not memory, bounds a softmax. `exp_f32`
@@ -8,14 +9,19 @@ it compiles to SIMD code (about 6x faster than `math.exp` on the CI kind of mach
 Accuracy: within 3 ulp of exp on the normal range; denormal results, overflow to
 inf, underflow to 0 and NaN behave as in NumPy.
 
-Generated kernels import it by name; its source is part of every kernel's cache key
+`fmaximum`/`fminimum` are LLVM's NaN-propagating `llvm.maximum`/`llvm.minimum`: NumPy's
+`maximum`, and a max reduction LLVM vectorises (Python's `max` drops a NaN in its second
+argument, and its select form does not vectorise as a reduction). `rsqrt` keeps `1/sqrt`
+exact where the kernels' `arcp`/`afn` flags would let LLVM use a reciprocal estimate.
+
+Generated kernels import these by name; its source is part of every kernel's cache key
 (`runtime.kernel_cache`), so editing this file recompiles the kernels that use it.
 """
 
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
 #: the kernels' flags (runtime.codegen_cpu.FAST_MATH) less `reassoc`: the scaling by
 #: 2**n is split in two factors that must be applied one after the other (reassociated,
@@ -72,3 +78,44 @@ def exp_f32(x):
     y = _INF if x > _OVERFLOW else y
     y = _ZERO if x < _UNDERFLOW else y
     return x if x != x else y  # NaN stays NaN
+
+
+def _nan_propagating(intrinsic_name: str):
+    """An intrinsic calling ``llvm.<intrinsic_name>`` on two floats of one type."""
+
+    @intrinsic
+    def extremum(typingctx, a, b):
+        if not isinstance(a, types.Float) or a != b:
+            return None
+
+        def codegen(context, builder, signature, args):
+            t = args[0].type
+            fn = builder.module.declare_intrinsic(f"llvm.{intrinsic_name}", [t], ir.FunctionType(t, [t, t]))
+            return builder.call(fn, args)
+
+        return a(a, b), codegen
+
+    return extremum
+
+
+fmaximum = _nan_propagating("maximum")
+fminimum = _nan_propagating("minimum")
+
+
+def rsqrt(x):
+    """1 / sqrt(x), correctly rounded in both steps (no reciprocal estimate)."""
+    return 1 / np.sqrt(x)
+
+
+# compiled as a function of its own, like exp_f32, so that its flags and not the
+# kernel's apply; the 1 has x's type (a Python 1 would make a float32 quotient float64)
+@overload(rsqrt, jit_options={"fastmath": {"nsz", "contract"}, "error_model": "numpy"})
+def _rsqrt(x):
+    if not isinstance(x, types.Float):
+        return None
+    one = np.float32(1) if x == types.float32 else np.float64(1)
+
+    def impl(x):
+        return one / np.sqrt(x)
+
+    return impl
