@@ -22,7 +22,6 @@ through `info.operands`.
 from __future__ import annotations
 
 import difflib
-from collections import Counter
 from dataclasses import dataclass
 from enum import Enum, auto
 from typing import Callable, ClassVar
@@ -42,6 +41,7 @@ from compiler.types import (
     format_shape,
     numpy_dtype,
 )
+from dialects.sizes import Size, SizeError, is_derived, substitute
 
 # ---- what the checker hands on -------------------------------------------------------------
 #
@@ -313,8 +313,8 @@ class _Checker:
             if param.name in seen:
                 self._error(param.span.head(len(param.name)), f"duplicate parameter '{param.name}'")
             seen.add(param.name)
-        params = tuple(self._type(p.type) for p in fn.params)
-        sizes = tuple(dict.fromkeys(d for p in fn.params for d in p.type.dims if isinstance(d, str)))
+        sizes = tuple(dict.fromkeys(d for p in fn.params for d in p.type.dims if isinstance(d, str) and not is_derived(d)))
+        params = tuple(self._type(p.type, sizes, fn.name) for p in fn.params)
         results = tuple(self._type(t, sizes, fn.name) for t in fn.results)
         signature = _Signature(fn, params, results, sizes)
         if fn.name in _BUILTINS:
@@ -327,8 +327,9 @@ class _Checker:
         return signature
 
     def _type(self, texpr: ast.TypeExpr, sizes: tuple[str, ...] | None = None, owner: str = "") -> _Ty:
-        """The type a TypeExpr declares. A result type passes the `sizes` its function's
-        parameters bind: a result can only use those, or no caller could know its size."""
+        """The type a TypeExpr declares. `sizes`: the names its function's parameters
+        bind; a result, or a derived size such as `D/4`, can only use those, or no
+        caller could know its size."""
         ok = True
         if texpr.dtype not in DTYPES:
             message = f"unknown dtype '{texpr.dtype}'; the dtypes are {', '.join(DTYPES)}"
@@ -338,8 +339,8 @@ class _Checker:
             if dim == 0:
                 self._error(span, "a dimension must be at least 1")
                 ok = False
-            elif sizes is not None and isinstance(dim, str) and dim not in sizes:
-                self._error(span, f"size '{dim}' is not bound by any parameter of '{owner}'")
+            elif sizes is not None and isinstance(dim, str) and (unbound := _unbound(dim, sizes)):
+                self._error(span, f"size '{unbound}' is not bound by any parameter of '{owner}'")
                 ok = False
         return TensorTy(texpr.dtype, texpr.dims) if ok else _ERROR
 
@@ -662,6 +663,7 @@ class _Checker:
             raise _Silent
         sizes: dict[str, Dim] = {}
         bound_by: dict[str, int] = {}
+        derived: list[tuple[ast.Expr, Dim, Dim]] = []  # checked once the names are bound
         for i, (arg, got, want) in enumerate(zip(call.args, types, signature.params), 1):
             mismatch = f"argument {i} of '{name}' has type {got}, but '{name}' expects {want}"
             if got.dtype != want.dtype or got.rank != want.rank:
@@ -670,6 +672,8 @@ class _Checker:
                 if isinstance(expected, int):
                     if expected != actual:
                         raise _Reject(arg.span, mismatch)
+                elif is_derived(expected):
+                    derived.append((arg, expected, actual))
                 elif expected in sizes and sizes[expected] != actual:
                     raise _Reject(
                         arg.span,
@@ -678,6 +682,9 @@ class _Checker:
                     )
                 else:
                     sizes[expected], bound_by[expected] = actual, i
+        for arg, expected, actual in derived:
+            if (bound := _substitute(arg.span, expected, sizes)) != actual:
+                raise _Reject(arg.span, f"size {expected} of '{name}' is {bound} here, but the argument has {actual}")
         if len(signature.results) != 1:
             count = len(signature.results)
             message = (
@@ -687,7 +694,7 @@ class _Checker:
             raise _Reject(call.span, message)
         (result,) = signature.results
         call.info = CallInfo(tuple(call.args), name)
-        return TensorTy(result.dtype, tuple(sizes.get(d, d) for d in result.shape))
+        return TensorTy(result.dtype, tuple(_substitute(call.span, d, sizes) for d in result.shape))
 
     # -- builtin rules: (call, builtin, args) -> type, each setting call.info --
 
@@ -757,6 +764,7 @@ class _Checker:
                     args.spans[name],
                     f"{builtin.name}: {name} has type {got}, but must be {want}, the last axis of x: {ty}",
                 )
+        _check_range(args.spans["eps"], args.attrs["eps"], ty.dtype)  # eps meets x: x's range
         call.info = NormInfo((x, *(args.exprs[n] for n in scales)), builtin.name, args.attrs["eps"])
         return ty
 
@@ -781,31 +789,18 @@ class _Checker:
         target = args.attrs["shape"]
         span = args.spans["shape"]
         _check_dims(span, "reshape", target, allow_infer=True)
-        have_count, have_names = _element_count(ty.shape)
-        known = [d for d in target if d != -1]
-        count, names = _element_count(known)
+        have = Size.product(ty.shape)
+        known = Size.product(d for d in target if d != -1)
         unproven = f"cannot prove reshape preserves the number of elements: {ty} -> {_tuple(target)}"
         if -1 not in target:
-            if (count, names) != (have_count, have_names):
+            if known != have:
                 raise _Reject(span, unproven)
             shape = tuple(target)
         else:
-            if names - have_names or have_count % count:
+            rest = have / known
+            if rest is None or (not rest.names and rest.factor.denominator != 1):
                 raise _Reject(span, unproven)
-            rest = list((have_names - names).elements())
-            rest_count = have_count // count
-            if not rest:
-                inferred: Dim = rest_count
-            elif len(rest) == 1 and rest_count == 1:
-                inferred = rest[0]
-            else:
-                product = " * ".join([str(rest_count)] * (rest_count != 1) + rest)
-                raise _Reject(
-                    span,
-                    f"reshape: the -1 in {_tuple(target)} would be {product}, but a dimension "
-                    "must be an integer or a single size; write the shape out",
-                )
-            shape = tuple(inferred if d == -1 else d for d in target)
+            shape = tuple(rest.dim if d == -1 else d for d in target)
         call.info = ReshapeInfo((x,), shape)
         return TensorTy(ty.dtype, shape)
 
@@ -913,13 +908,18 @@ def _check_dims(span: Span, what: str, dims, allow_infer: bool) -> None:
             raise _Reject(span, f"{what}: invalid dimension {d} in {_tuple(dims)}; use {hint}")
 
 
-def _element_count(shape) -> tuple[int, Counter]:
-    """The number of elements as (product of the integer dims, multiset of size names)."""
-    count = 1
-    for d in shape:
-        if isinstance(d, int):
-            count *= d
-    return count, Counter(d for d in shape if isinstance(d, str))
+def _unbound(dim: str, sizes: tuple[str, ...]) -> str | None:
+    """The first name of a size (`"N"` or a derived `"B*D/4"`) that `sizes` lacks."""
+    return next((n for n in Size.of(dim).names if n not in sizes), None)
+
+
+def _substitute(span: Span, dim: Dim, sizes: dict[str, Dim]) -> Dim:
+    """A callee's dim in the caller's sizes (`D/4` with `D = 64` is 16)."""
+    try:
+        return substitute(dim, sizes)
+    except SizeError:
+        bound = ", ".join(f"{n} = {sizes[n]}" for n in dict.fromkeys(Size.of(dim).names) if n in sizes)
+        raise _Reject(span, f"size {dim} is not a whole number here ({bound})") from None
 
 
 def _why(a: Shape, b: Shape) -> str:
@@ -1009,10 +1009,10 @@ def _attribute(param: _Param, e: ast.Expr, builtin: _Builtin, sizes: tuple[str, 
     if items is None:
         raise _Reject(e.span, f"{where} must be a tuple of integers and sizes, as in (N, -1)")
     for item in items:
-        if isinstance(item, str) and item not in sizes:
+        if isinstance(item, str) and (unbound := _unbound(item, sizes)):
             known = f"its sizes are {', '.join(sizes)}" if sizes else "it has none"
-            message = f"{builtin.name}: '{item}' is not a size of this function ({known})"
-            raise _Reject(e.span, message + _suggest(item, sizes))
+            message = f"{builtin.name}: '{unbound}' is not a size of this function ({known})"
+            raise _Reject(e.span, message + _suggest(unbound, sizes))
     return tuple(items)
 
 

@@ -35,6 +35,7 @@ from compiler.check import (
 from compiler.frontend import load
 from compiler.types import TensorTy
 from dialects import graph
+from dialects.sizes import is_derived, substitute
 from dialects.tensor_types import Dim, shape_of, tensor_type
 
 UNARY: dict[str, type[graph.UnaryOp]] = {
@@ -72,7 +73,7 @@ Substitution = dict[str, Dim]
 def ir_type(ty: TensorTy, subst: Substitution | None = None) -> TensorType:
     """The IR type of a checked type, size names renamed through `subst`."""
     subst = subst or {}
-    return tensor_type(ty.dtype, tuple(subst.get(d, d) if isinstance(d, str) else d for d in ty.shape))
+    return tensor_type(ty.dtype, tuple(substitute(d, subst) for d in ty.shape))
 
 
 def source_to_module(text: str, path: str) -> ModuleOp:
@@ -109,7 +110,7 @@ class _ModuleBuilder:
         if key not in self.symbols:
             symbol = name
             if key[1]:  # a fresh name, clear of the user's functions
-                symbol += "".join(f"_{k}_{v}" for k, v in key[1])
+                symbol += "".join(f"_{k}_{v}" for k, v in key[1]).replace("/", "_").replace("*", "_")
                 while symbol in self.taken:
                     symbol += "_"
                 self.taken.add(symbol)
@@ -258,7 +259,7 @@ class _FunctionBuilder:
         binding: Substitution = {}
         for param_ty, arg in zip(callee.param_types, args):
             for dim, actual in zip(param_ty.shape, shape_of(arg.type)):
-                if isinstance(dim, str):
+                if isinstance(dim, str) and not is_derived(dim):  # derived ones follow from these
                     binding[dim] = actual
         symbol = self.parent.function(info.callee, binding)
         return self.emit(func.CallOp(symbol, args, [self.type(e.ty)]))

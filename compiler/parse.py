@@ -15,6 +15,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 
 from compiler import ast
 from compiler.diagnostics import Diagnostic, FusecError, SourceFile, Span
+from dialects.sizes import Size, SizeError
 
 # Expressions nested deeper than this are refused: the checker and the passes after it walk
 # expressions recursively, and no written program comes near it.
@@ -92,6 +93,8 @@ def _unexpected_token_message(token: Token, accepted: set[str]) -> str:
         return f"expected an expression, but found {found}"
     if token.type == "COMPARE" and "PLUS" in accepted:
         return "comparisons cannot be chained; add parentheses, as in (a < b) == c"
+    if {"COMMA", "RSQB"} <= accepted:  # after a dim of a type (a size may go on with * or /)
+        return f"expected ',' or ']', but found {found}"
     if accepted & _BINARY_OPERATORS:
         return f"unexpected {found} after an expression"
     if {"NAME", "RETURN", "RBRACE"} <= accepted:  # between statements
@@ -201,10 +204,16 @@ class _Builder(Transformer_NonRecursive):
         dtype, *dims = children
         return ast.TypeExpr(
             dtype=str(dtype),
-            dims=tuple(int(d) if d.type == "INT" else str(d) for d in dims),
+            dims=tuple(int(d) if d.type == "INT" else d.value for d in dims),
             span=_meta_span(meta),
             dim_spans=tuple(_token_span(d) for d in dims),
         )
+
+    def size(self, meta, tokens):
+        """A derived size in a type, as a token holding its canonical dim."""
+        dim = _derived_size(_meta_span(meta), "".join(tokens))
+        kind = "INT" if isinstance(dim, int) else "SIZE"
+        return Token(kind, dim, line=meta.line, column=meta.column, end_line=meta.end_line, end_column=meta.end_column)
 
     def assign(self, meta, children):
         name, value = children
@@ -263,4 +272,27 @@ def _tuple_item(item: ast.Expr) -> int | str:
         return -item.operand.value
     if isinstance(item, ast.Name):
         return item.name
+    if isinstance(item, ast.Binary) and item.op in ("*", "/"):
+        return _derived_size(item.span, _size_text(item))
     raise _BadSyntax(item.span, "a tuple holds only integers and size names, as in (0, 2) or (B, -1)")
+
+
+def _size_text(e: ast.Expr) -> str:
+    """The text of a size written with `*` and `/` (`D/4`, `4*D`, `B*S`)."""
+    if isinstance(e, ast.IntLit):
+        return str(e.value)
+    if isinstance(e, ast.Name):
+        return e.name
+    if isinstance(e, ast.Binary) and e.op == "*":
+        return f"{_size_text(e.lhs)}*{_size_text(e.rhs)}"
+    if isinstance(e, ast.Binary) and e.op == "/" and isinstance(e.rhs, ast.IntLit) and "/" not in (lhs := _size_text(e.lhs)):
+        return f"{lhs}/{e.rhs.value}"
+    raise _BadSyntax(e.span, "a size is a product of sizes and integers, divided at most once by an integer, as in D/4 or B*S")
+
+
+def _derived_size(span: Span, text: str) -> int | str:
+    """The canonical dim of a size written out (`4*D/2` is `2*D`)."""
+    try:
+        return Size.of(text).dim
+    except SizeError as error:
+        raise _BadSyntax(span, str(error)) from None

@@ -1010,6 +1010,9 @@ class CopyOp(IRDLOperation):
 # Argument attributes of host functions.
 SHAPE_ATTR = "loop.shape"  # ShapeAttr: the symbolic shape of a buffer argument
 RESULT_ATTR = "loop.result"  # i64: this argument is the buffer of result #k
+# An attribute of a host function: the derived sizes (``"D/4"``) its kernels compute from
+# the sizes of their buffers, which the host checks are whole numbers before it launches.
+DERIVED_SIZES_ATTR = "loop.derived_sizes"  # ShapeAttr
 
 
 Loop = Dialect(

@@ -14,6 +14,7 @@ Shapes are handled in Python as tuples of ``int | str``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from fractions import Fraction
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -35,7 +36,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
-Dim = int | str
+from dialects.sizes import Dim, Size
 Shape = tuple[Dim, ...]
 
 ELEMENT_TYPES: dict[str, Attribute] = {
@@ -152,16 +153,11 @@ def broadcast_shapes(*shapes: Shape) -> Shape | None:
     return tuple(result)
 
 
-def num_elements(shape: Shape) -> tuple[int, tuple[str, ...]]:
-    """The element count of a shape as (product of its ints, sorted size names)."""
-    product = 1
-    names: list[str] = []
-    for d in shape:
-        if isinstance(d, str):
-            names.append(d)
-        else:
-            product *= d
-    return product, tuple(sorted(names))
+def num_elements(shape: Shape) -> tuple[Fraction, tuple[str, ...]]:
+    """The element count of a shape as (rational factor, sorted size names): two shapes
+    have it equal exactly when their counts are provably equal (``dialects.sizes``)."""
+    count = Size.product(shape)
+    return count.factor, count.names
 
 
 def format_shape(shape: Shape) -> str:

@@ -30,6 +30,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolTable
 
+from dialects.sizes import SizeError, is_derived, substitute
 from dialects.tensor_types import Dim, shape_of, tensor_type
 
 
@@ -38,6 +39,7 @@ def bind_sizes(params: Sequence[Attribute], args: Sequence[Attribute]) -> dict[s
     call's operand types; None when they do not match (another dtype or rank, a static
     size that differs, a name bound to two different sizes)."""
     sizes: dict[str, Dim] = {}
+    derived: list[tuple[Dim, Dim]] = []  # checked once the plain names are bound
     for param, arg in zip(params, args, strict=True):
         if param == arg:
             continue
@@ -46,11 +48,18 @@ def bind_sizes(params: Sequence[Attribute], args: Sequence[Attribute]) -> dict[s
         if param.element_type != arg.element_type or len(param.get_shape()) != len(arg.get_shape()):
             return None
         for p, a in zip(shape_of(param), shape_of(arg)):
-            if isinstance(p, str):
+            if is_derived(p):
+                derived.append((p, a))
+            elif isinstance(p, str):
                 if sizes.setdefault(p, a) != a:
                     return None
             elif p != a:
                 return None
+    try:
+        if any(substitute(p, sizes) != a for p, a in derived):
+            return None
+    except SizeError:
+        return None
     return sizes
 
 
@@ -59,7 +68,7 @@ def rename_sizes(type_: Attribute, sizes: dict[str, Dim]) -> Attribute:
     if not sizes or not isinstance(type_, TensorType):
         return type_
     shape = shape_of(type_)
-    renamed = tuple(sizes.get(d, d) if isinstance(d, str) else d for d in shape)
+    renamed = tuple(substitute(d, sizes) for d in shape)
     return type_ if renamed == shape else tensor_type(type_.element_type, renamed)
 
 

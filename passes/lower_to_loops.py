@@ -71,6 +71,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from dialects import graph
 from dialects import loop
+from dialects.sizes import Size, is_derived
 from dialects.tensor_types import Dim, is_bool, is_float, shape_of
 
 
@@ -377,12 +378,12 @@ class _KernelEmitter:
             return self.index(dim)
         source = self.size_source.get(dim)
         if source is None:
-            if "*" in dim:  # a product of sizes, as a reshape may infer
-                result = self.index(1)
-                for part in dim.split("*"):
-                    part = part.strip()
-                    result = self.mul(result, self.size(int(part) if part.isdigit() else part))
-                return result
+            if is_derived(dim):  # "B*S", "D/4": from its names (whole, as the runtime checked)
+                size = Size.of(dim)
+                result = self.index(size.factor.numerator)
+                for name in size.names:
+                    result = self.mul(result, self.size(name))
+                return self.div(result, self.index(size.factor.denominator))
             raise LoweringError(
                 f"kernel {self.kernel.sym_name.data}: size {dim!r} is not the size of any of its buffers"
             )
@@ -992,7 +993,20 @@ def lower_function(fn: func.FuncOp, module: ModuleOp, taken: set[str]) -> func.F
     for old, new in zip(block.args, host_block.args):
         if old.name_hint:
             new.name_hint = old.name_hint
+    derived = _derived_sizes(fn)
+    if derived:
+        host.attributes[loop.DERIVED_SIZES_ATTR] = loop.ShapeAttr(derived)
     return host
+
+
+def _derived_sizes(fn: func.FuncOp) -> tuple[str, ...]:
+    """The derived sizes (``"D/4"``) in the types of ``fn``'s values, first use first."""
+    found: dict[str, None] = {}
+    for op in fn.walk():
+        for value in (*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)):
+            if isinstance(value.type, TensorType):
+                found.update((d, None) for d in shape_of(value.type) if is_derived(d))
+    return tuple(found)
 
 
 @dataclass(frozen=True)

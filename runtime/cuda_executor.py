@@ -42,7 +42,7 @@ from runtime.device import as_device_array, cuda_module, is_on_device, simulated
 from runtime.executor import (
     ExecutionError,
     HostPlan,
-    _bind,
+    bind_arguments,
     element_dtype,
     evaluate_dim,
     host_function,
@@ -323,13 +323,12 @@ class CudaProgram:
             if results is not None:
                 return results
         slots: list[Any] = [None] * plan.num_slots
-        sizes: dict[str, int] = {}
         on_device = False
         for i, (param, array) in enumerate(zip(inputs, arrays)):
             device, given_on_device = self._device_input(i, array, param.dtype, entry)
             on_device |= given_on_device
-            _bind(param.dims, tuple(device.shape), sizes, f"@{entry}: argument #{i}")
             slots[param.slot] = device
+        sizes = bind_arguments(plan, [tuple(slots[p.slot].shape) for p in inputs])
         results_given = out is not None
         if plan.result_params:
             for k, param, shape in result_shapes(plan, sizes, out, entry):

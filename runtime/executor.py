@@ -42,6 +42,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, SSAValue
 
 from dialects import loop
+from dialects.sizes import Dim, SizeError, is_derived
+from dialects.sizes import evaluate_dim as sizes_evaluate_dim
 from runtime import codegen_cpu
 from runtime.kernel_cache import load_kernel
 
@@ -75,33 +77,41 @@ def storage_dtype(type_: Attribute) -> np.dtype:
 
 
 def evaluate_dim(dim: int | str, sizes: dict[str, int]) -> int:
-    """A symbolic size under a binding; ``"A*B*4"`` products are allowed."""
-    if isinstance(dim, int):
-        return dim
-    if dim in sizes:
-        return sizes[dim]
-    if "*" in dim:
-        result = 1
-        for part in dim.split("*"):
-            part = part.strip()
-            result *= int(part) if part.isdigit() else evaluate_dim(part, sizes)
-        return result
-    raise ExecutionError(f"size {dim!r} is not bound by any argument")
+    """A size under a binding: a name, or a derived size such as ``"D/4"`` or ``"B*S"``."""
+    try:
+        return sizes_evaluate_dim(dim, sizes)
+    except SizeError as error:
+        raise ExecutionError(str(error)) from None
 
 
-def _bind(dims: Sequence[int | str], shape: tuple[int, ...], sizes: dict[str, int], what: str) -> None:
-    """Binds the size names of ``dims`` to ``shape``, checking it against what is known."""
-    if len(dims) != len(shape):
-        raise ExecutionError(f"{what}: expected rank {len(dims)}, got shape {tuple(shape)}")
-    for dim, actual in zip(dims, shape):
-        if isinstance(dim, int):
-            if dim != actual:
-                raise ExecutionError(f"{what}: expected shape {list(dims)}, got {tuple(shape)}")
-        elif dim in sizes:
-            if sizes[dim] != actual:
-                raise ExecutionError(f"{what}: size {dim} is {actual} here but {sizes[dim]} before")
-        elif "*" not in dim:
-            sizes[dim] = actual
+def bind_arguments(plan: HostPlan, shapes: Sequence[tuple[int, ...]]) -> dict[str, int]:
+    """The size names that the argument ``shapes`` bind, checked against each parameter's
+    dims: integers must match, a name must be the same size everywhere, and a derived
+    size (``"D/4"``) of a parameter or a kernel must be a whole number, what its names
+    make it."""
+    entry = plan.name
+    dims_of = [p.dims for p in plan.params if p.result is None]
+    sizes: dict[str, int] = {}
+    for i, (dims, shape) in enumerate(zip(dims_of, shapes)):
+        what = f"@{entry}: argument #{i}"
+        if len(dims) != len(shape):
+            raise ExecutionError(f"{what}: expected rank {len(dims)}, got shape {tuple(shape)}")
+        for dim, actual in zip(dims, shape):
+            if isinstance(dim, int):
+                if dim != actual:
+                    raise ExecutionError(f"{what}: expected shape {list(dims)}, got {tuple(shape)}")
+            elif dim in sizes:
+                if sizes[dim] != actual:
+                    raise ExecutionError(f"{what}: size {dim} is {actual} here but {sizes[dim]} before")
+            elif not is_derived(dim):
+                sizes[dim] = actual
+    for i, (dims, shape) in enumerate(zip(dims_of, shapes)):
+        for dim, actual in zip(dims, shape):
+            if is_derived(dim) and (expected := evaluate_dim(dim, sizes)) != actual:
+                raise ExecutionError(f"@{entry}: argument #{i}: size {dim} is {expected}, but the array has {actual}")
+    for dim in plan.derived_sizes:
+        evaluate_dim(dim, sizes)
+    return sizes
 
 
 # ---------------------------------------------------------------------------
@@ -128,6 +138,7 @@ class HostPlan:
     result_params: list[_Param]  # caller-provided result buffers, by result number
     num_slots: int
     result_dtypes: list[np.dtype] = field(default_factory=list)
+    derived_sizes: tuple[str, ...] = ()  # checked to be whole once the arguments are bound
 
     @property
     def num_inputs(self) -> int:
@@ -190,7 +201,9 @@ def plan_host_function(fn: func.FuncOp, storage: Callable[[Attribute], np.dtype]
     result_dtypes = [element_dtype(t.element_type) for t in fn.function_type.outputs.data] if returns else [
         p.dtype for p in result_params
     ]
-    return HostPlan(fn.sym_name.data, params, steps, returns, result_params, len(slots), result_dtypes)
+    derived = fn.attributes.get(loop.DERIVED_SIZES_ATTR)
+    derived_sizes = tuple(derived.data) if isinstance(derived, loop.ShapeAttr) else ()
+    return HostPlan(fn.sym_name.data, params, steps, returns, result_params, len(slots), result_dtypes, derived_sizes)
 
 
 def read_program(
@@ -273,11 +286,7 @@ class CompiledProgram:
     def bind_sizes(self, entry: str, arrays: Sequence[np.ndarray]) -> dict[str, int]:
         """The symbolic sizes that ``arrays`` give ``entry``'s parameters."""
         plan = host_function(self.functions, entry)
-        sizes: dict[str, int] = {}
-        inputs = [p for p in plan.params if p.result is None]
-        for i, (param, array) in enumerate(zip(inputs, arrays)):
-            _bind(param.dims, np.shape(array), sizes, f"@{entry}: argument #{i}")
-        return sizes
+        return bind_arguments(plan, [np.shape(a) for a in arrays])
 
     def run(
         self,
@@ -298,13 +307,14 @@ class CompiledProgram:
         if len(arrays) != len(inputs):
             raise ExecutionError(f"@{entry} takes {len(inputs)} arguments, got {len(arrays)}")
         slots: list[Any] = [None] * plan.num_slots
-        sizes: dict[str, int] = {}
+        shapes = []
         for i, (param, array) in enumerate(zip(inputs, arrays)):
             array = np.asarray(array)
             if array.dtype != param.dtype:
                 raise ExecutionError(f"@{entry}: argument #{i} must be {param.dtype}, got {array.dtype}")
-            _bind(param.dims, array.shape, sizes, f"@{entry}: argument #{i}")
+            shapes.append(array.shape)  # before ascontiguousarray, which makes a scalar 1-D
             slots[param.slot] = np.ascontiguousarray(array, dtype=param.storage)
+        sizes = bind_arguments(plan, shapes)
         results: list[np.ndarray] = []
         if plan.result_params:
             for k, param, shape in result_shapes(plan, sizes, out, entry):

@@ -30,6 +30,7 @@ from xdsl.traits import SymbolTable
 
 from dialects import graph
 from dialects.graph_semantics import BINARY, COMPARE, UNARY, numpy_dtype
+from dialects.sizes import Size, SizeError, evaluate_dim, is_derived, solve
 from dialects.tensor_types import format_shape, shape_of
 
 
@@ -67,7 +68,12 @@ class _Frame:
         if array.ndim != len(shape):
             raise error(f"{what}: expected rank {len(shape)} ({type_}), got shape {array.shape}")
         for dim, actual in zip(shape, array.shape):
-            if isinstance(dim, str):
+            if is_derived(dim):  # binds its one unknown name, else checked against the known ones
+                if (solved := solve(dim, actual, self.sizes)) is not None:
+                    self.sizes.setdefault(*solved)
+                if all(n in self.sizes for n in Size.of(dim).names) and self.evaluate(dim, error) != actual:
+                    raise error(f"{what}: size {dim} is {self.evaluate(dim, error)}, but the array has {actual}")
+            elif isinstance(dim, str):
                 bound = self.sizes.setdefault(dim, actual)
                 if bound != actual:
                     raise error(f"{what}: size {dim} is {actual} here but {bound} before")
@@ -75,13 +81,15 @@ class _Frame:
                 raise error(f"{what}: expected shape {format_shape(shape)}, got {array.shape}")
         self.values[value] = array
 
+    def evaluate(self, dim: str | int, error: type[Exception] = EvaluationError) -> int:
+        try:
+            return evaluate_dim(dim, self.sizes)
+        except SizeError as failure:
+            raise error(str(failure)) from None
+
     def resolve(self, type_: Attribute) -> tuple[int, ...]:
         """The concrete shape of a tensor type under this call's size binding."""
-        shape = shape_of(type_)
-        unbound = [d for d in shape if isinstance(d, str) and d not in self.sizes]
-        if unbound:
-            raise EvaluationError(f"size {unbound[0]} of {type_} is not bound by any value")
-        return tuple(self.sizes[d] if isinstance(d, str) else d for d in shape)
+        return tuple(self.evaluate(d) for d in shape_of(type_))
 
 
 # ---------------------------------------------------------------------------

@@ -22,11 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from math import prod
 
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from dialects import graph
+from dialects.sizes import Size
 from dialects.tensor_types import Shape, dtype_of, shape_of
 from passes.fusion.classify import has_flag
 
@@ -97,7 +99,11 @@ DTYPE_BYTES = {"f16": 2, "f32": 4, "f64": 8, "i32": 4, "i64": 8, "bool": 1}
 
 
 def dim_value(dim: int | str, dims: Mapping[str, int]) -> int:
-    return dim if isinstance(dim, int) else int(dims.get(dim, DEFAULT_DIM))
+    """A dim's size for the cost model: unbound names count as ``DEFAULT_DIM``."""
+    if isinstance(dim, int):
+        return dim
+    size = Size.of(dim)
+    return max(1, int(size.factor * prod(int(dims.get(n, DEFAULT_DIM)) for n in size.names)))
 
 
 def element_count(shape: Shape, dims: Mapping[str, int]) -> int:

@@ -287,7 +287,7 @@ def test_broadcast(src, dst, src_concrete, want_shape, rng):
 
 
 def test_broadcast_of_an_unbound_size_is_an_error():
-    with pytest.raises(EvaluationError, match="size M .* is not bound"):
+    with pytest.raises(EvaluationError, match="size M is not bound"):
         run([T("f32", (8,))], lambda v: g.BroadcastOp(v, T("f32", ("M", 8))), np.zeros(8, np.float32))
 
 

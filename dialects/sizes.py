@@ -1,0 +1,147 @@
+"""Symbolic sizes: a size name, or a product of size names times a rational factor.
+
+A dim of a shape is an integer or a string. A string is either a size name bound by an
+argument (``"N"``) or a *derived size* made from names: ``"D/4"``, ``"4*D"``, ``"B*S"``,
+``"B*S*D/4"``, as a reshape into heads or a merge of axes produces. Every string has one
+canonical spelling (``Size.dim``), so equal sizes are equal strings, and the types,
+verifiers and broadcasting that compare dims as strings stay as they are.
+
+A derived size exists only where it is a whole number: ``D/4`` with ``D = 30`` is an
+error when the program is run (``Size.evaluate``), not a rounded size.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from fractions import Fraction
+from math import prod
+
+Dim = int | str
+
+_NAME = re.compile(r"[^\W\d]\w*")
+_OPERATOR = re.compile(r"[*/]")
+
+
+class SizeError(ValueError):
+    """A size that is not well formed, not bound, or not a whole number."""
+
+
+@dataclass(frozen=True)
+class Size:
+    """``factor * names[0] * names[1] * ...``, names sorted, a name repeated for a power."""
+
+    factor: Fraction
+    names: tuple[str, ...] = ()
+
+    @staticmethod
+    def of(dim: Dim) -> Size:
+        """The size a dim spells: an integer, a name, or a derived size like ``"B*D/4"``.
+        A string without ``*`` or ``/`` is a name whatever it holds (textual IR may name
+        a size anything)."""
+        if isinstance(dim, int):
+            return Size(Fraction(dim))
+        if not _OPERATOR.search(dim):
+            return Size(Fraction(1), (dim,))
+        numerator, slash, denominator = dim.partition("/")
+        if slash and not denominator.strip().isdigit():
+            raise SizeError(f"malformed size {dim!r}: only an integer may divide")
+        factor, names = Fraction(1), []
+        for part in numerator.split("*"):
+            part = part.strip()
+            if part.isdigit():
+                factor *= int(part)
+            elif _NAME.fullmatch(part):
+                names.append(part)
+            else:
+                raise SizeError(f"malformed size {dim!r}")
+        if slash:
+            if int(denominator) == 0:
+                raise SizeError(f"size {dim!r} divides by zero")
+            factor /= int(denominator)
+        return Size(factor, tuple(sorted(names)))
+
+    @staticmethod
+    def product(dims) -> Size:
+        """The product of some dims: a shape's element count."""
+        result = Size(Fraction(1))
+        for d in dims:
+            result = result * Size.of(d)
+        return result
+
+    def __mul__(self, other: Size) -> Size:
+        return Size(self.factor * other.factor, tuple(sorted(self.names + other.names)))
+
+    def __truediv__(self, other: Size) -> Size | None:
+        """``self / other`` where it is a size (other's names all among self's), else None."""
+        have = Counter(self.names)
+        if Counter(other.names) - have or other.factor == 0:
+            return None
+        rest = have - Counter(other.names)
+        return Size(self.factor / other.factor, tuple(sorted(rest.elements())))
+
+    @property
+    def dim(self) -> Dim:
+        """The canonical dim: an int when no name is left, else ``"4*B*S/3"``-style."""
+        if not self.names:
+            if self.factor.denominator != 1:
+                raise SizeError(f"{self.factor} is not a whole size")
+            return int(self.factor)
+        numerator = [str(self.factor.numerator)] if self.factor.numerator != 1 else []
+        text = "*".join(numerator + list(self.names))
+        return text if self.factor.denominator == 1 else f"{text}/{self.factor.denominator}"
+
+    def evaluate(self, sizes: dict[str, int]) -> int:
+        """The size under a binding of its names; a ``SizeError`` when a name is unbound
+        or the size is not a whole number there."""
+        missing = [n for n in self.names if n not in sizes]
+        if missing:
+            raise SizeError(f"size {missing[0]} is not bound by any argument")
+        whole = self.factor.numerator * prod(sizes[n] for n in self.names)
+        if whole % self.factor.denominator:
+            bound = ", ".join(f"{n} = {sizes[n]}" for n in dict.fromkeys(self.names))
+            raise SizeError(f"size {self.dim} is not a whole number with {bound}")
+        return whole // self.factor.denominator
+
+
+def is_derived(dim: Dim) -> bool:
+    """Whether a dim is a derived size rather than an integer or a plain size name."""
+    return isinstance(dim, str) and bool(_OPERATOR.search(dim))
+
+
+def evaluate_dim(dim: Dim, sizes: dict[str, int]) -> int:
+    """A dim under a binding of the size names (see ``Size.evaluate``)."""
+    if isinstance(dim, int):
+        return dim
+    if dim in sizes:
+        return sizes[dim]
+    return Size.of(dim).evaluate(sizes)
+
+
+def substitute(dim: Dim, binding: dict[str, Dim]) -> Dim:
+    """``dim`` with its names replaced by the dims ``binding`` gives them (names it does
+    not bind stay): a callee's ``"D/4"`` with ``D -> "E"`` is ``"E/4"``, with ``D -> 64``
+    is ``16``. A ``SizeError`` where the result is not a whole number."""
+    if isinstance(dim, int):
+        return dim
+    if dim in binding:
+        return binding[dim]
+    size = Size.of(dim)
+    result = Size(size.factor)
+    for name in size.names:
+        result = result * Size.of(binding.get(name, name))
+    return result.dim
+
+
+def solve(dim: str, actual: int, sizes: dict[str, int]) -> tuple[str, int] | None:
+    """The binding of the one name of ``dim`` that ``sizes`` lacks, from ``dim`` being
+    ``actual`` (``"D/4"`` being 8 binds ``D = 32``); None when no single name is unbound
+    or no whole size solves it."""
+    size = Size.of(dim)
+    unbound = [n for n in size.names if n not in sizes]
+    if len(unbound) != 1:
+        return None
+    known = size.factor * prod(sizes[n] for n in size.names if n in sizes)
+    value = actual / known
+    return (unbound[0], int(value)) if value.denominator == 1 else None
