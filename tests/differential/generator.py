@@ -20,7 +20,8 @@ What a program holds:
   axes, all axes; keepdims or not), softmax, layernorm, rmsnorm, transposes with random
   permutations, reshapes the checker can prove (split or merge static dims, insert or drop
   1s, reorder names, a `-1`), `broadcast_to`, matmuls against weight parameters (and
-  `a @ transpose(b)`), integer arithmetic, calls of a user function `helper` with size
+  `a @ transpose(b)`), integer arithmetic that may overflow and wrap (`x * 65537`, sums
+  and squares of wrapped values), calls of a user function `helper` with size
   names of its own, and the re-binding of a name. Operands are names or nested expressions.
 - 1-3 results, whose declared types are those the checker infers (the generator keeps a
   shape model); now and then one is written inline in the `return`, is a parameter, or
@@ -50,6 +51,8 @@ LIMIT = 6.0  # a value bounded by more than this is squashed before it is used a
 SIZE_NAMES = ("B", "N", "D", "K", "M", "S", "H")
 STATIC_SIZES = (2, 3, 4, 6, 8)
 FLOAT_LITERALS = ("0.5", "0.25", "0.75", "1.5", "2.0", "0.125", "3.0", "1", "2", "3")
+#: large literals of each integer dtype: ``x * factor`` overflows for most x
+_WRAP_FACTORS = {"i32": (65537, 1000003, 2147483647), "i64": (3037000493, 4611686018427387903, 9223372036854775807)}
 NP_DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64, "bool": np.bool_}
 FLOATS = ("f32", "f64")
 INTS = ("i32", "i64")
@@ -287,7 +290,7 @@ class _Builder:
         self.add_param("x", self.dtype, main)
         taken = {"x"}
         for _ in range(self.pick({0: 2, 1: 4, 2: 3})):
-            kind = self.pick({"same": 2, "suffix": 3, "weight": 3, "keep": 1, "int": 1, "bool": 0.5})
+            kind = self.pick({"same": 2, "suffix": 3, "weight": 3, "keep": 1, "int": 2, "bool": 0.5})
             if kind == "same":
                 name, dtype, shape = "y", self.dtype, main
             elif kind == "suffix":
@@ -429,7 +432,8 @@ class _Builder:
             "broadcast": 0.5,
         }
         if not floats_only:
-            families |= {"compare": 0.4, "int": 1.0, "cast": 0.7}
+            has_ints = bool(self.values(lambda v: v.is_int))  # then integer arithmetic is the point
+            families |= {"compare": 0.4, "int": 4.0 if has_ints else 1.0, "cast": 0.7}
         family = self.pick(families)
         v = getattr(self, f"f_{family}")(depth)
         if v is not None and v.is_float:
@@ -856,9 +860,25 @@ class _Builder:
                    piecewise=x.piecewise or w.piecewise, varies=varies, atom=False)  # fmt: skip
 
     def int_op(self, k: Val) -> Val:
-        op = self.pick({"abs": 1, "neg": 1, "relu": 1, "add": 2, "mul": 1, "max": 1, "square": 1, "sum": 1})
-        if k.mag > 200 and op in ("mul", "square", "sum", "add"):
+        """An integer op of ``k``. Integers wrap at their width (as NumPy's do): ``wrap``
+        multiplies by a large literal so that they do, and a value that may have wrapped
+        spans its whole dtype, so that more arithmetic on it stays exact."""
+        weights = {"abs": 1, "neg": 1, "relu": 1, "add": 2, "mul": 1, "max": 1, "square": 1, "sum": 1, "wrap": 2}
+        op = self.pick(weights)
+        limits = np.iinfo(NP_DTYPES[k.dtype])
+        wrapped = k.lo <= limits.min / 2 or k.hi >= limits.max / 2
+        if 200 < k.mag and not wrapped and op in ("mul", "square", "sum", "add"):
             op = "max"
+        if op == "wrap":
+            factor = self.rnd.choice(_WRAP_FACTORS[k.dtype])
+            return replace(k, text=f"{k.operand} * {factor}", lo=float(limits.min), hi=float(limits.max),
+                           atom=False, piecewise=True)  # fmt: skip
+        result = self.int_op_of(op, k)
+        if result.lo < limits.min or result.hi > limits.max:  # it may wrap: anything of its dtype
+            result = replace(result, lo=float(limits.min), hi=float(limits.max))
+        return result
+
+    def int_op_of(self, op: str, k: Val) -> Val:
         if op in ("abs", "relu"):
             return self.unary_call(op, k)
         if op == "neg":
