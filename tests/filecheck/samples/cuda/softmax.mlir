@@ -17,8 +17,10 @@
 // The 16 elements of a thread are loaded first, then reduced:
 // KERNEL:           x0 = a0[np.uint64(i0), np.uint64(i1)]
 // KERNEL:           x15 = a0[np.uint64(i0), np.uint64(i16)]
-// KERNEL-NEXT:      r1 = max(r1, x0)
-// KERNEL:           r1 = max(r1, cuda.shfl_down_sync(0xFFFFFFFF, r1, 16))
+// The max is NumPy's maximum, NaN-propagating; every lane shuffles, outside the select:
+// KERNEL-NEXT:      r1 = (r1 if (r1 > x0 or r1 != r1) else x0)
+// KERNEL:           [[O:o[0-9]+]] = cuda.shfl_down_sync(0xFFFFFFFF, r1, 16)
+// KERNEL-NEXT:      r1 = (r1 if (r1 > [[O]] or r1 != r1) else [[O]])
 // KERNEL:           cuda.syncthreads()
 // The exponentials stay in registers (s0..s15) and x0 is not loaded again:
 // KERNEL:           v{{[0-9]+}} = math.exp(v{{[0-9]+}})
