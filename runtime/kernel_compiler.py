@@ -148,7 +148,8 @@ class CompileHelper:
 #: the helper of this process
 HELPER = CompileHelper()
 atexit.register(HELPER.close)
-os.register_at_fork(after_in_child=HELPER.forget)
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=HELPER.forget)
 
 
 def serve() -> None:

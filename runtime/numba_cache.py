@@ -17,9 +17,10 @@ A cache may also be given ``compile_aside``, called on a miss before Numba would
 compile in this process: when it returns true (it compiled the kernel elsewhere into
 the cache), the entry is loaded again (``runtime.kernel_compiler`` says why).
 
-These classes override private methods of Numba's caching module (the index and data
-file's ``_load_index``, ``_save_index``, ``_load_data``, ``_save_data``), which have kept
-their shape since Numba 0.49; tests/runtime/test_cache_faults.py pins what they do.
+These classes override private methods of Numba's caching classes (the index and data
+file's ``_load_index``, ``_save_index``, ``_load_data``, ``_save_data``), which
+numba-cuda's copy of the module shares and which have kept their shape for years;
+tests/runtime/test_cache_faults.py pins what they do.
 """
 
 from __future__ import annotations
@@ -81,11 +82,31 @@ class _SealedFiles:
         cache_files.write_atomic(Path(self._index_path), cache_files.seal(payload))
 
     def _load_data(self, name: str):
-        payload = cache_files.read_sealed(Path(self._data_path(name)))
-        return None if payload is None else pickle.loads(payload)
+        path = Path(self._data_path(name))
+        payload = cache_files.read_sealed(path)
+        if payload is None:
+            return None
+        try:
+            return pickle.loads(payload)
+        except Exception as error:  # checksum right, content not loadable here: recompile
+            cache_files.warn(f"kernel cache: cannot load {path} ({type(error).__name__}: {error}); recompiling")
+            return None
 
     def _save_data(self, name: str, data) -> None:
         cache_files.write_atomic(Path(self._data_path(name)), cache_files.seal(self._dump(data)))
+
+
+class _SafeRebuild:
+    """Over a Numba ``CacheImpl``: an entry that cannot be rebuilt is a miss."""
+
+    def rebuild(self, target_context, payload):
+        try:
+            return super().rebuild(target_context, payload)
+        except Exception as error:  # checksum right, yet not loadable here: recompile
+            cache_files.warn(
+                f"kernel cache: cannot load {self.filename_base} ({type(error).__name__}: {error}); recompiling"
+            )
+            return None
 
 
 class _VerifiedCache:
@@ -100,20 +121,10 @@ class _VerifiedCache:
         self._cache_file = files(self._cache_path, self._impl.filename_base, self._impl.locator.get_source_stamp())
 
     def load_overload(self, sig, target_context):
-        loaded = self._load_verified(sig, target_context)
+        loaded = super().load_overload(sig, target_context)
         if loaded is None and self.compile_aside is not None and self.compile_aside(sig):
-            loaded = self._load_verified(sig, target_context)
+            loaded = super().load_overload(sig, target_context)
         return loaded
-
-    def _load_verified(self, sig, target_context):
-        try:
-            return super().load_overload(sig, target_context)
-        except Exception as error:  # anything that passed the checksum yet cannot be rebuilt: recompile
-            cache_files.warn(
-                f"kernel cache: cannot load {self._impl.filename_base} from {self._cache_path} "
-                f"({type(error).__name__}: {error}); recompiling"
-            )
-            return None
 
     def save_overload(self, sig, data) -> None:
         try:
@@ -127,13 +138,17 @@ class _VerifiedCache:
 
 @functools.cache
 def _sealed_files_class(base: type) -> type:
-    return type(f"Sealed{base.__name__}", (_SealedFiles, base), {})
+    return type(f"Sealed{base.__name__}", (_SealedFiles, base), {"__module__": __name__})
 
 
 @functools.cache
 def _verified_cache_class(base: type) -> type:
-    impl = type(f"Fusec{base._impl_class.__name__}", (base._impl_class,), {"_locator_classes": [_Locator]})
-    return type(f"Verified{base.__name__}", (_VerifiedCache, base), {"_impl_class": impl})
+    impl = type(
+        f"Fusec{base._impl_class.__name__}",
+        (_SafeRebuild, base._impl_class),
+        {"_locator_classes": [_Locator], "__module__": __name__},
+    )
+    return type(f"Verified{base.__name__}", (_VerifiedCache, base), {"_impl_class": impl, "__module__": __name__})
 
 
 def _numba_cache_class(dispatcher) -> type | None:
