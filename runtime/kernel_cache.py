@@ -39,7 +39,7 @@ _LOCK = threading.Lock()
 _LOADED: dict[tuple[str, str, str], Any] = {}  # (directory, key, function) -> dispatcher
 
 
-def requested_dir(directory: str | os.PathLike[str] | None = None) -> Path:
+def _requested_dir(directory: str | os.PathLike[str] | None = None) -> Path:
     """The cache folder asked for: ``directory``, else ``$FUSEC_CACHE_DIR``, else
     ``~/.cache/fusec``."""
     if directory is None:
@@ -48,11 +48,11 @@ def requested_dir(directory: str | os.PathLike[str] | None = None) -> Path:
 
 
 def cache_dir(directory: str | os.PathLike[str] | None = None) -> Path | None:
-    """The kernel cache folder (``requested_dir``), made if missing; when it cannot
+    """The kernel cache folder (``_requested_dir``), made if missing; when it cannot
     be used, a private temporary folder removed at exit, after a warning; ``None``
     when there is not even that."""
     try:
-        requested = requested_dir(directory)
+        requested = _requested_dir(directory)
     except RuntimeError as error:  # Path.home() without HOME or a password entry
         cache_files.warn(f"kernel cache: no folder for it ({error}); compiling into a temporary folder")
         return _temporary_dir()
