@@ -55,8 +55,10 @@ _ZERO = np.float32(0.0)
 
 
 # compiled as a function of its own (not inlined in Numba's IR, where the caller's
-# flags would apply); LLVM inlines it into the kernel's loop, keeping these flags
-@njit(fastmath=_FAST_MATH, cache=True)
+# flags would apply); LLVM inlines it into the kernel's loop, keeping these flags.
+# Not cached on its own: Numba's cache files are unverified pickles (a damaged one
+# crashed the process), and every kernel's cached code already holds a copy of it.
+@njit(fastmath=_FAST_MATH)
 def exp_f32(x):
     """exp(x) for float32 x: x = n ln2 + r with |r| <= ln2 / 2, exp(r) by its Taylor
     polynomial, then times 2**n, applied as 2**(n // 2) * 2**(n - n // 2) so that

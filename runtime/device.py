@@ -74,22 +74,18 @@ def copy_bandwidth(cache_dir=None) -> float:
     is installed and faster (on an H200: 3.73 against 4.25 TB/s). Measured once per
     GPU and kept in the kernel cache directory. (A DMA copy, ``cuMemcpyDtoD``, reaches
     only about half, so it would flatter every kernel.)"""
-    import json
-
     import numpy as np
 
+    from runtime import cache_files
     from runtime.kernel_cache import cache_dir as kernel_cache_dir
 
     cuda = cuda_module()
     name = cuda.get_current_device().name
     name = name.decode() if isinstance(name, bytes) else str(name)
-    path = kernel_cache_dir(cache_dir) / "gpu-bandwidth.json"
-    try:
-        known = json.loads(path.read_text())
-    except (OSError, ValueError):
-        known = {}
-    known = known if isinstance(known, dict) else {}
-    if isinstance(known.get(name), float):
+    root = kernel_cache_dir(cache_dir)
+    path = root / "gpu-bandwidth.json" if root is not None else None
+    known = cache_files.read_json(path)
+    if isinstance(known.get(name), float) and known[name] > 0:
         return known[name]
 
     step = np.uint64(256)
@@ -118,9 +114,7 @@ def copy_bandwidth(cache_dir=None) -> float:
         times.append(begin.elapsed_time(end) * 1e-3)
     bandwidth = max(2 * source.nbytes / sorted(times[3:])[len(times[3:]) // 2], _torch_copy_bandwidth())
     known[name] = bandwidth
-    tmp = path.with_name(f"{path.name}.{os.getpid()}")
-    tmp.write_text(json.dumps(known, indent=1))
-    os.replace(tmp, path)
+    cache_files.write_json(path, known)
     return bandwidth
 
 

@@ -7,8 +7,8 @@
 ``CompiledProgram`` reads each host ``func.func`` once into a list of steps (allocate,
 launch, view, copy, free, return) and generates each kernel's source
 (``runtime.codegen_cpu``), loading it through the disk cache
-(``runtime.kernel_cache``); Numba compiles a kernel on its first call, or loads it
-from the cache.
+(``runtime.kernel_cache``): on its first call a kernel is loaded from the cache, after
+the compile helper put it there when it was missing (``runtime.kernel_compiler``).
 
 A call binds the symbolic sizes from its arguments' shapes (each argument's
 ``loop.shape``), checks them (rank, static sizes, one size per name), allocates

@@ -1,40 +1,78 @@
 """A content-addressed, on-disk cache of generated kernels (notes/numba.md section 1).
 
-Numba's own disk cache (``cache=True``) works only for functions defined in a real
-source file, and it trusts that file's modification time and size. So each generated
-source is written once to ``<cache dir>/fusec_<hash>.py``, where the hash covers the
-source, the compile options, and the Numba and Python versions; it is never
-rewritten (a write goes to a temporary file renamed into place), and it is imported
-as a real module registered in ``sys.modules``. Numba then keeps the compiled machine
-code beside it (``__pycache__``, or under ``NUMBA_CACHE_DIR`` when set), and a second
-process that needs the same kernel loads it instead of compiling.
+Each generated source is kept as ``<cache dir>/fusec_<key>.py``, where the key hashes
+the source, the compile options, and the Numba, ``cpu_math`` and Python versions. The
+module is executed from the source in memory, never from the file (whose content is
+checked against it and rewritten when it differs), and registered in ``sys.modules``
+under that name, which Numba's cache needs to rebuild a kernel's globals. Numba's
+compiled code goes beside it, sealed and verified (``runtime.numba_cache``); CPU
+kernels are compiled by a helper process (``runtime.kernel_compiler``), so a run
+executes the cached code whether or not it compiled it.
 
-The cache directory is ``$FUSEC_CACHE_DIR``, else ``~/.cache/fusec``.
+The cache directory is ``$FUSEC_CACHE_DIR``, else ``~/.cache/fusec``. One that cannot
+be used (see ``runtime.cache_files.private_directory``) is replaced, with a warning,
+by a private temporary folder removed at exit; a kernel whose source cannot be
+written is compiled in memory, without any cache. docs/cache.md is the user's view.
 """
 
 from __future__ import annotations
 
+import atexit
+import functools
 import hashlib
-import importlib.util
 import os
+import shutil
 import sys
+import tempfile
 import threading
-from pathlib import Path
+import types
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numba
+
+from runtime import cache_files, numba_cache
+from runtime.kernel_compiler import HELPER
 
 _LOCK = threading.Lock()
 _LOADED: dict[tuple[str, str, str], Any] = {}  # (directory, key, function) -> dispatcher
 
 
-def cache_dir(directory: str | os.PathLike[str] | None = None) -> Path:
-    """The kernel cache directory (created if missing)."""
+def _requested_dir(directory: str | os.PathLike[str] | None = None) -> Path:
+    """The cache folder asked for: ``directory``, else ``$FUSEC_CACHE_DIR``, else
+    ``~/.cache/fusec``."""
     if directory is None:
         directory = os.environ.get("FUSEC_CACHE_DIR") or Path.home() / ".cache" / "fusec"
-    path = Path(directory).expanduser()
-    path.mkdir(parents=True, exist_ok=True)
+    return Path(directory).expanduser()
+
+
+def cache_dir(directory: str | os.PathLike[str] | None = None) -> Path | None:
+    """The kernel cache folder (``_requested_dir``), made if missing; when it cannot
+    be used, a private temporary folder removed at exit, after a warning; ``None``
+    when there is not even that."""
+    try:
+        requested = _requested_dir(directory)
+    except RuntimeError as error:  # Path.home() without HOME or a password entry
+        cache_files.warn(f"kernel cache: no folder for it ({error}); compiling into a temporary folder")
+        return _temporary_dir()
+    try:
+        return cache_files.private_directory(requested)
+    except cache_files.UnusableDirectory as error:
+        cache_files.warn(f"kernel cache: {error}; compiling into a temporary folder")
+        return _temporary_dir()
+
+
+@functools.cache
+def _temporary_dir() -> Path | None:
+    try:
+        path = Path(tempfile.mkdtemp(prefix="fusec-cache-"))
+    except OSError as error:
+        cache_files.warn(
+            f"kernel cache: no temporary folder either ({cache_files.reason(error)}); compiling without a cache"
+        )
+        return None
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
     return path
 
 
@@ -59,41 +97,63 @@ def kernel_key(source: str, options: dict[str, object]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
 
 
-def _write_once(path: Path, source: str) -> None:
-    if path.exists():
-        return
-    tmp = path.with_name(f"{path.name}.tmp{os.getpid()}.{threading.get_ident()}")
-    tmp.write_text(source, encoding="utf-8")
+def _source_file(root: Path | None, modname: str, source: str) -> Path | None:
+    """``<root>/<modname>.py`` holding ``source``: written when missing, rewritten
+    when it holds anything else; ``None`` (after a warning) when it cannot be."""
+    if root is None:
+        return None
+    path = root / f"{modname}.py"
+    data = source.encode("utf-8")
     try:
-        # link() refuses to overwrite: a file another process put there first stays,
-        # with its mtime, which Numba's cache index is stamped with.
-        os.link(tmp, path)
-    except FileExistsError:
+        if path.read_bytes() == data:
+            return path
+        cache_files.warn(f"kernel cache: {path} does not hold the source its name is the hash of; rewriting it")
+    except FileNotFoundError:
         pass
-    except OSError:  # a file system without hard links
-        if not path.exists():
-            os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    except OSError as error:
+        cache_files.warn(f"kernel cache: cannot read {path}: {cache_files.reason(error)}; rewriting it")
+    try:
+        cache_files.write_atomic(path, data)
+    except OSError as error:
+        cache_files.warn(f"kernel cache: cannot write {path}: {cache_files.reason(error)}; compiling without the cache")
+        return None
+    return path
+
+
+def _module(modname: str, source: str, path: Path | None) -> types.ModuleType:
+    """The module ``modname`` executed from ``source`` (with ``path`` as its file, so
+    Numba's cache can find its place), registered in ``sys.modules``."""
+    filename = str(path) if path is not None else f"<fusec kernel {modname}>"
+    module = sys.modules.get(modname)
+    if module is not None and getattr(module, "__file__", None) == filename:
+        return module
+    module = types.ModuleType(modname)
+    module.__file__ = filename
+    sys.modules[modname] = module
+    exec(compile(source, filename, "exec"), module.__dict__)
+    return module
 
 
 def load_module(source: str, options: dict[str, object], *, directory: str | os.PathLike[str] | None = None):
-    """The module of a generated ``source``, written once to the cache directory under
-    its content hash (``kernel_key``; ``options`` must hold everything else the
-    compiled code depends on) and imported as a real module."""
-    root = cache_dir(directory)
+    """The module of a generated ``source``, kept in the cache directory under its
+    content hash (``kernel_key``; ``options`` must hold everything else the compiled
+    code depends on) and executed from ``source`` itself."""
+    return _load_module(source, options, cache_dir(directory))[0]
+
+
+def _load_module(source: str, options: dict[str, object], root: Path | None) -> tuple[types.ModuleType, bool]:
+    """``load_module`` in the folder ``root``, and whether its source file is there."""
     modname = f"fusec_{kernel_key(source, options)}"
-    path = root / f"{modname}.py"
-    _write_once(path, source)
-    module = sys.modules.get(modname)
-    if module is None or getattr(module, "__file__", None) != str(path):
-        spec = importlib.util.spec_from_file_location(modname, path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[modname] = module
-        spec.loader.exec_module(module)
-    return module
+    path = _source_file(root, modname, source)
+    return _module(modname, source, path), path is not None
+
+
+def _dispatcher(source: str, options: dict[str, object], function: str, root: Path | None,
+                jit: Callable[..., Any], key_extra: dict[str, object]):
+    """A fresh dispatcher of ``function``, and whether its source is in the cache
+    folder ``root`` (so that Numba's cache can go beside it)."""
+    module, in_folder = _load_module(source, {**options, **key_extra}, root)
+    return jit(**options)(getattr(module, function)), in_folder
 
 
 def load_kernel(
@@ -106,18 +166,40 @@ def load_kernel(
     key_extra: dict[str, object] | None = None,
 ):
     """The Numba dispatcher of ``function`` in ``source``, compiled with
-    ``jit(cache=True, **options)`` (default ``numba.njit``); compiled lazily on the
-    first call, or loaded from the disk cache when an earlier process compiled the
-    same source. ``key_extra`` adds to the cache key what the compiled code depends
-    on beyond the source and options (the CUDA backend: numba-cuda's version)."""
-    jit = jit or numba.njit
-    keyed = {**options, **(key_extra or {})}
-    key = (str(cache_dir(directory)), kernel_key(source, keyed), function)
+    ``jit(**options)`` and the verified disk cache; compiled lazily on the first
+    call, or loaded from the cache when an earlier process compiled the same source.
+    With the default ``jit`` (``numba.njit``) a kernel missing from the cache is
+    compiled by the helper process and then loaded, never compiled here (see
+    ``runtime.kernel_compiler``); another ``jit`` (``numba.cuda.jit``) compiles here.
+    ``key_extra`` adds to the cache key what the compiled code depends on beyond the
+    source and options (the CUDA backend: numba-cuda's version)."""
+    key_extra = key_extra or {}
+    root = cache_dir(directory)
+    key = (str(root), kernel_key(source, {**options, **key_extra}), function)
     with _LOCK:
         dispatcher = _LOADED.get(key)
         if dispatcher is not None:
             return dispatcher
-        module = load_module(source, keyed, directory=directory)
-        dispatcher = jit(cache=True, **options)(getattr(module, function))
+        dispatcher, cached = _dispatcher(source, options, function, root, jit or numba.njit, key_extra)
+        if cached:
+            request = {"source": source, "options": options, "function": function,
+                       "directory": str(root), "key_extra": key_extra}
+            aside = None if jit is not None else functools.partial(_compile_in_helper, request)
+            numba_cache.attach(dispatcher, compile_aside=aside)
         _LOADED[key] = dispatcher
         return dispatcher
+
+
+def _compile_in_helper(request: dict[str, Any], signature) -> bool:
+    return HELPER.compile({**request, "signature": signature})
+
+
+def compile_here(source: str, options: dict[str, object], function: str, directory: str,
+                 key_extra: dict[str, object], signature) -> None:
+    """Compiles ``function`` of ``source`` for ``signature`` into the cache in
+    ``directory`` (what the helper process does for ``load_kernel``)."""
+    root = cache_files.private_directory(Path(directory))  # made again if it was deleted
+    dispatcher, cached = _dispatcher(source, options, function, root, numba.njit, key_extra)
+    if cached:
+        numba_cache.attach(dispatcher)
+    dispatcher.compile(signature)

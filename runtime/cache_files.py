@@ -1,0 +1,173 @@
+"""The files of fusec's on-disk caches: a private folder, atomic writes, sealed contents.
+
+Everything fusec keeps on disk (kernel sources, Numba's compiled code, the autotuner's
+and the bandwidth's JSON) goes through here, so every cache file is
+
+- in a folder that only this user can write (``private_directory``): another user who
+  could write there could make fusec load their code;
+- written whole or not at all (``write_atomic``): a temporary file of a unique name is
+  renamed over the target, so concurrent writers and readers never see a part;
+- checked when read (``seal`` / ``unseal``): a file starts with the SHA-256 of its
+  content, so a truncated or bit-flipped file is noticed before anything is unpickled
+  or run from it, and is then treated as absent (recompiled, rewritten).
+
+The seal is a checksum, not a signature: it catches damage, not a user who edits their
+own cache on purpose; the folder's permissions keep other users out.
+
+A cache that cannot be used never stops a run: callers fall back to compiling without
+it, and ``warn`` prints one line, ``fusec: warning: ...``, on standard error (once per
+message and process).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import sys
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+#: the first bytes of a sealed file, then the hex SHA-256 of the rest and a newline
+SEAL_MAGIC = b"fusec-sealed-1 "
+_DIGEST_LENGTH = 64
+
+_warned: set[str] = set()
+_collectors: list[list[str]] = []
+_warn_lock = threading.Lock()
+
+
+def warn(message: str) -> None:
+    """Prints ``fusec: warning: MESSAGE`` on standard error, once per message and
+    process; inside ``collected_warnings`` the message is collected instead."""
+    with _warn_lock:
+        if _collectors:
+            _collectors[-1].append(message)
+            return
+        if message in _warned:
+            return
+        _warned.add(message)
+    print(f"fusec: warning: {message}", file=sys.stderr, flush=True)
+
+
+@contextmanager
+def collected_warnings() -> Iterator[list[str]]:
+    """Collects the warnings issued inside the block into the list it yields (the
+    compile helper sends them to the process that asked, which prints them)."""
+    collected: list[str] = []
+    with _warn_lock:
+        _collectors.append(collected)
+    try:
+        yield collected
+    finally:
+        with _warn_lock:
+            _collectors.remove(collected)
+
+
+def reason(error: OSError) -> str:
+    """An OS error in a few words: ``No space left on device``."""
+    return error.strerror or str(error)
+
+
+class UnusableDirectory(OSError):
+    """A cache folder that fusec will not use; the message says why."""
+
+
+def private_directory(path: Path) -> Path:
+    """``path`` as a folder that this user owns and alone can write, created (mode
+    0700) if missing. Raises ``UnusableDirectory`` when it is not a folder, cannot be
+    created or written, belongs to another user, or its group or others may write to
+    it (they could replace what fusec loads from it)."""
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = path.stat()
+    except FileExistsError:
+        raise UnusableDirectory(f"{path} is not a folder") from None
+    except OSError as error:
+        raise UnusableDirectory(f"cannot create {path}: {reason(error)}") from None
+    if not stat.S_ISDIR(info.st_mode):
+        raise UnusableDirectory(f"{path} is not a folder")
+    if hasattr(os, "geteuid") and info.st_uid != os.geteuid():
+        raise UnusableDirectory(f"{path} belongs to another user")
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise UnusableDirectory(
+            f"other users can write to {path} (mode {stat.S_IMODE(info.st_mode):o}; chmod go-w to use it)"
+        )
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise UnusableDirectory(f"{path} is not writable")
+    return path
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Writes ``data`` to ``path`` through a temporary file renamed over it, so that a
+    reader sees the old content or the new, never a part. Raises ``OSError`` (the
+    temporary file is removed)."""
+    tmp = path.with_name(f"{path.name}.tmp.{uuid.uuid4().hex[:16]}")
+    try:
+        with open(tmp, "wb") as file:
+            file.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def seal(payload: bytes) -> bytes:
+    """``payload`` behind a header holding its SHA-256."""
+    return SEAL_MAGIC + hashlib.sha256(payload).hexdigest().encode("ascii") + b"\n" + payload
+
+
+def unseal(blob: bytes) -> bytes | None:
+    """The payload of a sealed ``blob``, or ``None`` when it is not one or its
+    payload does not match the digest (truncated, bit-flipped, or not fusec's)."""
+    start = len(SEAL_MAGIC) + _DIGEST_LENGTH + 1
+    if not blob.startswith(SEAL_MAGIC) or len(blob) < start or blob[start - 1 : start] != b"\n":
+        return None
+    payload = blob[start:]
+    if hashlib.sha256(payload).hexdigest().encode("ascii") != blob[len(SEAL_MAGIC) : start - 1]:
+        return None
+    return payload
+
+
+def read_sealed(path: Path) -> bytes | None:
+    """The verified payload of the sealed file ``path``; ``None`` when it is missing,
+    unreadable or damaged (the last two with a warning)."""
+    try:
+        blob = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        warn(f"kernel cache: cannot read {path}: {reason(error)}; ignoring it")
+        return None
+    payload = unseal(blob)
+    if payload is None:
+        warn(f"kernel cache: {path} is damaged (its checksum does not match); ignoring it")
+    return payload
+
+
+def read_json(path: Path | None) -> dict:
+    """The object in the sealed JSON file ``path``; empty when there is none or it
+    cannot be used."""
+    payload = read_sealed(path) if path is not None else None
+    if payload is None:
+        return {}
+    try:
+        data = json.loads(payload)
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write_json(path: Path | None, data: dict) -> None:
+    """Writes ``data`` to the sealed JSON file ``path``; a failure is only warned
+    about (what the file keeps can always be measured again)."""
+    if path is None:
+        return
+    try:
+        write_atomic(path, seal(json.dumps(data, indent=1, sort_keys=True).encode("utf-8")))
+    except OSError as error:
+        warn(f"kernel cache: cannot write {path}: {reason(error)}")

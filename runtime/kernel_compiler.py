@@ -1,0 +1,176 @@
+"""CPU kernels are compiled in a helper process, so that a run always executes the
+machine code that the disk cache holds, whether it compiled the kernels or not.
+
+Why: Numba compiles a parallel (``prange``) kernel's loop body as a function of its
+own, then links a copy of it into the kernel's module and optimises that whole module
+again. The process that compiles calls the first; the cache keeps the module, with the
+second, and a later process calls that. The two copies are not the same code: LLVM's
+second pass over loops it had already vectorised, with ``reassoc``, sums in another
+order. So a cold run and a warm run of one program gave different bits (the
+transformer block: 91% of elements, 4.6e-5 relative). A process that runs kernels now
+only loads them from the cache; this helper compiles them into it.
+
+One helper process per process that needs one, started on the first cache miss and
+kept until exit; requests and replies are length-prefixed pickles on its standard
+input and output. A kernel that the helper cannot compile or that does not reach the
+cache (it cannot be written) is compiled in the process that runs it, as before.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from runtime import cache_files
+
+_HEADER = 8  # bytes of a message's length
+
+
+def _send(stream: BinaryIO, message: Any) -> None:
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(len(data).to_bytes(_HEADER, "little") + data)
+    stream.flush()
+
+
+def _receive(stream: BinaryIO) -> Any | None:
+    """The next message, or ``None`` at the end of the stream."""
+    header = stream.read(_HEADER)
+    if len(header) < _HEADER:
+        return None
+    size = int.from_bytes(header, "little")
+    data = stream.read(size)
+    if len(data) < size:
+        return None
+    return pickle.loads(data)
+
+
+class CompileHelper:
+    """The parent's end: starts the helper process on first use and asks it to
+    compile kernels into the cache."""
+
+    #: runs in the helper: the package root first on the path, so that it imports
+    #: this ``runtime``, whatever the working directory holds
+    _BOOT = "import sys; sys.path.insert(0, {root!r}); from runtime.kernel_compiler import serve; serve()"
+
+    def __init__(self) -> None:
+        self._process: subprocess.Popen | None = None
+        self._lock = threading.Lock()
+        #: kernels this process had the helper compile (tests read it)
+        self.requests = 0
+
+    @property
+    def pid(self) -> int | None:
+        """The helper's process id, while it runs."""
+        return self._process.pid if self._process is not None else None
+
+    def forget(self) -> None:
+        """In a forked child: the parent's helper and lock are the parent's (two
+        processes writing to one helper would interleave their requests)."""
+        self._lock = threading.Lock()
+        if self._process is not None:
+            for pipe in (self._process.stdin, self._process.stdout):
+                try:
+                    pipe.close()
+                except OSError:
+                    pass
+        self._process = None
+
+    def compile(self, request: dict[str, Any]) -> bool:
+        """Has the helper compile ``request`` (``runtime.kernel_cache.compile_here``'s
+        arguments) into the cache; false when it could not (after a warning)."""
+        with self._lock:
+            self.requests += 1
+            reply = self._ask(request)
+        if reply is None:
+            return False
+        for message in reply["warnings"]:
+            cache_files.warn(message)
+        if reply["error"] is not None:
+            cache_files.warn(f"the kernel compile helper failed ({reply['error']}); compiling in this process")
+            return False
+        return True
+
+    def _ask(self, request: dict[str, Any]) -> dict[str, Any] | None:
+        for _ in range(2):  # a helper that died (or was killed) is started again, once
+            process = self._started()
+            if process is None:
+                return None
+            try:
+                _send(process.stdin, request)
+                reply = _receive(process.stdout)
+            except (OSError, ValueError):
+                reply = None
+            if reply is not None:
+                return reply
+            self.close()
+        cache_files.warn("the kernel compile helper stopped; compiling in this process")
+        return None
+
+    def _started(self) -> subprocess.Popen | None:
+        if self._process is not None and self._process.poll() is None:
+            return self._process
+        root = str(Path(__file__).resolve().parent.parent)
+        try:
+            self._process = subprocess.Popen(
+                [sys.executable, "-c", self._BOOT.format(root=root)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                close_fds=True,
+            )
+        except OSError as error:
+            cache_files.warn(
+                f"cannot start the kernel compile helper: {cache_files.reason(error)}; compiling in this process"
+            )
+            self._process = None
+        return self._process
+
+    def close(self) -> None:
+        """Stops the helper (it exits at the end of its input)."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        try:
+            process.stdin.close()
+            process.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            process.kill()
+            process.wait()
+        process.stdout.close()
+
+
+#: the helper of this process
+HELPER = CompileHelper()
+atexit.register(HELPER.close)
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=HELPER.forget)
+
+
+def serve() -> None:
+    """The helper's loop: compiles each request into the cache, replies with the
+    error (or ``None``) and the warnings it met, until its input ends."""
+    from runtime.kernel_cache import compile_here
+
+    # Ctrl-C reaches the whole process group: the parent handles it, and the helper
+    # ends with its input
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    requests = sys.stdin.buffer
+    replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stray prints must not corrupt replies
+    while (request := _receive(requests)) is not None:
+        with cache_files.collected_warnings() as warnings:
+            try:
+                compile_here(**request)
+                error = None
+            except Exception as failure:  # reported to the parent, which compiles itself
+                error = f"{type(failure).__name__}: {failure}"
+        try:
+            _send(replies, {"error": error, "warnings": warnings})
+        except BrokenPipeError:  # the parent is gone
+            return

@@ -1,0 +1,178 @@
+"""Numba's on-disk cache of compiled kernels, kept in fusec's cache folder and verified.
+
+``attach(dispatcher)`` does what ``cache=True`` does, with Numba's own cache classes
+(CPU ``FunctionCache``, CUDA ``CUDACache``) changed in three ways:
+
+- where and how fresh: the index (``.nbi``) and code (``.nbc``) files go beside the
+  kernel's source in fusec's cache folder, whatever ``NUMBA_CACHE_DIR`` says, and are
+  stamped with the kernel's key (a hash of its source, options and tool versions)
+  rather than the source file's modification time, which a copy or a touch changes;
+- verified: both files are sealed (``runtime.cache_files``), and a file whose checksum
+  does not match is treated as absent, so Numba never unpickles damaged data (a flipped
+  bit in an ``.nbc`` file crashed the process that loaded it);
+- never fatal: an entry that cannot be read or rebuilt is recompiled, and one that
+  cannot be written is warned about, and the kernel runs all the same.
+
+A cache may also be given ``compile_aside``, called on a miss before Numba would
+compile in this process: when it returns true (it compiled the kernel elsewhere into
+the cache), the entry is loaded again (``runtime.kernel_compiler`` says why).
+
+These classes override private methods of Numba's caching classes (the index and data
+file's ``_load_index``, ``_save_index``, ``_load_data``, ``_save_data``), which
+numba-cuda's copy of the module shares and which have kept their shape for years;
+tests/runtime/test_cache_faults.py pins what they do.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import pickle
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from runtime import cache_files
+
+
+class _Locator:
+    """Where Numba keeps a fusec kernel's code: beside its source file
+    (``<cache>/fusec_<key>.py``), stamped with that key."""
+
+    def __init__(self, py_func, py_file: str):
+        self._path = os.path.dirname(py_file)
+        self._stamp = Path(py_file).stem
+        self._lineno = py_func.__code__.co_firstlineno
+
+    @classmethod
+    def from_function(cls, py_func, py_file: str) -> _Locator:
+        return cls(py_func, py_file)
+
+    def ensure_cache_path(self) -> None:
+        cache_files.private_directory(Path(self._path))  # back if it was deleted meanwhile
+
+    def get_cache_path(self) -> str:
+        return self._path
+
+    def get_source_stamp(self) -> str:
+        return self._stamp
+
+    def get_disambiguator(self) -> str:
+        return str(self._lineno)
+
+
+class _SealedFiles:
+    """Over Numba's ``IndexDataCacheFile``: the index and data files sealed, read
+    only when their checksum matches."""
+
+    def _load_index(self) -> dict:
+        payload = cache_files.read_sealed(Path(self._index_path))
+        if payload is None:
+            return {}
+        try:
+            version, stamp, overloads = pickle.loads(payload)
+        except Exception:  # checksum right, content not an index of this format: start afresh
+            return {}
+        if version != self._version or stamp != self._source_stamp:
+            return {}  # another Numba, or another source: stale, overwritten on save
+        return overloads
+
+    def _save_index(self, overloads: dict) -> None:
+        payload = self._dump((self._version, self._source_stamp, overloads))
+        cache_files.write_atomic(Path(self._index_path), cache_files.seal(payload))
+
+    def _load_data(self, name: str):
+        path = Path(self._data_path(name))
+        payload = cache_files.read_sealed(path)
+        if payload is None:
+            return None
+        try:
+            return pickle.loads(payload)
+        except Exception as error:  # checksum right, content not loadable here: recompile
+            cache_files.warn(f"kernel cache: cannot load {path} ({type(error).__name__}: {error}); recompiling")
+            return None
+
+    def _save_data(self, name: str, data) -> None:
+        cache_files.write_atomic(Path(self._data_path(name)), cache_files.seal(self._dump(data)))
+
+
+class _SafeRebuild:
+    """Over a Numba ``CacheImpl``: an entry that cannot be rebuilt is a miss."""
+
+    def rebuild(self, target_context, payload):
+        try:
+            return super().rebuild(target_context, payload)
+        except Exception as error:  # checksum right, yet not loadable here: recompile
+            cache_files.warn(
+                f"kernel cache: cannot load {self.filename_base} ({type(error).__name__}: {error}); recompiling"
+            )
+            return None
+
+
+class _VerifiedCache:
+    """Over a Numba ``Cache`` class: sealed files, and failures that only warn."""
+
+    #: called with a signature on a miss; true when it put that entry in the cache
+    compile_aside: Callable[[Any], bool] | None = None
+
+    def __init__(self, py_func):
+        super().__init__(py_func)
+        files = _sealed_files_class(type(self._cache_file))
+        self._cache_file = files(self._cache_path, self._impl.filename_base, self._impl.locator.get_source_stamp())
+
+    def load_overload(self, sig, target_context):
+        loaded = super().load_overload(sig, target_context)
+        if loaded is None and self.compile_aside is not None and self.compile_aside(sig):
+            loaded = super().load_overload(sig, target_context)
+        return loaded
+
+    def save_overload(self, sig, data) -> None:
+        try:
+            super().save_overload(sig, data)
+        except OSError as error:
+            cache_files.warn(
+                f"kernel cache: cannot write to {self._cache_path}: {cache_files.reason(error)}; "
+                "compiling without the cache"
+            )
+
+
+@functools.cache
+def _sealed_files_class(base: type) -> type:
+    return type(f"Sealed{base.__name__}", (_SealedFiles, base), {"__module__": __name__})
+
+
+@functools.cache
+def _verified_cache_class(base: type) -> type:
+    impl = type(
+        f"Fusec{base._impl_class.__name__}",
+        (_SafeRebuild, base._impl_class),
+        {"_locator_classes": [_Locator], "__module__": __name__},
+    )
+    return type(f"Verified{base.__name__}", (_VerifiedCache, base), {"_impl_class": impl, "__module__": __name__})
+
+
+def _numba_cache_class(dispatcher) -> type | None:
+    """Numba's cache class for ``dispatcher``'s target; ``None`` where nothing is
+    cached (the CUDA simulator, or ``NUMBA_DISABLE_JIT``)."""
+    from numba.core.caching import FunctionCache
+    from numba.core.dispatcher import Dispatcher
+
+    if isinstance(dispatcher, Dispatcher):
+        return FunctionCache
+    if type(dispatcher).__module__ == "numba.cuda.dispatcher":
+        from numba.cuda.dispatcher import CUDACache
+
+        return CUDACache
+    return None
+
+
+def attach(dispatcher, compile_aside: Callable[[Any], bool] | None = None) -> None:
+    """Gives ``dispatcher`` (``numba.njit`` or ``numba.cuda.jit``, of a function in
+    a kernel source file of fusec's cache folder) the verified disk cache, as
+    ``cache=True`` would give it Numba's own."""
+    base = _numba_cache_class(dispatcher)
+    if base is None:
+        return
+    cache = _verified_cache_class(base)(dispatcher.py_func)
+    cache.compile_aside = compile_aside
+    dispatcher._cache = cache  # what enable_caching() sets, with Numba's class

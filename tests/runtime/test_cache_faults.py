@@ -1,0 +1,343 @@
+"""Faults of the on-disk caches: every run still succeeds, with correct results, and
+says on standard error when the cache cannot be used.
+
+In this process: a cache folder that is a file, cannot be written, or can be written
+by others; a full disk (simulated); the helper unable to write; the folder deleted
+between the helper's compile and the load; a sound file that cannot be loaded; a
+forked child; a damaged or invalid autotuner file. In fresh processes (a damaged Numba
+file once crashed the process that loaded it): cold and warm runs giving the same bits;
+truncated, bit-flipped and tampered files of each kind; processes compiling one kernel
+into one cold cache at the same time.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numba
+import numpy as np
+import pytest
+
+from runtime import cache_files, kernel_cache, kernel_compiler
+from runtime.autotune_cache import Tuning, TuningCache
+from tests.runtime import cache_probe
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SOURCE = """\
+import numpy as np
+from numba import prange
+
+c0 = np.float32(3.0)
+
+
+def kernel(a0, a1):
+    for i0 in prange(a0.shape[0]):
+        a1[i0] = a0[i0] * c0 + a0[i0]
+"""
+OPTIONS = {"parallel": True, "fastmath": True, "error_model": "numpy"}
+
+
+@pytest.fixture(autouse=True)
+def every_warning_printed(monkeypatch):
+    """Warnings are printed once per process; each test sees its own."""
+    monkeypatch.setattr(cache_files, "_warned", set())
+
+
+def run_kernel(dispatcher) -> None:
+    x = np.arange(9, dtype=np.float32)
+    y = np.empty_like(x)
+    dispatcher(x, y)
+    np.testing.assert_array_equal(y, 4 * x)
+
+
+def no_space(path, data):
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+
+
+# -- the cache folder -------------------------------------------------------------------
+
+
+def test_cache_dir_that_is_a_file(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "cache"
+    path.write_text("not a folder")
+    monkeypatch.setenv("FUSEC_CACHE_DIR", str(path))
+    assert cache_probe.probe("sincos")["ok"]
+    assert f"fusec: warning: kernel cache: {path} is not a folder" in capsys.readouterr().err
+    assert path.read_text() == "not a folder"
+
+
+def test_unwritable_cold_cache_dir(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "cache"
+    path.mkdir(mode=0o500)
+    if os.geteuid() == 0:  # root writes anywhere: answer as the system answers a user
+        access = os.access
+        monkeypatch.setattr(os, "access", lambda p, mode: access(p, mode) and Path(p) != path)
+    monkeypatch.setenv("FUSEC_CACHE_DIR", str(path))
+    assert cache_probe.probe("sincos")["ok"]
+    assert f"fusec: warning: kernel cache: {path} is not writable" in capsys.readouterr().err
+    assert list(path.iterdir()) == []
+
+
+def test_cache_dir_others_can_write_is_refused(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "shared"
+    path.mkdir()
+    path.chmod(0o777)
+    monkeypatch.setenv("FUSEC_CACHE_DIR", str(path))
+    assert cache_probe.probe("sincos")["ok"]
+    assert f"other users can write to {path} (mode 777" in capsys.readouterr().err
+    assert list(path.iterdir()) == []
+
+
+def test_cache_dir_is_created_private(tmp_path):
+    path = kernel_cache.cache_dir(tmp_path / "new" / "cache")
+    assert path == tmp_path / "new" / "cache"
+    assert path.stat().st_mode & 0o077 == 0
+
+
+# -- writing and loading ------------------------------------------------------------------
+
+
+def test_full_disk_compiles_without_the_cache(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("FUSEC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(cache_files, "write_atomic", no_space)
+    assert cache_probe.probe("sincos")["ok"]
+    assert "No space left on device; compiling without the cache" in capsys.readouterr().err
+    assert list((tmp_path / "cache").iterdir()) == []
+
+
+def test_compiled_code_that_cannot_be_written(tmp_path, monkeypatch, capsys):
+    write = cache_files.write_atomic
+
+    def numba_files_fail(path, data):
+        (no_space if path.suffix in (".nbi", ".nbc") else write)(path, data)
+
+    monkeypatch.setattr(cache_files, "write_atomic", numba_files_fail)
+    # numba.njit named: compiled in this process, where the write is made to fail
+    run_kernel(kernel_cache.load_kernel(SOURCE, OPTIONS, directory=tmp_path, jit=numba.njit))
+    assert "No space left on device; compiling without the cache" in capsys.readouterr().err
+    assert [p.suffix for p in tmp_path.iterdir()] == [".py"]
+
+
+def test_helper_that_cannot_write(tmp_path, capsys):
+    # the index's name taken by a folder: the helper's write of it fails
+    key = kernel_cache.kernel_key(SOURCE.replace("3.0", "5.0"), OPTIONS)
+    (tmp_path / f"fusec_{key}.kernel-7.py{sys.version_info.major}{sys.version_info.minor}.nbi").mkdir()
+    dispatcher = kernel_cache.load_kernel(SOURCE.replace("3.0", "5.0"), OPTIONS, directory=tmp_path)
+    x = np.arange(9, dtype=np.float32)
+    y = np.empty_like(x)
+    dispatcher(x, y)
+    np.testing.assert_array_equal(y, 6 * x)
+    assert f"kernel cache: cannot write to {tmp_path}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "payload", [b"not a pickle", pickle.dumps("not a compiled kernel")], ids=["unpicklable", "not-a-kernel"]
+)
+def test_sound_file_that_cannot_be_loaded_is_recompiled(tmp_path, payload, capsys):
+    options, signature = {**OPTIONS, "parallel": False}, (numba.float32[::1], numba.float32[::1])
+    kernel_cache.compile_here(SOURCE, options, "kernel", str(tmp_path), {}, signature)
+    (data,) = tmp_path.glob("*.nbc")
+    data.write_bytes(cache_files.seal(payload))  # its checksum matches
+    kernel_cache.compile_here(SOURCE, options, "kernel", str(tmp_path), {}, signature)
+    err = capsys.readouterr().err
+    assert "fusec: warning: kernel cache: cannot load" in err and "; recompiling" in err
+    assert cache_files.unseal(data.read_bytes()) != payload
+
+
+def test_folder_deleted_between_compile_and_load(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    compile_in_helper = kernel_compiler.HELPER.compile
+
+    def compile_then_delete(request):
+        compiled = compile_in_helper(request)
+        shutil.rmtree(cache)
+        return compiled
+
+    monkeypatch.setattr(kernel_compiler.HELPER, "compile", compile_then_delete)
+    run_kernel(kernel_cache.load_kernel(SOURCE, OPTIONS, directory=cache))
+    assert sorted(p.suffix for p in cache.iterdir()) == [".nbc", ".nbi"]  # saved again, here
+
+
+def test_forked_child_has_its_own_helper(tmp_path):
+    serial = {**OPTIONS, "parallel": False}  # GNU OpenMP aborts a forked child that uses it
+    kernel_cache.load_kernel(SOURCE, serial, directory=tmp_path)(np.ones(2, np.float32), np.empty(2, np.float32))
+    helper = kernel_compiler.HELPER.pid
+    pid = os.fork()
+    if pid == 0:  # the child: a kernel the parent's helper never saw
+        try:
+            child_source = SOURCE.replace("3.0", "7.0")
+            x = np.arange(9, dtype=np.float32)
+            y = np.empty_like(x)
+            kernel_cache.load_kernel(child_source, serial, directory=tmp_path)(x, y)
+            os._exit(0 if np.array_equal(y, 8 * x) and kernel_compiler.HELPER.pid not in (None, helper) else 1)
+        finally:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    run_kernel(kernel_cache.load_kernel(SOURCE, serial, directory=tmp_path / "after"))
+    assert kernel_compiler.HELPER.pid == helper
+
+
+# -- the autotuner's file -----------------------------------------------------------------
+
+
+def test_damaged_or_invalid_tuning_file_is_ignored(tmp_path, capsys):
+    tuned = TuningCache(tmp_path)
+    tuned.store("k", [(4, 8)], Tuning(threads=128, per_thread=4))
+    assert TuningCache(tmp_path).lookup("k", [(4, 8)]) == Tuning(threads=128, per_thread=4)
+
+    data = bytearray(tuned.path.read_bytes())
+    data[-5] ^= 0x01
+    tuned.path.write_bytes(bytes(data))
+    assert TuningCache(tmp_path).lookup("k", [(4, 8)]) is None
+    assert f"{tuned.path} is damaged" in capsys.readouterr().err
+
+    for bad in ({"threads": 100}, {"threads": 4096}, {"per_thread": "8"}, {"max_registers": 1}):
+        cache_files.write_json(tuned.path, {TuningCache.gpu(): {"k": {"4x8": bad}}})  # as if edited by hand
+        assert TuningCache(tmp_path).lookup("k", [(4, 8)]) is None, bad
+
+
+def test_tuning_file_that_cannot_be_written(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(cache_files, "write_atomic", no_space)
+    TuningCache(tmp_path).store("k", [(4, 8)], Tuning(threads=64))
+    assert "autotune.json: No space left on device" in capsys.readouterr().err
+
+
+# -- in fresh processes -------------------------------------------------------------------
+
+
+def probe_command(*samples: str) -> list[str]:
+    return [sys.executable, "-m", "tests.runtime.cache_probe", *samples]
+
+
+def probe_env(cache: Path) -> dict[str, str]:
+    env = {**os.environ, "FUSEC_CACHE_DIR": str(cache), "NUMBA_NUM_THREADS": "1"}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
+def run_probe(cache: Path, *samples: str) -> tuple[dict, str]:
+    """The probe's report from a fresh process, and what it printed on stderr."""
+    done = subprocess.run(
+        probe_command(*samples), cwd=ROOT, env=probe_env(cache), capture_output=True, text=True,
+        timeout=600, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1]), done.stderr
+
+
+@pytest.fixture(scope="module")
+def populated(tmp_path_factory) -> tuple[Path, dict]:
+    """A cache that a run of every probe sample filled, and that run's report."""
+    cache = tmp_path_factory.mktemp("populated")
+    report, _ = run_probe(cache)
+    assert all(sample["ok"] for sample in report["samples"].values()), report
+    return cache, report["samples"]
+
+
+def copy_of(populated, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(populated[0], tmp_path / "cache"))
+
+
+def files_of(cache: Path, module: str) -> dict[str, Path]:
+    """The kernel's source, Numba index and Numba code file, by suffix."""
+    return {path.suffix: path for path in cache.glob(f"{module}.*") if ".tmp." not in path.name}
+
+
+def flip_a_bit(data: bytes) -> bytes:
+    flipped = bytearray(data)
+    flipped[len(data) // 2] ^= 0x04
+    return bytes(flipped)
+
+
+def truncate(data: bytes) -> bytes:
+    return data[: len(data) // 2]
+
+
+def test_cold_and_warm_runs_give_the_same_bits(populated, tmp_path):
+    report, _ = run_probe(copy_of(populated, tmp_path))
+    assert report["helper_compiled"] == 0
+    for sample, result in report["samples"].items():
+        assert result["crc"] == populated[1][sample]["crc"], sample
+
+
+@pytest.mark.parametrize("damage", [flip_a_bit, truncate], ids=["bit-flipped", "truncated"])
+def test_damaged_files_are_recompiled(populated, tmp_path, damage):
+    cache = copy_of(populated, tmp_path)
+    # each sample's kernel has one file of each kind: a different kind damaged in each
+    damaged = {"layernorm": ".nbc", "softmax": ".nbi", "sincos": ".py"}
+    originals = {}
+    for sample, suffix in damaged.items():
+        (module,) = populated[1][sample]["modules"]
+        path = files_of(cache, module)[suffix]
+        originals[path] = path.read_bytes()
+        path.write_bytes(damage(originals[path]))
+
+    report, stderr = run_probe(cache)
+    for sample, result in report["samples"].items():
+        assert result["ok"], sample
+        assert result["crc"] == populated[1][sample]["crc"], sample  # the same bits as before
+    for path in originals:
+        assert f"kernel cache: {path}" in stderr
+    assert report["helper_compiled"] == 2  # the source file is rewritten; its code was sound
+    for path, original in originals.items():
+        if path.suffix == ".py":
+            assert path.read_bytes() == original
+        else:
+            assert cache_files.unseal(path.read_bytes()) is not None
+
+
+def test_tampered_source_is_never_run(populated, tmp_path):
+    cache = copy_of(populated, tmp_path)
+    ran = tmp_path / "foreign-code-ran"
+    for sample in ("layernorm", "softmax"):
+        (module,) = populated[1][sample]["modules"]
+        path = files_of(cache, module)[".py"]
+        path.write_text(path.read_text() + f"\nopen({str(ran)!r}, 'w').close()\n\n\ndef kernel(*args):\n    pass\n")
+
+    report, stderr = run_probe(cache, "layernorm", "softmax")
+    assert not ran.exists()
+    for sample, result in report["samples"].items():
+        assert result["ok"] and result["crc"] == populated[1][sample]["crc"], sample
+    assert stderr.count("does not hold the source its name is the hash of; rewriting it") == 2
+
+
+# A process that compiles SOURCE through the cache and prints the result's bytes.
+KERNEL_SCRIPT = f"""
+import json, numpy as np
+from runtime.kernel_cache import load_kernel
+from runtime.kernel_compiler import HELPER
+kernel = load_kernel({SOURCE!r}, {OPTIONS!r})
+x = np.linspace(-3, 3, 1000, dtype=np.float32)
+y = np.empty_like(x)
+kernel(x, y)
+print(json.dumps({{"ok": bool(np.array_equal(y, 4 * x)), "y": y.tobytes().hex(), "helper_compiled": HELPER.requests}}))
+"""
+
+
+def test_processes_compiling_into_one_cold_cache_at_once(tmp_path):
+    cache = tmp_path / "cache"
+    processes = [
+        subprocess.Popen([sys.executable, "-c", KERNEL_SCRIPT], cwd=ROOT, env=probe_env(cache),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(4)
+    ]
+    outputs = [process.communicate(timeout=600) for process in processes]
+    assert [p.returncode for p in processes] == [0] * 4, [err for _, err in outputs]
+    assert all(err == "" for _, err in outputs), outputs
+    reports = [json.loads(out.strip().splitlines()[-1]) for out, _ in outputs]
+    assert all(r["ok"] and r["helper_compiled"] <= 1 for r in reports)
+    assert len({r["y"] for r in reports}) == 1
+    assert not list(cache.glob("*.tmp.*"))
+    assert sorted(p.suffix for p in cache.iterdir()) == [".nbc", ".nbi", ".py"]
+    for path in cache.glob("*.nb[ic]"):
+        assert cache_files.unseal(path.read_bytes()) is not None, path
