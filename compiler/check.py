@@ -30,7 +30,7 @@ from typing import Callable, ClassVar
 import numpy as np
 
 from compiler import ast
-from compiler.diagnostics import Diagnostic, FusecError, SourceFile, Span
+from compiler.diagnostics import Diagnostic, SourceError, SourceFile, Span
 from compiler.types import (
     DTYPES,
     FLOAT_DTYPES,
@@ -42,6 +42,7 @@ from compiler.types import (
     format_shape,
     numpy_dtype,
 )
+from runtime.inputs import MAX_SIZE
 
 # ---- what the checker hands on -------------------------------------------------------------
 #
@@ -295,7 +296,7 @@ class _Checker:
             self._check_body(fn, signature)
         order = self._call_order()
         if self.errors:
-            raise FusecError(self.errors, self.source)
+            raise SourceError(self.errors, self.source)
         functions = {
             name: CheckedFunction(sig.node, sig.params, sig.results, sig.sizes)
             for name, sig in self.signatures.items()
@@ -341,7 +342,13 @@ class _Checker:
             elif sizes is not None and isinstance(dim, str) and dim not in sizes:
                 self._error(span, f"size '{dim}' is not bound by any parameter of '{owner}'")
                 ok = False
-        return TensorTy(texpr.dtype, texpr.dims) if ok else _ERROR
+        if not ok:
+            return _ERROR
+        try:
+            return _within_limits(texpr.span, TensorTy(texpr.dtype, texpr.dims))
+        except _Reject as reject:
+            self._error(reject.span, reject.message)
+            return _ERROR
 
     # -- statements --
 
@@ -392,6 +399,8 @@ class _Checker:
     def _expr(self, e: ast.Expr) -> _Ty:
         try:
             ty = self._infer(e)
+            if isinstance(ty, TensorTy):
+                _within_limits(e.span, ty)
         except _Reject as reject:
             self._error(reject.span, reject.message)
             ty = _ERROR
@@ -911,6 +920,24 @@ def _check_dims(span: Span, what: str, dims, allow_infer: bool) -> None:
         if isinstance(d, int) and d < 1 and not (allow_infer and d == -1):
             hint = "a positive size or a single -1" if allow_infer else "a positive size"
             raise _Reject(span, f"{what}: invalid dimension {d} in {_tuple(dims)}; use {hint}")
+
+
+#: NumPy's limit on the number of axes of an array
+MAX_RANK = 64
+
+
+def _within_limits(span: Span, ty: TensorTy) -> TensorTy:
+    """`ty`, if an array of it can exist: at most MAX_RANK axes and, counting its integer
+    sizes only (symbolic ones are checked when they are bound), at most MAX_SIZE bytes."""
+    if ty.rank > MAX_RANK:
+        raise _Reject(span, f"this tensor has {ty.rank} axes; at most {MAX_RANK} are supported")
+    count, _ = _element_count(ty.shape)
+    nbytes = count * numpy_dtype(ty.dtype).itemsize
+    if nbytes > MAX_SIZE:
+        raise _Reject(
+            span, f"this tensor would take about 2^{nbytes.bit_length() - 1} bytes; at most 2^63 - 1 are possible"
+        )
+    return ty
 
 
 def _element_count(shape) -> tuple[int, Counter]:

@@ -43,11 +43,8 @@ from xdsl.ir import Attribute, SSAValue
 
 from dialects import loop
 from runtime import codegen_cpu
+from runtime.errors import ExecutionError
 from runtime.kernel_cache import load_kernel
-
-
-class ExecutionError(ValueError):
-    """The program cannot run on these arguments (their number, dtypes or shapes)."""
 
 
 def element_dtype(type_: Attribute) -> np.dtype:

@@ -31,12 +31,13 @@ from xdsl.traits import SymbolTable
 from dialects import graph
 from dialects.graph_semantics import BINARY, COMPARE, UNARY, numpy_dtype
 from dialects.tensor_types import format_shape, shape_of
+from runtime.errors import ExecutionError
 
 
 # sqrt(2 / pi), the constant of the tanh approximation of GELU
 
 
-class EvaluationError(ValueError):
+class EvaluationError(ExecutionError):
     """The program cannot run on these inputs (wrong arguments, sizes that disagree,
     an operation NumPy refuses, such as an integer to a negative power)."""
 
@@ -224,8 +225,6 @@ def _run_block(block: Block, args: Sequence[np.ndarray], frame: _Frame, where: s
         try:
             results = impl(op, operands, frame)
         except (ValueError, ArithmeticError) as error:
-            if isinstance(error, EvaluationError):
-                raise
             raise EvaluationError(f"{where}: {op.name}: {error}") from error
         if not isinstance(results, tuple):
             results = (results,)
