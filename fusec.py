@@ -2,14 +2,32 @@
 
     import fusec
     program = fusec.compile("samples/softmax.tdsl", target="cpu")
-    y = program.main(x)                 # NumPy arrays in, NumPy arrays out
+    y = program.main(x)                 # NumPy arrays in, NumPy arrays out; or main(x=x)
     print(program.ir("fused"))          # any stage: graph opt fused loops tiled kernel
+
+Every error it raises for a bad program, bad inputs or a failed run is a `FusecError`:
+a `SourceError` (diagnostics against the source), an `InputError` (arguments, files,
+options; `TargetError` where the target cannot run here) or an `ExecutionError`.
 
 The dialects and passes are importable on their own: `dialects.graph`, `dialects.loop`,
 `passes.registry.all_passes()`, `compiler.context.make_context()`.
 """
 
-from compiler.api import Program, compile
+from compiler.api import Program, TargetError, compile
+from compiler.diagnostics import SourceError
 from compiler.stages import STAGES
+from runtime.errors import ExecutionError, FusecError, InputError
 
-__all__ = ["Program", "STAGES", "compile"]
+__version__ = "0.1.0"
+
+__all__ = [
+    "STAGES",
+    "ExecutionError",
+    "FusecError",
+    "InputError",
+    "Program",
+    "SourceError",
+    "TargetError",
+    "__version__",
+    "compile",
+]

@@ -10,10 +10,12 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
+from compiler.diagnostics import decode_source
 from compiler.irgen import source_to_module
 from compiler.stages import STAGES, Compilation, Options
 from dialects.tensor_types import dtype_of, shape_of
-from runtime.inputs import InputError, Param, bind_sizes
+from runtime.errors import InputError
+from runtime.inputs import Param, bind_sizes, check_names
 
 TARGETS = ("auto", "cpu", "cuda", "numpy")
 
@@ -27,7 +29,7 @@ def resolve_target(target: str) -> str:
     anywhere (`--emit` works without a GPU); running it needs a usable GPU, or Numba's
     CUDA simulator when NUMBA_ENABLE_CUDASIM=1 (see `Program.executable`)."""
     if target not in TARGETS:
-        raise ValueError(f"unknown target {target!r}: choose one of {', '.join(TARGETS)}")
+        raise InputError(f"unknown target {target!r}: choose one of {', '.join(TARGETS)}")
     from runtime import device
 
     if target != "auto":
@@ -42,9 +44,10 @@ def read_source(source_or_path: str | os.PathLike) -> tuple[str, str]:
     ):
         path = Path(source_or_path)
         try:
-            return path.read_text(), str(path)
+            data = path.read_bytes()
         except OSError as error:
             raise InputError(f"cannot read {path}: {error.strerror}") from None
+        return decode_source(data, str(path)), str(path)
     return str(source_or_path), "<source>"
 
 
@@ -101,7 +104,7 @@ class Program:
 
     def ir(self, stage: str, entry: str | None = None) -> str:
         if stage not in STAGES:
-            raise ValueError(f"unknown stage {stage!r}: choose one of {', '.join(STAGES)}")
+            raise InputError(f"unknown stage {stage!r}: choose one of {', '.join(STAGES)}")
         return self.compilation(entry).text(stage)
 
     def run(self, name: str, arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
@@ -169,16 +172,40 @@ class Program:
             )
         return self._functions[name]
 
-    def __getattr__(self, name: str):
-        if name.startswith("_") or name not in self.__dict__.get("_functions", {}):
-            raise AttributeError(name)
+    def arguments(self, name: str, positional: Sequence, named: dict) -> list:
+        """The arguments of a call to function NAME in parameter order, from those given
+        by position followed by those given by parameter name."""
+        if not named:
+            return list(positional)
+        params = [p.name for p in self.params(name)]
+        check_names(params, named, name)
+        if len(positional) > len(params):
+            raise InputError(f"{name} takes {len(params)} argument(s), got {len(positional)} by position and more by name")
+        twice = [p for p in params[: len(positional)] if p in named]
+        if twice:
+            raise InputError(f"{name}: argument {_quoted(twice)} given both by position and by name")
+        missing = [p for p in params[len(positional) :] if p not in named]
+        if missing:
+            raise InputError(f"{name}: missing argument {_quoted(missing)} (parameters: {', '.join(params)})")
+        return [*positional, *(named[p] for p in params[len(positional) :])]
 
-        def call(*arrays: np.ndarray):
-            results = self.run(name, arrays)
+    def __getattr__(self, name: str):
+        if name.startswith("_"):  # Python's own protocols (copy, pickle) probe these
+            raise AttributeError(name)
+        functions = self.__dict__.get("_functions", {})
+        if name not in functions:
+            raise AttributeError(f"the program has no function '{name}' (functions: {', '.join(functions)})")
+
+        def call(*arrays, **named):
+            results = self.run(name, self.arguments(name, arrays, named))
             return results[0] if len(results) == 1 else results
 
         call.__name__ = name
         return call
+
+
+def _quoted(names: list[str]) -> str:
+    return ", ".join(f"'{n}'" for n in names)
 
 
 def compile(source_or_path: str | os.PathLike, target: str = "auto", fuse: bool = True) -> Program:

@@ -22,6 +22,7 @@ through `info.operands`.
 from __future__ import annotations
 
 import difflib
+from math import prod
 from dataclasses import dataclass
 from enum import Enum, auto
 from typing import Callable, ClassVar
@@ -29,7 +30,7 @@ from typing import Callable, ClassVar
 import numpy as np
 
 from compiler import ast
-from compiler.diagnostics import Diagnostic, FusecError, SourceFile, Span
+from compiler.diagnostics import Diagnostic, SourceError, SourceFile, Span
 from compiler.types import (
     DTYPES,
     FLOAT_DTYPES,
@@ -42,6 +43,7 @@ from compiler.types import (
     numpy_dtype,
 )
 from dialects.sizes import Size, SizeError, is_derived, substitute
+from runtime.inputs import MAX_SIZE
 
 # ---- what the checker hands on -------------------------------------------------------------
 #
@@ -295,7 +297,7 @@ class _Checker:
             self._check_body(fn, signature)
         order = self._call_order()
         if self.errors:
-            raise FusecError(self.errors, self.source)
+            raise SourceError(self.errors, self.source)
         functions = {
             name: CheckedFunction(sig.node, sig.params, sig.results, sig.sizes)
             for name, sig in self.signatures.items()
@@ -342,7 +344,13 @@ class _Checker:
             elif sizes is not None and isinstance(dim, str) and (unbound := _unbound(dim, sizes)):
                 self._error(span, f"size '{unbound}' is not bound by any parameter of '{owner}'")
                 ok = False
-        return TensorTy(texpr.dtype, texpr.dims) if ok else _ERROR
+        if not ok:
+            return _ERROR
+        try:
+            return _within_limits(texpr.span, TensorTy(texpr.dtype, texpr.dims))
+        except _Reject as reject:
+            self._error(reject.span, reject.message)
+            return _ERROR
 
     # -- statements --
 
@@ -393,6 +401,8 @@ class _Checker:
     def _expr(self, e: ast.Expr) -> _Ty:
         try:
             ty = self._infer(e)
+            if isinstance(ty, TensorTy):
+                _within_limits(e.span, ty)
         except _Reject as reject:
             self._error(reject.span, reject.message)
             ty = _ERROR
@@ -920,6 +930,23 @@ def _substitute(span: Span, dim: Dim, sizes: dict[str, Dim]) -> Dim:
     except SizeError:
         bound = ", ".join(f"{n} = {sizes[n]}" for n in dict.fromkeys(Size.of(dim).names) if n in sizes)
         raise _Reject(span, f"size {dim} is not a whole number here ({bound})") from None
+
+
+#: NumPy's limit on the number of axes of an array
+MAX_RANK = 64
+
+
+def _within_limits(span: Span, ty: TensorTy) -> TensorTy:
+    """`ty`, if an array of it can exist: at most MAX_RANK axes and, counting its integer
+    sizes only (symbolic ones are checked when they are bound), at most MAX_SIZE bytes."""
+    if ty.rank > MAX_RANK:
+        raise _Reject(span, f"this tensor has {ty.rank} axes; at most {MAX_RANK} are supported")
+    nbytes = prod(d for d in ty.shape if isinstance(d, int)) * numpy_dtype(ty.dtype).itemsize
+    if nbytes > MAX_SIZE:
+        raise _Reject(
+            span, f"this tensor would take about 2^{nbytes.bit_length() - 1} bytes; at most 2^63 - 1 are possible"
+        )
+    return ty
 
 
 def _why(a: Shape, b: Shape) -> str:

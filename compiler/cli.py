@@ -8,25 +8,33 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import sys
 import time
+import zipfile
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
+import fusec
 from compiler.api import TargetError
-from compiler.diagnostics import FusecError
+from compiler.diagnostics import SourceError
 from compiler.stages import STAGES
-from runtime.inputs import InputError
-from runtime.reference import EvaluationError
+from runtime.errors import FusecError, InputError
+from runtime.inputs import MAX_SIZE, Param, draw_inputs
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_MISMATCH = 0, 1, 2, 3
 
+#: options that need the program to run, which `--emit` does not do
+RUN_ONLY = ("check", "bench", "output", "autotune")
+
 
 class UsageError(Exception):
-    pass
+    """A command line that contradicts the program (a `--dims` size it does not have):
+    reported as one line, exit status 2, as argparse's own usage errors."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -36,31 +44,46 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(EXIT_USAGE)
 
 
+_SIZE = re.compile(r"[0-9]+")
+
+
 def _dims(text: str) -> dict[str, int]:
     dims: dict[str, int] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip().isidentifier() or not value.strip().isdigit() or int(value) < 1:
+        name, sep, value = (part.strip() for part in item.partition("="))
+        if not sep or not name.isidentifier() or not _SIZE.fullmatch(value):
             raise argparse.ArgumentTypeError(f"expected NAME=SIZE pairs like N=1024,D=768, got {item!r}")
-        dims[name.strip()] = int(value)
+        # length first: int() refuses more than 4300 digits
+        if len(value) > len(str(MAX_SIZE)) or int(value) > MAX_SIZE:
+            raise argparse.ArgumentTypeError(f"size {name} is too large (at most {MAX_SIZE})")
+        if int(value) < 1:
+            raise argparse.ArgumentTypeError(f"size {name} must be at least 1, got {value}")
+        if name in dims:
+            raise argparse.ArgumentTypeError(f"size {name} is given twice ({name}={dims[name]} and {name}={value})")
+        dims[name] = int(value)
     return dims
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="fusec", description="Compile a tensor program with fusion and run it.")
     p.add_argument("program", help="the .tdsl program")
+    p.add_argument("--version", action="version", version=f"fusec {fusec.__version__}")
     p.add_argument("--entry", help="the function to run (default main, else the only function)")
-    p.add_argument("--inputs", metavar="FILE.npz", help="arguments by parameter name")
+    p.add_argument("--inputs", metavar="FILE.npz", help="arguments by parameter name (np.savez); "
+                   "missing ones are drawn at random")
     p.add_argument("--dims", type=_dims, default={}, metavar="N=1024,D=768",
                    help="sizes for symbolic dims no input fixes (default 256 each)")
     p.add_argument("--seed", type=int, default=0, help="seed for drawn inputs")
     p.add_argument("--output", metavar="FILE.npz", help="save the results as out0, out1, ...")
-    p.add_argument("--target", choices=("auto", "cpu", "cuda", "numpy"), default="auto")
+    p.add_argument("--target", choices=("auto", "cpu", "cuda", "numpy"), default="auto",
+                   help="where kernels run: cuda (the GPU, Numba CUDA), cpu (the host's cores, Numba), "
+                   "numpy (the reference interpreter, no fusion); auto (the default) takes the GPU "
+                   "when one is usable, else cpu")
     p.add_argument("--emit", choices=STAGES, help="print the IR after a stage instead of running")
     p.add_argument("--no-fuse", action="store_true", help="one kernel per operation")
-    p.add_argument("--check", action="store_true", help="also compare with the NumPy reference")
+    p.add_argument("--check", action="store_true", help="also compare with the NumPy reference (exit 3 if not equal)")
     p.add_argument("--report", metavar="FILE.json", help="write the fusion report")
-    p.add_argument("--bench", action="store_true", help="time fused against unfused and NumPy")
+    p.add_argument("--bench", action="store_true", help="time fused against unfused and NumPy (steady state)")
     p.add_argument("--viz", metavar="FILE.dot", help="draw the fused graph")
     p.add_argument("--autotune", action="store_true",
                    help="on cuda: time each kernel's launch parameters first and keep the best (cached)")
@@ -71,32 +94,90 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The command line, with the combinations of options that say nothing refused."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.emit:
+        conflicting = [f"--{name}" for name in RUN_ONLY if getattr(args, name)]
+        if conflicting:
+            parser.error(f"--emit prints IR instead of running, so {' and '.join(conflicting)} cannot apply")
+    return args
+
+
 def checksum(array: np.ndarray) -> str:
     """A short digest of a result: its float sum and a CRC of its bytes."""
-    total = float(np.asarray(array, dtype=np.float64).sum())
+    with np.errstate(all="ignore"):  # inf - inf in the sum is a NaN checksum, not a warning
+        total = float(np.asarray(array, dtype=np.float64).sum())
     return f"sum={total:.6g} crc={zlib.crc32(np.ascontiguousarray(array).tobytes()):08x}"
 
 
+#: what an .npz (a zip archive) and an .npy file begin with
+_ZIP_MAGIC, _NPY_MAGIC = b"PK", b"\x93NUMPY"
+
+
 def load_inputs(path: str | None) -> dict[str, np.ndarray]:
+    """The arrays of an `np.savez` archive, by name."""
     if path is None:
         return {}
     try:
+        with open(path, "rb") as file:
+            magic = file.read(len(_NPY_MAGIC))
+        if magic.startswith(_NPY_MAGIC):
+            raise InputError(
+                f"{path} holds a single array (.npy); --inputs takes an .npz archive of arrays by "
+                "parameter name, as np.savez(FILE, x=x) writes"
+            )
+        if not magic.startswith(_ZIP_MAGIC):
+            raise InputError(f"{path} is not an .npz archive (as np.savez writes)")
         with np.load(path, allow_pickle=False) as data:
             return {name: data[name] for name in data.files}
     except FileNotFoundError:
         raise InputError(f"cannot read inputs: no such file {path}") from None
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as error:
         raise InputError(f"cannot read inputs from {path}: {error}") from None
 
 
-def run(args: argparse.Namespace) -> int:
-    import fusec
-    from runtime.inputs import draw_inputs
+def check_writable(option: str, path: str | None) -> None:
+    """Refuses, before any work, a file that could not be written at the end of a run."""
+    if path is None:
+        return
+    folder = Path(path).parent
+    if Path(path).is_dir():
+        raise InputError(f"{option} {path}: is a folder, not a file")
+    if not folder.is_dir():
+        raise InputError(f"{option} {path}: no such folder {folder}")
+    if not os.access(folder, os.W_OK):
+        raise InputError(f"{option} {path}: the folder {folder} is not writable")
 
+
+def check_dims(dims: dict[str, int], params: Sequence[Param], entry: str) -> None:
+    """Refuses `--dims` names that are no size of the entry's parameters."""
+    known = list(dict.fromkeys(d for p in params for d in p.shape if isinstance(d, str)))
+    unknown = [name for name in dims if name not in known]
+    if unknown:
+        sizes = f"its sizes are {', '.join(known)}" if known else "it has no symbolic sizes"
+        raise UsageError(f"--dims sets {', '.join(unknown)}, but {entry} has no size of that name ({sizes})")
+
+
+def note_drawn(params: Sequence[Param], given, arrays, seed: int) -> None:
+    """Says on standard error which parameters got random data, so that a forgotten or
+    misnamed input does not pass unnoticed."""
+    drawn = [f"{p.name}: {p.dtype}{list(a.shape)}" for p, a in zip(params, arrays) if p.name not in given]
+    if drawn:
+        print(f"fusec: note: drawn at random (--seed {seed}): {', '.join(drawn)}", file=sys.stderr)
+
+
+def run(args: argparse.Namespace) -> int:
+    for option in ("output", "report", "viz"):
+        check_writable(f"--{option}", getattr(args, option))
+    given = load_inputs(args.inputs)
     program = fusec.compile(Path(args.program), target=args.target, fuse=not args.no_fuse)
     entry = args.entry or program.default_entry()
     if entry not in program.functions:
         raise InputError(f"no function named '{entry}' (functions: {', '.join(program.functions)})")
+    params = program.params(entry)
+    check_dims(args.dims, params, entry)
     compilation = program.compilation(entry, args.dims)
     if args.print_ir_after_all:
         compilation.after_pass = lambda name, module: print(
@@ -118,8 +199,8 @@ def run(args: argparse.Namespace) -> int:
             Path(args.report).write_text(json.dumps(report, indent=2) + "\n")
         return EXIT_OK
 
-    params = program.params(entry)
-    arrays = draw_inputs(params, load_inputs(args.inputs), args.dims, args.seed, entry)
+    arrays = draw_inputs(params, given, args.dims, args.seed, entry)
+    note_drawn(params, given, arrays, args.seed)
     if args.no_graphs and program.target == "cuda":
         program.executable(entry).graphs = False
     if args.autotune:
@@ -146,7 +227,7 @@ def run(args: argparse.Namespace) -> int:
                     add_roofline(report, executable, entry)
         print(
             "bench: fused {fused_ms:.3f} ms, unfused {unfused_ms:.3f} ms, numpy {numpy_ms:.3f} ms "
-            "(median of {runs})".format(**timings)
+            "(median of {runs}, steady state)".format(**timings)
         )
     if args.report:
         Path(args.report).write_text(json.dumps(report, indent=2) + "\n")
@@ -190,7 +271,8 @@ def summary(program, compilation, entry: str, results, elapsed: float) -> str:
         lines.append(f"kernels: {unfused} unfused -> {fused} fused")
     for i, result in enumerate(results):
         lines.append(f"out{i}: {result.dtype}{list(result.shape)} {checksum(result)}")
-    lines.append(f"time: {elapsed * 1e3:.3f} ms")
+    timed = "one call" if program.target == "numpy" else "first call, including compiling or loading its kernels"
+    lines.append(f"time: {elapsed * 1e3:.3f} ms ({timed})")
     return "\n".join(lines)
 
 
@@ -214,35 +296,53 @@ def matches(got: np.ndarray, want: np.ndarray) -> bool:
     return bool(np.allclose(got, want, rtol=rtol, atol=relative_atol * scale, equal_nan=True))
 
 
+def difference(got: np.ndarray, want: np.ndarray) -> str:
+    """How a result that does not match the reference differs from it: its type, where
+    NaNs are, or the largest difference and where it is."""
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return f"{got.dtype}{list(got.shape)} vs {want.dtype}{list(want.shape)}"
+    same = got == want
+    if want.dtype.kind == "f":
+        nan_got, nan_want = np.isnan(got), np.isnan(want)
+        if extra := int((nan_got & ~nan_want).sum()):
+            return f"NaN at {extra} position(s) where the reference has a number"
+        if lost := int((nan_want & ~nan_got).sum()):
+            return f"a number at {lost} position(s) where the reference has NaN"
+        same |= nan_got  # NaN where the reference has NaN too
+    with np.errstate(invalid="ignore"):  # inf - inf where both are inf: `same` masks it
+        diff = np.where(same, 0.0, np.abs(got.astype(np.float64) - want.astype(np.float64)))
+    worst = np.unravel_index(int(np.argmax(diff)), diff.shape)
+    where = f" at {list(map(int, worst))}" if worst else ""
+    return f"max abs diff {diff[worst]:.3g}{where}: {got[worst]} vs {want[worst]}"
+
+
 def check_against_reference(program, entry: str, arrays, results) -> int:
     from runtime.reference import evaluate
 
     expected = evaluate(program.graph, entry, arrays)
     for i, (got, want) in enumerate(zip(results, expected)):
         if not matches(got, want):
-            if got.shape == want.shape:
-                diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
-                detail = f"max abs diff {np.nanmax(diff):.3g}"
-            else:
-                detail = f"{got.dtype}{list(got.shape)} vs {want.dtype}{list(want.shape)}"
-            print(f"check: out{i} differs from the NumPy reference ({detail})", file=sys.stderr)
+            print(f"check: out{i} differs from the NumPy reference ({difference(got, want)})", file=sys.stderr)
             return EXIT_MISMATCH
     print(f"check: {len(results)} result(s) match the NumPy reference")
     return EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse_args(argv)
     try:
         return run(args)
-    except FusecError as error:
+    except SourceError as error:
         print(error.format(), file=sys.stderr)
         return EXIT_ERROR
-    except TargetError as error:
+    except (TargetError, UsageError) as error:
         print(f"fusec: error: {error}", file=sys.stderr)
         return EXIT_USAGE
-    except (InputError, EvaluationError) as error:
+    except FusecError as error:
         print(f"fusec: error: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    except MemoryError as error:  # NumPy's says how much was asked
+        print(f"fusec: error: out of memory: {error}", file=sys.stderr)
         return EXIT_ERROR
     except BrokenPipeError:
         return EXIT_OK

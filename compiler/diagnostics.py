@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from runtime.errors import FusecError
+
 
 @dataclass(frozen=True, order=True)
 class Span:
@@ -31,9 +33,11 @@ class SourceFile:
     text: str
 
     def line(self, number: int) -> str:
-        """Line `number` (1-based) without its newline; "" past the end of the file."""
-        lines = self.text.splitlines()
-        return lines[number - 1] if 1 <= number <= len(lines) else ""
+        """Line `number` (1-based) without its newline; "" past the end of the file. Lines
+        end at "\n" only, as the parser counts them (`splitlines` would also break at form
+        feeds and other separators, and show the wrong line)."""
+        lines = self.text.split("\n")
+        return lines[number - 1].removesuffix("\r") if 1 <= number <= len(lines) else ""
 
 
 @dataclass(frozen=True)
@@ -54,7 +58,7 @@ class Diagnostic:
         return f"{header}\n{text}\n{pad}{underline}"
 
 
-class FusecError(Exception):
+class SourceError(FusecError):
     """Errors in a program: one or more diagnostics against one source file."""
 
     def __init__(self, diagnostics: list[Diagnostic], source: SourceFile):
@@ -66,3 +70,17 @@ class FusecError(Exception):
 
     def format(self) -> str:
         return "\n".join(d.format(self.source) for d in self.diagnostics)
+
+
+def decode_source(data: bytes, path: str) -> str:
+    """The text of a source file read as bytes; a file that is not UTF-8 is an error at
+    its first bad byte, shown in the line it breaks."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        before = data[: error.start]
+        line = before.count(b"\n") + 1
+        column = len(before[before.rfind(b"\n") + 1 :].decode("utf-8")) + 1
+        message = f"the file is not UTF-8 text ({error.reason}: byte 0x{data[error.start]:02x})"
+        source = SourceFile(path, data.decode("utf-8", "replace"))
+        raise SourceError([Diagnostic(Span(line, column, line, column + 1), message)], source) from None

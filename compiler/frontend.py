@@ -8,5 +8,5 @@ from compiler.parse import parse
 
 
 def load(text: str, path: str) -> CheckedModule:
-    """Parse and check a program; raises FusecError listing what is wrong with it."""
+    """Parse and check a program; raises SourceError listing what is wrong with it."""
     return check(parse(text, path), SourceFile(path, text))

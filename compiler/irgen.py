@@ -33,10 +33,10 @@ from compiler.check import (
     TransposeInfo,
 )
 from compiler.frontend import load
-from compiler.types import TensorTy
+from compiler.types import Shape, TensorTy
 from dialects import graph
 from dialects.sizes import is_derived, substitute
-from dialects.tensor_types import Dim, shape_of, tensor_type
+from dialects.tensor_types import Dim, tensor_type
 
 UNARY: dict[str, type[graph.UnaryOp]] = {
     "neg": graph.NegOp,
@@ -68,16 +68,29 @@ REDUCE = {k.value: k for k in graph.ReduceKind}
 
 
 Substitution = dict[str, Dim]
+#: a function and the renaming of its sizes that one specialisation of it applies
+_Key = tuple[str, tuple[tuple[str, Dim], ...]]
 
 
 def ir_type(ty: TensorTy, subst: Substitution | None = None) -> TensorType:
     """The IR type of a checked type, size names renamed through `subst`."""
-    subst = subst or {}
-    return tensor_type(ty.dtype, tuple(substitute(d, subst) for d in ty.shape))
+    return tensor_type(ty.dtype, _renamed(ty.shape, subst or {}))
+
+
+def _renamed(shape: Shape, subst: Substitution) -> Shape:
+    return tuple(substitute(d, subst) for d in shape)
+
+
+def _key(name: str, subst: Substitution) -> _Key:
+    return name, tuple(sorted((k, v) for k, v in subst.items() if k != v))
+
+
+def _values(stmt: ast.Stmt) -> list[ast.Expr]:
+    return [stmt.value] if isinstance(stmt, ast.Assign) else list(stmt.values)
 
 
 def source_to_module(text: str, path: str) -> ModuleOp:
-    """Source text to a verified graph-level module; raises FusecError on a bad program."""
+    """Source text to a verified graph-level module; raises SourceError on a bad program."""
     return build_module(load(text, path))
 
 
@@ -95,7 +108,7 @@ class _ModuleBuilder:
         self.checked = checked
         self.module = ModuleOp([])
         self.builder = Builder(InsertPoint.at_end(self.module.body.block))
-        self.symbols: dict[tuple[str, tuple[tuple[str, Dim], ...]], str] = {}
+        self.symbols: dict[_Key, str] = {}
         self.taken: set[str] = set(checked.functions)
 
     def build(self) -> ModuleOp:
@@ -105,19 +118,69 @@ class _ModuleBuilder:
         return self.module
 
     def function(self, name: str, subst: Substitution) -> str:
-        """The symbol of function `name` with its sizes renamed by `subst`, built once."""
-        key = (name, tuple(sorted((k, v) for k, v in subst.items() if k != v)))
-        if key not in self.symbols:
-            symbol = name
-            if key[1]:  # a fresh name, clear of the user's functions
-                symbol += "".join(f"_{k}_{v}" for k, v in key[1]).replace("/", "_").replace("*", "_")
-                while symbol in self.taken:
-                    symbol += "_"
-                self.taken.add(symbol)
-            self.symbols[key] = symbol
-            function = _FunctionBuilder(self, self.checked.functions[name], symbol, dict(key[1]))
-            self.builder.insert(function.build())
-        return self.symbols[key]
+        """The symbol of function `name` with its sizes renamed by `subst`, built once
+        together with the specialisations it calls, each inserted before its first caller.
+        Iterative (a depth-first walk with its own stack) so that a long chain of calls
+        cannot exhaust Python's stack."""
+        root = _key(name, subst)
+        if root not in self.symbols:
+            self._name(root)
+            pending = [(root, iter(self._callees(root)))]
+            while pending:
+                key, callees = pending[-1]
+                for callee in callees:
+                    if callee not in self.symbols:
+                        self._name(callee)
+                        pending.append((callee, iter(self._callees(callee))))
+                        break
+                else:
+                    pending.pop()
+                    function = _FunctionBuilder(self, self.checked.functions[key[0]], self.symbols[key], dict(key[1]))
+                    self.builder.insert(function.build())
+        return self.symbols[root]
+
+    def _name(self, key: _Key) -> None:
+        """Gives a specialisation its symbol: the function's own name, or a fresh one
+        clear of the user's functions."""
+        name, renaming = key
+        symbol = name
+        if renaming:
+            symbol += "".join(f"_{k}_{v}" for k, v in renaming).replace("/", "_").replace("*", "_")
+            while symbol in self.taken:
+                symbol += "_"
+            self.taken.add(symbol)
+        self.symbols[key] = symbol
+
+    def _callees(self, key: _Key) -> list[_Key]:
+        """The specialisations function `key` calls, in the order its IR is built:
+        statement by statement, each call after the calls in its arguments."""
+        subst = dict(key[1])
+        order: list[_Key] = []
+        roots = [v for stmt in self.checked.functions[key[0]].node.body for v in _values(stmt)]
+        stack: list[tuple[ast.Expr, bool]] = [(e, False) for e in reversed(roots)]
+        while stack:
+            e, operands_done = stack.pop()
+            info = getattr(e, "info", None)
+            if info is None:
+                continue
+            if operands_done:
+                order.append(self.callee_key(info, subst))
+            else:
+                if isinstance(info, CallInfo):
+                    stack.append((e, True))
+                stack.extend((o, False) for o in reversed(info.operands))
+        return order
+
+    def callee_key(self, info: CallInfo, subst: Substitution) -> _Key:
+        """The specialisation a call needs: the callee with its sizes bound to the shapes
+        of the arguments, as the caller (renamed by `subst`) sees them."""
+        callee = self.checked.functions[info.callee]
+        binding: Substitution = {}
+        for param_ty, arg in zip(callee.param_types, info.operands):
+            for dim, actual in zip(param_ty.shape, _renamed(arg.ty.shape, subst)):
+                if isinstance(dim, str) and not is_derived(dim):  # derived ones follow from these
+                    binding[dim] = actual
+        return _key(info.callee, binding)
 
 
 class _FunctionBuilder:
@@ -255,13 +318,7 @@ class _FunctionBuilder:
     def call(self, e: ast.Expr) -> SSAValue:
         info: CallInfo = e.info
         args = [self.expr(a) for a in info.operands]
-        callee = self.parent.checked.functions[info.callee]
-        binding: Substitution = {}
-        for param_ty, arg in zip(callee.param_types, args):
-            for dim, actual in zip(param_ty.shape, shape_of(arg.type)):
-                if isinstance(dim, str) and not is_derived(dim):  # derived ones follow from these
-                    binding[dim] = actual
-        symbol = self.parent.function(info.callee, binding)
+        symbol = self.parent.symbols[self.parent.callee_key(info, self.subst)]  # built before this caller
         return self.emit(func.CallOp(symbol, args, [self.type(e.ty)]))
 
 

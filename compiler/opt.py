@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
-from xdsl.utils.exceptions import ParseError, VerifyException
+from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from compiler.context import project_dialects
-from compiler.diagnostics import FusecError
+from compiler.diagnostics import SourceError, decode_source
 from passes.registry import all_passes
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
 
 class FusecOptMain(xDSLOptMain):
@@ -34,25 +37,44 @@ class FusecOptMain(xDSLOptMain):
         from compiler.irgen import source_to_module
 
         self.available_frontends["tdsl"] = lambda io: source_to_module(
-            io.read().decode(), self.get_input_name()
+            decode_source(io.read(), self.get_input_name()), self.get_input_name()
         )
+
+    def input_format(self) -> str:
+        """How the input is read: `-f`, else its file extension (standard input is IR)."""
+        if self.args.frontend:
+            return self.args.frontend
+        return Path(self.args.input_file).suffix.removeprefix(".") if self.args.input_file else "mlir"
 
 
 def main(args: Sequence[str] | None = None) -> int:
     try:
-        FusecOptMain(description="fusec-opt: run fusec's passes on IR", args=args).run()
-    except FusecError as error:
+        tool = FusecOptMain(description="fusec-opt: run fusec's passes on IR", args=args)
+    except ValueError as error:  # an unknown pass, or an option a pass does not have
+        return _error(error, EXIT_USAGE)
+    if tool.input_format() not in tool.available_frontends:
+        known = ", ".join(sorted(tool.available_frontends))
+        return _error(f"cannot read '{tool.get_input_name()}': unknown input format "
+                      f"'{tool.input_format()}' (known: {known}; -f chooses one)", EXIT_USAGE)
+    try:
+        tool.run()
+    except SourceError as error:
         print(error.format(), file=sys.stderr)
-        return 1
-    except (ParseError, VerifyException) as error:
-        print(f"fusec-opt: error: {error}", file=sys.stderr)
-        return 1
-    except ValueError as error:
-        if "Unrecognized passes" in str(error) or "pass" in str(error).lower():
-            print(f"fusec-opt: error: {error}", file=sys.stderr)
-            return 2
-        raise
-    return 0
+        return EXIT_ERROR
+    except BrokenPipeError:
+        return EXIT_OK
+    except OSError as error:
+        return _error(f"cannot read '{error.filename}': {error.strerror}", EXIT_ERROR)
+    except UnicodeDecodeError as error:
+        return _error(f"'{tool.get_input_name()}' is not UTF-8 text ({error.reason} at byte {error.start})", EXIT_ERROR)
+    except (ParseError, DiagnosticException) as error:
+        return _error(error, EXIT_ERROR)
+    return EXIT_OK
+
+
+def _error(message, status: int) -> int:
+    print(f"fusec-opt: error: {message}", file=sys.stderr)
+    return status
 
 
 if __name__ == "__main__":

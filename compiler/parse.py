@@ -1,4 +1,4 @@
-"""Source text -> syntax tree (compiler/ast.py), with syntax errors as FusecError.
+"""Source text -> syntax tree (compiler/ast.py), with syntax errors as SourceError.
 
 The grammar lives in grammar.lark. Lark's own exceptions never leave this module: each is
 turned into one diagnostic at the offending token, worded for a user of the language
@@ -14,7 +14,7 @@ from lark import Lark, Token, Transformer_NonRecursive, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
 
 from compiler import ast
-from compiler.diagnostics import Diagnostic, FusecError, SourceFile, Span
+from compiler.diagnostics import Diagnostic, SourceError, SourceFile, Span
 from dialects.sizes import Size, SizeError
 
 # Expressions nested deeper than this are refused: the checker and the passes after it walk
@@ -46,14 +46,14 @@ def parse(text: str, path: str) -> ast.Module:
     try:
         tree = _parser().parse(text)
     except UnexpectedInput as error:
-        raise FusecError([_syntax_diagnostic(error, source)], source) from None
+        raise SourceError([_syntax_diagnostic(error, source)], source) from None
     _check_nesting(tree, source)
     try:
         return _Builder().transform(tree)
     except VisitError as error:
         if isinstance(error.orig_exc, _BadSyntax):
             diagnostic = Diagnostic(error.orig_exc.span, error.orig_exc.message)
-            raise FusecError([diagnostic], source) from None
+            raise SourceError([diagnostic], source) from None
         raise
 
 
@@ -154,7 +154,7 @@ def _check_nesting(tree: Tree, source: SourceFile) -> None:
             outermost = node
         if depth > MAX_NESTING:
             message = f"expression nested too deeply (more than {MAX_NESTING} levels)"
-            raise FusecError([Diagnostic(_meta_span(outermost.meta), message)], source)
+            raise SourceError([Diagnostic(_meta_span(outermost.meta), message)], source)
         stack.extend((child, depth + 1, outermost) for child in node.children if isinstance(child, Tree))
 
 
@@ -204,7 +204,7 @@ class _Builder(Transformer_NonRecursive):
         dtype, *dims = children
         return ast.TypeExpr(
             dtype=str(dtype),
-            dims=tuple(int(d) if d.type == "INT" else d.value for d in dims),
+            dims=tuple(_integer(d, "this dimension") if d.type == "INT" else str(d) for d in dims),
             span=_meta_span(meta),
             dim_spans=tuple(_token_span(d) for d in dims),
         )
@@ -213,7 +213,7 @@ class _Builder(Transformer_NonRecursive):
         """A derived size in a type, as a token holding its canonical dim."""
         dim = _derived_size(_meta_span(meta), "".join(tokens))
         kind = "INT" if isinstance(dim, int) else "SIZE"
-        return Token(kind, dim, line=meta.line, column=meta.column, end_line=meta.end_line, end_column=meta.end_column)
+        return Token(kind, str(dim), line=meta.line, column=meta.column, end_line=meta.end_line, end_column=meta.end_column)
 
     def assign(self, meta, children):
         name, value = children
@@ -234,7 +234,7 @@ class _Builder(Transformer_NonRecursive):
         return ast.Name(str(children[0]), span=_meta_span(meta))
 
     def int_lit(self, meta, children):
-        return ast.IntLit(int(children[0]), span=_meta_span(meta))
+        return ast.IntLit(_integer(children[0], "this integer"), span=_meta_span(meta))
 
     def float_lit(self, meta, children):
         return ast.FloatLit(float(children[0]), span=_meta_span(meta))
@@ -263,6 +263,16 @@ class _Builder(Transformer_NonRecursive):
 
     def tuple(self, meta, items):
         return ast.TupleLit(tuple(_tuple_item(item) for item in items), span=_meta_span(meta))
+
+
+def _integer(token: Token, what: str) -> int:
+    """The value of an INT token. Python refuses to convert more than 4300 digits (a guard
+    against quadratic conversions); such a number fits no dtype and no size anyway."""
+    try:
+        return int(token)
+    except ValueError:
+        message = f"{what} has {len(token)} digits, too many for any dtype or size"
+        raise _BadSyntax(_token_span(token), message) from None
 
 
 def _tuple_item(item: ast.Expr) -> int | str:

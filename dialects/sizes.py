@@ -51,15 +51,15 @@ class Size:
         for part in numerator.split("*"):
             part = part.strip()
             if part.isdigit():
-                factor *= int(part)
+                factor *= _integer(part, dim)
             elif _NAME.fullmatch(part):
                 names.append(part)
             else:
                 raise SizeError(f"malformed size {dim!r}")
         if slash:
-            if int(denominator) == 0:
+            if _integer(denominator, dim) == 0:
                 raise SizeError(f"size {dim!r} divides by zero")
-            factor /= int(denominator)
+            factor /= _integer(denominator, dim)
         return Size(factor, tuple(sorted(names)))
 
     @staticmethod
@@ -103,6 +103,13 @@ class Size:
             bound = ", ".join(f"{n} = {sizes[n]}" for n in dict.fromkeys(self.names))
             raise SizeError(f"size {self.dim} is not a whole number with {bound}")
         return whole // self.factor.denominator
+
+
+def _integer(digits: str, dim: str) -> int:
+    try:
+        return int(digits)
+    except ValueError:  # past Python's 4300 digits
+        raise SizeError(f"size {dim[:40]!r}... has a number too long for any size") from None
 
 
 def is_derived(dim: Dim) -> bool:

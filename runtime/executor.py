@@ -45,11 +45,8 @@ from dialects import loop
 from dialects.sizes import Dim, SizeError, is_derived
 from dialects.sizes import evaluate_dim as sizes_evaluate_dim
 from runtime import codegen_cpu
+from runtime.errors import ExecutionError
 from runtime.kernel_cache import load_kernel
-
-
-class ExecutionError(ValueError):
-    """The program cannot run on these arguments (their number, dtypes or shapes)."""
 
 
 def element_dtype(type_: Attribute) -> np.dtype:

@@ -6,18 +6,19 @@ whether it runs on NumPy, the CPU or the GPU.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from dialects.tensor_types import NUMPY_DTYPES, Shape, format_shape
+from runtime.errors import InputError
 
 DEFAULT_DIM = 256
-
-
-class InputError(Exception):
-    """A missing, misshapen or mistyped input: reported as one line, exit status 1."""
+#: the largest size and byte count an array can have: sizes are signed 64-bit integers
+MAX_SIZE = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,16 @@ def bind_sizes(params: Sequence[Param], arrays: Sequence[np.ndarray], function: 
     return sizes
 
 
+def check_names(params: Sequence[str], names: Iterable[str], function: str) -> None:
+    """Refuses arguments by name that match no parameter of `function`."""
+    unknown = sorted(set(names) - set(params))
+    if unknown:
+        raise InputError(
+            f"{function} has no parameter named {', '.join(repr(n) for n in unknown)} "
+            f"(parameters: {', '.join(params)})"
+        )
+
+
 def concrete_shape(shape: Shape, sizes: Mapping[str, int]) -> tuple[int, ...]:
     return tuple(d if isinstance(d, int) else sizes[d] for d in shape)
 
@@ -85,29 +96,61 @@ def draw_inputs(
 
     Sizes come first from the given arrays, then from `dims`, then DEFAULT_DIM.
     """
-    unknown = sorted(set(given) - {p.name for p in params})
-    if unknown:
-        raise InputError(
-            f"{function} has no parameter named {', '.join(repr(n) for n in unknown)} "
-            f"(parameters: {', '.join(p.name for p in params)})"
-        )
+    check_names([p.name for p in params], given, function)
     provided = [p for p in params if p.name in given]
     sizes = bind_sizes(provided, [np.asarray(given[p.name]) for p in provided], function)
     for name, value in dims.items():
         if name in sizes and sizes[name] != value:
             raise InputError(f"--dims sets {name}={value}, but the inputs fix {name}={sizes[name]}")
         sizes.setdefault(name, value)
+    shapes = {
+        param.name: tuple(d if isinstance(d, int) else sizes.setdefault(d, DEFAULT_DIM) for d in param.shape)
+        for param in params
+        if param.name not in given
+    }
+    check_allocation([p for p in params if p.name in shapes], shapes)
     rng = np.random.default_rng(seed)
-    arrays = []
-    for param in params:
-        if param.name in given:
-            arrays.append(np.asarray(given[param.name]))
-            continue
-        shape = tuple(
-            d if isinstance(d, int) else sizes.setdefault(d, DEFAULT_DIM) for d in param.shape
-        )
-        arrays.append(random_array(rng, param.dtype, shape))
-    return arrays
+    return [
+        np.asarray(given[p.name]) if p.name in given else random_array(rng, p.dtype, shapes[p.name])
+        for p in params
+    ]
+
+
+def check_allocation(params: Sequence[Param], shapes: Mapping[str, tuple[int, ...]]) -> None:
+    """Refuses, with the number of bytes asked for, arrays that cannot be allocated: more
+    than a 64-bit size can count, or more than this machine's memory (where the system
+    would rather kill the process than refuse the allocation)."""
+    nbytes = {p.name: math.prod(shapes[p.name]) * NUMPY_DTYPES[p.dtype].itemsize for p in params}
+    total = sum(nbytes.values())
+    memory = physical_memory()
+    if total > MAX_SIZE:
+        limit = "more than a 64-bit size can count"
+    elif memory is not None and total > memory:
+        limit = f"more than this machine's memory ({format_bytes(memory)})"
+    else:
+        return
+    largest = max(params, key=lambda p: nbytes[p.name])
+    raise InputError(
+        f"the inputs drawn at random need {format_bytes(total)}, {limit}; the largest is "
+        f"'{largest.name}' {largest.dtype}{list(shapes[largest.name])} ({format_bytes(nbytes[largest.name])}): "
+        "give smaller --dims"
+    )
+
+
+def physical_memory() -> int | None:
+    """This machine's memory in bytes, where the system says."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # no sysconf (Windows) or no such name
+        return None
+
+
+def format_bytes(n: int) -> str:
+    """A byte count for people: exact, and in binary units when large."""
+    for unit, scale in (("EiB", 2**60), ("PiB", 2**50), ("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
+        if n >= scale:
+            return f"{n:,} bytes ({n / scale:.1f} {unit})"
+    return f"{n:,} bytes"
 
 
 def random_array(rng: np.random.Generator, dtype: str, shape: tuple[int, ...]) -> np.ndarray:

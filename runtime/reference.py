@@ -32,12 +32,13 @@ from dialects import graph
 from dialects.graph_semantics import BINARY, COMPARE, UNARY, numpy_dtype
 from dialects.sizes import Size, SizeError, evaluate_dim, is_derived, solve
 from dialects.tensor_types import format_shape, shape_of
+from runtime.errors import ExecutionError
 
 
 # sqrt(2 / pi), the constant of the tanh approximation of GELU
 
 
-class EvaluationError(ValueError):
+class EvaluationError(ExecutionError):
     """The program cannot run on these inputs (wrong arguments, sizes that disagree,
     an operation NumPy refuses, such as an integer to a negative power)."""
 
@@ -232,8 +233,6 @@ def _run_block(block: Block, args: Sequence[np.ndarray], frame: _Frame, where: s
         try:
             results = impl(op, operands, frame)
         except (ValueError, ArithmeticError) as error:
-            if isinstance(error, EvaluationError):
-                raise
             raise EvaluationError(f"{where}: {op.name}: {error}") from error
         if not isinstance(results, tuple):
             results = (results,)

@@ -160,6 +160,7 @@ def test_runs_on_cpu_with_check():
     result = fusec(SOFTMAX, "--target", "cpu", "--dims", "B=4,N=8", "--check")
     assert result.returncode == 0, result.stderr
     assert "kernels: 7 unfused -> 1 fused" in result.stdout
+    assert result.stdout.splitlines()[-1].endswith(" ms (first call, including compiling or loading its kernels)")
 
 
 def test_emit_fused_writes_report_and_viz_without_running(tmp_path):
@@ -224,3 +225,154 @@ def test_auto_never_picks_the_simulator():
     result = fusec(SOFTMAX, "--dims", "B=2,N=4")
     assert result.returncode == 0, result.stderr
     assert "main on cpu" in result.stdout
+
+
+# ---- bad input gets a one-line error, never a traceback --------------------------------------
+
+
+def test_source_that_is_not_utf8_is_an_error_at_its_byte(tmp_path):
+    program = tmp_path / "latin1.tdsl"
+    program.write_bytes(b"fn main(x: f32[N]) -> f32[N] {\n    return x # caf\xe9\n}\n")
+    result = fusec(program, "--target", "numpy")
+    assert_clean_error(result, 1, f"{program}:2:19: error: the file is not UTF-8 text (invalid continuation byte: byte 0xe9)")
+
+
+def test_inputs_in_an_npy_file_are_refused_with_the_way_to_fix_it(tmp_path):
+    np.save(tmp_path / "x.npy", np.zeros((2, 3), np.float32))
+    result = fusec(SOFTMAX, "--target", "numpy", "--inputs", tmp_path / "x.npy")
+    assert_clean_error(result, 1, "holds a single array (.npy)", "np.savez")
+
+
+@pytest.mark.parametrize("content", [b"x = 1\n", b"PK\x03\x04 truncated"])
+def test_inputs_that_are_no_npz_archive(tmp_path, content):
+    (tmp_path / "in.npz").write_bytes(content)
+    result = fusec(SOFTMAX, "--target", "numpy", "--inputs", tmp_path / "in.npz")
+    assert_clean_error(result, 1, str(tmp_path / "in.npz"))
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("option", ["--output", "--report", "--viz"])
+def test_files_into_a_missing_folder_are_refused_before_running(tmp_path, option):
+    target = tmp_path / "missing" / "file"
+    result = fusec(SOFTMAX, "--target", "numpy", "--dims", "B=2,N=3", option, target)
+    assert_clean_error(result, 1, f"{option} {target}: no such folder {tmp_path / 'missing'}")
+    assert result.stdout == ""  # nothing ran
+
+
+def test_output_onto_a_folder_is_refused(tmp_path):
+    result = fusec(SOFTMAX, "--target", "numpy", "--output", tmp_path)
+    assert_clean_error(result, 1, "is a folder")
+
+
+def test_inputs_too_large_to_allocate_say_how_much_was_asked():
+    result = fusec(SOFTMAX, "--target", "numpy", "--dims", "B=100000000,N=100000000")
+    assert_clean_error(result, 1, "need 40,000,000,000,000,000 bytes (35.5 PiB)", "'x' f32[100000000, 100000000]")
+
+
+def test_sizes_a_64_bit_count_cannot_hold(tmp_path):
+    result = fusec(SOFTMAX, "--target", "numpy", "--dims", "B=4294967296,N=4294967296")
+    assert_clean_error(result, 1, "more than a 64-bit size can count")
+    assert_clean_error(fusec(SOFTMAX, "--dims", "N=" + "9" * 5000), 2, "is too large")
+
+
+@pytest.mark.parametrize(
+    "dims, message",
+    [
+        ("Q=5", "--dims sets Q, but main has no size of that name (its sizes are B, N)"),
+        ("B=5,B=6", "size B is given twice (B=5 and B=6)"),
+        ("B=5,N=²", "expected NAME=SIZE pairs"),
+        ("B=0", "size B must be at least 1, got 0"),
+    ],
+)
+def test_dims_that_say_nothing_are_usage_errors(dims, message):
+    assert_clean_error(fusec(SOFTMAX, "--target", "numpy", "--dims", dims), 2, message)
+    assert_clean_error(fusec(SOFTMAX, "--emit", "graph", "--dims", dims), 2, message)
+
+
+def test_drawn_inputs_are_announced_on_stderr(tmp_path):
+    result = fusec(LAYERNORM, "--target", "numpy", "--dims", "N=2,D=3")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == "fusec: note: drawn at random (--seed 0): x: f32[2, 3], gamma: f32[3], beta: f32[3]\n"
+    np.savez(tmp_path / "in.npz", x=np.zeros((4, 8), np.float32))
+    given = fusec(SOFTMAX, "--target", "numpy", "--inputs", tmp_path / "in.npz")
+    assert given.returncode == 0 and given.stderr == ""
+
+
+def test_fusec_opt_on_a_missing_file():
+    result = subprocess.run(
+        [sys.executable, "-m", "compiler.opt", "missing.mlir"], capture_output=True, text=True, cwd=ROOT
+    )
+    assert_clean_error(result, 1, "fusec-opt: error: cannot read 'missing.mlir': No such file or directory")
+
+
+def test_fusec_opt_on_an_unknown_kind_of_file(tmp_path):
+    (tmp_path / "prog.txt").write_text("fn main() -> f32 { return 1.0 }\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "compiler.opt", str(tmp_path / "prog.txt")], capture_output=True, text=True, cwd=ROOT
+    )
+    assert_clean_error(result, 2, "unknown input format 'txt' (known: mlir, tdsl; -f chooses one)")
+
+
+# ---- the command's own options ----------------------------------------------------------------
+
+
+def test_version():
+    import fusec as api
+
+    result = fusec("--version")
+    assert result.returncode == 0 and result.stdout == f"fusec {api.__version__}\n"
+
+
+def test_help_describes_every_target():
+    result = fusec("--help")
+    assert result.returncode == 0
+    help_text = " ".join(result.stdout.split())
+    for described in ("cuda (the GPU", "cpu (the host's cores", "numpy (the reference interpreter", "auto (the default)"):
+        assert described in help_text
+
+
+@pytest.mark.parametrize("option", [("--check",), ("--bench",), ("--output", "o.npz"), ("--autotune",)])
+def test_emit_with_an_option_that_needs_a_run_is_a_usage_error(option):
+    result = fusec(SOFTMAX, "--emit", "graph", *option)
+    assert_clean_error(result, 2, f"--emit prints IR instead of running, so {option[0]} cannot apply")
+    assert result.stdout == ""
+
+
+def test_time_line_says_what_it_timed():
+    result = fusec(SOFTMAX, "--target", "numpy", "--dims", "B=2,N=3")
+    assert result.stdout.splitlines()[-1].endswith(" ms (one call)")
+
+
+def _nan_program(tmp_path):
+    """Results with NaN, inf and -inf (whose sum, the checksum, is NaN)."""
+    program = tmp_path / "nan.tdsl"
+    program.write_text("fn main(x: f32[N]) -> (f32[N], f32[N]) {\n    return log(x), exp(x * 1000) - exp(-x * 1000)\n}\n")
+    np.savez(tmp_path / "in.npz", x=np.array([-1.0, 0.0, 1.0, 2.0], np.float32))
+    return program
+
+
+def test_check_on_nan_and_inf_results_without_warnings(tmp_path):
+    program = _nan_program(tmp_path)
+    result = subprocess.run(
+        [sys.executable, "-W", "error::RuntimeWarning", "-m", "compiler.cli", str(program),
+         "--target", "numpy", "--inputs", str(tmp_path / "in.npz"), "--check"],
+        capture_output=True, text=True, cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "2 result(s) match" in result.stdout and "sum=nan" in result.stdout
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_a_mismatch_says_where_the_nans_differ():
+    from compiler.cli import difference, matches
+
+    want = np.array([np.nan, 1.0, np.inf, -np.inf], np.float32)
+    assert matches(want.copy(), want)
+    moved = np.array([1.0, np.nan, np.inf, -np.inf], np.float32)
+    assert not matches(moved, want)
+    assert difference(moved, want) == "NaN at 1 position(s) where the reference has a number"
+    assert difference(want[:2], np.full(2, np.nan, np.float32)) == "a number at 1 position(s) where the reference has NaN"
+    off = want.copy()
+    off[1] = 3.0
+    assert difference(off, want) == "max abs diff 2 at [1]: 3.0 vs 1.0"
+    assert difference(np.float32(2.0) * np.ones(()), np.ones(())) == "max abs diff 1: 2.0 vs 1.0"

@@ -26,7 +26,7 @@ if __package__ in (None, ""):
 import fusec
 from compiler import ast
 from compiler.check import check
-from compiler.diagnostics import FusecError, SourceFile
+from compiler.diagnostics import SourceError, SourceFile
 from compiler.parse import parse
 from tests.differential.generator import MAX_STATEMENTS, NP_DTYPES, generate
 from tests.differential.test_differential import TOLERANCES
@@ -48,12 +48,12 @@ def retyped(text: str) -> str | None:
     result types the checker infers; else None."""
     try:
         module = parse(text, "<shrink>")
-    except FusecError:
+    except SourceError:
         return None
     try:
         check(module, SourceFile("<shrink>", text))
         return text
-    except FusecError as error:
+    except SourceError as error:
         if not all(_RESULT_ERRORS.match(d.message) for d in error.diagnostics):
             return None
     (fn,) = module.functions
@@ -67,7 +67,7 @@ def retyped(text: str) -> str | None:
     new = re.sub(r"->\s*(\([^{]*\)|[^{]*?)\s*\{", lambda m: f"-> {header} {{", text, count=1)
     try:
         check(parse(new, "<shrink>"), SourceFile("<shrink>", new))
-    except FusecError:
+    except SourceError:
         return None
     return new
 

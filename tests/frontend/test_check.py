@@ -18,7 +18,7 @@ from compiler.check import (
     SoftmaxInfo,
     TransposeInfo,
 )
-from compiler.diagnostics import FusecError
+from compiler.diagnostics import SourceError
 from compiler.frontend import load
 from compiler.types import TensorTy
 
@@ -58,7 +58,7 @@ def typed(expression: str) -> ast.Expr:
 
 def errors(source: str) -> list[str]:
     """The header lines of the errors `source` gives, first first."""
-    with pytest.raises(FusecError) as info:
+    with pytest.raises(SourceError) as info:
         load(source, "t.tdsl")
     return [line for line in info.value.format().splitlines() if ": error: " in line]
 
@@ -520,7 +520,7 @@ def test_full_rendering_of_several_errors_without_cascades():
         "    return a\n"
         "}\n"
     )
-    with pytest.raises(FusecError) as info:
+    with pytest.raises(SourceError) as info:
         load(source, "prog.tdsl")
     assert info.value.format() == (
         "prog.tdsl:2:11: error: dtype mismatch: f32 and i32; use cast(...)\n"
@@ -630,6 +630,45 @@ def test_errors_in_every_function_are_reported_in_source_order():
 )
 def test_function_level_errors(source, expected):
     assert errors(source) == [f"t.tdsl:{e}" for e in expected]
+
+
+RANK_65 = ", ".join(["1"] * 65)
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        (
+            "fn f(x: f32[4294967296, 4294967296]) -> f32 { return 1.0 }",
+            ["1:9: error: this tensor would take about 2^66 bytes; at most 2^63 - 1 are possible"],
+        ),
+        (  # the element count fits int64, the bytes do not
+            "fn f(x: f64[2305843009213693952]) -> f64 { return 1.0 }",
+            ["1:9: error: this tensor would take about 2^64 bytes; at most 2^63 - 1 are possible"],
+        ),
+        (
+            "fn f(x: f32[4294967296, 1], y: f32[1, 4294967296]) -> f32 {\n    return sum(x + y)\n}",
+            ["2:16: error: this tensor would take about 2^66 bytes; at most 2^63 - 1 are possible"],
+        ),
+        (
+            "fn f(x: f32[2]) -> f32 {\n    return sum(broadcast_to(x, (4294967296, 4294967296, 2)))\n}",
+            ["2:16: error: this tensor would take about 2^67 bytes; at most 2^63 - 1 are possible"],
+        ),
+        (f"fn f(x: f32[{RANK_65}]) -> f32 {{ return 1.0 }}", ["1:9: error: this tensor has 65 axes; at most 64 are supported"]),
+        (
+            f"fn f(x: f32) -> f32 {{\n    return sum(reshape(x, ({RANK_65})))\n}}",
+            ["2:16: error: this tensor has 65 axes; at most 64 are supported"],
+        ),
+    ],
+)
+def test_tensors_no_array_can_hold_are_errors(source, expected):
+    assert errors(source) == [f"t.tdsl:{e}" for e in expected]
+
+
+def test_the_largest_tensors_an_array_can_hold_check():
+    rank_64 = ", ".join(["1"] * 64)
+    load(f"fn f(x: f32[{rank_64}]) -> f32 {{ return sum(x) }}", "t.tdsl")
+    load("fn f(x: f32[2305843009213693951]) -> f32 { return sum(x) }", "t.tdsl")
 
 
 def test_calls_to_a_broken_function_do_not_cascade():

@@ -2,8 +2,9 @@
 
 import pytest
 
-from compiler.diagnostics import Diagnostic, FusecError, SourceFile, Span
-from runtime.inputs import InputError
+from compiler.diagnostics import Diagnostic, SourceError, SourceFile, Span, decode_source
+from runtime.errors import ExecutionError, FusecError, InputError
+from runtime.reference import EvaluationError
 
 SOURCE = SourceFile("prog.tdsl", "fn f(x: f32) -> f32 {\n    return x + y\n}\n")
 
@@ -47,7 +48,7 @@ def test_position_past_the_last_line_shows_an_empty_line():
 def test_error_lists_diagnostics_first_first_and_once():
     later = Diagnostic(Span(2, 16, 2, 17), "second")
     earlier = Diagnostic(Span(1, 4, 1, 5), "first")
-    error = FusecError([later, earlier, later], SOURCE)
+    error = SourceError([later, earlier, later], SOURCE)
     assert [d.message for d in error.diagnostics] == ["first", "second"]
     text = error.format()
     assert text.index("prog.tdsl:1:4: error: first") < text.index("prog.tdsl:2:16: error: second")
@@ -59,7 +60,30 @@ def test_span_head_covers_a_leading_name():
     assert Span(3, 5, 3, 30).head(4) == Span(3, 5, 3, 9)
 
 
-def test_input_error_is_a_plain_one_line_exception():
-    with pytest.raises(InputError, match="missing input 'x'"):
-        raise InputError("missing input 'x'")
-    assert not issubclass(InputError, FusecError)
+def test_one_family_of_errors():
+    """SPEC §4: one `except FusecError` catches program, input and execution errors."""
+    for error in (SourceError, InputError, ExecutionError, EvaluationError):
+        assert issubclass(error, FusecError)
+    assert not issubclass(InputError, SourceError) and not issubclass(ExecutionError, InputError)
+    assert not issubclass(ExecutionError, ValueError)  # not caught by accident with NumPy's
+
+
+def test_lines_end_at_newlines_only_as_the_parser_counts_them():
+    source = SourceFile("ff.tdsl", "fn f() -> f32 {\x0c return z\n}")
+    assert source.line(1) == "fn f() -> f32 {\x0c return z"
+    assert SourceFile("crlf.tdsl", "a\r\nb\r\n").line(1) == "a"
+
+
+def test_utf8_source_decodes():
+    assert decode_source("fn é".encode(), "u.tdsl") == "fn é"
+
+
+def test_non_utf8_source_is_an_error_at_its_first_bad_byte():
+    data = "fn f() -> f32 {\n    return é \xff\n}".encode("latin-1").replace(b"\xe9", "é".encode())
+    with pytest.raises(SourceError) as info:
+        decode_source(data, "bad.tdsl")
+    assert info.value.format().splitlines() == [
+        "bad.tdsl:2:14: error: the file is not UTF-8 text (invalid start byte: byte 0xff)",
+        "    return é \ufffd",
+        "             ^",
+    ]

@@ -1,4 +1,4 @@
-"""Whatever text it is given, the front end either accepts it or raises FusecError with
+"""Whatever text it is given, the front end either accepts it or raises SourceError with
 diagnostics inside the file: never another exception. Programs it accepts are fully typed."""
 
 import re
@@ -7,7 +7,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compiler.diagnostics import FusecError
+from compiler.diagnostics import SourceError
 from compiler.frontend import load
 
 from .test_check import assert_fully_typed
@@ -33,7 +33,7 @@ VOCABULARY = sorted({t for p in PROGRAMS for t in TOKEN.findall(p) if not t.star
 def check_contract(text: str) -> None:
     try:
         module = load(text, "fuzz.tdsl")
-    except FusecError as error:
+    except SourceError as error:
         assert error.diagnostics
         rendered = error.format()
         lines = max(1, len(text.splitlines()))

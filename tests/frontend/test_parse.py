@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from compiler import ast
-from compiler.diagnostics import FusecError, Span
+from compiler.diagnostics import SourceError, Span
 from compiler.parse import MAX_NESTING, parse
 
 SAMPLES = sorted((Path(__file__).parents[2] / "samples").glob("*.tdsl"))
@@ -37,7 +37,7 @@ def expr(text: str) -> ast.Expr:
 
 
 def syntax_error(text: str) -> str:
-    with pytest.raises(FusecError) as info:
+    with pytest.raises(SourceError) as info:
         parse(text, "t.tdsl")
     assert len(info.value.diagnostics) == 1
     return info.value.format()
@@ -245,6 +245,15 @@ def test_syntax_errors_render_with_a_caret(text, expected):
 )
 def test_syntax_error_messages(text, header):
     assert syntax_error(text).splitlines()[0] == f"t.tdsl:{header}"
+
+
+def test_numbers_past_pythons_conversion_limit_are_errors():
+    """Python refuses int() of more than 4300 digits; the parser says what is wrong instead."""
+    digits = "9" * 5000
+    literal = syntax_error(f"fn f(x: f32) -> f32 {{ return x * {digits} }}")
+    assert literal.splitlines()[0] == "t.tdsl:1:34: error: this integer has 5000 digits, too many for any dtype or size"
+    dim = syntax_error(f"fn f(x: f32[{digits}]) -> f32 {{ return 1.0 }}")
+    assert dim.splitlines()[0] == "t.tdsl:1:13: error: this dimension has 5000 digits, too many for any dtype or size"
 
 
 def test_messages_never_mention_parser_internals():

@@ -1,0 +1,25 @@
+"""The exceptions fusec raises for a bad program, bad inputs or a failed run: one family.
+
+SPEC §4: every error the API raises for these derives from `FusecError`, so a caller needs
+one `except fusec.FusecError`; the subclasses say which of the three it was. The program
+errors, which carry diagnostics against a source file, are `compiler.diagnostics.SourceError`.
+The family is defined here, in the runtime, because the runtime raises it too and must not
+import the compiler (DESIGN.md: imports run compiler -> runtime).
+"""
+
+from __future__ import annotations
+
+
+class FusecError(Exception):
+    """The base of every error fusec reports to its user (as opposed to a bug of fusec)."""
+
+
+class InputError(FusecError):
+    """A bad input: a missing, misshapen or mistyped argument, an unreadable file, a
+    function or option the program does not have. The command reports it as one line and
+    exits with status 1."""
+
+
+class ExecutionError(FusecError):
+    """A run that failed on its arguments: sizes that disagree inside the program, an
+    operation NumPy refuses, buffers that cannot be allocated."""
