@@ -113,7 +113,10 @@ class InlineCall(RewritePattern):
         _rename_block_sizes(block, sizes)
         ret = block.last_op
         assert isinstance(ret, func.ReturnOp)
-        returned = list(ret.arguments)
+        # a returned parameter is the call's operand: inline_block rebinds the uses of
+        # the block's arguments, not this list
+        bound = dict(zip(block.args, op.arguments))
+        returned = [bound.get(v, v) for v in ret.arguments]
         ret.detach()
         ret.erase()
         rewriter.inline_block(block, InsertPoint.before(op), op.arguments)

@@ -8,7 +8,7 @@ from xdsl.dialects import func
 
 from passes.inline import InlinePass, bind_sizes, rename_sizes
 from dialects.tensor_types import tensor_type
-from tests.passes.harness import assert_same_results, op_names, parse, run_passes
+from tests.passes.harness import assert_same_results, function, op_names, parse, run_passes
 
 N = 'tensor<?xf32, ["N"]>'
 M = 'tensor<?xf32, ["M"]>'
@@ -144,3 +144,44 @@ def test_mismatched_call_is_left_alone():
     after = before.clone()
     InlinePass().apply(None, after)
     assert op_names(after) == ["func.call"]
+
+
+RETURNS_PARAMETERS = f"""
+func.func private @identity(%a: {N}) -> {N} {{
+  func.return %a : {N}
+}}
+func.func private @pick(%a: {N}, %b: {N}) -> {N} {{
+  func.return %b : {N}
+}}
+func.func private @swap(%a: {N}, %b: {N}) -> ({N}, {N}) {{
+  func.return %b, %a : {N}, {N}
+}}
+func.func private @renamed(%a: {M}) -> {M} {{
+  func.return %a : {M}
+}}
+func.func @main(%x: {N}, %y: {N}) -> ({N}, {N}) {{
+  %i = func.call @identity(%x) : ({N}) -> {N}
+  %p = func.call @pick(%i, %y) : ({N}, {N}) -> {N}
+  %s, %t = func.call @swap(%p, %x) : ({N}, {N}) -> ({N}, {N})
+  %r = func.call @renamed(%s) : ({N}) -> {N}
+  %one = graph.constant dense<1.0> : tensor<f32>
+  %ob = graph.broadcast %one : tensor<f32> -> {N}
+  %z = graph.add %r, %ob : {N}
+  func.return %z, %t : {N}, {N}
+}}
+"""
+
+
+def test_functions_returning_a_parameter_inline_to_the_argument():
+    """identity, a choice of one argument, a swap and a size-renamed identity: each call's
+    result is the operand passed for the returned parameter (this crashed the verifier:
+    the result was the callee's parameter, defined out of main)."""
+    before = parse(RETURNS_PARAMETERS, verify=False)
+    after = run_passes(before, [InlinePass()])
+    assert _functions(after) == ["main"]
+    assert op_names(after) == ["graph.constant", "graph.broadcast", "graph.add"]
+    ret = function(after, "main").body.block.last_op
+    add = ret.operands[0].owner
+    x, y = function(after, "main").body.block.args
+    assert add.operands[0] is x and ret.operands[1] is y  # swap(pick(x, y), x) = (x, y)
+    assert_same_results(before, after)
