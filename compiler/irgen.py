@@ -32,10 +32,12 @@ from compiler.check import (
     SoftmaxInfo,
     TransposeInfo,
 )
+from compiler.diagnostics import Diagnostic, FusecError, SourceFile, Span
 from compiler.frontend import load
 from compiler.types import TensorTy
 from dialects import graph
 from dialects.tensor_types import Dim, shape_of, tensor_type
+from passes.inline import DEFAULT_MAX_INLINED_OPS, CallTree, InlineSizeError
 
 UNARY: dict[str, type[graph.UnaryOp]] = {
     "neg": graph.NegOp,
@@ -76,8 +78,18 @@ def ir_type(ty: TensorTy, subst: Substitution | None = None) -> TensorType:
 
 
 def source_to_module(text: str, path: str) -> ModuleOp:
-    """Source text to a verified graph-level module; raises FusecError on a bad program."""
-    return build_module(load(text, path))
+    """Source text to a verified graph-level module; raises FusecError on a bad program,
+    also on one whose calls would inline to more operations than the inliner allows
+    (decided here, where the calls' places in the source are known)."""
+    builder = _ModuleBuilder(load(text, path))
+    module = builder.build()
+    try:
+        CallTree.of(module).check_size(builder.symbols.values(), DEFAULT_MAX_INLINED_OPS)
+    except InlineSizeError as error:
+        names = {symbol: name for (name, _), symbol in builder.symbols.items()}
+        message = error.describe(names[error.callee], names[error.caller])
+        raise FusecError([Diagnostic(builder.call_spans[error.call], message)], SourceFile(path, text)) from None
+    return module
 
 
 def build_module(checked: CheckedModule) -> ModuleOp:
@@ -96,6 +108,7 @@ class _ModuleBuilder:
         self.builder = Builder(InsertPoint.at_end(self.module.body.block))
         self.symbols: dict[tuple[str, tuple[tuple[str, Dim], ...]], str] = {}
         self.taken: set[str] = set(checked.functions)
+        self.call_spans: dict[func.CallOp, Span] = {}  # where the source makes each call
 
     def build(self) -> ModuleOp:
         for name in self.checked.functions:  # source order; a specialisation comes before its first caller
@@ -261,7 +274,9 @@ class _FunctionBuilder:
                 if isinstance(dim, str):
                     binding[dim] = actual
         symbol = self.parent.function(info.callee, binding)
-        return self.emit(func.CallOp(symbol, args, [self.type(e.ty)]))
+        call = func.CallOp(symbol, args, [self.type(e.ty)])
+        self.parent.call_spans[call] = e.span
+        return self.emit(call)
 
 
 _INFO_HANDLERS: dict[type, Callable[[_FunctionBuilder, ast.Expr], SSAValue]] = {

@@ -14,6 +14,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from compiler.context import project_dialects
 from compiler.diagnostics import FusecError
+from passes.inline import InlineSizeError
 from passes.registry import all_passes
 
 
@@ -44,7 +45,7 @@ def main(args: Sequence[str] | None = None) -> int:
     except FusecError as error:
         print(error.format(), file=sys.stderr)
         return 1
-    except (ParseError, VerifyException) as error:
+    except (ParseError, VerifyException, InlineSizeError) as error:
         print(f"fusec-opt: error: {error}", file=sys.stderr)
         return 1
     except ValueError as error:
