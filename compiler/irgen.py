@@ -32,11 +32,13 @@ from compiler.check import (
     SoftmaxInfo,
     TransposeInfo,
 )
+from compiler.diagnostics import Diagnostic, SourceError, SourceFile, Span
 from compiler.frontend import load
 from compiler.types import Shape, TensorTy
 from dialects import graph
 from dialects.sizes import is_derived, substitute
 from dialects.tensor_types import Dim, tensor_type
+from passes.inline import DEFAULT_MAX_INLINED_OPS, CallTree, InlineSizeError
 
 UNARY: dict[str, type[graph.UnaryOp]] = {
     "neg": graph.NegOp,
@@ -90,8 +92,18 @@ def _values(stmt: ast.Stmt) -> list[ast.Expr]:
 
 
 def source_to_module(text: str, path: str) -> ModuleOp:
-    """Source text to a verified graph-level module; raises SourceError on a bad program."""
-    return build_module(load(text, path))
+    """Source text to a verified graph-level module; raises SourceError on a bad program,
+    also on one whose calls would inline to more operations than the inliner allows
+    (decided here, where the calls' places in the source are known)."""
+    builder = _ModuleBuilder(load(text, path))
+    module = builder.build()
+    try:
+        CallTree.of(module).check_size(builder.symbols.values(), DEFAULT_MAX_INLINED_OPS)
+    except InlineSizeError as error:
+        names = {symbol: name for (name, _), symbol in builder.symbols.items()}
+        message = error.describe(names[error.callee], names[error.caller])
+        raise SourceError([Diagnostic(builder.call_spans[error.call], message)], SourceFile(path, text)) from None
+    return module
 
 
 def build_module(checked: CheckedModule) -> ModuleOp:
@@ -110,6 +122,7 @@ class _ModuleBuilder:
         self.builder = Builder(InsertPoint.at_end(self.module.body.block))
         self.symbols: dict[_Key, str] = {}
         self.taken: set[str] = set(checked.functions)
+        self.call_spans: dict[func.CallOp, Span] = {}  # where the source makes each call
 
     def build(self) -> ModuleOp:
         for name in self.checked.functions:  # source order; a specialisation comes before its first caller
@@ -319,7 +332,9 @@ class _FunctionBuilder:
         info: CallInfo = e.info
         args = [self.expr(a) for a in info.operands]
         symbol = self.parent.symbols[self.parent.callee_key(info, self.subst)]  # built before this caller
-        return self.emit(func.CallOp(symbol, args, [self.type(e.ty)]))
+        call = func.CallOp(symbol, args, [self.type(e.ty)])
+        self.parent.call_spans[call] = e.span
+        return self.emit(call)
 
 
 _INFO_HANDLERS: dict[type, Callable[[_FunctionBuilder, ast.Expr], SSAValue]] = {

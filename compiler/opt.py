@@ -15,6 +15,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from compiler.context import project_dialects
 from compiler.diagnostics import SourceError, decode_source
+from passes.inline import InlineSizeError
 from passes.registry import all_passes
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
@@ -67,7 +68,7 @@ def main(args: Sequence[str] | None = None) -> int:
         return _error(f"cannot read '{error.filename}': {error.strerror}", EXIT_ERROR)
     except UnicodeDecodeError as error:
         return _error(f"'{tool.get_input_name()}' is not UTF-8 text ({error.reason} at byte {error.start})", EXIT_ERROR)
-    except (ParseError, DiagnosticException) as error:
+    except (ParseError, DiagnosticException, InlineSizeError) as error:
         return _error(error, EXIT_ERROR)
     return EXIT_OK
 

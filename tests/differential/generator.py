@@ -21,8 +21,10 @@ What a program holds:
   permutations, reshapes the checker can prove (split or merge static dims, insert or drop
   1s, reorder names, a `-1`), `broadcast_to`, matmuls against weight parameters (and
   `a @ transpose(b)`), integer arithmetic that may overflow and wrap (`x * 65537`, sums
-  and squares of wrapped values), calls of a user function `helper` with size
-  names of its own, and the re-binding of a name. Operands are names or nested expressions.
+  and squares of wrapped values), calls of a user function `helper` with size names of its
+  own (some helpers return a parameter: the identity, the second of two, or the first of
+  two through a second function called with the arguments swapped), and the re-binding of
+  a name. Operands are names or nested expressions.
 - 1-3 results, whose declared types are those the checker infers (the generator keeps a
   shape model); now and then one is written inline in the `return`, is a parameter, or
   is returned twice.
@@ -165,7 +167,15 @@ _HELPERS = {  # body kind -> (arity, body); the helper's parameters are a (and b
     "center": (1, "    return a - mean(a, axis=-1, keepdims=true)"),
     "mix": (2, "    return tanh(a) + b * 0.5"),
     "max": (2, "    return maximum(a, b)"),
+    # helpers that return a parameter (the call's result is its argument)
+    "identity": (1, "    return a"),
+    "pick": (2, "    return b"),
+    "swap": (2, "    return first(b, a)"),  # through a second helper, with the arguments swapped
 }  # fmt: skip
+#: what a helper returning a parameter returns: the call's first or its last argument
+_RETURNS_ARGUMENT = {"identity": 0, "pick": -1, "swap": -1}
+#: `fn first`, which the "swap" helper calls
+_FIRST = "fn first(a: {t}, b: {t}) -> {t} {{\n    return a\n}}\n"
 _HELPER_SIZES = ("P", "Q", "R", "T")
 
 
@@ -935,6 +945,9 @@ class _Builder:
             same = self.values(lambda v: v.dtype == x.dtype and v.shape == x.shape)
             args.append(self.tame(self.choose(same)) if same and self.chance(0.7) else x)
         y = args[-1]
+        text = f"helper({', '.join(a.text for a in args)})"
+        if kind in _RETURNS_ARGUMENT:
+            return replace(args[_RETURNS_ARGUMENT[kind]], text=text, atom=True)
         if kind == "silu":
             lo, hi = (-0.28 if x.lo < 0 else 0.0), max(x.hi, 0.0)
         elif kind == "softmax":
@@ -948,8 +961,7 @@ class _Builder:
         exact = kind == "max" and x.exact and y.exact
         piecewise = kind == "max" or x.piecewise or y.piecewise
         varies = tuple(a or b for a, b in zip(x.varies, y.varies))
-        return Val(f"helper({', '.join(a.text for a in args)})", x.shape, x.dtype, lo, hi, exact=exact,
-                   piecewise=piecewise, varies=varies)  # fmt: skip
+        return Val(text, x.shape, x.dtype, lo, hi, exact=exact, piecewise=piecewise, varies=varies)
 
 
     def helper_source(self) -> str:
@@ -958,7 +970,8 @@ class _Builder:
         rank, arity, kind = self.helper
         t = type_text(self.dtype, _HELPER_SIZES[:rank])
         params = ", ".join(f"{n}: {t}" for n in "ab"[:arity])
-        return f"\nfn helper({params}) -> {t} {{\n{_HELPERS[kind][1]}\n}}\n"
+        first = "\n" + _FIRST.format(t=t) if kind == "swap" else ""
+        return f"\nfn helper({params}) -> {t} {{\n{_HELPERS[kind][1]}\n}}\n{first}"
 
 
 MAX_STATEMENTS = 3  # small enough that CI's 50 programs compile (cold) in about 3.5 minutes

@@ -73,3 +73,39 @@ fn main(a: f32[M, 8], b: f32[4, 8], w: f32[6, 8]) -> (f32[M, 6], f32[4, 6]) {
     names = op_names(opt)
     assert "func.call" not in names and not COMPOSITES & set(names)
     assert_same_results(graph, opt, sizes={"M": 5}, rtol=1e-5, atol=1e-6)
+
+
+RETURNS_PARAMETER = {
+    "identity": """
+fn g(x: f32[N]) -> f32[N] { return x }
+fn main(x: f32[N]) -> f32[N] { return g(x) + 1.0 }
+""",
+    "pick": """
+fn pick(a: f32[N], b: f32[N]) -> f32[N] { return b }
+fn main(x: f32[N], y: f32[N]) -> f32[N] { return pick(x, y) * 2.0 }
+""",
+    "renamed_identity": """
+fn g(x: f32[K, 3]) -> f32[K, 3] { return x }
+fn main(x: f32[N, 3], y: f32[M, 3]) -> (f32[N, 3], f32[M, 3]) { return g(x) - 1.0, exp(g(y)) }
+""",
+    "swapped_arguments": """
+fn first(a: f32[N], b: f32[N]) -> f32[N] { return a }
+fn second(a: f32[N], b: f32[N]) -> f32[N] { return first(b, a) }
+fn main(x: f32[N], y: f32[N]) -> f32[N] { return second(x, y) * x }
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(RETURNS_PARAMETER))
+@pytest.mark.parametrize("fuse", [True, False], ids=["fused", "no-fuse"])
+def test_functions_returning_a_parameter_compile(name, fuse):
+    """A callee that returns one of its parameters: the caller reads the argument
+    (inlining used to leave the callee's parameter in main: a verifier error)."""
+    import fusec
+
+    program = fusec.compile(RETURNS_PARAMETER[name], target="cpu", fuse=fuse)
+    compilation = program.compilation("main")
+    assert "func.call" not in compilation.text("opt")
+    assert "loop.kernel" in compilation.text("loops")
+    opt = compilation.stage("opt")
+    assert_same_results(program.graph, opt, sizes={"N": 4, "M": 5})
