@@ -84,13 +84,12 @@ class FusionOptions:
 @dataclass(frozen=True)
 class Decision:
     """The verdict on merging two groups (without the cycle check, which depends
-    on the rest of the partition); ``merged`` is the union to commit."""
+    on the rest of the partition)."""
 
     ok: bool
     reason: str | None = None
     rule: FusionRule | None = None
     score: FusionScore | None = None
-    merged: MergedFacts | None = None
 
 
 @dataclass
@@ -181,7 +180,7 @@ class Planner:
     def _evaluate(self, a: GroupSummary, b: GroupSummary, horizontal: bool) -> Decision:
         g, opts = self.g, self.options
         rule = find_rule(a.kind, b.kind, horizontal)
-        merged = MergedFacts(g, self.patterns, self.group_of, a, b, opts.dims)
+        merged = self.union(a.handle, b.handle)
         if rule is None:
             reason = refusal_reason(a.kind, b.kind, _anchor_name(g, a), _anchor_name(g, b))
             if reason is None:
@@ -203,7 +202,10 @@ class Planner:
         score = fusion_score(self.cost(a), self.cost(b), merged_cost, opts.device)
         if score.saving <= 0:
             return Decision(False, _cost_reason(score), rule, score)
-        return Decision(True, None, rule, score, merged)
+        return Decision(True, None, rule, score)
+
+    def union(self, x: int, y: int) -> MergedFacts:
+        return MergedFacts(self.g, self.patterns, self.group_of, self.groups[x], self.groups[y], self.options.dims)
 
     # -- merging --------------------------------------------------------------
 
@@ -237,8 +239,8 @@ class Planner:
             return  # offered already
         d = self.evaluate(x, y, horizontal)
         if d.ok:
-            assert d.score is not None
-            heapq.heappush(self._heap, (-d.score.saving, a.first, b.first, x, a.version, y, b.version, d))
+            assert d.score is not None and d.rule is not None
+            heapq.heappush(self._heap, (-d.score.saving, a.first, b.first, x, a.version, y, b.version, d.rule.name))
 
     def _offer_around(self, group: GroupSummary, gaps: list[tuple[SSAValue, int]]) -> None:
         """The candidates a new group makes: with its producers and consumers, its
@@ -266,7 +268,7 @@ class Planner:
             group = self.groups[ids[0]]
             for other in ids[1:]:
                 x, y = group.handle, self.group_of[other]
-                merged = MergedFacts(self.g, self.patterns, self.group_of, group, self.groups[y], self.options.dims)
+                merged = self.union(x, y)
                 window, _ = self.dag.window(x, y, self.first)
                 assert window is not None, "a pattern's core is convex"
                 group = self.merge(x, y, match.rule, merged, window)
@@ -287,16 +289,18 @@ class Planner:
         for x, y in self.siblings.pairs():
             self._offer(x, y, True)
         while self._heap:
-            *_, x, vx, y, vy, d = heapq.heappop(self._heap)
+            *_, x, vx, y, vy, rule = heapq.heappop(self._heap)
             a, b = self.groups.get(x), self.groups.get(y)
             if a is None or b is None or a.version != vx or b.version != vy:
                 continue  # one of the two merged since
             window, _ = self.dag.window(x, y, self.first)
             if window is None:
                 continue  # a path through another group joins them: it stays
-            assert d.rule is not None and d.merged is not None
+            merged = self.union(x, y)
+            fits = TEMPLATES[merged.kind](merged)  # (again: it records what the union fits)
+            assert fits is None, fits
             gaps = [(value, entry[0]) for value, entry in self._reading(a) + self._reading(b)]
-            self._offer_around(self.merge(x, y, d.rule.name, d.merged, window), gaps)
+            self._offer_around(self.merge(x, y, rule, merged, window), gaps)
 
     def finish(self) -> Plan:
         g = self.g

@@ -154,9 +154,9 @@ def group_cost(
 
 
 def _reads(g: FuncGraph, i: int) -> Iterator[tuple[SSAValue, bool]]:
-    """The values op ``i`` reads from outside any group, with whether it reads their
-    elements: its operands, and through the free ops it reads (cloned into its
-    kernel) what they read, for their shapes only."""
+    """The values op ``i`` reads, with whether it reads their elements: its operands,
+    and what the free ops among them read (they are cloned into its kernel; the only
+    one reading a computed value is ``graph.dim_size``, for its shape)."""
     stack = [(v, True) for v in g.ops[i].operands]
     seen: set[SSAValue] = set()
     while stack:
@@ -200,7 +200,6 @@ class MergedFacts(GroupFacts):
         self.b = b
         self.boundary = self._boundary()
         self.fits: Hashable | None = None  # the context first_failure found it fits
-        self._kind: str | None = None
         self._dependent: dict[OpClass, dict[int, bool]] = {}
 
     # -- the structure of the union ------------------------------------------------
@@ -219,11 +218,9 @@ class MergedFacts(GroupFacts):
         j = self.g.producer(value)
         return j is not None and self.group_of[j] == side.handle
 
-    @property
+    @functools.cached_property
     def kind(self) -> str:
-        if self._kind is None:
-            self._kind = group_kind(self)
-        return self._kind
+        return group_kind(self)
 
     @functools.cached_property
     def inputs(self) -> dict[SSAValue, bool]:
