@@ -106,10 +106,6 @@ def source_to_module(text: str, path: str) -> ModuleOp:
     return module
 
 
-def build_module(checked: CheckedModule) -> ModuleOp:
-    return _ModuleBuilder(checked).build()
-
-
 class _ModuleBuilder:
     """Builds one `func.func` per function, plus one specialisation per distinct way a
     function is called with other sizes than its own names: `fn f(x: f32[N])` called on

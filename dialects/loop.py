@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import json
 import math
+import weakref
 
 from collections.abc import Sequence
 
@@ -812,10 +813,48 @@ class YieldOp(IRDLOperation):
 # Host side
 
 
+#: per symbol table, the ops it held by name when last read (weakly, both: a module
+#: is not kept alive by it): verifying a module of K launches reads it once, where a
+#: lookup per launch walks it each time (K² steps)
+_SYMBOLS_SEEN: weakref.WeakKeyDictionary[Operation, dict[str, weakref.ref[Operation]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _lookup_kernel(op: LaunchOp) -> Operation | None:
+    """What ``SymbolTable.lookup_symbol(op, op.callee)`` finds, from the symbols of the
+    table remembered between calls; read again when the one remembered has left the
+    table or been renamed, or the name is not there."""
+    table = op.parent_op()
+    while table is not None and not table.has_trait(SymbolTable):
+        table = table.parent_op()
+    name = op.callee.root_reference.data
+    if table is None or op.callee.nested_references:
+        return SymbolTable.lookup_symbol(op, op.callee)
+    block = table.regions[0].block
+    seen = _SYMBOLS_SEEN.get(table, {}).get(name)
+    found = seen() if seen is not None else None
+    if found is None or found.parent is not block or _symbol_name(found) != name:
+        symbols: dict[str, weakref.ref[Operation]] = {}
+        for o in block.ops:
+            if (symbol := _symbol_name(o)) is not None:
+                symbols.setdefault(symbol, weakref.ref(o))
+        _SYMBOLS_SEEN[table] = symbols
+        seen = symbols.get(name)
+        found = seen() if seen is not None else None
+    return found
+
+
+def _symbol_name(op: Operation) -> str | None:
+    interface = op.get_trait(SymbolOpInterface)
+    name = None if interface is None else interface.get_sym_attr_name(op)
+    return None if name is None else name.data
+
+
 class _LaunchSymbolUser(SymbolUserOpInterface):
     def verify(self, op: Operation) -> None:
         assert isinstance(op, LaunchOp)
-        kernel = SymbolTable.lookup_symbol(op, op.callee)
+        kernel = _lookup_kernel(op)
         if kernel is None:
             # A launch not yet in a module (being built) is checked once it is in one.
             parent = op.parent_op()

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
-from xdsl.ir import Block, BlockArgument, OpResult, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
@@ -43,8 +43,9 @@ from dialects.tensor_types import dtype_of, shape_of
 from passes.fusion.cost import device_by_name, parse_dims
 from passes.fusion.graph_view import FuncGraph
 from passes.fusion.planner import (
+    DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_INPUTS,
-    DEFAULT_MAX_OPS,
+    DEFAULT_MAX_LIVE,
     FusionOptions,
     Plan,
     plan_function,
@@ -58,24 +59,27 @@ class FusePass(ModulePass):
     """Partition every function into fusion groups (one kernel each).
 
     Options: ``dims`` binds symbolic sizes for the cost model (``"N=1024,D=768"``,
-    256 each by default); ``device`` is ``gpu`` or ``cpu``; ``max_ops`` and
-    ``max_inputs`` bound a group's size (ops, kernel inputs).
+    256 each by default); ``device`` is ``gpu`` or ``cpu``; ``max_live`` bounds the
+    values a kernel holds at once (``live.py``), ``max_depth`` its chains of
+    dependent ops (``depth.py``), ``max_inputs`` its inputs.
 
-        fusec-opt f.mlir -p 'fuse{dims="N=1024,D=768" device=cpu max-ops=32}'
+        fusec-opt f.mlir -p 'fuse{dims="N=1024,D=768" device=cpu max-live=16}'
     """
 
     name = "fuse"
 
     dims: str = ""
     device: str = "gpu"
-    max_ops: int = DEFAULT_MAX_OPS
+    max_live: int = DEFAULT_MAX_LIVE
+    max_depth: int = DEFAULT_MAX_DEPTH
     max_inputs: int = DEFAULT_MAX_INPUTS
 
     def options(self) -> FusionOptions:
         return FusionOptions(
             device=device_by_name(self.device),
             dims=parse_dims(self.dims),
-            max_ops=self.max_ops,
+            max_live=self.max_live,
+            max_depth=self.max_depth,
             max_inputs=self.max_inputs,
         )
 
@@ -165,9 +169,10 @@ def emit(plan: Plan, rewriter: PatternRewriter) -> None:
     g = plan.graph
     terminator = g.block.last_op
     assert terminator is not None
+    position = {op: n for n, op in enumerate(g.block.ops)}
     for grp in plan.groups:
         io = g.io(grp.ops)
-        _sort_inputs(io, g.block)
+        _sort_inputs(io, position)
         body = Block(arg_types=[v.type for v in io.inputs])
         mapping: dict[SSAValue, SSAValue] = {}
         for value, arg in zip(io.inputs, body.args):
@@ -188,6 +193,7 @@ def emit(plan: Plan, rewriter: PatternRewriter) -> None:
             attributes["pattern"] = StringAttr(grp.pattern)
         group_op = graph.FusionGroupOp(io.inputs, [v.type for v in io.outputs], Region(body), attributes)
         rewriter.insert(group_op, InsertPoint.before(terminator))
+        position[group_op] = len(position)
         for old, new in zip(io.outputs, group_op.results):
             if old.name_hint:
                 new.name_hint = old.name_hint
@@ -199,9 +205,9 @@ def emit(plan: Plan, rewriter: PatternRewriter) -> None:
             rewriter.erase(op)
 
 
-def _sort_inputs(io, block: Block) -> None:
-    """Order a group's inputs as they are defined: arguments first, in order."""
-    position = {op: n for n, op in enumerate(block.ops)}
+def _sort_inputs(io, position: dict[Operation, int]) -> None:
+    """Order a group's inputs as they are defined (``position``: of the ops in the
+    block): arguments first, in order."""
 
     def key(value: SSAValue) -> tuple[int, int, int]:
         if isinstance(value, BlockArgument):

@@ -15,8 +15,8 @@ from xdsl.dialects import func
 from xdsl.ir import Block, Operation, OpResult, SSAValue
 from xdsl.traits import IsTerminator
 
-from dialects.tensor_types import num_elements, shape_of
-from passes.fusion.classify import OpClass, classify, is_free, is_groupable, is_index_map, short_name
+from dialects.tensor_types import Shape, num_elements, shape_of
+from passes.fusion.classify import OpClass, classify, is_free, is_groupable, is_index_map
 from passes.fusion.cost import (
     DeviceModel,
     KernelCost,
@@ -50,10 +50,13 @@ class FuncGraph:
     index: dict[Operation, int] = field(default_factory=dict)
     cls: list[OpClass] = field(default_factory=list)
     free_ops: list[Operation] = field(default_factory=list)
-    free_set: set[Operation] = field(default_factory=set)
+    free_position: dict[Operation, int] = field(default_factory=dict)  # in program order
     #: data producers of each op (ids), including through the free ops it reads
     preds: list[set[int]] = field(default_factory=list)
     succs: list[set[int]] = field(default_factory=list)
+    _users: dict[SSAValue, tuple[frozenset[int], bool]] = field(default_factory=dict)
+    _shapes: dict[SSAValue, Shape] = field(default_factory=dict)
+    _counts: dict[SSAValue, tuple[int, tuple[str, ...]]] = field(default_factory=dict)
 
     @staticmethod
     def build(fn: func.FuncOp) -> FuncGraph:
@@ -63,8 +66,8 @@ class FuncGraph:
             if op.has_trait(IsTerminator):
                 continue
             if is_free(op):
+                g.free_position[op] = len(g.free_ops)
                 g.free_ops.append(op)
-                g.free_set.add(op)
                 continue
             if not is_groupable(op):
                 raise ValueError(f"fuse: cannot put {op.name} in a fusion group (non-tensor operands)")
@@ -93,7 +96,7 @@ class FuncGraph:
         return None
 
     def free_producer(self, value: SSAValue) -> Operation | None:
-        if isinstance(value, OpResult) and value.op in self.free_set:
+        if isinstance(value, OpResult) and value.op in self.free_position:
             return value.op
         return None
 
@@ -107,23 +110,31 @@ class FuncGraph:
                 found |= self._producers(f.operands)
         return found
 
-    def users(self, value: SSAValue) -> tuple[set[int], bool]:
+    def users(self, value: SSAValue) -> tuple[frozenset[int], bool]:
         """(ids of the ops reading ``value``, directly or through free ops; whether
         anything outside every group reads it: the terminator, or a free op it feeds)."""
-        ids: set[int] = set()
-        escapes = False
-        for use in value.uses:
-            user = use.operation
-            if user in self.index:
-                ids.add(self.index[user])
-            elif user in self.free_set:
-                for r in user.results:
-                    sub, esc = self.users(r)
-                    ids |= sub
-                    escapes |= esc
-            else:
-                escapes = True
-        return ids, escapes
+        if value not in self._users:
+            ids: set[int] = set()
+            escapes = False
+            for use in value.uses:
+                user = use.operation
+                if user in self.index:
+                    ids.add(self.index[user])
+                elif user in self.free_position:
+                    for r in user.results:
+                        sub, esc = self.users(r)
+                        ids |= sub
+                        escapes |= esc
+                else:
+                    escapes = True
+            self._users[value] = (frozenset(ids), escapes)
+        return self._users[value]
+
+    def shape(self, value: SSAValue) -> Shape:
+        """The shape of a tensor value (read from its type once)."""
+        if value not in self._shapes:
+            self._shapes[value] = shape_of(value.type)
+        return self._shapes[value]
 
     def is_used_outside(self, value: SSAValue, group: OpSet) -> bool:
         ids, escapes = self.users(value)
@@ -165,13 +176,15 @@ class FuncGraph:
         outputs = [
             r for i in sorted(group) for r in self.ops[i].results if self.is_used_outside(r, group)
         ]
-        free_ops = [f for f in self.free_ops if f in free_needed]
+        free_ops = sorted(free_needed, key=self.free_position.__getitem__)
         return GroupIO(inputs, shape_only, outputs, free_ops)
 
     def group_ops(self, group: OpSet) -> list[Operation]:
         return [self.ops[i] for i in sorted(group)]
 
     def cost(self, group: OpSet, kind: str, device: DeviceModel, dims: Mapping[str, int]) -> KernelCost:
+        """The cost of a group computed from its ops (the planner keeps the same
+        numbers in its summaries without visiting them; the tests compare the two)."""
         io = self.io(group)
         outputs = set(io.outputs)
         flops, once = group_flops(
@@ -184,10 +197,6 @@ class FuncGraph:
 
     # -- facts the fusion templates ask ---------------------------------------
 
-    def internal_producer(self, value: SSAValue, group: OpSet) -> int | None:
-        j = self.producer(value)
-        return j if j is not None and j in group else None
-
     def depends_within(self, group: OpSet, roots: Iterable[int]) -> set[int]:
         """Ops of ``group`` that depend (inside the group) on any op of ``roots``,
         the roots included."""
@@ -199,12 +208,11 @@ class FuncGraph:
                 dep.add(i)
         return dep
 
-    def label(self, i: int) -> str:
-        return f"{short_name(self.ops[i])}_{i}"
-
     def count(self, value: SSAValue) -> tuple[int, tuple[str, ...]]:
         """The symbolic element count of a value."""
-        return num_elements(shape_of(value.type))
+        if value not in self._counts:
+            self._counts[value] = num_elements(self.shape(value))
+        return self._counts[value]
 
 
 #: kinds of kernels that run one row at a time and hoist per-row values

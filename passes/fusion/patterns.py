@@ -16,8 +16,9 @@ from collections.abc import Iterable, Sequence
 from dialects import graph
 from dialects.tensor_types import shape_of
 from passes.fusion.classify import OpClass, has_flag
+from passes.fusion.facts import OpSetFacts, PatternMatch
 from passes.fusion.graph_view import FuncGraph, OpSet
-from passes.fusion.rules import PatternMatch, check_rows
+from passes.fusion.rules import check_rows
 
 
 def _reach(edges: Sequence[Iterable[int]], roots: set[int]) -> set[int]:
@@ -85,7 +86,7 @@ def match_attention(g: FuncGraph, m2: int) -> PatternMatch | None:
         assert isinstance(op, graph.ReduceOp)
         if shape_of(op.input.type) != full or op.axes_list != last:
             return None
-    if check_rows(g, frozenset(middle), (full, last), "attention") is not None:
+    if check_rows(OpSetFacts(g, frozenset(middle)), (full, last), "attention") is not None:
         return None
     core = middle | {m1, m2}
     # nothing but the core reads the scores, the probabilities or what lies between

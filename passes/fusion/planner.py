@@ -2,14 +2,24 @@
 
 1. Pattern rules (attention) claim their ops first.
 2. Every other op starts as a kernel of its own. Candidates are the pairs of
-   groups joined by a data edge (vertical) or reading a common input (horizontal).
-   A candidate is *legal* when a rule of ``rules.RULES`` joins the two kinds, the
-   merged group fits its kind's template, it respects the size limits and the cost
-   model says it saves time (``cost.fusion_score``). The legal candidate with the
-   largest saving that does not close a cycle between groups is merged; repeat
-   until none is left (XLA's priority fusion, Inductor's scheduler).
+   groups joined by a data edge (vertical) or reading a common input (horizontal:
+   neighbours among the readers, ``siblings.py``). A candidate is *legal* when a
+   rule of ``rules.RULES`` joins the two kinds, the merged group fits its kind's
+   template, it holds at most ``max_live`` values at once (``live.py``), chains at
+   most ``max_depth`` dependent ops (``depth.py``), reads at most ``max_inputs``
+   inputs, and the cost model says it saves time
+   (``cost.fusion_score``). The legal candidate with the largest saving that does
+   not close a cycle between groups is merged; repeat until none is left (XLA's
+   priority fusion, Inductor's scheduler).
 3. Every producer→consumer edge left between two groups gets the reason the
    candidate was refused, for the fusion report.
+
+The candidates wait in a heap ordered by saving, then by the groups' first ops; a
+merge pushes the new group's candidates and outdates those of the two it
+replaces. Each group keeps a ``summary.GroupSummary``, so judging a candidate
+costs the size of the groups' boundary, and the groups keep a topological order
+(``group_dag.py``), so the cycle check searches only between the two: planning
+grows with the program about as n log n, not n².
 
 The plan is plain data (op ids); ``fuse.py`` turns it into ``graph.fusion_group``s.
 """
@@ -20,23 +30,41 @@ import heapq
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from xdsl.ir import SSAValue
+
 from passes.fusion.classify import OpClass, short_name
-from passes.fusion.cost import GPU_H200, DeviceModel, FusionScore, fusion_score
+from passes.fusion.cost import (
+    GPU_H200,
+    DeviceModel,
+    FusionScore,
+    KernelCost,
+    fusion_score,
+    value_bytes,
+)
+from passes.fusion.facts import PatternMatch
 from passes.fusion.graph_view import FuncGraph, OpSet
+from passes.fusion.group_dag import GroupDag, MergeWindow
 from passes.fusion.patterns import find_patterns
 from passes.fusion.rules import (
     REPORT_KIND,
-    FusionRule,
-    PatternMatch,
     TEMPLATES,
+    FusionRule,
     dominant_rule,
     find_rule,
     generic_refusal,
-    group_kind,
     refusal_reason,
 )
+from passes.fusion.siblings import Entry, SiblingIndex
+from passes.fusion.summary import GroupSummary, MergedFacts
 
-DEFAULT_MAX_OPS = 64
+#: values a kernel may hold at once (``live.py``): a GPU thread has 255 registers
+#: and computes a few elements, so 32 live values per element is where spilling
+#: starts to loom; on the CPU, spills go to the L1 cache, cheaper than the memory
+#: round trip of a split kernel's live values
+DEFAULT_MAX_LIVE = 32
+#: dependent ops in a row in one kernel (``depth.py``): lower-to-loops recurses along
+#: them, a few Python frames each, and fails past about 240
+DEFAULT_MAX_DEPTH = 128
 DEFAULT_MAX_INPUTS = 16
 
 NO_FUSE_REASON = "fusion disabled (no-fuse)"
@@ -47,7 +75,8 @@ CYCLE_REASON = "would form a cycle"
 class FusionOptions:
     device: DeviceModel = GPU_H200
     dims: Mapping[str, int] = field(default_factory=dict)
-    max_ops: int = DEFAULT_MAX_OPS
+    max_live: int = DEFAULT_MAX_LIVE
+    max_depth: int = DEFAULT_MAX_DEPTH
     max_inputs: int = DEFAULT_MAX_INPUTS
     enabled: bool = True  # False: one kernel per op (no-fuse)
 
@@ -111,123 +140,141 @@ class Planner:
         self.options = options
         self.patterns: tuple[PatternMatch, ...] = find_patterns(g) if options.enabled else ()
         self.group_of: list[int] = list(range(len(g.ops)))
-        self.members: dict[int, OpSet] = {i: frozenset({i}) for i in range(len(g.ops))}
+        self.groups: dict[int, GroupSummary] = {
+            i: GroupSummary.of_op(g, i, options.dims) for i in range(len(g.ops))
+        }
         self.rules: dict[int, list[str]] = {i: [] for i in range(len(g.ops))}
-        self._decisions: dict[tuple[OpSet, OpSet, bool], Decision] = {}
-        self._kinds: dict[OpSet, str] = {}
-        self._costs: dict[OpSet, object] = {}
+        self.dag = GroupDag(g.succs)
+        self.siblings = SiblingIndex()
+        for group in self.groups.values():
+            for value, entry in self._reading(group):
+                self.siblings.add(value, entry)
+        self._decisions: dict[tuple[int, int, int, int, bool], Decision] = {}
+        self._costs: dict[tuple[int, int], KernelCost] = {}
+        self._bytes: dict[SSAValue, int] = {}
+        self._heap: list[tuple] = []
 
     # -- facts --------------------------------------------------------------
 
-    def kind(self, group: OpSet) -> str:
-        if group not in self._kinds:
-            self._kinds[group] = group_kind(self.g, group, self.patterns)
-        return self._kinds[group]
+    def first(self, handle: int) -> int:
+        return self.groups[handle].first
 
-    def cost(self, group: OpSet):
-        if group not in self._costs:
-            self._costs[group] = self.g.cost(group, self.kind(group), self.options.device, self.options.dims)
-        return self._costs[group]
+    def cost(self, group: GroupSummary) -> KernelCost:
+        key = (group.handle, group.version)
+        if key not in self._costs:
+            self._costs[key] = group.cost(self.options.device, self.bytes_of)
+        return self._costs[key]
 
-    def evaluate(self, a: OpSet, b: OpSet, horizontal: bool) -> Decision:
-        key = (a, b, horizontal)
+    def bytes_of(self, value: SSAValue) -> int:
+        if value not in self._bytes:
+            self._bytes[value] = value_bytes(value, self.options.dims)
+        return self._bytes[value]
+
+    def evaluate(self, x: int, y: int, horizontal: bool) -> Decision:
+        a, b = self.groups[x], self.groups[y]
+        key = (x, a.version, y, b.version, horizontal)
         if key not in self._decisions:
             self._decisions[key] = self._evaluate(a, b, horizontal)
         return self._decisions[key]
 
-    def _evaluate(self, a: OpSet, b: OpSet, horizontal: bool) -> Decision:
+    def _evaluate(self, a: GroupSummary, b: GroupSummary, horizontal: bool) -> Decision:
         g, opts = self.g, self.options
-        ka, kb = self.kind(a), self.kind(b)
-        rule = find_rule(ka, kb, horizontal)
-        merged = a | b
-        kind = self.kind(merged)
+        rule = find_rule(a.kind, b.kind, horizontal)
+        merged = self.union(a.handle, b.handle)
         if rule is None:
-            reason = refusal_reason(ka, kb, _anchor_name(g, a), _anchor_name(g, b))
+            reason = refusal_reason(a.kind, b.kind, _anchor_name(g, a), _anchor_name(g, b))
             if reason is None:
-                reason = TEMPLATES[kind](g, merged, self.patterns) or generic_refusal(ka, kb)
+                reason = TEMPLATES[merged.kind](merged) or generic_refusal(a.kind, b.kind)
             return Decision(False, reason)
-        reason = TEMPLATES[kind](g, merged, self.patterns)
+        reason = TEMPLATES[merged.kind](merged)
         if reason is not None:
             return Decision(False, reason, rule)
-        if len(merged) > opts.max_ops:
-            return Decision(False, f"group size limit (max_ops={opts.max_ops})", rule)
-        io = g.io(merged)
-        if len(io.inputs) > opts.max_inputs:
+        if merged.live_bound > opts.max_live and merged.live.peak > opts.max_live:
+            held = merged.live.peak
+            return Decision(False, f"kernel would hold {held} values at once (max_live={opts.max_live})", rule)
+        if merged.depth > opts.max_depth:
+            return Decision(
+                False, f"kernel would chain {merged.depth} ops (max_depth={opts.max_depth}, for lower-to-loops)", rule
+            )
+        if len(merged.inputs) > opts.max_inputs:
             return Decision(False, f"group size limit (max_inputs={opts.max_inputs})", rule)
-        score = fusion_score(self.cost(a), self.cost(b), self.cost(merged), opts.device)
+        merged_cost = merged.cost(opts.device, self.bytes_of)
+        score = fusion_score(self.cost(a), self.cost(b), merged_cost, opts.device)
         if score.saving <= 0:
-            return Decision(False, _cost_reason(g, merged, score), rule, score)
+            return Decision(False, _cost_reason(score), rule, score)
         return Decision(True, None, rule, score)
 
-    # -- the group graph ------------------------------------------------------
+    def union(self, x: int, y: int) -> MergedFacts:
+        return MergedFacts(self.g, self.patterns, self.group_of, self.groups[x], self.groups[y], self.options.dims)
 
-    def group_succs(self, gid: int) -> set[int]:
-        return {self.group_of[s] for i in self.members[gid] for s in self.g.succs[i]} - {gid}
+    # -- merging --------------------------------------------------------------
 
-    def cycle_through(self, a: int, b: int) -> int | None:
-        """A group other than ``a`` and ``b`` on a path between them (merging them
-        would then close a cycle), or None."""
-        for src, dst in ((a, b), (b, a)):
-            parent: dict[int, int] = {}
-            stack = [s for s in self.group_succs(src) if s != dst]
-            for s in stack:
-                parent[s] = s
-            while stack:
-                x = stack.pop()
-                for y in self.group_succs(x):
-                    if y == dst:
-                        return parent[x]
-                    if y not in parent and y != src:
-                        parent[y] = parent[x]
-                        stack.append(y)
-        return None
-
-    def merge(self, a: int, b: int, rule: str) -> int:
-        keep, gone = min(a, b), max(a, b)
-        self.members[keep] = self.members[keep] | self.members.pop(gone)
-        for i in self.members[keep]:
-            self.group_of[i] = keep
-        self.rules[keep] = self.rules[keep] + self.rules.pop(gone) + [rule]
+    def merge(self, x: int, y: int, rule: str, merged: MergedFacts, window: MergeWindow) -> GroupSummary:
+        """Commit the union of groups ``x`` and ``y`` (``window``: what it moves in the
+        groups' order); returns its summary."""
+        before = self._reading(self.groups[x]) + self._reading(self.groups[y])
+        keep = merged.commit()
+        gone = y if keep.handle == x else x
+        del self.groups[gone]
+        self.dag.merge(keep.handle, gone, window)
+        self.rules[keep.handle] = self.rules.pop(x) + self.rules.pop(y) + [rule]
+        for value, entry in before:
+            self.siblings.remove(value, entry)
+        for value, entry in self._reading(keep):
+            self.siblings.add(value, entry)
         return keep
 
-    def candidates(self) -> list[tuple[int, int, bool]]:
-        g = self.g
-        pairs: dict[tuple[int, int], bool] = {}
-        for i in range(len(g.ops)):
-            gi = self.group_of[i]
-            for s in g.succs[i]:
-                gs = self.group_of[s]
-                if gs != gi:
-                    pairs[(gi, gs)] = False
-        # siblings reading one input: function arguments and op results
-        readers: dict[object, set[int]] = {}
-        for i, op in enumerate(g.ops):
-            for v in op.operands:
-                if g.free_producer(v) is None:
-                    readers.setdefault(v, set()).add(self.group_of[i])
-        for v, gids in readers.items():
-            j = g.producer(v)
-            if j is not None:
-                gids = gids - {self.group_of[j]}
-            ordered = sorted(gids)
-            for x in range(len(ordered)):
-                for y in range(x + 1, len(ordered)):
-                    a, b = ordered[x], ordered[y]
-                    if (a, b) not in pairs and (b, a) not in pairs:
-                        pairs[(a, b)] = True
-        return [(a, b, h) for (a, b), h in pairs.items()]
+    @staticmethod
+    def _reading(group: GroupSummary) -> list[tuple[SSAValue, Entry]]:
+        """The group's entries in the sibling index: the values whose elements it reads."""
+        return [(v, (group.first, group.handle)) for v, use in group.inputs.items() if use.data_readers]
+
+    def _offer(self, x: int, y: int, horizontal: bool) -> None:
+        """Push the candidate (x, y) if it is legal."""
+        if horizontal and self.dag.adjacent(x, y):
+            return  # the vertical candidate stands for the pair
+        a, b = self.groups[x], self.groups[y]
+        key = (x, a.version, y, b.version, horizontal)
+        if key in self._decisions:
+            return  # offered already
+        d = self.evaluate(x, y, horizontal)
+        if d.ok:
+            assert d.score is not None and d.rule is not None
+            heapq.heappush(self._heap, (-d.score.saving, a.first, b.first, x, a.version, y, b.version, d.rule.name))
+
+    def _offer_around(self, group: GroupSummary, gaps: list[tuple[SSAValue, int]]) -> None:
+        """The candidates a new group makes: with its producers and consumers, its
+        neighbours among the readers of its inputs, and the readers that became
+        neighbours where the merged groups left the readers' order."""
+        h = group.handle
+        for s in list(self.dag.succ[h]):
+            self._offer(h, s, False)
+        for p in list(self.dag.pred[h]):
+            self._offer(p, h, False)
+        for value, use in group.inputs.items():
+            if use.data_readers:
+                for x, y in self.siblings.around(value, group.first):
+                    self._offer(x, y, True)
+        for value, first in gaps:
+            for x, y in self.siblings.around(value, first):
+                if h not in (x, y):
+                    self._offer(x, y, True)
 
     # -- the plan -------------------------------------------------------------
 
     def apply_patterns(self) -> None:
         for match in self.patterns:
-            if len(match.core) > self.options.max_ops:
-                continue
             ids = sorted(match.core)
-            gid = ids[0]
+            group = self.groups[ids[0]]
             for other in ids[1:]:
-                gid = self.merge(gid, self.group_of[other], match.rule)
-            self.rules[gid] = [match.rule]
+                x, y = group.handle, self.group_of[other]
+                merged = self.union(x, y)
+                window, _ = self.dag.window(x, y, self.first)
+                assert window is not None, "a pattern's core is convex"
+                group = self.merge(x, y, match.rule, merged, window)
+            group.patterns = (match,)
+            group.kind = match.kind
+            self.rules[group.handle] = [match.rule]
 
     def run(self) -> Plan:
         if self.options.enabled:
@@ -236,47 +283,48 @@ class Planner:
         return self.finish()
 
     def greedy(self) -> None:
-        while True:
-            ranked = []
-            for a, b, horizontal in self.candidates():
-                d = self.evaluate(self.members[a], self.members[b], horizontal)
-                if d.ok:
-                    assert d.score is not None
-                    order = (min(self.members[a]), min(self.members[b]))
-                    ranked.append((-d.score.saving, order, a, b, d))
-            ranked.sort(key=lambda t: (t[0], t[1]))
-            for _, _, a, b, d in ranked:
-                if self.cycle_through(a, b) is not None:
-                    continue
-                assert d.rule is not None
-                self.merge(a, b, d.rule.name)
-                break
-            else:
-                return
+        for h in list(self.groups):
+            for s in list(self.dag.succ[h]):
+                self._offer(h, s, False)
+        for x, y in self.siblings.pairs():
+            self._offer(x, y, True)
+        while self._heap:
+            *_, x, vx, y, vy, rule = heapq.heappop(self._heap)
+            a, b = self.groups.get(x), self.groups.get(y)
+            if a is None or b is None or a.version != vx or b.version != vy:
+                continue  # one of the two merged since
+            window, _ = self.dag.window(x, y, self.first)
+            if window is None:
+                continue  # a path through another group joins them: it stays
+            merged = self.union(x, y)
+            fits = TEMPLATES[merged.kind](merged)  # (again: it records what the union fits)
+            assert fits is None, fits
+            gaps = [(value, entry[0]) for value, entry in self._reading(a) + self._reading(b)]
+            self._offer_around(self.merge(x, y, rule, merged, window), gaps)
 
     def finish(self) -> Plan:
         g = self.g
-        order = self.topological_groups()
+        order = self.dag.topological(self.first)
         groups: list[PlannedGroup] = []
         position: dict[int, int] = {}
-        for index, gid in enumerate(order):
-            ops = self.members[gid]
-            kind = self.kind(ops)
+        for index, handle in enumerate(order):
+            group = self.groups[handle]
+            ops = frozenset(group.members)
             pattern = next((p.rule for p in self.patterns if p.core <= ops), None)
             groups.append(
                 PlannedGroup(
                     ops=ops,
-                    kind=kind,
-                    rule=dominant_rule(self.rules[gid]),
+                    kind=group.kind,
+                    rule=dominant_rule(self.rules[handle]),
                     pattern=pattern,
-                    description=describe(g, ops, kind),
+                    description=describe(g, ops, group.kind),
                     index=index,
                 )
             )
             for i in sorted(ops):
                 position[i] = len(position)
         labels = {i: f"{short_name(g.ops[i])}_{position[i]}" for i in position}
-        kernels = {gid: grp.kernel for gid, grp in zip(order, groups)}
+        kernels = {handle: grp.kernel for handle, grp in zip(order, groups)}
         not_fused: list[NotFused] = []
         for j in range(len(g.ops)):
             for i in sorted(g.succs[j]):
@@ -290,43 +338,23 @@ class Planner:
     def reason(self, a: int, b: int, kernels: Mapping[int, str]) -> str:
         if not self.options.enabled:
             return NO_FUSE_REASON
-        d = self.evaluate(self.members[a], self.members[b], False)
+        d = self.evaluate(a, b, False)
         if not d.ok:
             assert d.reason is not None
             return d.reason
-        via = self.cycle_through(a, b)
+        _, via = self.dag.window(a, b, self.first)
         if via is not None:
             return f"{CYCLE_REASON} through {kernels[via]}"
         return "not merged by the greedy order"  # unreachable at the fixpoint
 
-    def topological_groups(self) -> list[int]:
-        indegree = {gid: 0 for gid in self.members}
-        succs = {gid: self.group_succs(gid) for gid in self.members}
-        for gid, ss in succs.items():
-            for s in ss:
-                indegree[s] += 1
-        heap = [(min(self.members[gid]), gid) for gid, d in indegree.items() if d == 0]
-        heapq.heapify(heap)
-        order: list[int] = []
-        while heap:
-            _, gid = heapq.heappop(heap)
-            order.append(gid)
-            for s in succs[gid]:
-                indegree[s] -= 1
-                if indegree[s] == 0:
-                    heapq.heappush(heap, (min(self.members[s]), s))
-        if len(order) != len(self.members):
-            raise AssertionError("fusion groups form a cycle")  # the planner never allows one
-        return order
+
+def _anchor_name(g: FuncGraph, group: GroupSummary) -> str:
+    """The op that gives a group its kind (the first of its highest class), for messages."""
+    first = group.first_of_class
+    return short_name(g.ops[first[max(first)]])
 
 
-def _anchor_name(g: FuncGraph, group: OpSet) -> str:
-    """The op that gives a group its kind, for messages."""
-    best = max(sorted(group), key=lambda i: g.cls[i])
-    return short_name(g.ops[best])
-
-
-def _cost_reason(g: FuncGraph, merged: OpSet, score: FusionScore) -> str:
+def _cost_reason(score: FusionScore) -> str:
     if score.recompute_flops > 0:
         return (
             f"cost model: fusing would recompute {score.recompute_flops:.3g} FLOPs "

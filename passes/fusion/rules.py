@@ -24,16 +24,17 @@ candidate pairs in order of the cost model's saving.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from dialects import graph
 from dialects.graph import reduced_shape
-from dialects.tensor_types import Shape, format_shape, shape_of
+from dialects.tensor_types import Shape, format_shape
 from passes.fusion.classify import OpClass, has_flag, is_index_map, short_name
-from passes.fusion.graph_view import FuncGraph, OpSet
+from passes.fusion.facts import Domain, GroupFacts
 
 ANY = frozenset({"elementwise", "index_map", "injective", "reduction", "matmul", "attention", "opaque"})
 EWISH = frozenset({"elementwise", "index_map", "injective"})
@@ -128,6 +129,7 @@ REFUSALS: tuple[Refusal, ...] = (
 # fmt: on
 
 
+@functools.cache
 def find_rule(producer: str, consumer: str, horizontal: bool = False) -> FusionRule | None:
     for rule in RULES:
         if rule.joins(producer, consumer, horizontal):
@@ -156,35 +158,33 @@ def dominant_rule(names: Iterable[str]) -> str:
 
 # ---------------------------------------------------------------------------
 # Kinds and templates
+#
+# A template reads a group through ``facts.GroupFacts``: the planner answers for a
+# merge from the two groups' summaries, ``OpSetFacts`` for any set of ops. Per-op
+# conditions are ``OpCheck``s given to ``first_failure``.
 
 
-@dataclass(frozen=True)
-class PatternMatch:
-    """Ops a pattern rule matched: ``core`` becomes one group of kind ``kind``."""
-
-    rule: str
-    kind: str
-    core: OpSet
-    anchors: tuple[int, ...]  # attention: (scores matmul, output matmul)
-
-
-def group_kind(g: FuncGraph, group: OpSet, patterns: Iterable[PatternMatch] = ()) -> str:
-    for match in patterns:
-        if match.core <= group:
-            return match.kind
-    classes = [g.cls[i] for i in group]
-    top = max(classes, default=OpClass.ELEMENTWISE)
+def group_kind(f: GroupFacts) -> str:
+    for match in f.matched():
+        return match.kind
+    top = max(f.first_of_class(), default=OpClass.ELEMENTWISE)
     if top == OpClass.OPAQUE:
         return "opaque"
     if top == OpClass.OUT_FUSABLE:
         return "matmul"
     if top == OpClass.REDUCTION:
         return "reduction"
-    if all(is_index_map(g.ops[i]) for i in group):
+    if f.index_maps_only():
         return "index_map"
-    if any(c == OpClass.INJECTIVE and not is_index_map(g.ops[i]) for i, c in zip(group, classes)):
+    if f.data_injective():
         return "injective"
     return "elementwise"
+
+
+def anchor_op(f: GroupFacts) -> int:
+    """The op that gives a group its kind: the first of its highest class."""
+    first = f.first_of_class()
+    return first[max(first)]
 
 
 #: the kind written on a fusion group and in the report
@@ -195,96 +195,84 @@ def _fmt(shape: Shape) -> str:
     return format_shape(shape)
 
 
-def _result_shape(op: Operation) -> Shape:
-    return shape_of(op.results[0].type)
-
-
 def _pad(shape: Shape, rank: int) -> Shape:
     return (1,) * (rank - len(shape)) + tuple(shape)
 
 
-def check_elementwise(g: FuncGraph, group: OpSet, patterns: tuple[PatternMatch, ...]) -> str | None:
-    """EW+: one parallel loop nest; every output the same number of elements."""
-    for i in sorted(group):
-        if g.cls[i] > OpClass.INJECTIVE:
-            return f"no rule fuses {short_name(g.ops[i])} into an elementwise kernel"
-    outputs = g.io(group).outputs
-    counts = {g.count(v): shape_of(v.type) for v in outputs}
-    if len(counts) > 1:
-        shapes = ", ".join(_fmt(s) for s in counts.values())
-        return f"outputs of different sizes ({shapes}) need separate loop nests"
-    return None
+def check_elementwise(f: GroupFacts) -> str | None:
+    """EW+: one parallel loop nest; every output the same number of elements (the
+    kind holds no op above INJECTIVE)."""
+    g = f.g
+    if len({g.count(v) for v in f.output_values()}) < 2:
+        return None
+    counts = {g.count(v): g.shape(v) for v in f.outputs()}  # each size's last output, in order
+    shapes = ", ".join(_fmt(s) for s in counts.values())
+    return f"outputs of different sizes ({shapes}) need separate loop nests"
 
 
-def reduction_domain(op: graph.ReduceOp) -> tuple[Shape, tuple[int, ...]]:
-    return shape_of(op.input.type), op.axes_list
-
-
-def check_rows(
-    g: FuncGraph, group: OpSet, domain: tuple[Shape, tuple[int, ...]], what: str
-) -> str | None:
-    """Every op of ``group`` runs in the row space of ``domain`` = (shape, reduced
+def check_rows(f: GroupFacts, domain: Domain, what: str) -> str | None:
+    """Every op of the group runs in the row space of ``domain`` = (shape, reduced
     axes): a full-shape op once per element, a reduced-shape op once per row;
     a reduction's result is broadcast back only over the reduced axes."""
+    g = f.g
     full, axes = domain
     keep = reduced_shape(full, axes, True)
     nokeep = reduced_shape(full, axes, False)
     rows = (keep, nokeep)
-    reductions = [i for i in group if g.cls[i] == OpClass.REDUCTION]
-    row_dependent = g.depends_within(group, reductions)
-    for i in sorted(group):
+
+    def check(i: int, row_dependent: bool) -> str | None:
         op = g.ops[i]
         cls = g.cls[i]
         name = short_name(op)
         if cls == OpClass.REDUCTION:
-            continue
+            return None
         if cls > OpClass.REDUCTION:
             return f"no rule fuses {name} into {what}"
+        shape = g.shape(op.results[0])
         if cls == OpClass.INJECTIVE:
             if not is_index_map(op):
                 return f"no rule fuses {name} into reduction"
-            if i in row_dependent and not (
-                shape_of(op.operands[0].type) in rows and _result_shape(op) in rows
-            ):
+            if row_dependent and not (g.shape(op.operands[0]) in rows and shape in rows):
                 return f"{name} of a reduction result is not an index map over rows"
-        shape = _result_shape(op)
         if shape != full and shape not in rows:
             return f"{name} of shape {_fmt(shape)} is outside the row space {_fmt(full)} of {what}"
-        if cls == OpClass.BROADCAST and i in row_dependent:
-            source = shape_of(op.operands[0].type)
+        if cls == OpClass.BROADCAST and row_dependent:
+            source = g.shape(op.operands[0])
             if source != shape and not (shape == full and _pad(source, len(full)) == keep):
                 return "reduction result is broadcast over axes other than the reduced ones"
-    return None
+        return None
+
+    return f.first_failure(check, OpClass.REDUCTION, frozenset(), ("rows", domain, what))
 
 
-def check_reduction(g: FuncGraph, group: OpSet, patterns: tuple[PatternMatch, ...]) -> str | None:
+def check_reduction(f: GroupFacts) -> str | None:
     """Reduce rows: reductions over one row space with their prologue and epilogue."""
-    reductions = sorted(i for i in group if g.cls[i] == OpClass.REDUCTION)
-    first = g.ops[reductions[0]]
-    assert isinstance(first, graph.ReduceOp)
-    domain = reduction_domain(first)
-    for r in reductions[1:]:
-        other = g.ops[r]
-        assert isinstance(other, graph.ReduceOp)
-        other_domain = reduction_domain(other)
-        if other_domain != domain:
-            detail = (
-                f"{_fmt(domain[0])} axes {list(domain[1])} vs {_fmt(other_domain[0])} axes {list(other_domain[1])}"
-            )
-            if r in g.depends_within(group, [reductions[0]]) or reductions[0] in g.depends_within(group, [r]):
-                return f"reduction feeds a broadcast of another reduction ({detail})"
-            return f"sibling reductions over different iteration spaces ({detail})"
-    return check_rows(g, group, domain, "a reduction")
+    domains = f.reduction_domains()
+    domain, first = min(domains.items(), key=lambda item: item[1])
+    others = [(i, d) for d, i in domains.items() if d != domain]
+    if others:
+        r, other = min(others)
+        detail = f"{_fmt(domain[0])} axes {list(domain[1])} vs {_fmt(other[0])} axes {list(other[1])}"
+        if f.reaches(first, r):
+            return f"reduction feeds a broadcast of another reduction ({detail})"
+        return f"sibling reductions over different iteration spaces ({detail})"
+    return check_rows(f, domain, "a reduction")
 
 
-def _operand_maps(g: FuncGraph, group: OpSet, value) -> tuple[set[int], int | None]:
-    """Follow index maps inside ``group`` up from a matmul operand: (the index-map ops
+def _operand_maps(f: GroupFacts, value: SSAValue) -> tuple[set[int], int | None]:
+    """Follow index maps inside the group up from a matmul operand: (the index-map ops
     crossed, the first other op of the group reached or None)."""
+    g = f.g
+
+    def inside(v: SSAValue) -> int | None:
+        j = g.producer(v)
+        return j if j is not None and f.has(j) else None
+
     crossed: set[int] = set()
-    j = g.internal_producer(value, group)
+    j = inside(value)
     while j is not None and is_index_map(g.ops[j]):
         crossed.add(j)
-        j = g.internal_producer(g.ops[j].operands[0], group)
+        j = inside(g.ops[j].operands[0])
     return crossed, j
 
 
@@ -293,14 +281,15 @@ def _matmul_operands(op: Operation) -> tuple:
     return (op.lhs, op.rhs)
 
 
-def check_matmul(g: FuncGraph, group: OpSet, patterns: tuple[PatternMatch, ...]) -> str | None:
+def check_matmul(f: GroupFacts) -> str | None:
     """MatMul → EW+: operands read from memory (through index maps at most), every
     other op an elementwise epilogue over the matmul's output elements."""
-    matmuls = sorted(i for i in group if g.cls[i] == OpClass.OUT_FUSABLE)
+    g = f.g
+    matmuls = f.anchors(OpClass.OUT_FUSABLE)
     operand_maps: set[int] = set()
     for m in matmuls:
         for value in _matmul_operands(g.ops[m]):
-            crossed, j = _operand_maps(g, group, value)
+            crossed, j = _operand_maps(f, value)
             if j is not None:
                 if g.cls[j] == OpClass.OUT_FUSABLE:
                     return "matmul feeds a matmul outside the attention pattern"
@@ -311,7 +300,7 @@ def check_matmul(g: FuncGraph, group: OpSet, patterns: tuple[PatternMatch, ...])
     for m in matmuls[1:]:
         other = g.ops[m]
         assert isinstance(other, graph.MatmulOp)
-        if g.depends_within(group, [matmuls[0]]) & g.depends_within(group, [m]):
+        if f.share_descendant(matmuls[0], m):
             return "no rule fuses two dependent matmuls outside the attention pattern"
         if (
             other.lhs is not first.lhs
@@ -320,11 +309,9 @@ def check_matmul(g: FuncGraph, group: OpSet, patterns: tuple[PatternMatch, ...])
         ):
             return "sibling matmuls share no left operand and output shape"
     out_count = g.count(first.result)
-    out_shape = _fmt(shape_of(first.result.type))
-    from_matmul = g.depends_within(group, matmuls)
-    for i in sorted(group):
-        if i in matmuls or i in operand_maps:
-            continue
+    out_shape = g.shape(first.result)
+
+    def check(i: int, from_matmul: bool) -> str | None:
         op = g.ops[i]
         name = short_name(op)
         cls = g.cls[i]
@@ -334,28 +321,36 @@ def check_matmul(g: FuncGraph, group: OpSet, patterns: tuple[PatternMatch, ...])
             return f"no rule fuses {name} into a matmul epilogue"
         if cls > OpClass.OUT_FUSABLE:
             return f"no rule fuses {name} into a matmul kernel"
-        if cls == OpClass.BROADCAST and i in from_matmul and g.count(op.operands[0]) != out_count:
+        if cls == OpClass.BROADCAST and from_matmul and g.count(op.operands[0]) != out_count:
             return "matmul result is broadcast in its epilogue"
         if g.count(op.results[0]) != out_count:
-            return f"{name} of shape {_fmt(_result_shape(op))} is outside the matmul's output space {out_shape}"
-    return None
+            shape = _fmt(g.shape(op.results[0]))
+            return f"{name} of shape {shape} is outside the matmul's output space {_fmt(out_shape)}"
+        return None
+
+    skip = frozenset(matmuls) | operand_maps
+    return f.first_failure(check, OpClass.OUT_FUSABLE, skip, ("matmul", out_count, out_shape))
 
 
-def check_attention(g: FuncGraph, group: OpSet, patterns: tuple[PatternMatch, ...]) -> str | None:
+def check_attention(f: GroupFacts) -> str | None:
     """Attention: the matched core, index maps on Q/K/V, score-sized scale/mask
-    operands, and an elementwise epilogue on the output."""
-    matches = [p for p in patterns if p.core <= group]
+    operands, and an elementwise epilogue on the output. (Visits the whole group:
+    an attention kernel is its pattern plus a few operands and an epilogue.)"""
+    g = f.g
+    matches = f.matched()
     if len(matches) != 1:
         return "two attention patterns in one kernel"
     match = matches[0]
-    for p in patterns:
+    members = f.members()
+    group = frozenset(members)
+    for p in f.patterns:
         if p is not match and p.core & group:
             return "the ops of another attention pattern"
     m1, m2 = match.anchors
     operand_maps: set[int] = set()
     for m, values in ((m1, _matmul_operands(g.ops[m1])), (m2, _matmul_operands(g.ops[m2])[1:])):
         for value in values:
-            crossed, j = _operand_maps(g, group, value)
+            crossed, j = _operand_maps(f, value)
             if j is not None and j not in match.core:
                 if g.cls[j] == OpClass.OUT_FUSABLE:
                     return "matmul feeds a matmul outside the attention pattern"
@@ -365,8 +360,8 @@ def check_attention(g: FuncGraph, group: OpSet, patterns: tuple[PatternMatch, ..
     out_count = g.count(g.ops[m2].results[0])
     from_core = g.depends_within(group, match.core)
     from_output = g.depends_within(group, [m2])
-    for i in sorted(group - match.core):
-        if i in operand_maps:
+    for i in members:
+        if i in match.core or i in operand_maps:
             continue
         op = g.ops[i]
         name = short_name(op)
@@ -380,22 +375,21 @@ def check_attention(g: FuncGraph, group: OpSet, patterns: tuple[PatternMatch, ..
             if cls == OpClass.BROADCAST and g.count(op.operands[0]) != out_count:
                 return "attention result is broadcast in its epilogue"
             if count != out_count:
-                return f"{name} of shape {_fmt(_result_shape(op))} is outside the attention's output space"
+                return f"{name} of shape {_fmt(g.shape(op.results[0]))} is outside the attention's output space"
         elif i in from_core:
             return "attention scores are used outside the attention pattern"
         elif count not in (score_count, out_count):
-            return f"{name} of shape {_fmt(_result_shape(op))} is outside the attention's score space"
+            return f"{name} of shape {_fmt(g.shape(op.results[0]))} is outside the attention's score space"
     return None
 
 
-def check_opaque(g: FuncGraph, group: OpSet, patterns: tuple[PatternMatch, ...]) -> str | None:
-    if len(group) > 1:
-        names = [short_name(g.ops[i]) for i in sorted(group) if g.cls[i] == OpClass.OPAQUE]
-        return f"{names[0]} is opaque: no rule fuses it"
+def check_opaque(f: GroupFacts) -> str | None:
+    if f.size() > 1:
+        return f"{short_name(f.g.ops[f.first_of_class()[OpClass.OPAQUE]])} is opaque: no rule fuses it"
     return None
 
 
-Template = Callable[[FuncGraph, OpSet, tuple[PatternMatch, ...]], "str | None"]
+Template = Callable[[GroupFacts], "str | None"]
 
 #: the shape every group of a kind must have; None when it fits, else the reason
 TEMPLATES: dict[str, Template] = {

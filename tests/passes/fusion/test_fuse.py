@@ -16,6 +16,7 @@ from tests.passes.fusion.schedule import (
     describe_schedule,
     fuse_text,
     fusion_groups,
+    kernel_count,
     no_fuse_text,
     parse,
 )
@@ -44,11 +45,11 @@ def test_pass_options_parse_from_a_spec():
     from xdsl.passes import PassPipeline
 
     pipeline = PassPipeline.parse_spec(
-        all_passes(), 'fuse{dims="N=1024,D=768" device=cpu max-ops=8 max-inputs=4}'
+        all_passes(), 'fuse{dims="N=1024,D=768" device=cpu max-live=8 max-depth=50 max-inputs=4}'
     )
     (p,) = pipeline.passes
     assert isinstance(p, FusePass)
-    assert (p.dims, p.device, p.max_ops, p.max_inputs) == ("N=1024,D=768", "cpu", 8, 4)
+    assert (p.dims, p.device, p.max_live, p.max_depth, p.max_inputs) == ("N=1024,D=768", "cpu", 8, 50, 4)
     options = p.options()
     assert options.dims == {"N": 1024, "D": 768} and options.device.name == "cpu-2core"
 
@@ -151,9 +152,53 @@ def test_symbolic_dims_change_the_decision():
     assert "cost model" in describe_schedule(big)
 
 
-def test_size_limits():
-    body = CASES[0][1]  # sincos: 5 ops
-    assert_kernel_count(fuse_text(program(body), max_ops=5), 1)
-    limited = fuse_text(program(body), max_ops=2)
-    assert all(len([o for o in g.body.block.ops if not isinstance(o, graph.YieldOp)]) <= 2 for g in fusion_groups(limited))
-    assert "group size limit (max_ops=2)" in describe_schedule(limited)
+def _chain(n: int) -> str:
+    """``n`` elementwise ops in a row, each reading only the one before: the kernel
+    holds one value at a time however long the chain."""
+    names = ["graph.exp", "graph.sin", "graph.neg", "graph.tanh"]
+    lines = [f"  %v{i} = {names[i % 4]} {'%v' + str(i - 1) if i else '%x'} : !t" for i in range(n)]
+    return "func.func @main(%x: !t) -> !t {\n" + "\n".join(lines) + f"\n  func.return %v{n - 1} : !t\n}}\n"
+
+
+@pytest.mark.parametrize("device", ["gpu", "cpu"])
+def test_a_long_chain_holding_one_value_is_one_kernel(device):
+    """No op count splits a kernel: 100 ops with one live value are one kernel
+    (the old limit of 64 ops split them and paid a round trip to memory)."""
+    assert_kernel_count(fuse_text(program(_chain(100)), device=device), 1)
+
+
+WIDE = """
+func.func @main(%x: !t) -> !t {
+  %a = graph.sin %x : !t
+  %b = graph.cos %x : !t
+  %c = graph.exp %x : !t
+  %d = graph.tanh %x : !t
+  %s1 = graph.add %a, %b : !t
+  %s2 = graph.add %s1, %c : !t
+  %s3 = graph.add %s2, %d : !t
+  func.return %s3 : !t
+}
+"""
+
+
+def test_live_values_bound_a_kernel():
+    """Four values computed before any is combined: the kernel holds four at once
+    (at the first add). Under max_live=3 it splits, and the report says why."""
+    assert_kernel_count(fuse_text(program(WIDE)), 1)
+    limited = fuse_text(program(WIDE), max_live=3)
+    schedule = describe_schedule(limited)
+    assert kernel_count(limited) > 1, schedule
+    assert "kernel would hold 4 values at once (max_live=3)" in schedule
+
+
+def test_chains_of_dependent_ops_bound_a_kernel():
+    """lower-to-loops recurses along a kernel's longest chain: max_depth bounds it."""
+    limited = fuse_text(program(_chain(10)), max_depth=4)
+    schedule = describe_schedule(limited)
+    assert kernel_count(limited) == 3, schedule
+    for group in fusion_groups(limited):
+        assert len([o for o in group.body.block.ops if not isinstance(o, graph.YieldOp)]) <= 4
+    assert "(max_depth=4, for lower-to-loops)" in schedule
+    long = fuse_text(program(_chain(200)))  # the default: 128
+    assert kernel_count(long) > 1
+    assert all(len(list(group.body.block.ops)) <= 128 + 1 for group in fusion_groups(long))
