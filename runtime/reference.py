@@ -19,7 +19,7 @@ and returns the values of its ``func.return``. It is also ``fusec --target numpy
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -201,39 +201,34 @@ def _rmsnorm(op: graph.RmsNormOp, args, frame):
     return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + op.eps.value.data) * gamma
 
 
-@_impl(graph.FusionGroupOp)
-def _fusion_group(op: graph.FusionGroupOp, args, frame):
-    # The region is isolated from above: a frame of its own, sharing the sizes.
-    inner = _Frame(frame.module, sizes=frame.sizes)
-    return _run_block(op.body.block, args, inner, f"{op.name} {op.kernel_name or ''}".rstrip())
-
-
-@_impl(func.CallOp)
-def _call_op(op: func.CallOp, args, frame):
-    return _call(frame.module, op.callee.root_reference.data, args)
-
-
 # ---------------------------------------------------------------------------
-# Walking functions and blocks
+# Walking functions and blocks: generators, so that a chain of calls (and fusion groups)
+# runs on an explicit stack rather than Python's, however deep it goes
 
 _TERMINATORS = (func.ReturnOp, graph.YieldOp)
 
+#: what a block asks its driver for: the results of calling ``name`` on ``args``
+_CallRequest = tuple[str, list[np.ndarray]]
+_Run = Generator[_CallRequest, tuple[np.ndarray, ...], tuple[np.ndarray, ...]]
 
-def _run_block(block: Block, args: Sequence[np.ndarray], frame: _Frame, where: str) -> tuple[np.ndarray, ...]:
-    """Binds the block's arguments, runs its ops, returns the terminator's operands."""
+
+def _run_block(block: Block, args: Sequence[np.ndarray], frame: _Frame, where: str) -> _Run:
+    """Binds the block's arguments, runs its ops, returns the terminator's operands; a
+    ``func.call`` is yielded to the driver, which sends back the callee's results."""
     for i, (arg, array) in enumerate(zip(block.args, args, strict=True)):
         frame.define(arg, array, f"{where}: argument #{i}", EvaluationError)
     for op in block.ops:
         operands = [frame[v] for v in op.operands]
         if isinstance(op, _TERMINATORS):
             return tuple(operands)
-        impl = _IMPLS.get(type(op))
-        if impl is None:
-            raise NotImplementedError(f"the reference interpreter does not implement {op.name}")
-        try:
-            results = impl(op, operands, frame)
-        except (ValueError, ArithmeticError) as error:
-            raise EvaluationError(f"{where}: {op.name}: {error}") from error
+        if isinstance(op, func.CallOp):
+            results = yield (op.callee.root_reference.data, operands)
+        elif isinstance(op, graph.FusionGroupOp):
+            # The region is isolated from above: a frame of its own, sharing the sizes.
+            inner = _Frame(frame.module, sizes=frame.sizes)
+            results = yield from _run_block(op.body.block, operands, inner, f"{op.name} {op.kernel_name or ''}".rstrip())
+        else:
+            results = _apply(op, operands, frame, where)
         if not isinstance(results, tuple):
             results = (results,)
         if len(results) != len(op.results):
@@ -244,7 +239,17 @@ def _run_block(block: Block, args: Sequence[np.ndarray], frame: _Frame, where: s
     raise InterpreterError(f"{where}: block has no terminator")
 
 
-def _call(module: ModuleOp, name: str, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+def _apply(op: Operation, operands: list[np.ndarray], frame: _Frame, where: str):
+    impl = _IMPLS.get(type(op))
+    if impl is None:
+        raise NotImplementedError(f"the reference interpreter does not implement {op.name}")
+    try:
+        return impl(op, operands, frame)
+    except (ValueError, ArithmeticError) as error:
+        raise EvaluationError(f"{where}: {op.name}: {error}") from error
+
+
+def _function(module: ModuleOp, name: str, args: Sequence[np.ndarray]) -> _Run:
     callee = SymbolTable.lookup_symbol(module, name)
     if not isinstance(callee, func.FuncOp):
         raise EvaluationError(f"no function @{name} in the module")
@@ -254,7 +259,7 @@ def _call(module: ModuleOp, name: str, args: Sequence[np.ndarray]) -> tuple[np.n
     if len(args) != len(inputs):
         raise EvaluationError(f"@{name} takes {len(inputs)} arguments, got {len(args)}")
     frame = _Frame(module)
-    results = _run_block(callee.body.block, args, frame, f"@{name}")
+    results = yield from _run_block(callee.body.block, args, frame, f"@{name}")
     outputs = callee.function_type.outputs.data
     if len(results) != len(outputs):
         raise InterpreterError(f"@{name} returned {len(results)} values, declares {len(outputs)}")
@@ -262,6 +267,23 @@ def _call(module: ModuleOp, name: str, args: Sequence[np.ndarray]) -> tuple[np.n
         if (array.dtype, array.shape) != (numpy_dtype(type_), frame.resolve(type_)):
             raise InterpreterError(f"@{name}: result #{i} is {array.dtype}{list(array.shape)}, declared {type_}")
     return results
+
+
+def _call(module: ModuleOp, name: str, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+    """Runs ``@name``, each call it makes a generator on an explicit stack."""
+    stack = [_function(module, name, args)]
+    sent = None
+    while True:
+        try:
+            callee, callee_args = stack[-1].send(sent)
+        except StopIteration as returned:
+            stack.pop()
+            if not stack:
+                return returned.value
+            sent = returned.value
+            continue
+        stack.append(_function(module, callee, callee_args))
+        sent = None
 
 
 def evaluate(module: ModuleOp, entry: str, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
