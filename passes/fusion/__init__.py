@@ -7,6 +7,11 @@ each function into ``graph.fusion_group`` kernels (passes ``fuse`` / ``no-fuse``
 - ``patterns``: matchers of pattern rules (attention);
 - ``cost``: ``DeviceModel``, bytes/FLOPs per kernel, roofline time, fusion score;
 - ``planner``: the greedy partition and the not-fused reasons;
+- ``facts``: what the templates ask of a group (``OpSetFacts``: from its ops);
+- ``summary``: what the planner keeps of a group, and the union of two
+  (``MergedFacts``) judged from their summaries;
+- ``live``, ``depth``: what bounds a kernel: values held at once, chains of ops;
+- ``group_dag``, ``siblings``: the groups' graph kept acyclic, sibling candidates;
 - ``fuse``: the passes, building the regions;
 - ``report``: the fusion report of SPEC section 3.
 """

@@ -181,12 +181,6 @@ def group_kind(f: GroupFacts) -> str:
     return "elementwise"
 
 
-def anchor_op(f: GroupFacts) -> int:
-    """The op that gives a group its kind: the first of its highest class."""
-    first = f.first_of_class()
-    return first[max(first)]
-
-
 #: the kind written on a fusion group and in the report
 REPORT_KIND = {"index_map": "injective"}
 
