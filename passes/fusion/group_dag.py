@@ -13,6 +13,7 @@ before it, in the positions they held.
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -46,16 +47,16 @@ class GroupDag:
     def _ordered(self, x: int, y: int) -> tuple[int, int]:
         return (x, y) if self.position[x] < self.position[y] else (y, x)
 
-    def _reaches(self, hop: int, later: int, reached: set[int]) -> bool:
+    def _reaches(self, hop: int, later: int, reached: set[int], budget: float = math.inf) -> bool:
         """Whether ``later`` is reachable from ``hop`` through groups placed before
         it; ``reached`` gathers the groups visited (shared between calls: a group
-        visited before did not reach ``later``)."""
+        visited before did not reach ``later``), at most ``budget`` of them."""
         high = self.position[later]
         if self.position[hop] >= high or hop in reached:
             return False
         reached.add(hop)
         stack = [hop]
-        while stack:
+        while stack and len(reached) <= budget:
             for s in self.succ[stack.pop()]:
                 if s == later:
                     return True
@@ -64,10 +65,18 @@ class GroupDag:
                     stack.append(s)
         return False
 
-    def joined(self, x: int, y: int) -> bool:
+    def joined_nearby(self, x: int, y: int, budget: int) -> bool:
         """Whether a path through another group joins ``x`` and ``y`` (merging them
-        would close a cycle)."""
-        return self._forward(*self._ordered(x, y)) is None
+        would close a cycle), found among the first ``budget`` groups searched:
+        False may also mean that the search stopped there."""
+        earlier, later = self._ordered(x, y)
+        reached: set[int] = set()
+        for hop in self.succ[earlier]:
+            if hop != later and self._reaches(hop, later, reached, budget):
+                return True
+            if len(reached) > budget:
+                break
+        return False
 
     def _forward(self, earlier: int, later: int) -> set[int] | None:
         """The groups placed before ``later`` that ``earlier`` reaches, or None where

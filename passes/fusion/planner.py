@@ -68,6 +68,10 @@ DEFAULT_MAX_LIVE = 32
 DEFAULT_MAX_DEPTH = 128
 DEFAULT_MAX_INPUTS = 16
 
+#: groups searched for a path joining a candidate pair before judging it (a search
+#: only saves judging pairs a merge would refuse; the merge itself searches all)
+NEARBY = 64
+
 NO_FUSE_REASON = "fusion disabled (no-fuse)"
 CYCLE_REASON = "would form a cycle"
 
@@ -240,7 +244,7 @@ class Planner:
         if key in self._offered:
             return
         self._offered.add(key)
-        if self.dag.joined(x, y):
+        if self.dag.joined_nearby(x, y, NEARBY):
             return  # joined through another group, as they stay while neither changes
         d = self.evaluate(x, y, horizontal)
         if d.ok:
