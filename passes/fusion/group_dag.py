@@ -13,6 +13,7 @@ before it, in the positions they held.
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -43,26 +44,56 @@ class GroupDag:
     def adjacent(self, x: int, y: int) -> bool:
         return y in self.succ[x] or x in self.succ[y]
 
-    def window(self, x: int, y: int, first: Callable[[int], int]) -> tuple[MergeWindow | None, int | None]:
-        """(what merging ``x`` and ``y`` moves, None) or, where a path through another
-        group joins them, (None, the group that path leaves the earlier one by: of
-        several, the one with the smallest ``first``)."""
-        earlier, later = (x, y) if self.position[x] < self.position[y] else (y, x)
-        low, high = self.position[earlier], self.position[later]
+    def _ordered(self, x: int, y: int) -> tuple[int, int]:
+        return (x, y) if self.position[x] < self.position[y] else (y, x)
+
+    def _reaches(self, hop: int, later: int, reached: set[int], budget: float = math.inf) -> bool:
+        """Whether ``later`` is reachable from ``hop`` through groups placed before
+        it; ``reached`` gathers the groups visited (shared between calls: a group
+        visited before did not reach ``later``), at most ``budget`` of them."""
+        high = self.position[later]
+        if self.position[hop] >= high or hop in reached:
+            return False
+        reached.add(hop)
+        stack = [hop]
+        while stack and len(reached) <= budget:
+            for s in self.succ[stack.pop()]:
+                if s == later:
+                    return True
+                if s not in reached and self.position[s] < high:
+                    reached.add(s)
+                    stack.append(s)
+        return False
+
+    def joined_nearby(self, x: int, y: int, budget: int) -> bool:
+        """Whether a path through another group joins ``x`` and ``y`` (merging them
+        would close a cycle), found among the first ``budget`` groups searched:
+        False may also mean that the search stopped there."""
+        earlier, later = self._ordered(x, y)
         reached: set[int] = set()
-        for hop in sorted((s for s in self.succ[earlier] if s != later), key=first):
-            if self.position[hop] >= high or hop in reached:
-                continue
-            reached.add(hop)
-            stack = [hop]
-            while stack:
-                node = stack.pop()
-                for s in self.succ[node]:
-                    if s == later:
-                        return None, hop
-                    if s not in reached and self.position[s] < high:
-                        reached.add(s)
-                        stack.append(s)
+        for hop in self.succ[earlier]:
+            if hop != later and self._reaches(hop, later, reached, budget):
+                return True
+            if len(reached) > budget:
+                break
+        return False
+
+    def _forward(self, earlier: int, later: int) -> set[int] | None:
+        """The groups placed before ``later`` that ``earlier`` reaches, or None where
+        one of them reaches ``later``."""
+        reached: set[int] = set()
+        if any(self._reaches(hop, later, reached) for hop in self.succ[earlier] if hop != later):
+            return None
+        return reached
+
+    def window(self, x: int, y: int) -> MergeWindow | None:
+        """What merging ``x`` and ``y`` moves, or None where a path through another
+        group joins them."""
+        earlier, later = self._ordered(x, y)
+        reached = self._forward(earlier, later)
+        if reached is None:
+            return None
+        low = self.position[earlier]
         reaching: set[int] = set()
         stack = [p for p in self.pred[later] if p != earlier and self.position[p] > low]
         reaching.update(stack)
@@ -72,7 +103,16 @@ class GroupDag:
                     reaching.add(p)
                     stack.append(p)
         by_position = self.position.__getitem__
-        return MergeWindow(earlier, later, sorted(reaching, key=by_position), sorted(reached, key=by_position)), None
+        return MergeWindow(earlier, later, sorted(reaching, key=by_position), sorted(reached, key=by_position))
+
+    def path_via(self, x: int, y: int, first: Callable[[int], int]) -> int | None:
+        """Where a path through another group joins ``x`` and ``y``: the group it
+        leaves the earlier one by (of several, the one with the smallest ``first``),
+        or None."""
+        earlier, later = self._ordered(x, y)
+        reached: set[int] = set()
+        hops = sorted((s for s in self.succ[earlier] if s != later), key=first)
+        return next((hop for hop in hops if self._reaches(hop, later, reached)), None)
 
     def merge(self, keep: int, gone: int, window: MergeWindow) -> None:
         """``gone`` becomes part of ``keep``: edges move over, and the window's groups

@@ -10,7 +10,8 @@
    inputs, and the cost model says it saves time
    (``cost.fusion_score``). The legal candidate with the largest saving that does
    not close a cycle between groups is merged; repeat until none is left (XLA's
-   priority fusion, Inductor's scheduler).
+   priority fusion, Inductor's scheduler). A pair a path through a third group
+   joins is not judged at all: it stays joined while neither group changes.
 3. Every producer→consumer edge left between two groups gets the reason the
    candidate was refused, for the fusion report.
 
@@ -66,6 +67,10 @@ DEFAULT_MAX_LIVE = 32
 #: them, a few Python frames each, and fails past about 240
 DEFAULT_MAX_DEPTH = 128
 DEFAULT_MAX_INPUTS = 16
+
+#: groups searched for a path joining a candidate pair before judging it (a search
+#: only saves judging pairs a merge would refuse; the merge itself searches all)
+NEARBY = 64
 
 NO_FUSE_REASON = "fusion disabled (no-fuse)"
 CYCLE_REASON = "would form a cycle"
@@ -153,6 +158,7 @@ class Planner:
         self._costs: dict[tuple[int, int], KernelCost] = {}
         self._bytes: dict[SSAValue, int] = {}
         self._heap: list[tuple] = []
+        self._offered: set[tuple[int, int, int, int, bool]] = set()
 
     # -- facts --------------------------------------------------------------
 
@@ -235,8 +241,11 @@ class Planner:
             return  # the vertical candidate stands for the pair
         a, b = self.groups[x], self.groups[y]
         key = (x, a.version, y, b.version, horizontal)
-        if key in self._decisions:
-            return  # offered already
+        if key in self._offered:
+            return
+        self._offered.add(key)
+        if self.dag.joined_nearby(x, y, NEARBY):
+            return  # joined through another group, as they stay while neither changes
         d = self.evaluate(x, y, horizontal)
         if d.ok:
             assert d.score is not None and d.rule is not None
@@ -269,7 +278,7 @@ class Planner:
             for other in ids[1:]:
                 x, y = group.handle, self.group_of[other]
                 merged = self.union(x, y)
-                window, _ = self.dag.window(x, y, self.first)
+                window = self.dag.window(x, y)
                 assert window is not None, "a pattern's core is convex"
                 group = self.merge(x, y, match.rule, merged, window)
             group.patterns = (match,)
@@ -293,7 +302,7 @@ class Planner:
             a, b = self.groups.get(x), self.groups.get(y)
             if a is None or b is None or a.version != vx or b.version != vy:
                 continue  # one of the two merged since
-            window, _ = self.dag.window(x, y, self.first)
+            window = self.dag.window(x, y)
             if window is None:
                 continue  # a path through another group joins them: it stays
             merged = self.union(x, y)
@@ -342,7 +351,7 @@ class Planner:
         if not d.ok:
             assert d.reason is not None
             return d.reason
-        _, via = self.dag.window(a, b, self.first)
+        via = self.dag.path_via(a, b, self.first)
         if via is not None:
             return f"{CYCLE_REASON} through {kernels[via]}"
         return "not merged by the greedy order"  # unreachable at the fixpoint

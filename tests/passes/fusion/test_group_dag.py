@@ -45,8 +45,11 @@ def test_merges_keep_a_topological_order_and_find_every_cycle(seed):
         if len(groups) < 2:
             break
         x, y = rng.sample(groups, 2)
-        window, via = dag.window(x, y, first.__getitem__)
-        assert (window is None) == _joined_through_another(dag, x, y)
+        window = dag.window(x, y)
+        via = dag.path_via(x, y, first.__getitem__)
+        joined = _joined_through_another(dag, x, y)
+        assert (window is None) == (via is not None) == dag.joined_nearby(x, y, n) == joined
+        assert not dag.joined_nearby(x, y, 0) or joined
         if window is None:
             assert via in dag.succ[_earlier(dag, x, y)]
             continue
