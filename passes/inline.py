@@ -276,7 +276,10 @@ def inline_call(call: func.CallOp, callee: func.FuncOp) -> list[func.CallOp] | N
     ret.erase()
     inner = [op for op in block.ops if isinstance(op, func.CallOp)]
     Rewriter.inline_block(block, InsertPoint.before(call), call.arguments)
-    Rewriter.replace_op(call, [], returned)
+    for result, value in zip(call.results, returned, strict=True):
+        result.replace_all_uses_with(value)
+    call.detach()
+    call.erase()
     return inner
 
 
