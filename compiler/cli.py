@@ -213,7 +213,7 @@ def run(args: argparse.Namespace) -> int:
     if args.check:
         status = check_against_reference(program, entry, arrays, results)
     if args.bench:
-        from compiler.bench import bench, measure_kernels
+        from compiler.bench import bench, group_measured_us, measure_kernels
 
         timings = bench(program, entry, arrays)
         if report is not None:
@@ -222,7 +222,7 @@ def run(args: argparse.Namespace) -> int:
                 executable = program.executable(entry)
                 measured = measure_kernels(executable, entry, arrays)
                 for group in report["groups"]:
-                    group["measured_us"] = measured.get(group["kernel"])
+                    group["measured_us"] = group_measured_us(measured, group["kernel"])
                 if program.target == "cuda":
                     add_roofline(report, executable, entry)
         print(

@@ -27,6 +27,8 @@ class Options:
     fuse: bool = True
     target: str = "cpu"
     dims: tuple[tuple[str, int], ...] = ()
+    #: how matmul groups are lowered: ``auto`` (the cost model picks), ``library``, ``generated``
+    matmul: str = "auto"
 
     @property
     def dims_spec(self) -> str:
@@ -80,11 +82,16 @@ def _opt(c: Compilation, graph: ModuleOp) -> ModuleOp:
 def _fused(c: Compilation, opt: ModuleOp) -> ModuleOp:
     from passes.fusion.fuse import FusePass, NoFusePass
 
+    from passes.fusion.strategy import SelectStrategyPass
+    from runtime.gemm_library import cuda_library_available
+
     device = "gpu" if c.options.target == "cuda" else "cpu"
     fusion = (
         FusePass(dims=c.options.dims_spec, device=device) if c.options.fuse else NoFusePass()
     )
-    return c.run_passes(opt, [fusion])
+    library = c.options.target != "cuda" or cuda_library_available()
+    strategy = SelectStrategyPass(device=device, dims=c.options.dims_spec, library=library, prefer=c.options.matmul)
+    return c.run_passes(opt, [fusion, strategy])
 
 
 def _loops(c: Compilation, fused: ModuleOp) -> ModuleOp:

@@ -16,6 +16,9 @@ and ``bench``. Keys:
   traffic, so ``bytes_fused <= bytes_unfused`` always;
 - ``groups``: ``{kernel, ops, kind, bytes, predicted_us, measured_us: None}`` per
   kernel in launch order, plus ``rule``, ``pattern``, ``flops``, ``inputs``, ``outputs``;
+  a group holding a matmul adds ``strategy`` (``generated`` | ``library``, see
+  ``strategy.py``) and ``strategies_us``, each strategy's predicted time (None where
+  the target lacks it); its ``predicted_us`` is that of its strategy;
 - ``not_fused``: ``{producer, consumer, reason}`` for every edge left between two
   kernels, read from the functions' ``fusion.not_fused`` attribute.
 
@@ -37,6 +40,7 @@ from xdsl.traits import IsTerminator
 
 from dialects import graph
 from passes.fusion.classify import is_free, short_name
+from passes.fusion.strategy import has_matmul, strategy_report
 from passes.fusion.cost import (
     GPU_H200,
     DeviceModel,
@@ -174,6 +178,11 @@ def fusion_report(
                 }
                 if (pattern := _attr(op, "pattern")) is not None:
                     record["pattern"] = pattern
+                if has_matmul(op):
+                    record.update(strategy_report(op, device, dims))
+                    chosen = record["strategies_us"][record["strategy"]]
+                    if chosen is not None:
+                        record["predicted_us"] = chosen
             else:  # an op outside any group (a module that was not fused)
                 moved, _ = _op_as_kernel(op, dims)
                 record = {
