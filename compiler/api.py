@@ -12,7 +12,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from compiler.diagnostics import decode_source
 from compiler.irgen import source_to_module
-from compiler.stages import STAGES, Compilation, Options
+from compiler.stages import MATMUL_STRATEGIES, STAGES, Compilation, Options
 from dialects.tensor_types import dtype_of, shape_of
 from runtime.errors import InputError
 from runtime.inputs import Param, bind_sizes, check_names
@@ -54,10 +54,13 @@ def read_source(source_or_path: str | os.PathLike) -> tuple[str, str]:
 class Program:
     """A checked program: call `program.NAME(*arrays)` to run function NAME."""
 
-    def __init__(self, graph: ModuleOp, path: str, target: str = "auto", fuse: bool = True):
+    def __init__(self, graph: ModuleOp, path: str, target: str = "auto", fuse: bool = True, matmul: str = "auto"):
+        if matmul not in MATMUL_STRATEGIES:
+            raise InputError(f"unknown matmul strategy {matmul!r}: choose one of {', '.join(MATMUL_STRATEGIES)}")
         self.path = path
         self.target = resolve_target(target)
         self.fuse = fuse
+        self.matmul = matmul
         self.graph = graph
         self._functions = {
             op.sym_name.data: op for op in self.graph.body.block.ops if isinstance(op, func.FuncOp)
@@ -67,7 +70,7 @@ class Program:
 
     def unfused(self) -> Program:
         """The same program compiled one kernel per operation: the baseline of comparisons."""
-        return Program(self.graph, self.path, self.target, fuse=False)
+        return Program(self.graph, self.path, self.target, fuse=False, matmul=self.matmul)
 
     @property
     def functions(self) -> list[str]:
@@ -97,6 +100,7 @@ class Program:
             fuse=self.fuse,
             target="cpu" if self.target == "numpy" else self.target,
             dims=tuple(sorted((dims or {}).items())),
+            matmul=self.matmul,
         )
         if options not in self._compilations:
             self._compilations[options] = Compilation(self.graph, options)
@@ -208,7 +212,11 @@ def _quoted(names: list[str]) -> str:
     return ", ".join(f"'{n}'" for n in names)
 
 
-def compile(source_or_path: str | os.PathLike, target: str = "auto", fuse: bool = True) -> Program:
-    """Checks a program and prepares it to run on `target` (compiling lazily, per function)."""
+def compile(
+    source_or_path: str | os.PathLike, target: str = "auto", fuse: bool = True, matmul: str = "auto"
+) -> Program:
+    """Checks a program and prepares it to run on `target` (compiling lazily, per function).
+    `matmul`: how matmul groups run: `auto` (the cost model picks per group), `library`
+    (NumPy's BLAS, cuBLAS through CuPy, where there is one) or `generated` (fusec's kernels)."""
     text, path = read_source(source_or_path)
-    return Program(source_to_module(text, path), path, target=target, fuse=fuse)
+    return Program(source_to_module(text, path), path, target=target, fuse=fuse, matmul=matmul)

@@ -22,7 +22,7 @@ import numpy as np
 import fusec
 from compiler.api import TargetError
 from compiler.diagnostics import SourceError
-from compiler.stages import STAGES
+from compiler.stages import MATMUL_STRATEGIES, STAGES
 from runtime.errors import FusecError, InputError
 from runtime.inputs import MAX_SIZE, Param, draw_inputs
 
@@ -81,6 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "when one is usable, else cpu")
     p.add_argument("--emit", choices=STAGES, help="print the IR after a stage instead of running")
     p.add_argument("--no-fuse", action="store_true", help="one kernel per operation")
+    p.add_argument("--matmul", choices=MATMUL_STRATEGIES, default="auto",
+                   help="how matmul groups run: the cost model's pick per group (auto), the target's GEMM "
+                        "library (NumPy's BLAS, cuBLAS through CuPy), or fusec's generated kernels")
     p.add_argument("--check", action="store_true", help="also compare with the NumPy reference (exit 3 if not equal)")
     p.add_argument("--report", metavar="FILE.json", help="write the fusion report")
     p.add_argument("--bench", action="store_true", help="time fused against unfused and NumPy (steady state)")
@@ -172,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
     for option in ("output", "report", "viz"):
         check_writable(f"--{option}", getattr(args, option))
     given = load_inputs(args.inputs)
-    program = fusec.compile(Path(args.program), target=args.target, fuse=not args.no_fuse)
+    program = fusec.compile(Path(args.program), target=args.target, fuse=not args.no_fuse, matmul=args.matmul)
     entry = args.entry or program.default_entry()
     if entry not in program.functions:
         raise InputError(f"no function named '{entry}' (functions: {', '.join(program.functions)})")

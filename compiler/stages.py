@@ -17,6 +17,8 @@ from xdsl.passes import ModulePass, PassPipeline
 from compiler.context import make_context
 
 STAGES = ("graph", "opt", "fused", "loops", "tiled", "kernel")
+#: ``Options.matmul``: the cost model's pick per group, or one strategy for all
+MATMUL_STRATEGIES = ("auto", "library", "generated")
 
 
 @dataclass(frozen=True)

@@ -112,8 +112,9 @@ def split_at_matmuls(block: Block) -> list[LibraryCall | KernelPart]:
 
     A value's *level* is the number of library calls on its longest path from the
     group's inputs: a matmul is one more than its operands' roots, any other op the
-    largest of its operands'. The kernel of level L holds the ops of level L (free ops
-    are cloned into it); it runs after the calls of level L and before those of L+1.
+    largest of its operands' (raised to its first reader's when no call reads it). The
+    kernel of level L holds the ops of level L (free ops are cloned into it); it runs
+    after the calls of level L and before those of L+1.
     Layout ops that only lead to a matmul operand become the call's strided views.
     """
     ops = [op for op in block.ops if not op.has_trait(IsTerminator)]
@@ -136,8 +137,16 @@ def split_at_matmuls(block: Block) -> list[LibraryCall | KernelPart]:
         else:
             n = max((level_of(v) for v in op.operands), default=0)
             level.update((r, n) for r in op.results)
-    parts: dict[int, KernelPart] = {}
     roots = {r for c in calls for r in c.roots}
+    # an op no call reads runs with its first reader: a bias broadcast joins its epilogue
+    # rather than being written out by a kernel before the call
+    for op in reversed(ops):
+        if isinstance(op, graph.MatmulOp) or any(r in roots or r in yielded for r in op.results):
+            continue
+        readers = [level_of(u.operation.results[0]) for r in op.results for u in r.uses if u.operation.results]
+        if readers:
+            level.update((r, max(level_of(r), min(readers))) for r in op.results)
+    parts: dict[int, KernelPart] = {}
     for op in ops:
         if isinstance(op, graph.MatmulOp):
             continue
