@@ -285,8 +285,9 @@ def matmul_table(args, bandwidth: float) -> str:
             compiled(*inputs)
             compiled_ms = bench_ms(lambda: compiled(*inputs))
         other = "; ".join(f"{label} {bench_ms(lambda f=f: f(*inputs)):.3f}" for label, f in others.items()) or "-"
-        row = {}
-        for label, options in (("fused", {}), ("generated", {"matmul": "generated"}), ("unfused", {"fuse": False})):
+        variants = [("fused", {}), ("generated", {"matmul": "generated"}), ("unfused", {"fuse": False})]
+        row = {"generated": float("nan")}
+        for label, options in [v for v in variants if not (args.no_generated and v[0] == "generated")]:
             program = fusec.compile(source, target="cuda", **options)
             out = torch.empty_like(expected)
             run = fusec_runner(program, "main", inputs, [out])
@@ -309,6 +310,7 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
     parser.add_argument("--only", help="comma-separated workload names (substrings)")
     parser.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    parser.add_argument("--no-generated", action="store_true", help="skip fusec with every matmul generated")
     args = parser.parse_args(argv)
     torch.manual_seed(0)
     bandwidth = copy_bandwidth()
