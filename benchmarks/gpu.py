@@ -301,7 +301,6 @@ def matmul_table(args, bandwidth: float) -> str:
                  f"{row['generated']:.3f}", f"{row['unfused']:.3f}", f"{floor / row['fused']:.2f}",
                  f"{row['fused'] / compiled_ms:.2f}"]
         lines.append("| " + " | ".join(cells) + " |")
-        print(lines[-1], flush=True)
     return "\n".join(lines)
 
 

@@ -19,9 +19,11 @@ The predicted times, in the roofline of ``cost.DeviceModel``::
     library   = sum over calls (flops / gemm_library + launch)
               + sum over the kernels between them (max(bytes / bandwidth, flops / flops) + launch)
 
-The smaller wins; a strategy the target lacks (``gemm_library = 0``, no library; an
-``attention_generated`` of 0, no fused attention kernel there) is chosen only when it is
-the only one. ``prefer`` forces one where the target has it.
+The smaller wins where ``dims`` binds every size; a size left symbolic is judged at
+256 and at 4096, and the strategy least behind the best at either end wins (a program
+compiled once runs at any size). A strategy the target lacks (``gemm_library = 0``, no
+library; an ``attention_generated`` of 0, no fused attention kernel there) is chosen
+only when it is the only one. ``prefer`` forces one where the target has it.
 
     %y = graph.fusion_group(%x, %w, %b) {kernel = "k0_matmul", kind = "matmul", strategy = "library"} ...
 """
@@ -34,14 +36,19 @@ from math import inf
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import IsTerminator
 
 from dialects import graph
+from dialects.sizes import Size
+from dialects.tensor_types import shape_of
 from passes.fusion.classify import is_free
-from passes.fusion.cost import DeviceModel, device_by_name, op_flops, parse_dims, value_bytes
+from passes.fusion.cost import DEFAULT_DIM, DeviceModel, device_by_name, op_flops, parse_dims, value_bytes
+
+#: the large end of the sizes a symbolic dimension is judged at (``size_scenarios``)
+LARGE_DIM = 4096
 
 STRATEGY_ATTR = "strategy"
 GENERATED, LIBRARY = "generated", "library"
@@ -213,13 +220,40 @@ def predicted_times(group: graph.FusionGroupOp, device: DeviceModel, dims: Mappi
     return {GENERATED: generated_time(group, device, dims), LIBRARY: library_time(group, device, dims)}
 
 
-def choose(times: Mapping[str, float], prefer: str = "auto") -> str:
-    """The strategy to use: ``prefer`` where the target has it, else the fastest
-    (``generated`` when every time is inf: it runs anywhere, if slowly)."""
-    if prefer in times and times[prefer] < inf:
+def choose(times: Mapping[str, float] | Sequence[Mapping[str, float]], prefer: str = "auto") -> str:
+    """The strategy to use: ``prefer`` where the target has it, else the one whose
+    time is least behind the best over the size scenarios (the fastest, with one),
+    ``generated`` when the target has neither: it runs anywhere, if slowly."""
+    scenarios = [times] if isinstance(times, Mapping) else list(times)
+    if prefer in STRATEGIES and all(t[prefer] < inf for t in scenarios):
         return prefer
-    best = min(STRATEGIES, key=lambda s: times[s])
-    return best if times[best] < inf else GENERATED
+
+    def regret(strategy: str) -> float:
+        return max(t[strategy] - min(t.values()) for t in scenarios)
+
+    best = min(STRATEGIES, key=regret)
+    return best if regret(best) < inf else GENERATED
+
+
+def size_scenarios(group: graph.FusionGroupOp, dims: Mapping[str, int]) -> list[dict[str, int]]:
+    """The bindings a group's strategy is judged under: ``dims`` when it binds every
+    size the group's values have, else its unbound names at ``DEFAULT_DIM`` and at
+    ``LARGE_DIM`` alike. Compiled once, the program runs at any size: the choice must
+    not lose much at either end (a launch at small sizes, milliseconds at large ones)."""
+    names: set[str] = set()
+    for op in group.body.walk():
+        for value in op.results:
+            if isinstance(value.type, TensorType):
+                names.update(n for d in shape_of(value.type) if isinstance(d, str) for n in Size.of(d).names)
+    unbound = sorted(names - set(dims))
+    if not unbound:
+        return [dict(dims)]
+    return [{**dims, **{n: size for n in unbound}} for size in (DEFAULT_DIM, LARGE_DIM)]
+
+
+def choose_for(group: graph.FusionGroupOp, device: DeviceModel, dims: Mapping[str, int], prefer: str = "auto") -> str:
+    """``choose`` over the group's size scenarios."""
+    return choose([predicted_times(group, device, d) for d in size_scenarios(group, dims)], prefer)
 
 
 def _kind(group: graph.FusionGroupOp) -> str:
@@ -266,8 +300,7 @@ class SelectStrategyPass(ModulePass):
                 continue
             for group in fn.body.block.ops:
                 if isinstance(group, graph.FusionGroupOp) and has_matmul(group):
-                    times = predicted_times(group, device, dims)
-                    group.attributes[STRATEGY_ATTR] = StringAttr(choose(times, self.prefer))
+                    group.attributes[STRATEGY_ATTR] = StringAttr(choose_for(group, device, dims, self.prefer))
 
 
 def strategy_report(group: graph.FusionGroupOp, device: DeviceModel, dims: Mapping[str, int]) -> dict[str, object]:
@@ -275,7 +308,7 @@ def strategy_report(group: graph.FusionGroupOp, device: DeviceModel, dims: Mappi
     predicted microseconds (None where the target lacks it)."""
     times = predicted_times(group, device, dims)
     return {
-        "strategy": group_strategy(group) or choose(times),
+        "strategy": group_strategy(group) or choose_for(group, device, dims),
         "strategies_us": {s: (t * 1e6 if t < inf else None) for s, t in times.items()},
     }
 
@@ -288,6 +321,7 @@ __all__: Sequence[str] = [
     "LibraryCall",
     "SelectStrategyPass",
     "choose",
+    "choose_for",
     "group_strategy",
     "has_matmul",
     "predicted_times",
