@@ -50,6 +50,7 @@ from passes.fusion.planner import (
     Plan,
     plan_function,
 )
+from passes.fusion.rules import parse_rule_names
 
 NOT_FUSED_ATTR = "fusion.not_fused"
 
@@ -61,9 +62,13 @@ class FusePass(ModulePass):
     Options: ``dims`` binds symbolic sizes for the cost model (``"N=1024,D=768"``,
     256 each by default); ``device`` is ``gpu`` or ``cpu``; ``max_live`` bounds the
     values a kernel holds at once (``live.py``), ``max_depth`` its chains of
-    dependent ops (``depth.py``), ``max_inputs`` its inputs.
+    dependent ops (``depth.py``), ``max_inputs`` its inputs; ``disable_rules`` names
+    rules of ``rules.RULES`` that join no groups.
 
         fusec-opt f.mlir -p 'fuse{dims="N=1024,D=768" device=cpu max-live=16}'
+        fusec-opt f.mlir -p 'fuse{disable-rules="matmul_epilogue,attention"}'
+
+    A bad option value is refused when the pass is made, before any IR is read.
     """
 
     name = "fuse"
@@ -73,6 +78,10 @@ class FusePass(ModulePass):
     max_live: int = DEFAULT_MAX_LIVE
     max_depth: int = DEFAULT_MAX_DEPTH
     max_inputs: int = DEFAULT_MAX_INPUTS
+    disable_rules: str = ""
+
+    def __post_init__(self) -> None:
+        self.options()  # raises ValueError, which fusec-opt reports as a usage error
 
     def options(self) -> FusionOptions:
         return FusionOptions(
@@ -81,6 +90,7 @@ class FusePass(ModulePass):
             max_live=self.max_live,
             max_depth=self.max_depth,
             max_inputs=self.max_inputs,
+            disabled_rules=parse_rule_names(self.disable_rules),
         )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

@@ -4,7 +4,8 @@
 2. Every other op starts as a kernel of its own. Candidates are the pairs of
    groups joined by a data edge (vertical) or reading a common input (horizontal:
    neighbours among the readers, ``siblings.py``). A candidate is *legal* when a
-   rule of ``rules.RULES`` joins the two kinds, the merged group fits its kind's
+   rule of ``rules.RULES`` not disabled (``FusionOptions.disabled_rules``) joins
+   the two kinds, the merged group fits its kind's
    template, it holds at most ``max_live`` values at once (``live.py``), chains at
    most ``max_depth`` dependent ops (``depth.py``), reads at most ``max_inputs``
    inputs, and the cost model says it saves time
@@ -73,6 +74,7 @@ DEFAULT_MAX_INPUTS = 16
 NEARBY = 64
 
 NO_FUSE_REASON = "fusion disabled (no-fuse)"
+DISABLED_RULE_REASON = "rule {} is disabled"
 CYCLE_REASON = "would form a cycle"
 
 
@@ -84,6 +86,7 @@ class FusionOptions:
     max_depth: int = DEFAULT_MAX_DEPTH
     max_inputs: int = DEFAULT_MAX_INPUTS
     enabled: bool = True  # False: one kernel per op (no-fuse)
+    disabled_rules: frozenset[str] = frozenset()  # names of rules.RULES that join nothing
 
 
 @dataclass(frozen=True)
@@ -143,7 +146,10 @@ class Planner:
     def __init__(self, g: FuncGraph, options: FusionOptions):
         self.g = g
         self.options = options
-        self.patterns: tuple[PatternMatch, ...] = find_patterns(g) if options.enabled else ()
+        found = find_patterns(g) if options.enabled else ()
+        self.patterns: tuple[PatternMatch, ...] = tuple(p for p in found if p.rule not in options.disabled_rules)
+        #: matches of disabled pattern rules, kept to name the rule in the report
+        self.switched_off = tuple(p for p in found if p.rule in options.disabled_rules)
         self.group_of: list[int] = list(range(len(g.ops)))
         self.groups: dict[int, GroupSummary] = {
             i: GroupSummary.of_op(g, i, options.dims) for i in range(len(g.ops))
@@ -185,7 +191,9 @@ class Planner:
 
     def _evaluate(self, a: GroupSummary, b: GroupSummary, horizontal: bool) -> Decision:
         g, opts = self.g, self.options
-        rule = find_rule(a.kind, b.kind, horizontal)
+        # a disabled rule is still found, so that a pair it could not join anyway gets
+        # the template's reason, which holds whatever the switches say
+        rule = find_rule(a.kind, b.kind, horizontal, opts.disabled_rules) or find_rule(a.kind, b.kind, horizontal)
         merged = self.union(a.handle, b.handle)
         if rule is None:
             reason = refusal_reason(a.kind, b.kind, _anchor_name(g, a), _anchor_name(g, b))
@@ -195,6 +203,8 @@ class Planner:
         reason = TEMPLATES[merged.kind](merged)
         if reason is not None:
             return Decision(False, reason, rule)
+        if rule.name in opts.disabled_rules:
+            return Decision(False, DISABLED_RULE_REASON.format(rule.name), rule)
         if merged.live_bound > opts.max_live and merged.live.peak > opts.max_live:
             held = merged.live.peak
             return Decision(False, f"kernel would hold {held} values at once (max_live={opts.max_live})", rule)
@@ -340,7 +350,9 @@ class Planner:
                 ga, gb = self.group_of[j], self.group_of[i]
                 if ga == gb:
                     continue
-                not_fused.append(NotFused(j, i, self.reason(ga, gb, kernels)))
+                switched_off = next((p.rule for p in self.switched_off if {i, j} <= p.core), None)
+                reason = DISABLED_RULE_REASON.format(switched_off) if switched_off else self.reason(ga, gb, kernels)
+                not_fused.append(NotFused(j, i, reason))
         not_fused.sort(key=lambda n: (position[n.producer], position[n.consumer]))
         return Plan(g, groups, not_fused, labels)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
+
 from passes.fusion.rules import (
     ANY,
     REFUSALS,
@@ -13,6 +15,7 @@ from passes.fusion.rules import (
     TEMPLATES,
     dominant_rule,
     find_rule,
+    parse_rule_names,
     refusal_reason,
 )
 
@@ -50,6 +53,19 @@ def test_vertical_lookups():
     assert find_rule("attention", "elementwise").name == "attention_epilogue"
     assert find_rule("matmul", "matmul") is None
     assert find_rule("opaque", "elementwise") is None
+
+
+def test_disabled_rules_are_skipped():
+    assert find_rule("matmul", "elementwise", disabled=frozenset({"matmul_epilogue"})) is None
+    assert find_rule("reduction", "elementwise", disabled=frozenset({"matmul_epilogue"})).name == "reduce_epilogue"
+
+
+def test_rule_names_from_options():
+    assert parse_rule_names("") == frozenset()
+    assert parse_rule_names("ew_chain, matmul-epilogue") == {"ew_chain", "matmul_epilogue"}
+    assert parse_rule_names(["attention", "reduce_rows,ew_chain"]) == {"attention", "reduce_rows", "ew_chain"}
+    with pytest.raises(ValueError, match="unknown fusion rule 'epilogue': the rules are attention, "):
+        parse_rule_names("ew_chain,epilogue")
 
 
 def test_horizontal_lookups():
