@@ -5,13 +5,14 @@
    groups joined by a data edge (vertical) or reading a common input (horizontal:
    neighbours among the readers, ``siblings.py``). A candidate is *legal* when a
    rule of ``rules.RULES`` not disabled (``FusionOptions.disabled_rules``) joins
-   the two kinds, the merged group fits its kind's
-   template, it holds at most ``max_live`` values at once (``live.py``), chains at
-   most ``max_depth`` dependent ops (``depth.py``), reads at most ``max_inputs``
-   inputs, and the cost model says it saves time
-   (``cost.fusion_score``). The legal candidate with the largest saving that does
-   not close a cycle between groups is merged; repeat until none is left (XLA's
-   priority fusion, Inductor's scheduler). A pair a path through a third group
+   the two kinds, the merged group fits its kind's template, it holds at most
+   ``max_live`` values at once (``live.py``), chains at most ``max_depth``
+   dependent ops (``depth.py``), reads at most ``max_inputs`` inputs, and the cost
+   model says it saves time (``cost.fusion_score``, with each kernel's time
+   corrected by measurement where ``FusionOptions.calibration`` has factors). The
+   legal candidate with the largest saving that does not close a cycle between
+   groups is merged; repeat until none is left (XLA's priority fusion, Inductor's
+   scheduler). A pair a path through a third group
    joins is not judged at all: it stays joined while neither group changes.
 3. Every producer→consumer edge left between two groups gets the reason the
    candidate was refused, for the fusion report.
@@ -34,6 +35,7 @@ from dataclasses import dataclass, field
 
 from xdsl.ir import SSAValue
 
+from passes.fusion.calibration import Calibration
 from passes.fusion.classify import OpClass, short_name
 from passes.fusion.cost import (
     GPU_H200,
@@ -87,6 +89,7 @@ class FusionOptions:
     max_inputs: int = DEFAULT_MAX_INPUTS
     enabled: bool = True  # False: one kernel per op (no-fuse)
     disabled_rules: frozenset[str] = frozenset()  # names of rules.RULES that join nothing
+    calibration: Calibration = field(default_factory=Calibration)  # measured corrections of the times
 
 
 @dataclass(frozen=True)
@@ -174,7 +177,8 @@ class Planner:
     def cost(self, group: GroupSummary) -> KernelCost:
         key = (group.handle, group.version)
         if key not in self._costs:
-            self._costs[key] = group.cost(self.options.device, self.bytes_of)
+            cost = group.cost(self.options.device, self.bytes_of)
+            self._costs[key] = self.options.calibration.correct(group.kind, cost)
         return self._costs[key]
 
     def bytes_of(self, value: SSAValue) -> int:
@@ -214,10 +218,10 @@ class Planner:
             )
         if len(merged.inputs) > opts.max_inputs:
             return Decision(False, f"group size limit (max_inputs={opts.max_inputs})", rule)
-        merged_cost = merged.cost(opts.device, self.bytes_of)
+        merged_cost = opts.calibration.correct(merged.kind, merged.cost(opts.device, self.bytes_of))
         score = fusion_score(self.cost(a), self.cost(b), merged_cost, opts.device)
         if score.saving <= 0:
-            return Decision(False, _cost_reason(score), rule, score)
+            return Decision(False, _cost_reason(score, bool(opts.calibration.factors)), rule, score)
         return Decision(True, None, rule, score)
 
     def union(self, x: int, y: int) -> MergedFacts:
@@ -375,13 +379,13 @@ def _anchor_name(g: FuncGraph, group: GroupSummary) -> str:
     return short_name(g.ops[first[max(first)]])
 
 
-def _cost_reason(score: FusionScore) -> str:
+def _cost_reason(score: FusionScore, calibrated: bool) -> str:
+    """(``calibrated``: the times were corrected by measurement, which the user should
+    know when the model alone would have fused.)"""
+    note = f"score {score.saving_us:+.3f} us" + (", calibrated" if calibrated else "")
     if score.recompute_flops > 0:
-        return (
-            f"cost model: fusing would recompute {score.recompute_flops:.3g} FLOPs "
-            f"(score {score.saving_us:+.3f} us)"
-        )
-    return f"cost model: fusing saves no time (score {score.saving_us:+.3f} us)"
+        return f"cost model: fusing would recompute {score.recompute_flops:.3g} FLOPs ({note})"
+    return f"cost model: fusing saves no time ({note})"
 
 
 # ---------------------------------------------------------------------------

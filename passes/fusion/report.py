@@ -1,6 +1,6 @@
 """The fusion report (SPEC section 3), computed from a fused module.
 
-    fusion_report(fused, unfused, device, dims, entry=None) -> dict
+    fusion_report(fused, unfused, device, dims, entry=None, calibration=None) -> dict
 
 ``fused`` is the module after ``fuse``; ``unfused`` is the module before it (graph
 ops, or the output of ``no-fuse``), a dict of counts ``{"kernels": N, "bytes": B,
@@ -14,8 +14,11 @@ and ``bench``. Keys:
 - ``bytes_fused`` / ``bytes_unfused``: global-memory bytes of every kernel's
   inputs and outputs (each read once, written once); merging kernels only removes
   traffic, so ``bytes_fused <= bytes_unfused`` always;
-- ``groups``: ``{kernel, ops, kind, bytes, predicted_us, measured_us: None}`` per
-  kernel in launch order, plus ``rule``, ``pattern``, ``flops``, ``inputs``, ``outputs``;
+- ``groups``: ``{kernel, ops, kind, bytes, predicted_us, corrected_us, measured_us:
+  None}`` per kernel in launch order, plus ``rule``, ``pattern``, ``flops``, ``inputs``,
+  ``outputs``; ``corrected_us`` is ``predicted_us`` corrected by ``calibration``
+  (``calibration.py``), and with a calibration each group has its ``signature``,
+  the key its measurement is kept under;
 - ``not_fused``: ``{producer, consumer, reason}`` for every edge left between two
   kernels, read from the functions' ``fusion.not_fused`` attribute.
 
@@ -36,6 +39,7 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.traits import IsTerminator
 
 from dialects import graph
+from passes.fusion.calibration import Calibration, kernel_signature
 from passes.fusion.classify import is_free, short_name
 from passes.fusion.cost import (
     GPU_H200,
@@ -144,6 +148,7 @@ def fusion_report(
     device: DeviceModel = GPU_H200,
     dims: Mapping[str, int] | str | None = None,
     entry: str | None = None,
+    calibration: Calibration | None = None,
 ) -> dict[str, Any]:
     """SPEC section 3's report for ``entry`` (see the module docstring)."""
     dims = parse_dims(dims)
@@ -166,6 +171,7 @@ def fusion_report(
                     "kind": _attr(op, "kind") or "elementwise",
                     "bytes": stats["bytes"],
                     "predicted_us": stats["predicted_us"],
+                    "corrected_us": stats["predicted_us"],
                     "measured_us": None,
                     "rule": _attr(op, "rule") or "none",
                     "flops": stats["flops"],
@@ -174,6 +180,8 @@ def fusion_report(
                 }
                 if (pattern := _attr(op, "pattern")) is not None:
                     record["pattern"] = pattern
+                if calibration is not None:
+                    record["signature"] = kernel_signature(op, dims)
             else:  # an op outside any group (a module that was not fused)
                 moved, _ = _op_as_kernel(op, dims)
                 record = {
@@ -182,9 +190,14 @@ def fusion_report(
                     "kind": "opaque",
                     "bytes": moved,
                     "predicted_us": device.time(moved, 0.0) * 1e6,
+                    "corrected_us": device.time(moved, 0.0) * 1e6,
                     "measured_us": None,
                     "rule": "none",
                 }
+            if calibration is not None:
+                record["corrected_us"] = calibration.corrected_us(
+                    record["kind"], record["predicted_us"], record.get("signature")
+                )
             groups.append(record)
             kernels += 1
             bytes_fused += record["bytes"]
