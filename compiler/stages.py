@@ -21,12 +21,16 @@ STAGES = ("graph", "opt", "fused", "loops", "tiled", "kernel")
 
 @dataclass(frozen=True)
 class Options:
-    """What changes the compiled result: the entry, fusion on or off, where it runs."""
+    """What changes the compiled result: the entry, fusion on or off, where it runs,
+    the fusion rules switched off and the measured corrections of the cost model
+    (``(kind, factor)`` pairs, ``passes/fusion/calibration.py``)."""
 
     entry: str = "main"
     fuse: bool = True
     target: str = "cpu"
     dims: tuple[tuple[str, int], ...] = ()
+    disabled_rules: tuple[str, ...] = ()
+    calibration: tuple[tuple[str, float], ...] = ()
 
     @property
     def dims_spec(self) -> str:
@@ -78,11 +82,20 @@ def _opt(c: Compilation, graph: ModuleOp) -> ModuleOp:
 
 
 def _fused(c: Compilation, opt: ModuleOp) -> ModuleOp:
+    from passes.fusion.calibration import Calibration
     from passes.fusion.fuse import FusePass, NoFusePass
 
-    device = "gpu" if c.options.target == "cuda" else "cpu"
+    o = c.options
+    device = "gpu" if o.target == "cuda" else "cpu"
     fusion = (
-        FusePass(dims=c.options.dims_spec, device=device) if c.options.fuse else NoFusePass()
+        FusePass(
+            dims=o.dims_spec,
+            device=device,
+            disable_rules=",".join(o.disabled_rules),
+            calibration=Calibration(dict(o.calibration)).spec(),
+        )
+        if o.fuse
+        else NoFusePass()
     )
     return c.run_passes(opt, [fusion])
 
