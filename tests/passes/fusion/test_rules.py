@@ -4,6 +4,7 @@ kinds either joined by a rule or refused with a reason."""
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import pytest
 
@@ -26,6 +27,13 @@ def test_rule_names_are_unique_and_every_rule_has_a_pattern():
     for rule in RULES:
         assert rule.pattern and rule.doc
         assert rule.matcher or (rule.producer and rule.consumer)
+
+
+def test_every_rule_is_documented_by_name():
+    """docs/reference.md lists the rules that --disable-rule takes, one line each."""
+    reference = (Path(__file__).parents[3] / "docs" / "reference.md").read_text()
+    for rule in RULES:
+        assert f"| `{rule.name}` |" in reference, rule.name
 
 
 def test_the_seed_patterns_are_in_the_table():
