@@ -1,10 +1,12 @@
-"""CPU benchmark: four memory-bound workloads on [4096, 4096] f32, side by side.
+"""CPU benchmark: four memory-bound workloads on [4096, 4096] f32, and the
+matmul-bearing samples (MLP, attention, transformer block), side by side.
 
     python benchmarks/cpu.py [--size 4096] [--runs 15]
 
 For each workload it times, in this one process on the same input: NumPy written by
 hand, fusec's fused CPU kernels, fusec `--no-fuse` (one kernel per op), and
-torch.compile's C++ kernels when torch is installed; then the ratios. A second table
+torch.compile's C++ kernels when torch is installed; then the ratios. The matmul
+table times the samples against NumPy written by hand (BLAS matmuls). A last table
 times the transformer block sample's warm start (kernels from the disk cache) in a
 fresh process. Medians after a warm-up; timings on a shared 2-core VM are noisy, so
 read the ratios.
@@ -127,6 +129,64 @@ def workload_table(size: int, runs: int) -> str:
     return "\n".join(lines)
 
 
+# The matmul-bearing samples, written in NumPy as a careful user would (its matmul is
+# BLAS); sizes where NumPy takes 0.1-1 s on two cores.
+def np_mlp(x, w1, b1, w2, b2):
+    return x + np_gelu(x @ w1 + b1) @ w2 + b2
+
+
+def np_heads(t, b, s):
+    return t.reshape(b, s, 4, 64).transpose(0, 2, 1, 3)
+
+
+def np_attention(x, wq, wk, wv, wo):
+    b, s, d = x.shape
+    q, k, v = (np_heads(x @ w, b, s) for w in (wq, wk, wv))
+    p = np_softmax(q @ k.transpose(0, 1, 3, 2) * np.float32(0.125))
+    return (p @ v).transpose(0, 2, 1, 3).reshape(b, s, d) @ wo
+
+
+def np_block(x, g1, c1, wq, wk, wv, wo, g2, c2, w1, b1, w2, b2):
+    h = x + np_attention(np_layernorm(x, g1, c1), wq, wk, wv, wo)
+    return h + np_mlp_inner(np_layernorm(h, g2, c2), w1, b1, w2, b2)
+
+
+def np_mlp_inner(z, w1, b1, w2, b2):
+    return np_gelu(z @ w1 + b1) @ w2 + b2
+
+
+MATMUL_WORKLOADS = [
+    ("MLP T=2048 D=1024 F=4096", "mlp.tdsl", np_mlp, {"T": 2048, "D": 1024, "F": 4096}),
+    ("attention B=4 S=1024", "attention.tdsl", np_attention, {"B": 4, "S": 1024}),
+    ("transformer block B=8 S=512", "transformer_block.tdsl", np_block, {"B": 8, "S": 512}),
+]
+
+
+def matmul_table(runs: int) -> str:
+    from runtime.inputs import draw_inputs
+
+    lines = [
+        f"matmul-bearing samples, f32, median ms of {runs} runs, {os.cpu_count()} cores",
+        "",
+        "| workload | NumPy | fusec fused | fusec --no-fuse | NumPy / fused | --no-fuse / fused |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for label, sample, np_fn, dims in MATMUL_WORKLOADS:
+        fused = fusec.compile(ROOT / "samples" / sample, target="cpu")
+        arrays = draw_inputs(fused.params("main"), {}, dims, 0, "main")
+        unfused = fused.unfused()
+        expected = np_fn(*arrays)
+        np.testing.assert_allclose(fused.main(*arrays), expected, rtol=1e-3, atol=1e-4 * np.abs(expected).max())
+        t_numpy = median_ms(lambda: np_fn(*arrays), runs)
+        t_fused = median_ms(lambda: fused.main(*arrays), runs)
+        t_unfused = median_ms(lambda: unfused.main(*arrays), runs)
+        lines.append(
+            f"| {label} | {t_numpy:.1f} | {t_fused:.1f} | {t_unfused:.1f} | "
+            f"{t_numpy / t_fused:.2f}x | {t_unfused / t_fused:.2f}x |"
+        )
+    return "\n".join(lines)
+
+
 WARM_START = """
 import sys, time
 start = time.perf_counter()
@@ -163,6 +223,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args()
     print(workload_table(args.size, args.runs))
+    print()
+    print(matmul_table(max(3, args.runs // 3)))
     print()
     print(warm_start_table())
 

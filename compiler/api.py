@@ -13,7 +13,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from compiler.diagnostics import decode_source
 from compiler.irgen import source_to_module
-from compiler.stages import STAGES, Compilation, Options
+from compiler.stages import MATMUL_STRATEGIES, STAGES, Compilation, Options
 from dialects.tensor_types import dtype_of, shape_of
 from runtime.errors import InputError
 from runtime.inputs import Param, bind_sizes, check_names
@@ -77,14 +77,18 @@ class Program:
         path: str,
         target: str = "auto",
         fuse: bool = True,
+        matmul: str = "auto",
         disable_rules: str | Sequence[str] = (),
         calibrate: bool = True,
     ):
         from compiler.calibrate import enabled_here
 
+        if matmul not in MATMUL_STRATEGIES:
+            raise InputError(f"unknown matmul strategy {matmul!r}: choose one of {', '.join(MATMUL_STRATEGIES)}")
         self.path = path
         self.target = resolve_target(target)
         self.fuse = fuse
+        self.matmul = matmul
         self.disabled_rules = rule_names(disable_rules)
         self.calibrate = calibrate and self.target != "numpy" and enabled_here()
         self.graph = graph
@@ -96,7 +100,7 @@ class Program:
 
     def unfused(self) -> Program:
         """The same program compiled one kernel per operation: the baseline of comparisons."""
-        return Program(self.graph, self.path, self.target, fuse=False, calibrate=self.calibrate)
+        return Program(self.graph, self.path, self.target, fuse=False, matmul=self.matmul, calibrate=self.calibrate)
 
     @functools.cached_property
     def calibration(self):
@@ -159,6 +163,7 @@ class Program:
             fuse=self.fuse,
             target="cpu" if self.target == "numpy" else self.target,
             dims=tuple(sorted((dims or {}).items())),
+            matmul=self.matmul,
             disabled_rules=self.disabled_rules,
             calibration=tuple(sorted(calibration.calibration.factors.items())) if calibration else (),
         )
@@ -279,14 +284,23 @@ def compile(
     source_or_path: str | os.PathLike,
     target: str = "auto",
     fuse: bool = True,
+    matmul: str = "auto",
     disable_rules: str | Sequence[str] = (),
     calibrate: bool = True,
 ) -> Program:
     """Checks a program and prepares it to run on `target` (compiling lazily, per
-    function). `disable_rules`: fusion rules to switch off, by name (`"a,b"` or a
-    list); `calibrate=False`: plan with the cost model alone, ignoring the kernel
-    times measured on this machine (see `Program`)."""
+    function). `matmul`: how matmul groups run: `auto` (the cost model picks per
+    group), `library` (NumPy's BLAS, cuBLAS through CuPy, where there is one) or
+    `generated` (fusec's kernels). `disable_rules`: fusion rules to switch off, by
+    name (`"a,b"` or a list); `calibrate=False`: plan with the cost model alone,
+    ignoring the kernel times measured on this machine (see `Program`)."""
     text, path = read_source(source_or_path)
     return Program(
-        source_to_module(text, path), path, target=target, fuse=fuse, disable_rules=disable_rules, calibrate=calibrate
+        source_to_module(text, path),
+        path,
+        target=target,
+        fuse=fuse,
+        matmul=matmul,
+        disable_rules=disable_rules,
+        calibrate=calibrate,
     )

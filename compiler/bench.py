@@ -3,6 +3,7 @@ timed in one process on the same inputs (medians after warm-up)."""
 
 from __future__ import annotations
 
+import re
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -74,3 +75,16 @@ def measure_kernels(executable, entry: str, arrays: Sequence[np.ndarray], runs: 
     for _ in range(runs):
         executable.run(entry, arrays, profile=profile)
     return {name: statistics.median(times) * 1e6 for name, times in profile.items()}
+
+
+#: the launches a group split into library calls and kernels are named after it
+_PART = re.compile(r"_(gemm|rows|layout|epilogue)\d+$")
+
+
+def group_measured_us(measured: dict[str, float], kernel: str) -> float | None:
+    """A fusion group's measured microseconds: its kernel's, or the sum over the
+    library calls and kernels it was split into (``<kernel>_gemm0``, ...)."""
+    if kernel in measured:
+        return measured[kernel]
+    parts = [us for name, us in measured.items() if name.startswith(kernel) and _PART.fullmatch(name[len(kernel):])]
+    return sum(parts) if parts else None

@@ -62,19 +62,21 @@ def load(target: str) -> DeviceCalibration | None:
 
 
 def record(device: str, groups: list[Mapping], measured_us: Mapping[str, float]) -> int:
-    """Files the measured kernels (``measured_us`` by kernel name) among the report's
-    ``groups`` under ``device``; returns how many."""
+    """Files the measured kernels (``measured_us`` by launch name; a group split into
+    library calls and kernels takes their sum) among the report's ``groups`` under
+    ``device``; returns how many."""
+    from compiler.bench import group_measured_us
     from runtime.calibration_cache import CalibrationFile
 
-    measured = {
-        g["signature"]: {
-            "kind": g["kind"],
-            "kernel": g["kernel"],
-            "predicted_us": g["predicted_us"],
-            "measured_us": measured_us[g["kernel"]],
-        }
-        for g in groups
-        if "signature" in g and g["predicted_us"] > 0 and measured_us.get(g["kernel"], 0) > 0
-    }
+    measured = {}
+    for g in groups:
+        us = group_measured_us(measured_us, g["kernel"])
+        if "signature" in g and g["predicted_us"] > 0 and us is not None and us > 0:
+            measured[g["signature"]] = {
+                "kind": g["kind"],
+                "kernel": g["kernel"],
+                "predicted_us": g["predicted_us"],
+                "measured_us": us,
+            }
     CalibrationFile().store(device, measured)
     return len(measured)

@@ -22,7 +22,7 @@ import numpy as np
 import fusec
 from compiler.api import TargetError
 from compiler.diagnostics import SourceError
-from compiler.stages import STAGES
+from compiler.stages import MATMUL_STRATEGIES, STAGES
 from runtime.errors import FusecError, InputError
 from runtime.inputs import MAX_SIZE, Param, draw_inputs
 
@@ -90,6 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "when one is usable, else cpu")
     p.add_argument("--emit", choices=STAGES, help="print the IR after a stage instead of running")
     p.add_argument("--no-fuse", action="store_true", help="one kernel per operation")
+    p.add_argument("--matmul", choices=MATMUL_STRATEGIES, default="auto",
+                   help="how matmul groups run: the cost model's pick per group (auto), the target's GEMM "
+                        "library (NumPy's BLAS, cuBLAS through CuPy), or fusec's generated kernels")
     p.add_argument("--disable-rule", action="append", type=_rule_names, default=[], metavar="NAME",
                    help="a fusion rule that joins no kernels (repeatable, or NAME,NAME); "
                    "docs/reference.md lists the rules")
@@ -190,6 +193,7 @@ def run(args: argparse.Namespace) -> int:
         Path(args.program),
         target=args.target,
         fuse=not args.no_fuse,
+        matmul=args.matmul,
         disable_rules=[name for names in args.disable_rule for name in names],
         calibrate=not args.no_calibration,
     )
@@ -233,7 +237,7 @@ def run(args: argparse.Namespace) -> int:
     if args.check:
         status = check_against_reference(program, entry, arrays, results)
     if args.bench:
-        from compiler.bench import bench, measure_kernels
+        from compiler.bench import bench, group_measured_us, measure_kernels
 
         timings = bench(program, entry, arrays)
         measured = {}
@@ -243,7 +247,7 @@ def run(args: argparse.Namespace) -> int:
             report["bench"] = timings
             if measured:
                 for group in report["groups"]:
-                    group["measured_us"] = measured.get(group["kernel"])
+                    group["measured_us"] = group_measured_us(measured, group["kernel"])
                 if program.target == "cuda":
                     add_roofline(report, program.executable(entry), entry)
         print(

@@ -17,6 +17,8 @@ from xdsl.passes import ModulePass, PassPipeline
 from compiler.context import make_context
 
 STAGES = ("graph", "opt", "fused", "loops", "tiled", "kernel")
+#: ``Options.matmul``: the cost model's pick per group, or one strategy for all
+MATMUL_STRATEGIES = ("auto", "library", "generated")
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,8 @@ class Options:
     fuse: bool = True
     target: str = "cpu"
     dims: tuple[tuple[str, int], ...] = ()
+    #: how matmul groups are lowered: ``auto`` (the cost model picks), ``library``, ``generated``
+    matmul: str = "auto"
     disabled_rules: tuple[str, ...] = ()
     calibration: tuple[tuple[str, float], ...] = ()
 
@@ -85,6 +89,9 @@ def _fused(c: Compilation, opt: ModuleOp) -> ModuleOp:
     from passes.fusion.calibration import Calibration
     from passes.fusion.fuse import FusePass, NoFusePass
 
+    from passes.fusion.strategy import SelectStrategyPass
+    from runtime.gemm_library import cuda_library_available
+
     o = c.options
     device = "gpu" if o.target == "cuda" else "cpu"
     fusion = (
@@ -97,7 +104,9 @@ def _fused(c: Compilation, opt: ModuleOp) -> ModuleOp:
         if o.fuse
         else NoFusePass()
     )
-    return c.run_passes(opt, [fusion])
+    library = o.target != "cuda" or cuda_library_available()
+    strategy = SelectStrategyPass(device=device, dims=o.dims_spec, library=library, prefer=o.matmul)
+    return c.run_passes(opt, [fusion, strategy])
 
 
 def _loops(c: Compilation, fused: ModuleOp) -> ModuleOp:

@@ -61,6 +61,7 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
+    DenseArrayBase,
     I64,
     IndexType,
     IntegerAttr,
@@ -68,6 +69,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     StringAttr,
     SymbolRefAttr,
+    UnitAttr,
     i64,
 )
 from xdsl.dialects.utils import EnumAttribute
@@ -1046,6 +1048,86 @@ class CopyOp(IRDLOperation):
             raise VerifyException(f"cannot copy {s} into {t}")
 
 
+@irdl_op_definition
+class PermuteOp(IRDLOperation):
+    """The same memory as another buffer seen with its axes permuted: a strided view,
+    no copy (what a library call reads a transposed or head-split operand through).
+    A ``loop.view`` of a permuted buffer may copy.
+
+        %kt = loop.permute %k [0, 1, 3, 2] : memref<?x4x?x64xf32> -> memref<?x4x64x?xf32>
+    """
+
+    name = "loop.permute"
+    source = operand_def(MemRefConstraint)
+    perm = prop_def(DenseArrayBase.constr(i64))
+    result = result_def(MemRefConstraint)
+    traits = traits_def(Pure())
+    assembly_format = "$source $perm attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: SSAValue | Operation, perm: Sequence[int], type_: MemRefType):
+        super().__init__(
+            operands=[source],
+            properties={"perm": DenseArrayBase.from_list(i64, list(perm))},
+            result_types=[type_],
+        )
+
+    @property
+    def permutation(self) -> tuple[int, ...]:
+        return tuple(self.perm.get_values())
+
+    def verify_(self) -> None:
+        s, r = self.source.type, self.result.type
+        assert isinstance(s, MemRefType) and isinstance(r, MemRefType)
+        perm = self.permutation
+        if sorted(perm) != list(range(s.get_num_dims())):
+            raise VerifyException(f"loop.permute: {list(perm)} is not a permutation of {s.get_num_dims()} axes")
+        if s.element_type != r.element_type or [s.get_shape()[p] for p in perm] != list(r.get_shape()):
+            raise VerifyException(f"loop.permute: {s} permuted by {list(perm)} is not {r}")
+
+
+@irdl_op_definition
+class GemmOp(IRDLOperation):
+    """A library matrix product (NumPy's BLAS on the CPU, cuBLAS on the GPU) written
+    into a buffer: ``c = matmul(a, b)`` with NumPy's batching and broadcasting of the
+    leading axes; ``transpose_lhs`` / ``transpose_rhs`` swap an operand's last two axes
+    (the library's own transpose flags). What a fusion group with ``strategy =
+    "library"`` lowers to, its epilogue left to the kernel after it.
+
+        loop.gemm %x, %w, %t transpose_rhs : memref<?x256xf32>, memref<512x256xf32>, memref<?x512xf32>
+    """
+
+    name = "loop.gemm"
+    lhs = operand_def(MemRefConstraint)
+    rhs = operand_def(MemRefConstraint)
+    out = operand_def(MemRefConstraint)
+    transpose_lhs = opt_prop_def(UnitAttr)
+    transpose_rhs = opt_prop_def(UnitAttr)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = (
+        "$lhs `,` $rhs `,` $out (`transpose_lhs` $transpose_lhs^)? (`transpose_rhs` $transpose_rhs^)? "
+        "attr-dict `:` type($lhs) `,` type($rhs) `,` type($out)"
+    )
+
+    def __init__(
+        self,
+        lhs: SSAValue | Operation,
+        rhs: SSAValue | Operation,
+        out: SSAValue | Operation,
+        transpose_lhs: bool = False,
+        transpose_rhs: bool = False,
+    ):
+        flags = {n: UnitAttr() for n, on in (("transpose_lhs", transpose_lhs), ("transpose_rhs", transpose_rhs)) if on}
+        super().__init__(operands=[lhs, rhs, out], properties=flags)
+
+    def verify_(self) -> None:
+        types = [self.lhs.type, self.rhs.type, self.out.type]
+        assert all(isinstance(t, MemRefType) for t in types)
+        if len({t.element_type for t in types}) != 1:
+            raise VerifyException("loop.gemm operands and result must share one element type")
+        if any(t.get_num_dims() < 2 for t in types):
+            raise VerifyException("loop.gemm operands and result must have rank >= 2")
+
+
 # Argument attributes of host functions.
 SHAPE_ATTR = "loop.shape"  # ShapeAttr: the symbolic shape of a buffer argument
 RESULT_ATTR = "loop.result"  # i64: this argument is the buffer of result #k
@@ -1071,6 +1153,8 @@ Loop = Dialect(
         ViewOp,
         DeallocOp,
         CopyOp,
+        PermuteOp,
+        GemmOp,
     ],
     [MapAttr, CombinerAttr, ShapeAttr],
 )

@@ -73,6 +73,7 @@ from dialects import graph
 from dialects import loop
 from dialects.sizes import Size, is_derived
 from dialects.tensor_types import Dim, is_bool, is_float, shape_of
+from passes.split_library import SplitLibraryGroupsPass
 
 
 class LoweringError(PassFailedException):
@@ -249,7 +250,7 @@ class _KernelEmitter:
         in_types = [memref_of(a.type) for a in block.args]
         out_types = [memref_of(v.type) for v in self.outputs]
         attributes: dict[str, Attribute] = {}
-        for key in ("kind",):
+        for key in ("kind", "strategy"):
             if key in group.attributes:
                 attributes[key] = group.attributes[key]
         self.kernel = loop.KernelOp(name, in_types, out_types, attributes=attributes)
@@ -977,6 +978,9 @@ def lower_function(fn: func.FuncOp, module: ModuleOp, taken: set[str]) -> func.F
             if op.dialect_name() != "graph" or isinstance(op, graph.YieldOp):
                 raise LoweringError(f"lower-to-loops expects fusion groups in a function body, found {op.name}")
             group = _single_op_group(op)
+        if group.attributes.get("strategy") == StringAttr("library"):
+            _lower_library_call(group, host_block, buffers, allocated)
+            continue
         name = _unique(group.kernel_name or f"k{len(taken)}", taken)
         kernel = _KernelEmitter(group, name).build()
         Builder(InsertPoint.before(fn)).insert(kernel)
@@ -999,6 +1003,44 @@ def lower_function(fn: func.FuncOp, module: ModuleOp, taken: set[str]) -> func.F
     return host
 
 
+def _lower_library_call(
+    group: graph.FusionGroupOp, host_block: Block, buffers: dict[SSAValue, SSAValue], allocated: list[SSAValue]
+) -> None:
+    """A ``strategy = "library"`` group holding one matmul (after
+    ``split-library-groups``) -> strided views of its operands and a ``loop.gemm``."""
+    block = group.body.block
+    local: dict[SSAValue, SSAValue] = {a: buffers[v] for a, v in zip(block.args, group.inputs)}
+    for op in block.ops:
+        if isinstance(op, graph.TransposeOp):
+            view = loop.PermuteOp(local[op.input], op.perm.get_values(), memref_of(op.result.type))
+        elif isinstance(op, graph.ReshapeOp):
+            view = loop.ViewOp(local[op.input], symbolic_shape(op.result.type), memref_of(op.result.type))
+        elif isinstance(op, graph.MatmulOp) and len(group.results) == 1:
+            result = group.results[0]
+            alloc = loop.AllocOp(symbolic_shape(result.type), memref_of(result.type))
+            if result.name_hint:
+                alloc.result.name_hint = result.name_hint
+            host_block.add_op(alloc)
+            gemm = loop.GemmOp(
+                local[op.lhs], local[op.rhs], alloc, op.transpose_lhs is not None, op.transpose_rhs is not None
+            )
+            if group.kernel_name:
+                gemm.attributes["kernel"] = StringAttr(group.kernel_name)  # what profiles file its time under
+            host_block.add_op(gemm)
+            buffers[result] = alloc.result
+            allocated.append(alloc.result)
+            continue
+        elif isinstance(op, graph.YieldOp):
+            continue
+        else:
+            raise LoweringError(
+                f"a library call holds one matmul and the layout ops of its operands, not {op.name}"
+                " (run split-library-groups first)"
+            )
+        host_block.add_op(view)
+        local[op.results[0]] = view.result
+
+
 def _derived_sizes(fn: func.FuncOp) -> tuple[str, ...]:
     """The derived sizes (``"D/4"``) in the types of ``fn``'s values, first use first."""
     found: dict[str, None] = {}
@@ -1011,11 +1053,14 @@ def _derived_sizes(fn: func.FuncOp) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class LowerToLoopsPass(ModulePass):
-    """Fusion groups -> ``loop.kernel``s; functions -> host functions over buffers."""
+    """Fusion groups -> ``loop.kernel``s (a ``strategy = "library"`` group -> ``loop.gemm``
+    calls and the kernels between them, through ``split-library-groups``); functions ->
+    host functions over buffers."""
 
     name = "lower-to-loops"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        SplitLibraryGroupsPass().apply(ctx, op)  # library groups become their calls and kernels first
         taken = {o.sym_name.data for o in op.ops if isinstance(o, func.FuncOp | loop.KernelOp)}
         for fn in [o for o in op.ops if isinstance(o, func.FuncOp)]:
             if fn.is_declaration or any(o.dialect_name() == "loop" for o in fn.body.block.ops):

@@ -98,7 +98,7 @@ def results_to_arguments(fn: func.FuncOp) -> None:
 
 
 def _root(value: SSAValue) -> SSAValue:
-    while isinstance(value.owner, loop.ViewOp):
+    while isinstance(value.owner, loop.ViewOp | loop.PermuteOp):
         value = value.owner.source
     return value
 
@@ -124,7 +124,7 @@ def reuse_buffers(fn: func.FuncOp, reuse: bool = True) -> None:
         for use in value.uses:
             user = use.operation
             end = max(end, position[user])
-            if isinstance(user, loop.ViewOp):
+            if isinstance(user, loop.ViewOp | loop.PermuteOp):
                 end = max(end, last_use(user.result))
         return end
 

@@ -35,6 +35,8 @@ def _project() -> dict[str, Callable[[], type[ModulePass]]]:
         "fold-layout": _lazy("passes.layout_fold", "FoldLayoutPass"),
         "fuse": _lazy("passes.fusion.fuse", "FusePass"),
         "no-fuse": _lazy("passes.fusion.fuse", "NoFusePass"),
+        "select-strategy": _lazy("passes.fusion.strategy", "SelectStrategyPass"),
+        "split-library-groups": _lazy("passes.split_library", "SplitLibraryGroupsPass"),
         "lower-to-loops": _lazy("passes.lower_to_loops", "LowerToLoopsPass"),
         "tile": _lazy("passes.tile", "TilePass"),
         "map-cpu": _lazy("passes.map_loops", "MapCpuPass"),

@@ -51,6 +51,7 @@ from runtime.executor import (
     storage_dtype,
 )
 from runtime.autotune_cache import Tuning, TuningCache
+from runtime.gemm_library import as_cupy, cuda_gemm
 from runtime.cuda_launch import DirectLaunch, capture, default_stream, pack
 from runtime.kernel_cache import load_kernel, load_module
 
@@ -356,8 +357,7 @@ class CudaProgram:
                     continue
                 self._launch(step, slots, profile)
             else:
-                _, source, target = step
-                slots[target].copy_to_device(slots[source])
+                self._host_step(step, slots, prepared.sizes, profile)
         if self.direct and prepared.direct is None and all(isinstance(s, Launch) for s in prepared.launches):
             prepared.result_shapes = [tuple(slots[p.slot].shape) for p in plan.result_params]
             prepared.direct = self._pack(plan, prepared, slots)
@@ -455,6 +455,33 @@ class CudaProgram:
                     prepared.seen.popitem(last=False)
         return tuple(results)
 
+    def _host_step(self, step: tuple, slots: list[Any], sizes: dict[str, int], profile) -> None:
+        """A step other than a kernel launch, run on every call: a copy, a library GEMM
+        and the strided views of its operands (CuPy arrays over the same memory)."""
+        kind = step[0]
+        if kind == "copy":
+            _, source, target = step
+            slots[target].copy_to_device(slots[source])
+        elif kind == "permute":
+            _, target, source, perm = step
+            slots[target] = as_cupy(slots[source]).transpose(perm)
+        elif kind == "view":
+            _, target, source, dims = step
+            slots[target] = as_cupy(slots[source]).reshape(tuple(evaluate_dim(d, sizes) for d in dims))
+        elif kind == "gemm":
+            _, name, (a, b, c), flags = step
+            if profile is None:
+                cuda_gemm(slots[a], slots[b], slots[c], *flags)
+                return
+            cuda = cuda_module()
+            begin, end = cuda.event(), cuda.event()
+            begin.record()
+            for _ in range(PROFILE_REPEATS):
+                cuda_gemm(slots[a], slots[b], slots[c], *flags)
+            end.record()
+            end.synchronize()
+            profile.setdefault(name, []).append(begin.elapsed_time(end) * 1e-3 / PROFILE_REPEATS)
+
     def _launch(self, step: Launch, slots: list[Any], profile: dict[str, list[float]] | None) -> None:
         kernel = self.kernel(step.kernel, step.tuning).dispatcher(step.variant, step.block)
         args = [_flat0(slots[s]) for s in step.args]
@@ -484,15 +511,20 @@ class CudaProgram:
         buffers: dict[int, Any] = {}
         launches: list[Launch | tuple] = []
         view = list(slots)
+
+        def source_is_buffer(slot: int) -> bool:
+            return slot in buffers and buffers[slot].is_c_contiguous()
         for step in plan.steps:
             kind = step[0]
             if kind == "alloc":
                 _, target, dims, dtype = step
                 shape = tuple(evaluate_dim(d, sizes) for d in dims)
                 buffers[target] = view[target] = cuda.device_array(shape, dtype)
-            elif kind == "view":
+            elif kind == "view" and source_is_buffer(step[2]):
                 _, target, source, dims = step
                 buffers[target] = view[target] = view[source].reshape(tuple(evaluate_dim(d, sizes) for d in dims))
+            elif kind in ("view", "permute", "gemm"):
+                launches.append(step)  # views of arguments or of strided views: made per call
             elif kind == "launch":
                 _, name, args = step
                 shapes = tuple(tuple(view[s].shape) for s in args)

@@ -38,6 +38,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     ModuleOp,
+    StringAttr,
 )
 from xdsl.ir import Attribute, SSAValue
 
@@ -46,6 +47,7 @@ from dialects.sizes import Dim, SizeError, is_derived
 from dialects.sizes import evaluate_dim as sizes_evaluate_dim
 from runtime import codegen_cpu
 from runtime.errors import ExecutionError
+from runtime.gemm_library import cpu_gemm
 from runtime.kernel_cache import load_kernel
 
 
@@ -182,6 +184,13 @@ def plan_host_function(fn: func.FuncOp, storage: Callable[[Attribute], np.dtype]
             steps.append(("launch", op.kernel_name, tuple(slot(v) for v in op.args)))
         elif isinstance(op, loop.ViewOp):
             steps.append(("view", slot(op.result), slot(op.source), op.dims))
+        elif isinstance(op, loop.PermuteOp):
+            steps.append(("permute", slot(op.result), slot(op.source), op.permutation))
+        elif isinstance(op, loop.GemmOp):
+            label = op.attributes.get("kernel")
+            name = label.data if isinstance(label, StringAttr) else "gemm"
+            flags = (op.transpose_lhs is not None, op.transpose_rhs is not None)
+            steps.append(("gemm", name, (slot(op.lhs), slot(op.rhs), slot(op.out)), flags))
         elif isinstance(op, loop.CopyOp):
             steps.append(("copy", slot(op.source), slot(op.target)))
         elif isinstance(op, loop.DeallocOp):
@@ -345,9 +354,20 @@ class CompiledProgram:
             elif kind == "alloc":
                 _, target, dims, dtype = step
                 slots[target] = np.empty(tuple(evaluate_dim(d, sizes) for d in dims), dtype)
+            elif kind == "gemm":
+                _, name, (a, b, c), flags = step
+                if profile is None:
+                    cpu_gemm(slots[a], slots[b], slots[c], *flags)
+                else:
+                    start = time.perf_counter()
+                    cpu_gemm(slots[a], slots[b], slots[c], *flags)
+                    profile.setdefault(name, []).append(time.perf_counter() - start)
             elif kind == "view":
                 _, target, source, dims = step
                 slots[target] = slots[source].reshape(tuple(evaluate_dim(d, sizes) for d in dims))
+            elif kind == "permute":
+                _, target, source, perm = step
+                slots[target] = slots[source].transpose(perm)
             elif kind == "copy":
                 _, source, target = step
                 np.copyto(slots[target], slots[source])

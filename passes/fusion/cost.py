@@ -43,6 +43,12 @@ class DeviceModel:
     bandwidth: float  # bytes/s, read + written, of global memory
     flops: float  # FLOP/s
     launch_overhead: float  # s per kernel launch (host side included)
+    #: FLOP/s of a matmul: through the target's GEMM library (0: none), in fusec's
+    #: generated GEMM kernel, in its fused attention kernel (0: none worth choosing);
+    #: ``strategy.py`` weighs them
+    gemm_library: float = 0.0
+    gemm_generated: float = 0.0
+    attention_generated: float = 0.0
 
     def time(self, bytes_: float, flops: float) -> float:
         """Predicted seconds of one kernel moving ``bytes_`` and doing ``flops``."""
@@ -51,13 +57,31 @@ class DeviceModel:
 
 #: notes/gpu.md: device-to-device copy 4.22 TB/s (bytes read + written), cuBLAS fp32
 #: matmul 51 TFLOP/s; a numba-cuda launch costs 20-23 us on the host.
-GPU_H200 = DeviceModel("gpu-h200", bandwidth=4.22e12, flops=51e12, launch_overhead=20e-6)
+GPU_H200 = DeviceModel(
+    "gpu-h200",
+    bandwidth=4.22e12,
+    flops=51e12,
+    launch_overhead=20e-6,
+    gemm_library=51e12,
+    gemm_generated=20e12,
+    attention_generated=25e12,
+)
 
 #: notes/gpu.md, the 2-core CI machine: a 64 MiB copy takes about 11 ms, i.e.
 #: 128 MiB moved / 11 ms = 12.2 GB/s; about 20 GFLOP/s of fp32 over two AVX2 cores
 #: (transcendentals run far below that without SVML, see notes/numba.md); a
 #: parallel Numba call costs some microseconds to wake the thread pool.
-CPU_2CORE = DeviceModel("cpu-2core", bandwidth=128 * 2**20 / 11e-3, flops=20e9, launch_overhead=10e-6)
+#: NumPy's OpenBLAS reaches about 140 GFLOP/s of fp32 matmul there (512^3, two cores);
+#: fusec's generated loops a few; its fused attention kernel recomputes each score row
+#: per output column, so it is not offered on the CPU.
+CPU_2CORE = DeviceModel(
+    "cpu-2core",
+    bandwidth=128 * 2**20 / 11e-3,
+    flops=20e9,
+    launch_overhead=10e-6,
+    gemm_library=120e9,
+    gemm_generated=4e9,
+)
 
 DEVICES: dict[str, DeviceModel] = {
     "gpu": GPU_H200,

@@ -18,7 +18,10 @@ and ``bench``. Keys:
   None}`` per kernel in launch order, plus ``rule``, ``pattern``, ``flops``, ``inputs``,
   ``outputs``; ``corrected_us`` is ``predicted_us`` corrected by ``calibration``
   (``calibration.py``), and with a calibration each group has its ``signature``,
-  the key its measurement is kept under;
+  the key its measurement is kept under; a group holding a matmul adds ``strategy``
+  (``generated`` | ``library``, see ``strategy.py``) and ``strategies_us``, each
+  strategy's predicted time (None where the target lacks it); its ``predicted_us`` is
+  that of its strategy;
 - ``not_fused``: ``{producer, consumer, reason}`` for every edge left between two
   kernels, read from the functions' ``fusion.not_fused`` attribute.
 
@@ -41,6 +44,7 @@ from xdsl.traits import IsTerminator
 from dialects import graph
 from passes.fusion.calibration import Calibration, kernel_signature
 from passes.fusion.classify import is_free, short_name
+from passes.fusion.strategy import has_matmul, strategy_report
 from passes.fusion.cost import (
     GPU_H200,
     DeviceModel,
@@ -171,7 +175,7 @@ def fusion_report(
                     "kind": _attr(op, "kind") or "elementwise",
                     "bytes": stats["bytes"],
                     "predicted_us": stats["predicted_us"],
-                    "corrected_us": stats["predicted_us"],
+                    "corrected_us": None,  # below, once predicted_us is final
                     "measured_us": None,
                     "rule": _attr(op, "rule") or "none",
                     "flops": stats["flops"],
@@ -180,6 +184,11 @@ def fusion_report(
                 }
                 if (pattern := _attr(op, "pattern")) is not None:
                     record["pattern"] = pattern
+                if has_matmul(op):
+                    record.update(strategy_report(op, device, dims))
+                    chosen = record["strategies_us"][record["strategy"]]
+                    if chosen is not None:
+                        record["predicted_us"] = chosen
                 if calibration is not None:
                     record["signature"] = kernel_signature(op, dims)
             else:  # an op outside any group (a module that was not fused)
@@ -190,14 +199,15 @@ def fusion_report(
                     "kind": "opaque",
                     "bytes": moved,
                     "predicted_us": device.time(moved, 0.0) * 1e6,
-                    "corrected_us": device.time(moved, 0.0) * 1e6,
+                    "corrected_us": None,
                     "measured_us": None,
                     "rule": "none",
                 }
-            if calibration is not None:
-                record["corrected_us"] = calibration.corrected_us(
-                    record["kind"], record["predicted_us"], record.get("signature")
-                )
+            record["corrected_us"] = (
+                calibration.corrected_us(record["kind"], record["predicted_us"], record.get("signature"))
+                if calibration is not None
+                else record["predicted_us"]
+            )
             groups.append(record)
             kernels += 1
             bytes_fused += record["bytes"]

@@ -217,3 +217,27 @@ loop.kernel @for_prange ins() outs() {
   loop.for %k = %c0 to %c0 step %c0 map(prange) {
   }
 }
+
+// -----
+
+// CHECK: {{^}}loop.permute: [0, 0] is not a permutation of 2 axes
+func.func @permute_repeats(%a: memref<?x4xf32>) {
+  %p = loop.permute %a [0, 0] : memref<?x4xf32> -> memref<?x4xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}loop.permute: memref<?x4xf32> permuted by [1, 0] is not memref<?x4xf32>
+func.func @permute_shape(%a: memref<?x4xf32>) {
+  %p = loop.permute %a [1, 0] : memref<?x4xf32> -> memref<?x4xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}loop.gemm operands and result must share one element type
+func.func @gemm_types(%a: memref<?x4xf32>, %b: memref<4x4xf64>, %c: memref<?x4xf32>) {
+  loop.gemm %a, %b, %c : memref<?x4xf32>, memref<4x4xf64>, memref<?x4xf32>
+  func.return
+}

@@ -197,3 +197,15 @@ func.func @returns(%x: memref<4xf32> {loop.shape = #loop.shape<[4]>}) -> memref<
   %y = loop.alloc [4] : memref<4xf32>
   func.return %y : memref<4xf32>
 }
+
+// Library calls on the host: a strided view and a GEMM with the library's transpose flag.
+// CHECK-LABEL: func.func @library_gemm
+// CHECK:         %[[KT:.*]] = loop.permute %k [0, 2, 1] : memref<?x?x64xf32> -> memref<?x64x?xf32>
+// CHECK:         loop.gemm %q, %[[KT]], %s : memref<?x?x64xf32>, memref<?x64x?xf32>, memref<?x?x?xf32>
+// CHECK:         loop.gemm %q, %k, %s transpose_rhs : memref<?x?x64xf32>, memref<?x?x64xf32>, memref<?x?x?xf32>
+func.func @library_gemm(%q: memref<?x?x64xf32>, %k: memref<?x?x64xf32>, %s: memref<?x?x?xf32>) {
+  %kt = loop.permute %k [0, 2, 1] : memref<?x?x64xf32> -> memref<?x64x?xf32>
+  loop.gemm %q, %kt, %s : memref<?x?x64xf32>, memref<?x64x?xf32>, memref<?x?x?xf32>
+  loop.gemm %q, %k, %s transpose_rhs : memref<?x?x64xf32>, memref<?x?x64xf32>, memref<?x?x?xf32>
+  func.return
+}

@@ -1,0 +1,296 @@
+"""``select-strategy``: how each matmul-bearing fusion group is lowered, by predicted time.
+
+A group holding a matmul gets ``strategy`` (printed by ``--emit fused``, named in the
+fusion report):
+
+- ``generated``: one kernel fusec generates: a tiled GEMM applying the group's
+  epilogue (bias, activation, residual, scale, output index map) before its store;
+  for an attention group, one streaming (flash-style) kernel;
+- ``library``: every matmul a call of the target's own GEMM library (NumPy's BLAS on
+  the CPU, cuBLAS through CuPy on the GPU), operands read through strided views; the
+  rest of the group runs as kernels between the calls (``split-library-groups``). An
+  epilogue then costs one more write and read of the product; attention writes and
+  reads its score matrix.
+
+The predicted times, in the roofline of ``cost.DeviceModel``::
+
+    generated = max(bytes / bandwidth, flops / rate) + launch
+                (rate: gemm_generated, or attention_generated for attention)
+    library   = sum over calls (flops / gemm_library + launch)
+              + sum over the kernels between them (max(bytes / bandwidth, flops / flops) + launch)
+
+The smaller wins; a strategy the target lacks (``gemm_library = 0``, no library; an
+``attention_generated`` of 0, no fused attention kernel there) is chosen only when it is
+the only one. ``prefer`` forces one where the target has it.
+
+    %y = graph.fusion_group(%x, %w, %b) {kernel = "k0_matmul", kind = "matmul", strategy = "library"} ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from math import inf
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.traits import IsTerminator
+
+from dialects import graph
+from passes.fusion.classify import is_free
+from passes.fusion.cost import DeviceModel, device_by_name, op_flops, parse_dims, value_bytes
+
+STRATEGY_ATTR = "strategy"
+GENERATED, LIBRARY = "generated", "library"
+STRATEGIES = (GENERATED, LIBRARY)
+
+
+# ---------------------------------------------------------------------------
+# A group cut at its matmuls
+
+
+@dataclass
+class LibraryCall:
+    """One matmul of a group run by the library: its operands are ``roots`` seen
+    through ``chains`` (transposes and reshapes, outermost last)."""
+
+    matmul: graph.MatmulOp
+    roots: tuple[SSAValue, SSAValue]
+    chains: tuple[list[Operation], list[Operation]]
+    level: int
+
+
+@dataclass
+class KernelPart:
+    """The group's other ops of one level: one kernel between library calls."""
+
+    level: int
+    ops: list[Operation] = field(default_factory=list)
+
+    def inputs(self) -> list[SSAValue]:
+        """Values the kernel reads from outside it (a free op it clones reads its own)."""
+        inside = set(self.ops)
+        found: dict[SSAValue, None] = {}
+
+        def visit(v: SSAValue) -> None:
+            owner = v.owner
+            if isinstance(owner, Operation) and owner in inside:
+                return
+            if isinstance(owner, Operation) and is_free(owner):
+                for w in owner.operands:
+                    visit(w)
+                return
+            found[v] = None
+
+        for op in self.ops:
+            for v in op.operands:
+                visit(v)
+        return list(found)
+
+    def outputs(self, yielded: set[SSAValue]) -> list[SSAValue]:
+        inside = set(self.ops)
+        return [
+            r for op in self.ops for r in op.results
+            if r in yielded or any(u.operation not in inside for u in r.uses)
+        ]  # fmt: skip
+
+
+def _chain(value: SSAValue, block: Block) -> tuple[SSAValue, list[Operation]]:
+    """``value`` walked back through the layout ops of ``block``: (root, ops root-first)."""
+    ops: list[Operation] = []
+    while isinstance(value.owner, graph.TransposeOp | graph.ReshapeOp) and value.owner.parent_block() is block:
+        ops.append(value.owner)
+        value = value.owner.operands[0]
+    return value, ops[::-1]
+
+
+def split_at_matmuls(block: Block) -> list[LibraryCall | KernelPart]:
+    """The group body ``block`` as library calls and kernels, in the order they run.
+
+    A value's *level* is the number of library calls on its longest path from the
+    group's inputs: a matmul is one more than its operands' roots, any other op the
+    largest of its operands' (raised to its first reader's when no call reads it). The
+    kernel of level L holds the ops of level L (free ops are cloned into it); it runs
+    after the calls of level L and before those of L+1.
+    Layout ops that only lead to a matmul operand become the call's strided views.
+    """
+    ops = [op for op in block.ops if not op.has_trait(IsTerminator)]
+    terminator = block.last_op
+    yielded = set(terminator.operands) if terminator is not None else set()
+    calls: list[LibraryCall] = []
+    chain_ops: set[Operation] = set()
+    level: dict[SSAValue, int] = {}
+
+    def level_of(v: SSAValue) -> int:
+        return level.get(v, 0)
+
+    for op in ops:
+        if isinstance(op, graph.MatmulOp):
+            (lhs, lhs_chain), (rhs, rhs_chain) = _chain(op.lhs, block), _chain(op.rhs, block)
+            n = max(level_of(lhs), level_of(rhs)) + 1
+            calls.append(LibraryCall(op, (lhs, rhs), (lhs_chain, rhs_chain), n))
+            chain_ops.update(lhs_chain, rhs_chain)
+            level[op.result] = n
+        else:
+            n = max((level_of(v) for v in op.operands), default=0)
+            level.update((r, n) for r in op.results)
+    roots = {r for c in calls for r in c.roots}
+    # an op no call reads runs with its first reader: a bias broadcast joins its epilogue
+    # rather than being written out by a kernel before the call
+    for op in reversed(ops):
+        if isinstance(op, graph.MatmulOp) or any(r in roots or r in yielded for r in op.results):
+            continue
+        readers = [level_of(u.operation.results[0]) for r in op.results for u in r.uses if u.operation.results]
+        if readers:
+            level.update((r, max(level_of(r), min(readers))) for r in op.results)
+    parts: dict[int, KernelPart] = {}
+    for op in ops:
+        if isinstance(op, graph.MatmulOp):
+            continue
+        used_elsewhere = any(
+            r in yielded or any(u.operation not in chain_ops and not isinstance(u.operation, graph.MatmulOp) for u in r.uses)
+            for r in op.results
+        )
+        if op in chain_ops and not used_elsewhere:
+            continue
+        if is_free(op) and not any(r in roots for r in op.results):
+            continue  # cloned into each kernel that reads it
+        n = level_of(op.results[0])
+        parts.setdefault(n, KernelPart(n)).ops.append(op)
+    order: list[LibraryCall | KernelPart] = []
+    for n in range(max([0, *(c.level for c in calls)]) + 1):
+        order.extend(c for c in calls if c.level == n)
+        if n in parts:
+            order.append(parts[n])
+    return order
+
+
+# ---------------------------------------------------------------------------
+# Predicted times
+
+
+def _part_time(part: KernelPart, yielded: set[SSAValue], device: DeviceModel, dims: Mapping[str, int]) -> float:
+    moved = sum(value_bytes(v, dims) for v in part.inputs()) + sum(value_bytes(v, dims) for v in part.outputs(yielded))
+    return device.time(moved, sum(op_flops(op, dims) for op in part.ops))
+
+
+def library_time(group: graph.FusionGroupOp, device: DeviceModel, dims: Mapping[str, int]) -> float:
+    """Seconds of ``group`` as library calls and the kernels between them."""
+    if device.gemm_library <= 0:
+        return inf
+    block = group.body.block
+    yielded = set(block.last_op.operands) if block.last_op is not None else set()
+    total = 0.0
+    for step in split_at_matmuls(block):
+        if isinstance(step, LibraryCall):
+            total += op_flops(step.matmul, dims) / device.gemm_library + device.launch_overhead
+        else:
+            total += _part_time(step, yielded, device, dims)
+    return total
+
+
+def generated_time(group: graph.FusionGroupOp, device: DeviceModel, dims: Mapping[str, int]) -> float:
+    """Seconds of ``group`` as one generated kernel (inf where the target has no fast
+    kernel of its kind: ``attention_generated = 0``)."""
+    attention = _kind(group) == "attention"
+    rate = device.attention_generated if attention else device.gemm_generated
+    if rate <= 0:
+        return inf
+    block = group.body.block
+    ops = [op for op in block.ops if not op.has_trait(IsTerminator)]
+    matmul_flops = sum(op_flops(op, dims) for op in ops if isinstance(op, graph.MatmulOp))
+    other_flops = sum(op_flops(op, dims) for op in ops if not isinstance(op, graph.MatmulOp))
+    moved = sum(value_bytes(v, dims) for v in group.inputs) + sum(value_bytes(r, dims) for r in group.outputs)
+    compute = matmul_flops / rate + other_flops / device.flops
+    return max(moved / device.bandwidth, compute) + device.launch_overhead
+
+
+def predicted_times(group: graph.FusionGroupOp, device: DeviceModel, dims: Mapping[str, int]) -> dict[str, float]:
+    """Seconds of each strategy of a matmul-bearing group (inf: the target lacks it)."""
+    return {GENERATED: generated_time(group, device, dims), LIBRARY: library_time(group, device, dims)}
+
+
+def choose(times: Mapping[str, float], prefer: str = "auto") -> str:
+    """The strategy to use: ``prefer`` where the target has it, else the fastest
+    (``generated`` when every time is inf: it runs anywhere, if slowly)."""
+    if prefer in times and times[prefer] < inf:
+        return prefer
+    best = min(STRATEGIES, key=lambda s: times[s])
+    return best if times[best] < inf else GENERATED
+
+
+def _kind(group: graph.FusionGroupOp) -> str:
+    attr = group.attributes.get("kind")
+    return attr.data if isinstance(attr, StringAttr) else ""
+
+
+def has_matmul(group: graph.FusionGroupOp) -> bool:
+    return any(isinstance(op, graph.MatmulOp) for op in group.body.block.ops)
+
+
+def group_strategy(group: graph.FusionGroupOp) -> str | None:
+    attr = group.attributes.get(STRATEGY_ATTR)
+    return attr.data if isinstance(attr, StringAttr) else None
+
+
+@dataclass(frozen=True)
+class SelectStrategyPass(ModulePass):
+    """Sets ``strategy`` on every fusion group holding a matmul (see the module doc).
+
+    Options: ``device`` and ``dims`` as ``fuse``'s; ``library``: whether the target's
+    GEMM library can be called (the driver knows: NumPy always, CuPy on a real GPU);
+    ``prefer``: ``auto``, ``library`` or ``generated``.
+
+        fusec-opt f.mlir -p 'fuse{device=cpu},select-strategy{device=cpu prefer=library}'
+    """
+
+    name = "select-strategy"
+
+    device: str = "gpu"
+    dims: str = ""
+    library: bool = True
+    prefer: str = "auto"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.prefer not in ("auto", *STRATEGIES):
+            raise ValueError(f"select-strategy: prefer must be auto, {' or '.join(STRATEGIES)}, not {self.prefer!r}")
+        device = device_by_name(self.device)
+        if not self.library:
+            device = replace(device, gemm_library=0.0)
+        dims = parse_dims(self.dims)
+        for fn in op.ops:
+            if not isinstance(fn, func.FuncOp) or fn.is_declaration:
+                continue
+            for group in fn.body.block.ops:
+                if isinstance(group, graph.FusionGroupOp) and has_matmul(group):
+                    times = predicted_times(group, device, dims)
+                    group.attributes[STRATEGY_ATTR] = StringAttr(choose(times, self.prefer))
+
+
+def strategy_report(group: graph.FusionGroupOp, device: DeviceModel, dims: Mapping[str, int]) -> dict[str, object]:
+    """The report's fields of a matmul-bearing group: its strategy and each one's
+    predicted microseconds (None where the target lacks it)."""
+    times = predicted_times(group, device, dims)
+    return {
+        "strategy": group_strategy(group) or choose(times),
+        "strategies_us": {s: (t * 1e6 if t < inf else None) for s, t in times.items()},
+    }
+
+
+__all__: Sequence[str] = [
+    "GENERATED",
+    "LIBRARY",
+    "STRATEGY_ATTR",
+    "KernelPart",
+    "LibraryCall",
+    "SelectStrategyPass",
+    "choose",
+    "group_strategy",
+    "has_matmul",
+    "predicted_times",
+    "split_at_matmuls",
+    "strategy_report",
+]

@@ -1,0 +1,57 @@
+"""The GEMM libraries behind ``loop.gemm``: NumPy's BLAS on the CPU, cuBLAS through
+CuPy on the GPU (an optional dependency: where CuPy cannot be imported, or on Numba's
+CUDA simulator, the fusion pass is told there is no library and generates every GEMM).
+
+Both take the operands as they are (strided views: a transposed or head-split operand
+is passed to the library with its strides, never copied by fusec) and write the
+product into a contiguous buffer of the result's shape.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from runtime.device import simulated
+
+
+def _swap(a: Any, on: bool) -> Any:
+    return a.swapaxes(-1, -2) if on else a
+
+
+def cpu_gemm(a: np.ndarray, b: np.ndarray, out: np.ndarray, transpose_lhs: bool, transpose_rhs: bool) -> None:
+    """``out = matmul(a, b)`` through NumPy (its BLAS for floats; integers wrap)."""
+    np.matmul(_swap(a, transpose_lhs), _swap(b, transpose_rhs), out=out)
+
+
+@functools.cache
+def cupy_module():
+    """CuPy, or None where it cannot run (not installed, no GPU, the simulator)."""
+    if simulated():
+        return None
+    try:
+        import cupy
+
+        cupy.cuda.runtime.getDeviceCount()
+        return cupy
+    except Exception:  # not installed, or no driver/device it can use
+        return None
+
+
+def cuda_library_available() -> bool:
+    return cupy_module() is not None
+
+
+def as_cupy(array: Any) -> Any:
+    """A CuPy view of a device array (Numba, CuPy, PyTorch: no copy)."""
+    cupy = cupy_module()
+    return array if isinstance(array, cupy.ndarray) else cupy.asarray(array)
+
+
+def cuda_gemm(a: Any, b: Any, out: Any, transpose_lhs: bool, transpose_rhs: bool) -> None:
+    """``out = matmul(a, b)`` through cuBLAS (CuPy), on the legacy default stream the
+    kernels run on, so it is ordered after the kernels that wrote ``a`` and ``b``."""
+    cupy = cupy_module()
+    cupy.matmul(_swap(as_cupy(a), transpose_lhs), _swap(as_cupy(b), transpose_rhs), out=as_cupy(out))

@@ -1,0 +1,108 @@
+"""``select-strategy`` and ``split-library-groups``: which lowering a matmul group gets,
+and how a library group is cut into calls and the kernels between them."""
+
+from __future__ import annotations
+
+from math import inf
+
+import pytest
+
+from compiler.api import compile as compile_program
+from dialects import graph
+from passes.fusion.cost import CPU_2CORE, GPU_H200
+from passes.fusion.strategy import (
+    GENERATED,
+    LIBRARY,
+    KernelPart,
+    LibraryCall,
+    SelectStrategyPass,
+    choose,
+    predicted_times,
+    split_at_matmuls,
+)
+from tests.passes.harness import parse, run_passes
+from tests.samples.reference import SAMPLES_DIR
+
+
+def fused_groups(sample: str, dims: dict[str, int] | None = None, target: str = "cpu") -> list[graph.FusionGroupOp]:
+    program = compile_program(SAMPLES_DIR / sample, target="numpy")
+    module = parse(program.compilation(dims=dims).text("fused"))
+    return [op for op in module.walk() if isinstance(op, graph.FusionGroupOp)]
+
+
+def kinds(steps) -> list[str]:
+    return ["call" if isinstance(s, LibraryCall) else "kernel" for s in steps]
+
+
+def test_mlp_epilogue_follows_its_call():
+    first = fused_groups("mlp.tdsl")[0]
+    steps = split_at_matmuls(first.body.block)
+    assert kinds(steps) == ["call", "kernel"]
+    part = steps[1]
+    assert isinstance(part, KernelPart)
+    names = [op.name for op in part.ops]
+    # the bias broadcast joins its reader instead of being written out before the call
+    assert "graph.broadcast" in names and "graph.add" in names
+    assert all(not isinstance(op, graph.MatmulOp) for op in part.ops)
+
+
+def test_attention_splits_around_the_softmax():
+    attention = next(g for g in fused_groups("attention.tdsl", {"B": 2, "S": 128}) if g.attributes["kind"].data == "attention")
+    steps = split_at_matmuls(attention.body.block)
+    assert kinds(steps)[:3] == ["call", "kernel", "call"]
+    softmax = steps[1]
+    assert sum(isinstance(op, graph.ReduceOp) for op in softmax.ops) == 2
+    # q @ k^T reads both operands as they come: no kernel copies them
+    first = steps[0]
+    assert first.level == 1 and steps[2].level == 2
+
+
+def test_library_wins_big_matmuls_on_both_targets():
+    group = fused_groups("mlp.tdsl", {"T": 4096, "D": 1024, "F": 4096})[0]
+    for device in (CPU_2CORE, GPU_H200):
+        times = predicted_times(group, device, {"T": 4096, "D": 1024, "F": 4096})
+        assert times[LIBRARY] < times[GENERATED] < inf
+        assert choose(times) == LIBRARY
+
+
+def test_choice_follows_availability_and_preference():
+    times = {GENERATED: 2.0, LIBRARY: 1.0}
+    assert choose(times, "generated") == GENERATED
+    assert choose({GENERATED: 2.0, LIBRARY: inf}, "library") == GENERATED  # no library there
+    assert choose({GENERATED: inf, LIBRARY: inf}) == GENERATED  # runs anywhere
+
+
+def test_cpu_attention_is_never_generated():
+    # the CPU's fused attention kernel recomputes each score row per output column
+    attention = next(g for g in fused_groups("attention.tdsl", {"B": 2, "S": 128}) if g.attributes["kind"].data == "attention")
+    times = predicted_times(attention, CPU_2CORE, {"B": 2, "S": 128})
+    assert times[GENERATED] == inf and times[LIBRARY] < inf
+
+
+@pytest.mark.parametrize("options,expected", [({}, LIBRARY), ({"library": False}, GENERATED), ({"prefer": "generated"}, GENERATED)])
+def test_pass_sets_the_attribute(options, expected):
+    program = compile_program(SAMPLES_DIR / "mlp.tdsl", target="numpy", fuse=True)
+    from passes.fusion.fuse import FusePass
+
+    module = parse(program.compilation().text("opt"))
+    fused = run_passes(module, [FusePass(device="cpu"), SelectStrategyPass(device="cpu", dims="T=2048,D=1024,F=4096", **options)])
+    strategies = {op.attributes["strategy"].data for op in fused.walk() if isinstance(op, graph.FusionGroupOp)}
+    assert strategies == {expected}
+
+
+def test_unknown_preference_is_refused():
+    module = parse("builtin.module {}")
+    with pytest.raises(ValueError, match="prefer must be"):
+        run_passes(module, [SelectStrategyPass(prefer="cublas")])
+
+
+def test_report_names_the_strategy_and_both_predictions():
+    program = compile_program(SAMPLES_DIR / "mlp.tdsl", target="cpu")
+    from passes.fusion.cost import CPU_2CORE as device
+    from passes.fusion.report import fusion_report
+
+    report = fusion_report(program.compilation().stage("fused"), device=device)
+    for group in report["groups"]:
+        assert group["strategy"] == LIBRARY
+        assert set(group["strategies_us"]) == {LIBRARY, GENERATED}
+        assert group["predicted_us"] == group["strategies_us"][LIBRARY]
