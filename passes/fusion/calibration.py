@@ -7,7 +7,9 @@ conflicts, divergence or how well Numba vectorises a loop; measured kernel times
 Each ``Observation`` pairs a kernel's predicted and measured time. ``Calibration.fit``
 turns them into a *factor* ``1 + correction = measured / predicted`` per kernel kind
 (elementwise, reduction, matmul, ...), and keeps each kernel's own measurement under
-its ``kernel_signature``, so that a kernel seen before is predicted by what it took.
+its ``kernel_signature``, so that the report predicts a kernel seen before by what it
+took (the planner judges unions of groups, which have no signature yet: it uses the
+factors).
 
 The planner multiplies every group's predicted time by its kind's factor before it
 compares a merge with the two kernels it replaces (``correct``), so a kind that runs
