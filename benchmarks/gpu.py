@@ -1,4 +1,4 @@
-"""GPU benchmark: the memory-bound workloads of notes/gpu.md at its sizes, side by side.
+"""GPU benchmark: the workloads of notes/gpu.md at its sizes, side by side.
 
     python benchmarks/gpu.py [--quick] [--only softmax,layernorm]
 
@@ -8,7 +8,9 @@ tensors: the floor (the bytes the workload must move, inputs read once and outpu
 written once, over the measured device-to-device copy bandwidth), torch eager,
 torch.compile, fusec fused and fusec ``--no-fuse`` (each given the torch tensors
 directly, results written into preallocated tensors with ``out=``), and the fraction
-of the floor each reaches. A second table measures the host cost of one launch:
+of the floor each reaches. A second table does the same for the matmul-bearing
+workloads (fp32, TF32 off; their floor is FLOPs over cuBLAS's measured rate), with
+fusec's generated GEMMs beside its default pick. A last table measures the host cost of one launch:
 a fusec call of a one-kernel program on a tiny input, against a torch eager op.
 """
 
@@ -54,6 +56,91 @@ fn main(x: f32[N, D]) -> f32 {
     return sum(x * x)
 }
 """
+
+
+MATMUL_RELU = """
+fn main(a: f32[M, K], w: f32[K, N], b: f32[N]) -> f32[M, N] {
+    return relu(a @ w + b)
+}
+"""
+
+ATTENTION = """
+fn main(q: f32[B, H, S, D], k: f32[B, H, S, D], v: f32[B, H, S, D]) -> f32[B, H, S, D] {
+    return softmax(q @ transpose(k, (0, 1, 3, 2)) * 0.125, axis=-1) @ v
+}
+"""
+
+# The pre-norm transformer block of notes/gpu.md: D=1024, 16 heads of 64, FFN 4D.
+BLOCK = """
+fn heads(t: f32[B, S, 1024]) -> f32[B, 16, S, 64] {
+    return transpose(reshape(t, (B, S, 16, 64)), (0, 2, 1, 3))
+}
+
+fn main(x: f32[B, S, 1024], g1: f32[1024], c1: f32[1024], wq: f32[1024, 1024], wk: f32[1024, 1024],
+        wv: f32[1024, 1024], wo: f32[1024, 1024], g2: f32[1024], c2: f32[1024],
+        w1: f32[1024, 4096], b1: f32[4096], w2: f32[4096, 1024], b2: f32[1024]) -> f32[B, S, 1024] {
+    z = layernorm(x, g1, c1)
+    p = softmax(heads(z @ wq) @ transpose(heads(z @ wk), (0, 1, 3, 2)) * 0.125, axis=-1)
+    h = x + reshape(transpose(p @ heads(z @ wv), (0, 2, 1, 3)), (B, S, 1024)) @ wo
+    return h + gelu(layernorm(h, g2, c2) @ w1 + b1) @ w2 + b2
+}
+"""
+
+
+def t_matmul_relu(a, w, b):
+    return torch.relu(a @ w + b)
+
+
+def t_attention(q, k, v):
+    return torch.softmax(q @ k.transpose(-1, -2) * 0.125, dim=-1) @ v
+
+
+def t_sdpa(q, k, v):
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=0.125)
+
+
+def t_block(x, g1, c1, wq, wk, wv, wo, g2, c2, w1, b1, w2, b2):
+    import torch.nn.functional as F
+
+    b, s, d = x.shape
+
+    def heads(t):
+        return t.reshape(b, s, 16, 64).transpose(1, 2)
+
+    z = F.layer_norm(x, (d,), g1, c1, eps=1e-5)
+    o = t_attention(heads(z @ wq), heads(z @ wk), heads(z @ wv))
+    h = x + o.transpose(1, 2).reshape(b, s, d) @ wo
+    return h + F.gelu(F.layer_norm(h, (d,), g2, c2, eps=1e-5) @ w1 + b1, approximate="tanh") @ w2 + b2
+
+
+def block_shapes(b: int, s: int) -> list[tuple[int, ...]]:
+    d, f = 1024, 4096
+    return [(b, s, d), (d,), (d,), (d, d), (d, d), (d, d), (d, d), (d,), (d,), (d, f), (f,), (f, d), (d,)]
+
+
+def block_flops(b: int, s: int) -> float:
+    d, f, h = 1024, 4096, 16
+    return 2.0 * b * s * d * (4 * d + 2 * f) + 4.0 * b * h * s * s * (d // h)
+
+
+def matmul_workloads(quick: bool):
+    """(name, program, torch reference, shapes, FLOPs, other torch baselines): the floor
+    of these is FLOPs over the measured fp32 matmul rate."""
+    n = 1024 if quick else 4096
+    bb, hh, ss = (2, 4, 512) if quick else (8, 16, 2048)
+    b, s = (2, 256) if quick else (8, 1024)
+    return [
+        (f"relu(a @ w + b) {n}³", MATMUL_RELU, t_matmul_relu, [(n, n), (n, n), (n,)], 2.0 * n**3, {}),
+        (f"attention B{bb} H{hh} S{ss} Dh64", ATTENTION, t_attention, [(bb, hh, ss, 64)] * 3,
+         4.0 * bb * hh * ss * ss * 64, {"torch SDPA": t_sdpa}),
+        (f"transformer block B{b} S{s} D1024 H16", BLOCK, t_block, block_shapes(b, s), block_flops(b, s), {}),
+    ]
+
+
+def matmul_rate() -> float:
+    """FLOP/s of cuBLAS's fp32 matmul (TF32 off) at 8192³: the matmul floor's rate."""
+    a = torch.randn(8192, 8192, device="cuda")
+    return 2 * 8192**3 / (bench_ms(lambda: a @ a) * 1e-3)
 
 
 def t_sum_of_squares(x):
@@ -169,11 +256,61 @@ def host_costs() -> list[tuple[str, float]]:
     ]
 
 
+def matmul_table(args, bandwidth: float) -> str:
+    """The matmul-bearing workloads, fp32 with TF32 off: fusec as the cost model picks
+    (cuBLAS through CuPy with the epilogue in the next kernel, or generated), fusec
+    with every matmul generated, --no-fuse, and the torch baselines; the floor is the
+    larger of FLOPs over the measured matmul rate and bytes over the copy bandwidth."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    rate = matmul_rate()
+    lines = [
+        f"fp32 matmul (cuBLAS, TF32 off, 8192³): {rate / 1e12:.1f} TFLOP/s",
+        "",
+        "| workload | floor | torch eager | torch.compile | other torch | fusec fused | fusec generated "
+        "| fusec --no-fuse | fused / floor | fused / compile |",
+        "|" + " --- |" * 10,
+    ]
+    for name, source, reference, shapes, flops, others in matmul_workloads(args.quick):
+        if args.only and not any(part in name for part in args.only.split(",")):
+            continue
+        inputs = [torch.randn(*shape, device="cuda") * (shape[0] ** -0.5 if len(shape) == 2 else 1.0) for shape in shapes]
+        expected = reference(*inputs)
+        nbytes = sum(t.numel() * 4 for t in inputs) + expected.numel() * 4
+        floor = max(flops / rate, nbytes / bandwidth) * 1e3
+        eager = bench_ms(lambda: reference(*inputs))
+        compiled_ms = float("nan")
+        if not args.no_compile:
+            compiled = torch.compile(reference)
+            compiled(*inputs)
+            compiled_ms = bench_ms(lambda: compiled(*inputs))
+        other = "; ".join(f"{label} {bench_ms(lambda f=f: f(*inputs)):.3f}" for label, f in others.items()) or "-"
+        variants = [("fused", {}), ("generated", {"matmul": "generated"}), ("unfused", {"fuse": False})]
+        row = {"generated": float("nan")}
+        for label, options in [v for v in variants if not (args.no_generated and v[0] == "generated")]:
+            program = fusec.compile(source, target="cuda", **options)
+            out = torch.empty_like(expected)
+            run = fusec_runner(program, "main", inputs, [out])
+            run()
+            torch.cuda.synchronize()
+            scale = max(1.0, expected.abs().max().item())
+            if not torch.allclose(out, expected, rtol=1e-3, atol=1e-3 * scale):
+                print(f"  {name} ({label}): MISMATCH, max abs diff {(out - expected).abs().max().item():.3g}")
+            row[label] = bench_ms(run)
+        cells = [name, f"{floor:.3f}", f"{eager:.3f}", f"{compiled_ms:.3f}", other, f"{row['fused']:.3f}",
+                 f"{row['generated']:.3f}", f"{row['unfused']:.3f}", f"{floor / row['fused']:.2f}",
+                 f"{row['fused'] / compiled_ms:.2f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+        print(lines[-1], flush=True)
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
     parser.add_argument("--only", help="comma-separated workload names (substrings)")
     parser.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    parser.add_argument("--no-generated", action="store_true", help="skip fusec with every matmul generated")
     args = parser.parse_args(argv)
     torch.manual_seed(0)
     bandwidth = copy_bandwidth()
@@ -210,6 +347,8 @@ def main(argv=None) -> int:
         cells = [name, f"{floor:.3f}", f"{eager:.3f}", f"{compiled_ms:.3f}", f"{row['fused']:.3f}",
                  f"{row['unfused']:.3f}", f"{floor / row['fused']:.2f}", f"{compiled_ms / row['fused']:.2f}"]
         print("| " + " | ".join(cells) + " |", flush=True)
+    print()
+    print(matmul_table(args, bandwidth))
     print()
     print("| host cost per call (tiny input) | µs |")
     print("| --- | --- |")

@@ -17,13 +17,19 @@ import numpy as np
 from runtime.device import simulated
 
 
-def _swap(a: Any, on: bool) -> Any:
-    return a.swapaxes(-1, -2) if on else a
+def _operands(a: Any, b: Any, out: Any, transpose_lhs: bool, transpose_rhs: bool) -> tuple[Any, Any, Any]:
+    """The operands as the library takes them: transposes as strided views, and a batch
+    of rows times one matrix (``[B, S, K] @ [K, N]``) as one matrix product of
+    ``B*S`` rows instead of ``B`` small ones."""
+    if b.ndim == 2 and a.ndim > 2 and not transpose_lhs and a.flags.c_contiguous and out.flags.c_contiguous:
+        a, out = a.reshape(-1, a.shape[-1]), out.reshape(-1, out.shape[-1])
+    return (a.swapaxes(-1, -2) if transpose_lhs else a), (b.swapaxes(-1, -2) if transpose_rhs else b), out
 
 
 def cpu_gemm(a: np.ndarray, b: np.ndarray, out: np.ndarray, transpose_lhs: bool, transpose_rhs: bool) -> None:
     """``out = matmul(a, b)`` through NumPy (its BLAS for floats; integers wrap)."""
-    np.matmul(_swap(a, transpose_lhs), _swap(b, transpose_rhs), out=out)
+    a, b, out = _operands(a, b, out, transpose_lhs, transpose_rhs)
+    np.matmul(a, b, out=out)
 
 
 @functools.cache
@@ -53,5 +59,5 @@ def as_cupy(array: Any) -> Any:
 def cuda_gemm(a: Any, b: Any, out: Any, transpose_lhs: bool, transpose_rhs: bool) -> None:
     """``out = matmul(a, b)`` through cuBLAS (CuPy), on the legacy default stream the
     kernels run on, so it is ordered after the kernels that wrote ``a`` and ``b``."""
-    cupy = cupy_module()
-    cupy.matmul(_swap(as_cupy(a), transpose_lhs), _swap(as_cupy(b), transpose_rhs), out=as_cupy(out))
+    a, b, out = _operands(as_cupy(a), as_cupy(b), as_cupy(out), transpose_lhs, transpose_rhs)
+    cupy_module().matmul(a, b, out=out)

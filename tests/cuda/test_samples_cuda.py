@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 
 import fusec
+from dialects import graph
 from runtime.device import simulated
+from runtime.gemm_library import cuda_library_available
 from tests.samples.reference import SAMPLES
 
 #: samples too slow for the simulator at their usual sizes: smaller inputs, fused only
@@ -26,9 +28,9 @@ def test_sample_on_cuda(name: str, fuse: bool):
     if sizes and not fuse:
         pytest.skip("minutes under the CUDA simulator: run with FUSEC_TEST_GPU=1 on a GPU")
     program = fusec.compile(case.path, target="cuda", fuse=fuse)
-    executable = program.executable("main")
-    if fuse and case.kernels is not None:
-        assert len(executable.kernel_ops) == case.kernels
+    if fuse and case.kernels is not None:  # fusion groups: a library group runs as calls and kernels
+        fused = program.compilation().stage("fused")
+        assert sum(isinstance(op, graph.FusionGroupOp) for op in fused.walk()) == case.kernels
     inputs = case.make_inputs(np.random.default_rng(0), **sizes)
     got = program.run("main", [inputs[p.name] for p in program.params("main")])
     expected = case.reference(**inputs)
@@ -36,3 +38,21 @@ def test_sample_on_cuda(name: str, fuse: bool):
     for g, e in zip(got, expected):
         assert isinstance(g, np.ndarray) and g.dtype == np.dtype(case.out_dtype)
         np.testing.assert_allclose(g, e, rtol=max(case.rtol, 1e-5), atol=max(case.atol, 1e-6))
+
+
+MATMUL_SAMPLES = ["mlp", "attention", "transformer_block"]
+
+
+@pytest.mark.skipif(not cuda_library_available(), reason="cuBLAS through CuPy needs a GPU and CuPy")
+@pytest.mark.parametrize("matmul", ["library", "generated"])
+@pytest.mark.parametrize("name", MATMUL_SAMPLES)
+def test_matmul_strategies_on_a_gpu(name: str, matmul: str):
+    """Each strategy forced on the GPU: cuBLAS calls with the epilogues in the kernels
+    after them, or every matmul generated, against the reference."""
+    case = SAMPLES[name]
+    program = fusec.compile(case.path, target="cuda", matmul=matmul)
+    assert ("loop.gemm" in program.ir("tiled")) == (matmul == "library")
+    inputs = case.make_inputs(np.random.default_rng(0))
+    (got,) = program.run("main", [inputs[p.name] for p in program.params("main")])
+    (expected,) = case.reference(**inputs)
+    np.testing.assert_allclose(got, expected, rtol=max(case.rtol, 1e-5), atol=max(case.atol, 1e-6))
