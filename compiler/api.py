@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -51,16 +52,45 @@ def read_source(source_or_path: str | os.PathLike) -> tuple[str, str]:
     return str(source_or_path), "<source>"
 
 
-class Program:
-    """A checked program: call `program.NAME(*arrays)` to run function NAME."""
+def rule_names(disable_rules: str | Sequence[str]) -> tuple[str, ...]:
+    """The fusion rules named (``"a,b"`` or a sequence of names), sorted; `InputError`
+    for a name no rule has."""
+    from passes.fusion.rules import parse_rule_names
 
-    def __init__(self, graph: ModuleOp, path: str, target: str = "auto", fuse: bool = True, matmul: str = "auto"):
+    try:
+        return tuple(sorted(parse_rule_names(disable_rules)))
+    except ValueError as error:
+        raise InputError(str(error)) from None
+
+
+class Program:
+    """A checked program: call `program.NAME(*arrays)` to run function NAME.
+
+    `disable_rules` names fusion rules that join no kernels (`passes/fusion/rules.py`);
+    `calibrate` lets the measured kernel times kept for this machine correct the
+    cost model's (`compiler/calibrate.py`), and lets `autotune` keep the times it
+    measures."""
+
+    def __init__(
+        self,
+        graph: ModuleOp,
+        path: str,
+        target: str = "auto",
+        fuse: bool = True,
+        matmul: str = "auto",
+        disable_rules: str | Sequence[str] = (),
+        calibrate: bool = True,
+    ):
+        from compiler.calibrate import enabled_here
+
         if matmul not in MATMUL_STRATEGIES:
             raise InputError(f"unknown matmul strategy {matmul!r}: choose one of {', '.join(MATMUL_STRATEGIES)}")
         self.path = path
         self.target = resolve_target(target)
         self.fuse = fuse
         self.matmul = matmul
+        self.disabled_rules = rule_names(disable_rules)
+        self.calibrate = calibrate and self.target != "numpy" and enabled_here()
         self.graph = graph
         self._functions = {
             op.sym_name.data: op for op in self.graph.body.block.ops if isinstance(op, func.FuncOp)
@@ -70,7 +100,39 @@ class Program:
 
     def unfused(self) -> Program:
         """The same program compiled one kernel per operation: the baseline of comparisons."""
-        return Program(self.graph, self.path, self.target, fuse=False, matmul=self.matmul)
+        return Program(self.graph, self.path, self.target, fuse=False, matmul=self.matmul, calibrate=self.calibrate)
+
+    @functools.cached_property
+    def calibration(self):
+        """The `compiler.calibrate.DeviceCalibration` of this machine, read once (so
+        every compilation of the program plans alike), or None (calibration off, or a
+        machine whose kernels cannot be timed)."""
+        if not self.calibrate:
+            return None
+        from compiler import calibrate
+
+        return calibrate.load(self.target)
+
+    def record_times(self, name: str, arrays: Sequence, measured_us: dict[str, float]) -> int:
+        """Keeps the times of the kernels that ran function NAME on `arrays`
+        (microseconds by kernel name) for later compilations on this machine; returns
+        how many were kept (none when calibration is off)."""
+        if self.calibration is None:
+            return 0
+        from compiler import calibrate
+        from compiler.report import device_model
+        from passes.fusion.report import fusion_report
+
+        sizes = bind_sizes(self.params(name), arrays, name)
+        # the kernels that ran (`executable`), costed at the sizes they ran at
+        report = fusion_report(
+            self.compilation(name).stage("fused"),
+            device=device_model(self.target),
+            dims=sizes,
+            entry=name,
+            calibration=self.calibration.calibration,
+        )
+        return calibrate.record(self.calibration.device, report["groups"], measured_us)
 
     @property
     def functions(self) -> list[str]:
@@ -95,12 +157,15 @@ class Program:
     def compilation(self, entry: str | None = None, dims: dict[str, int] | None = None) -> Compilation:
         entry = entry or self.default_entry()
         self._function(entry)
+        calibration = self.calibration
         options = Options(
             entry=entry,
             fuse=self.fuse,
             target="cpu" if self.target == "numpy" else self.target,
             dims=tuple(sorted((dims or {}).items())),
             matmul=self.matmul,
+            disabled_rules=self.disabled_rules,
+            calibration=tuple(sorted(calibration.calibration.factors.items())) if calibration else (),
         )
         if options not in self._compilations:
             self._compilations[options] = Compilation(self.graph, options)
@@ -131,7 +196,8 @@ class Program:
     def autotune(self, name: str, arrays: Sequence[np.ndarray], budget_s: float = 30.0):
         """On `cuda`: times each kernel of function NAME on these arrays' shapes under a
         few launch parameters and keeps the fastest in the tuning cache, which later
-        runs (in any process) read. Returns {kernel: (Tuning, seconds)}."""
+        runs (in any process) read, and keeps the times for calibration. Returns
+        {kernel: (Tuning, seconds)}."""
         if self.target != "cuda":
             raise TargetError(f"autotuning tunes GPU kernels; this program's target is {self.target}")
         from runtime.autotune import autotune
@@ -141,7 +207,9 @@ class Program:
         bind_sizes(self.params(name), arrays, name)
         cuda = cuda_module()
         device = [a if hasattr(a, "copy_to_host") else cuda.to_device(a) for a in arrays]
-        return autotune(self.executable(name), name, device, budget_s=budget_s)
+        tuned = autotune(self.executable(name), name, device, budget_s=budget_s)
+        self.record_times(name, arrays, {kernel: seconds * 1e6 for kernel, (_, seconds) in tuned.items()})
+        return tuned
 
     def _argument(self, array):
         if self.target == "cuda":
@@ -213,10 +281,26 @@ def _quoted(names: list[str]) -> str:
 
 
 def compile(
-    source_or_path: str | os.PathLike, target: str = "auto", fuse: bool = True, matmul: str = "auto"
+    source_or_path: str | os.PathLike,
+    target: str = "auto",
+    fuse: bool = True,
+    matmul: str = "auto",
+    disable_rules: str | Sequence[str] = (),
+    calibrate: bool = True,
 ) -> Program:
-    """Checks a program and prepares it to run on `target` (compiling lazily, per function).
-    `matmul`: how matmul groups run: `auto` (the cost model picks per group), `library`
-    (NumPy's BLAS, cuBLAS through CuPy, where there is one) or `generated` (fusec's kernels)."""
+    """Checks a program and prepares it to run on `target` (compiling lazily, per
+    function). `matmul`: how matmul groups run: `auto` (the cost model picks per
+    group), `library` (NumPy's BLAS, cuBLAS through CuPy, where there is one) or
+    `generated` (fusec's kernels). `disable_rules`: fusion rules to switch off, by
+    name (`"a,b"` or a list); `calibrate=False`: plan with the cost model alone,
+    ignoring the kernel times measured on this machine (see `Program`)."""
     text, path = read_source(source_or_path)
-    return Program(source_to_module(text, path), path, target=target, fuse=fuse, matmul=matmul)
+    return Program(
+        source_to_module(text, path),
+        path,
+        target=target,
+        fuse=fuse,
+        matmul=matmul,
+        disable_rules=disable_rules,
+        calibrate=calibrate,
+    )

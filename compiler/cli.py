@@ -64,6 +64,15 @@ def _dims(text: str) -> dict[str, int]:
     return dims
 
 
+def _rule_names(text: str) -> list[str]:
+    from passes.fusion.rules import parse_rule_names
+
+    try:
+        return sorted(parse_rule_names(text))
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="fusec", description="Compile a tensor program with fusion and run it.")
     p.add_argument("program", help="the .tdsl program")
@@ -84,6 +93,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--matmul", choices=MATMUL_STRATEGIES, default="auto",
                    help="how matmul groups run: the cost model's pick per group (auto), the target's GEMM "
                         "library (NumPy's BLAS, cuBLAS through CuPy), or fusec's generated kernels")
+    p.add_argument("--disable-rule", action="append", type=_rule_names, default=[], metavar="NAME",
+                   help="a fusion rule that joins no kernels (repeatable, or NAME,NAME); "
+                   "docs/reference.md lists the rules")
+    p.add_argument("--no-calibration", action="store_true",
+                   help="plan with the cost model alone: neither use nor keep measured kernel times")
     p.add_argument("--check", action="store_true", help="also compare with the NumPy reference (exit 3 if not equal)")
     p.add_argument("--report", metavar="FILE.json", help="write the fusion report")
     p.add_argument("--bench", action="store_true", help="time fused against unfused and NumPy (steady state)")
@@ -175,7 +189,14 @@ def run(args: argparse.Namespace) -> int:
     for option in ("output", "report", "viz"):
         check_writable(f"--{option}", getattr(args, option))
     given = load_inputs(args.inputs)
-    program = fusec.compile(Path(args.program), target=args.target, fuse=not args.no_fuse, matmul=args.matmul)
+    program = fusec.compile(
+        Path(args.program),
+        target=args.target,
+        fuse=not args.no_fuse,
+        matmul=args.matmul,
+        disable_rules=[name for names in args.disable_rule for name in names],
+        calibrate=not args.no_calibration,
+    )
     entry = args.entry or program.default_entry()
     if entry not in program.functions:
         raise InputError(f"no function named '{entry}' (functions: {', '.join(program.functions)})")
@@ -219,19 +240,22 @@ def run(args: argparse.Namespace) -> int:
         from compiler.bench import bench, group_measured_us, measure_kernels
 
         timings = bench(program, entry, arrays)
+        measured = {}
+        if program.target != "numpy":
+            measured = measure_kernels(program.executable(entry), entry, arrays)
         if report is not None:
             report["bench"] = timings
-            if program.target != "numpy":
-                executable = program.executable(entry)
-                measured = measure_kernels(executable, entry, arrays)
+            if measured:
                 for group in report["groups"]:
                     group["measured_us"] = group_measured_us(measured, group["kernel"])
                 if program.target == "cuda":
-                    add_roofline(report, executable, entry)
+                    add_roofline(report, program.executable(entry), entry)
         print(
             "bench: fused {fused_ms:.3f} ms, unfused {unfused_ms:.3f} ms, numpy {numpy_ms:.3f} ms "
             "(median of {runs}, steady state)".format(**timings)
         )
+        if kept := program.record_times(entry, arrays, measured):
+            print(f"calibration: {kept} kernel time(s) kept for {program.calibration.device}")
     if args.report:
         Path(args.report).write_text(json.dumps(report, indent=2) + "\n")
     if args.output:

@@ -14,20 +14,25 @@ def device_model(target: str) -> DeviceModel:
     return GPU_H200 if target == "cuda" else CPU_2CORE
 
 
-def build_report(program, compilation: Compilation) -> dict[str, Any]:
+def build_report(program, compilation: Compilation, calibrated: bool = True) -> dict[str, Any]:
+    """The report; ``calibrated``: with the program's calibration (``corrected_us``, the
+    kernels' signatures, the ``calibration`` key; null where it has none)."""
     options = compilation.options
     dims = dict(options.dims)
+    calibration = program.calibration if calibrated else None
     report = fusion_report(
         compilation.stage("fused"),
         compilation.stage("opt"),
         device=device_model(program.target),
         dims=dims,
         entry=options.entry,
+        calibration=calibration.calibration if calibration else None,
     )
-    return {"entry": options.entry, "target": program.target, **report}
+    described = calibration.describe() if calibration else None
+    return {"entry": options.entry, "target": program.target, **report, "calibration": described}
 
 
 def kernel_counts(program, compilation: Compilation) -> tuple[int, int]:
     """(kernels without fusion, kernels launched) for the run summary."""
-    report = build_report(program, compilation)
+    report = build_report(program, compilation, calibrated=False)  # (signatures cost a print of each kernel)
     return report["kernels_unfused"], report["kernels"]

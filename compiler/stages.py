@@ -23,7 +23,9 @@ MATMUL_STRATEGIES = ("auto", "library", "generated")
 
 @dataclass(frozen=True)
 class Options:
-    """What changes the compiled result: the entry, fusion on or off, where it runs."""
+    """What changes the compiled result: the entry, fusion on or off, where it runs,
+    the fusion rules switched off and the measured corrections of the cost model
+    (``(kind, factor)`` pairs, ``passes/fusion/calibration.py``)."""
 
     entry: str = "main"
     fuse: bool = True
@@ -31,6 +33,8 @@ class Options:
     dims: tuple[tuple[str, int], ...] = ()
     #: how matmul groups are lowered: ``auto`` (the cost model picks), ``library``, ``generated``
     matmul: str = "auto"
+    disabled_rules: tuple[str, ...] = ()
+    calibration: tuple[tuple[str, float], ...] = ()
 
     @property
     def dims_spec(self) -> str:
@@ -82,17 +86,26 @@ def _opt(c: Compilation, graph: ModuleOp) -> ModuleOp:
 
 
 def _fused(c: Compilation, opt: ModuleOp) -> ModuleOp:
+    from passes.fusion.calibration import Calibration
     from passes.fusion.fuse import FusePass, NoFusePass
 
     from passes.fusion.strategy import SelectStrategyPass
     from runtime.gemm_library import cuda_library_available
 
-    device = "gpu" if c.options.target == "cuda" else "cpu"
+    o = c.options
+    device = "gpu" if o.target == "cuda" else "cpu"
     fusion = (
-        FusePass(dims=c.options.dims_spec, device=device) if c.options.fuse else NoFusePass()
+        FusePass(
+            dims=o.dims_spec,
+            device=device,
+            disable_rules=",".join(o.disabled_rules),
+            calibration=Calibration(dict(o.calibration)).spec(),
+        )
+        if o.fuse
+        else NoFusePass()
     )
-    library = c.options.target != "cuda" or cuda_library_available()
-    strategy = SelectStrategyPass(device=device, dims=c.options.dims_spec, library=library, prefer=c.options.matmul)
+    library = o.target != "cuda" or cuda_library_available()
+    strategy = SelectStrategyPass(device=device, dims=o.dims_spec, library=library, prefer=o.matmul)
     return c.run_passes(opt, [fusion, strategy])
 
 

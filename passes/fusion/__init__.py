@@ -6,6 +6,7 @@ each function into ``graph.fusion_group`` kernels (passes ``fuse`` / ``no-fuse``
 - ``rules``: the fusion rules as a table, the refusals, the group templates;
 - ``patterns``: matchers of pattern rules (attention);
 - ``cost``: ``DeviceModel``, bytes/FLOPs per kernel, roofline time, fusion score;
+- ``calibration``: the cost model's times corrected by measured ones, by kernel kind;
 - ``planner``: the greedy partition and the not-fused reasons;
 - ``facts``: what the templates ask of a group (``OpSetFacts``: from its ops);
 - ``summary``: what the planner keeps of a group, and the union of two

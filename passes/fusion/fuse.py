@@ -40,6 +40,7 @@ from xdsl.rewriter import InsertPoint
 
 from dialects import graph
 from dialects.tensor_types import dtype_of, shape_of
+from passes.fusion.calibration import Calibration, parse_factors
 from passes.fusion.cost import device_by_name, parse_dims
 from passes.fusion.graph_view import FuncGraph
 from passes.fusion.planner import (
@@ -50,6 +51,7 @@ from passes.fusion.planner import (
     Plan,
     plan_function,
 )
+from passes.fusion.rules import parse_rule_names
 
 NOT_FUSED_ATTR = "fusion.not_fused"
 
@@ -61,9 +63,16 @@ class FusePass(ModulePass):
     Options: ``dims`` binds symbolic sizes for the cost model (``"N=1024,D=768"``,
     256 each by default); ``device`` is ``gpu`` or ``cpu``; ``max_live`` bounds the
     values a kernel holds at once (``live.py``), ``max_depth`` its chains of
-    dependent ops (``depth.py``), ``max_inputs`` its inputs.
+    dependent ops (``depth.py``), ``max_inputs`` its inputs; ``disable_rules`` names
+    rules of ``rules.RULES`` that join no groups; ``calibration`` gives factors
+    ``measured / predicted`` of kernel times by kind (``calibration.py``), which the
+    driver reads from measurements.
 
         fusec-opt f.mlir -p 'fuse{dims="N=1024,D=768" device=cpu max-live=16}'
+        fusec-opt f.mlir -p 'fuse{disable-rules="matmul_epilogue,attention"}'
+        fusec-opt f.mlir -p 'fuse{calibration="reduction=2.0,elementwise=0.5"}'
+
+    A bad option value is refused when the pass is made, before any IR is read.
     """
 
     name = "fuse"
@@ -73,6 +82,11 @@ class FusePass(ModulePass):
     max_live: int = DEFAULT_MAX_LIVE
     max_depth: int = DEFAULT_MAX_DEPTH
     max_inputs: int = DEFAULT_MAX_INPUTS
+    disable_rules: str = ""
+    calibration: str = ""
+
+    def __post_init__(self) -> None:
+        self.options()  # raises ValueError, which fusec-opt reports as a usage error
 
     def options(self) -> FusionOptions:
         return FusionOptions(
@@ -81,6 +95,8 @@ class FusePass(ModulePass):
             max_live=self.max_live,
             max_depth=self.max_depth,
             max_inputs=self.max_inputs,
+            disabled_rules=parse_rule_names(self.disable_rules),
+            calibration=Calibration(parse_factors(self.calibration)),
         )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

@@ -4,13 +4,15 @@
 2. Every other op starts as a kernel of its own. Candidates are the pairs of
    groups joined by a data edge (vertical) or reading a common input (horizontal:
    neighbours among the readers, ``siblings.py``). A candidate is *legal* when a
-   rule of ``rules.RULES`` joins the two kinds, the merged group fits its kind's
-   template, it holds at most ``max_live`` values at once (``live.py``), chains at
-   most ``max_depth`` dependent ops (``depth.py``), reads at most ``max_inputs``
-   inputs, and the cost model says it saves time
-   (``cost.fusion_score``). The legal candidate with the largest saving that does
-   not close a cycle between groups is merged; repeat until none is left (XLA's
-   priority fusion, Inductor's scheduler). A pair a path through a third group
+   rule of ``rules.RULES`` not disabled (``FusionOptions.disabled_rules``) joins
+   the two kinds, the merged group fits its kind's template, it holds at most
+   ``max_live`` values at once (``live.py``), chains at most ``max_depth``
+   dependent ops (``depth.py``), reads at most ``max_inputs`` inputs, and the cost
+   model says it saves time (``cost.fusion_score``, with each kernel's time
+   corrected by measurement where ``FusionOptions.calibration`` has factors). The
+   legal candidate with the largest saving that does not close a cycle between
+   groups is merged; repeat until none is left (XLA's priority fusion, Inductor's
+   scheduler). A pair a path through a third group
    joins is not judged at all: it stays joined while neither group changes.
 3. Every producer→consumer edge left between two groups gets the reason the
    candidate was refused, for the fusion report.
@@ -33,6 +35,7 @@ from dataclasses import dataclass, field
 
 from xdsl.ir import SSAValue
 
+from passes.fusion.calibration import Calibration
 from passes.fusion.classify import OpClass, short_name
 from passes.fusion.cost import (
     GPU_H200,
@@ -73,6 +76,7 @@ DEFAULT_MAX_INPUTS = 16
 NEARBY = 64
 
 NO_FUSE_REASON = "fusion disabled (no-fuse)"
+DISABLED_RULE_REASON = "rule {} is disabled"
 CYCLE_REASON = "would form a cycle"
 
 
@@ -84,6 +88,8 @@ class FusionOptions:
     max_depth: int = DEFAULT_MAX_DEPTH
     max_inputs: int = DEFAULT_MAX_INPUTS
     enabled: bool = True  # False: one kernel per op (no-fuse)
+    disabled_rules: frozenset[str] = frozenset()  # names of rules.RULES that join nothing
+    calibration: Calibration = field(default_factory=Calibration)  # measured corrections of the times
 
 
 @dataclass(frozen=True)
@@ -143,7 +149,10 @@ class Planner:
     def __init__(self, g: FuncGraph, options: FusionOptions):
         self.g = g
         self.options = options
-        self.patterns: tuple[PatternMatch, ...] = find_patterns(g) if options.enabled else ()
+        found = find_patterns(g) if options.enabled else ()
+        self.patterns: tuple[PatternMatch, ...] = tuple(p for p in found if p.rule not in options.disabled_rules)
+        #: matches of disabled pattern rules, kept to name the rule in the report
+        self.switched_off = tuple(p for p in found if p.rule in options.disabled_rules)
         self.group_of: list[int] = list(range(len(g.ops)))
         self.groups: dict[int, GroupSummary] = {
             i: GroupSummary.of_op(g, i, options.dims) for i in range(len(g.ops))
@@ -168,7 +177,8 @@ class Planner:
     def cost(self, group: GroupSummary) -> KernelCost:
         key = (group.handle, group.version)
         if key not in self._costs:
-            self._costs[key] = group.cost(self.options.device, self.bytes_of)
+            cost = group.cost(self.options.device, self.bytes_of)
+            self._costs[key] = self.options.calibration.correct(group.kind, cost)
         return self._costs[key]
 
     def bytes_of(self, value: SSAValue) -> int:
@@ -185,7 +195,9 @@ class Planner:
 
     def _evaluate(self, a: GroupSummary, b: GroupSummary, horizontal: bool) -> Decision:
         g, opts = self.g, self.options
-        rule = find_rule(a.kind, b.kind, horizontal)
+        # a disabled rule is still found, so that a pair it could not join anyway gets
+        # the template's reason, which holds whatever the switches say
+        rule = find_rule(a.kind, b.kind, horizontal, opts.disabled_rules) or find_rule(a.kind, b.kind, horizontal)
         merged = self.union(a.handle, b.handle)
         if rule is None:
             reason = refusal_reason(a.kind, b.kind, _anchor_name(g, a), _anchor_name(g, b))
@@ -195,6 +207,8 @@ class Planner:
         reason = TEMPLATES[merged.kind](merged)
         if reason is not None:
             return Decision(False, reason, rule)
+        if rule.name in opts.disabled_rules:
+            return Decision(False, DISABLED_RULE_REASON.format(rule.name), rule)
         if merged.live_bound > opts.max_live and merged.live.peak > opts.max_live:
             held = merged.live.peak
             return Decision(False, f"kernel would hold {held} values at once (max_live={opts.max_live})", rule)
@@ -204,10 +218,10 @@ class Planner:
             )
         if len(merged.inputs) > opts.max_inputs:
             return Decision(False, f"group size limit (max_inputs={opts.max_inputs})", rule)
-        merged_cost = merged.cost(opts.device, self.bytes_of)
+        merged_cost = opts.calibration.correct(merged.kind, merged.cost(opts.device, self.bytes_of))
         score = fusion_score(self.cost(a), self.cost(b), merged_cost, opts.device)
         if score.saving <= 0:
-            return Decision(False, _cost_reason(score), rule, score)
+            return Decision(False, _cost_reason(score, bool(opts.calibration.factors)), rule, score)
         return Decision(True, None, rule, score)
 
     def union(self, x: int, y: int) -> MergedFacts:
@@ -340,7 +354,9 @@ class Planner:
                 ga, gb = self.group_of[j], self.group_of[i]
                 if ga == gb:
                     continue
-                not_fused.append(NotFused(j, i, self.reason(ga, gb, kernels)))
+                switched_off = next((p.rule for p in self.switched_off if {i, j} <= p.core), None)
+                reason = DISABLED_RULE_REASON.format(switched_off) if switched_off else self.reason(ga, gb, kernels)
+                not_fused.append(NotFused(j, i, reason))
         not_fused.sort(key=lambda n: (position[n.producer], position[n.consumer]))
         return Plan(g, groups, not_fused, labels)
 
@@ -363,13 +379,13 @@ def _anchor_name(g: FuncGraph, group: GroupSummary) -> str:
     return short_name(g.ops[first[max(first)]])
 
 
-def _cost_reason(score: FusionScore) -> str:
+def _cost_reason(score: FusionScore, calibrated: bool) -> str:
+    """(``calibrated``: the times were corrected by measurement, which the user should
+    know when the model alone would have fused.)"""
+    note = f"score {score.saving_us:+.3f} us" + (", calibrated" if calibrated else "")
     if score.recompute_flops > 0:
-        return (
-            f"cost model: fusing would recompute {score.recompute_flops:.3g} FLOPs "
-            f"(score {score.saving_us:+.3f} us)"
-        )
-    return f"cost model: fusing saves no time (score {score.saving_us:+.3f} us)"
+        return f"cost model: fusing would recompute {score.recompute_flops:.3g} FLOPs ({note})"
+    return f"cost model: fusing saves no time ({note})"
 
 
 # ---------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """The fusion report (SPEC section 3), computed from a fused module.
 
-    fusion_report(fused, unfused, device, dims, entry=None) -> dict
+    fusion_report(fused, unfused, device, dims, entry=None, calibration=None) -> dict
 
 ``fused`` is the module after ``fuse``; ``unfused`` is the module before it (graph
 ops, or the output of ``no-fuse``), a dict of counts ``{"kernels": N, "bytes": B,
@@ -14,11 +14,14 @@ and ``bench``. Keys:
 - ``bytes_fused`` / ``bytes_unfused``: global-memory bytes of every kernel's
   inputs and outputs (each read once, written once); merging kernels only removes
   traffic, so ``bytes_fused <= bytes_unfused`` always;
-- ``groups``: ``{kernel, ops, kind, bytes, predicted_us, measured_us: None}`` per
-  kernel in launch order, plus ``rule``, ``pattern``, ``flops``, ``inputs``, ``outputs``;
-  a group holding a matmul adds ``strategy`` (``generated`` | ``library``, see
-  ``strategy.py``) and ``strategies_us``, each strategy's predicted time (None where
-  the target lacks it); its ``predicted_us`` is that of its strategy;
+- ``groups``: ``{kernel, ops, kind, bytes, predicted_us, corrected_us, measured_us:
+  None}`` per kernel in launch order, plus ``rule``, ``pattern``, ``flops``, ``inputs``,
+  ``outputs``; ``corrected_us`` is ``predicted_us`` corrected by ``calibration``
+  (``calibration.py``), and with a calibration each group has its ``signature``,
+  the key its measurement is kept under; a group holding a matmul adds ``strategy``
+  (``generated`` | ``library``, see ``strategy.py``) and ``strategies_us``, each
+  strategy's predicted time (None where the target lacks it); its ``predicted_us`` is
+  that of its strategy;
 - ``not_fused``: ``{producer, consumer, reason}`` for every edge left between two
   kernels, read from the functions' ``fusion.not_fused`` attribute.
 
@@ -39,6 +42,7 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.traits import IsTerminator
 
 from dialects import graph
+from passes.fusion.calibration import Calibration, kernel_signature
 from passes.fusion.classify import is_free, short_name
 from passes.fusion.strategy import has_matmul, strategy_report
 from passes.fusion.cost import (
@@ -148,6 +152,7 @@ def fusion_report(
     device: DeviceModel = GPU_H200,
     dims: Mapping[str, int] | str | None = None,
     entry: str | None = None,
+    calibration: Calibration | None = None,
 ) -> dict[str, Any]:
     """SPEC section 3's report for ``entry`` (see the module docstring)."""
     dims = parse_dims(dims)
@@ -170,6 +175,7 @@ def fusion_report(
                     "kind": _attr(op, "kind") or "elementwise",
                     "bytes": stats["bytes"],
                     "predicted_us": stats["predicted_us"],
+                    "corrected_us": None,  # below, once predicted_us is final
                     "measured_us": None,
                     "rule": _attr(op, "rule") or "none",
                     "flops": stats["flops"],
@@ -183,6 +189,8 @@ def fusion_report(
                     chosen = record["strategies_us"][record["strategy"]]
                     if chosen is not None:
                         record["predicted_us"] = chosen
+                if calibration is not None:
+                    record["signature"] = kernel_signature(op, dims)
             else:  # an op outside any group (a module that was not fused)
                 moved, _ = _op_as_kernel(op, dims)
                 record = {
@@ -191,9 +199,15 @@ def fusion_report(
                     "kind": "opaque",
                     "bytes": moved,
                     "predicted_us": device.time(moved, 0.0) * 1e6,
+                    "corrected_us": None,
                     "measured_us": None,
                     "rule": "none",
                 }
+            record["corrected_us"] = (
+                calibration.corrected_us(record["kind"], record["predicted_us"], record.get("signature"))
+                if calibration is not None
+                else record["predicted_us"]
+            )
             groups.append(record)
             kernels += 1
             bytes_fused += record["bytes"]

@@ -130,11 +130,28 @@ REFUSALS: tuple[Refusal, ...] = (
 
 
 @functools.cache
-def find_rule(producer: str, consumer: str, horizontal: bool = False) -> FusionRule | None:
+def find_rule(
+    producer: str, consumer: str, horizontal: bool = False, disabled: frozenset[str] = frozenset()
+) -> FusionRule | None:
+    """The first rule joining the two kinds, skipping the rules named in ``disabled``."""
     for rule in RULES:
-        if rule.joins(producer, consumer, horizontal):
+        if rule.name not in disabled and rule.joins(producer, consumer, horizontal):
             return rule
     return None
+
+
+def parse_rule_names(names: str | Iterable[str]) -> frozenset[str]:
+    """Rule names given as ``"a,b"`` or as a sequence of such strings (``-`` may stand
+    for ``_``: ``matmul-epilogue``); ``ValueError`` naming the known rules for any
+    other name."""
+    items = [names] if isinstance(names, str) else list(names)
+    chosen = {n.strip().replace("-", "_") for item in items for n in item.split(",") if n.strip()}
+    unknown = sorted(chosen - RULES_BY_NAME.keys())
+    if unknown:
+        raise ValueError(
+            f"unknown fusion rule {', '.join(map(repr, unknown))}: the rules are {', '.join(RULES_BY_NAME)}"
+        )
+    return frozenset(chosen)
 
 
 def refusal_reason(producer: str, consumer: str, producer_op: str, consumer_op: str) -> str | None:

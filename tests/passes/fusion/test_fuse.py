@@ -72,6 +72,26 @@ def test_attention_group_is_marked():
     assert [type(op) for op in group.body.block.ops].count(graph.MatmulOp) == 2
 
 
+def test_a_disabled_pattern_rule_names_itself_on_the_edges_it_would_have_joined():
+    from tests.passes.fusion.cases import ATTENTION
+
+    module = fuse_text(program(ATTENTION), disable_rules="attention")
+    assert [g.attributes["kind"].data for g in fusion_groups(module)] == ["matmul", "reduction", "matmul"]
+    (fn,) = module.ops
+    assert not_fused_reasons(fn) == [
+        {"producer": "mul_2", "consumer": "reduce_max_3", "reason": "rule attention is disabled"},
+        {"producer": "mul_2", "consumer": "sub_5", "reason": "rule attention is disabled"},
+        {"producer": "div_9", "consumer": "matmul_10", "reason": "rule attention is disabled"},
+    ]
+
+
+def test_a_bad_option_value_is_refused_when_the_pass_is_made():
+    with pytest.raises(ValueError, match="unknown fusion rule 'flash'"):
+        FusePass(disable_rules="flash")
+    with pytest.raises(ValueError, match="unknown device 'tpu'"):
+        FusePass(device="tpu")
+
+
 def test_every_op_is_in_exactly_one_group_and_constants_are_cloned():
     module = fuse_text(program(CASES[1][1]))  # gelu: four constants
     fn = list(module.ops)[0]

@@ -4,6 +4,9 @@ kinds either joined by a rule or refused with a reason."""
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
+
+import pytest
 
 from passes.fusion.rules import (
     ANY,
@@ -13,6 +16,7 @@ from passes.fusion.rules import (
     TEMPLATES,
     dominant_rule,
     find_rule,
+    parse_rule_names,
     refusal_reason,
 )
 
@@ -23,6 +27,13 @@ def test_rule_names_are_unique_and_every_rule_has_a_pattern():
     for rule in RULES:
         assert rule.pattern and rule.doc
         assert rule.matcher or (rule.producer and rule.consumer)
+
+
+def test_every_rule_is_documented_by_name():
+    """docs/reference.md lists the rules that --disable-rule takes, one line each."""
+    reference = (Path(__file__).parents[3] / "docs" / "reference.md").read_text()
+    for rule in RULES:
+        assert f"| `{rule.name}` |" in reference, rule.name
 
 
 def test_the_seed_patterns_are_in_the_table():
@@ -50,6 +61,19 @@ def test_vertical_lookups():
     assert find_rule("attention", "elementwise").name == "attention_epilogue"
     assert find_rule("matmul", "matmul") is None
     assert find_rule("opaque", "elementwise") is None
+
+
+def test_disabled_rules_are_skipped():
+    assert find_rule("matmul", "elementwise", disabled=frozenset({"matmul_epilogue"})) is None
+    assert find_rule("reduction", "elementwise", disabled=frozenset({"matmul_epilogue"})).name == "reduce_epilogue"
+
+
+def test_rule_names_from_options():
+    assert parse_rule_names("") == frozenset()
+    assert parse_rule_names("ew_chain, matmul-epilogue") == {"ew_chain", "matmul_epilogue"}
+    assert parse_rule_names(["attention", "reduce_rows,ew_chain"]) == {"attention", "reduce_rows", "ew_chain"}
+    with pytest.raises(ValueError, match="unknown fusion rule 'epilogue': the rules are attention, "):
+        parse_rule_names("ew_chain,epilogue")
 
 
 def test_horizontal_lookups():
