@@ -23,6 +23,7 @@ way out.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -262,6 +263,10 @@ class CompiledProgram:
         self.kernels, self.functions = read_program(module)
         self._sources: dict[str, str] = {}
         self._dispatchers: dict[str, Callable[..., Any]] = {}
+        #: per thread, the intermediate buffers of the last call of each entry: a call on
+        #: the same sizes reuses them instead of faulting in fresh pages (results are
+        #: never kept, so no call's result aliases another's)
+        self._pools = threading.local()
 
     # -- kernels ---------------------------------------------------------------------
 
@@ -339,6 +344,9 @@ class CompiledProgram:
                 slots[param.slot] = buffer
         elif out is not None:
             raise ExecutionError(f"@{entry} returns fresh buffers; run plan-memory to pass out=")
+        pools = self._pools.__dict__.setdefault("by_entry", {})
+        pool = pools.setdefault(entry, {})
+        returned = set(plan.returns)
         for step in plan.steps:
             kind = step[0]
             if kind == "launch":
@@ -353,7 +361,13 @@ class CompiledProgram:
                     profile.setdefault(name, []).append(time.perf_counter() - start)
             elif kind == "alloc":
                 _, target, dims, dtype = step
-                slots[target] = np.empty(tuple(evaluate_dim(d, sizes) for d in dims), dtype)
+                shape = tuple(evaluate_dim(d, sizes) for d in dims)
+                buffer = pool.get(target)
+                if buffer is None or buffer.shape != shape or target in returned:
+                    buffer = np.empty(shape, dtype)
+                    if target not in returned:
+                        pool[target] = buffer
+                slots[target] = buffer
             elif kind == "gemm":
                 _, name, (a, b, c), flags = step
                 if profile is None:
