@@ -761,7 +761,7 @@ def kernel_source(
     if strategy_of(kernel) == Strategy.GEMM:
         from runtime.codegen_gemm import gemm_source  # it builds on this module's generator
 
-        return gemm_source(kernel, variant)
+        return gemm_source(kernel, variant, aligned=shuffles)  # no shuffles: the simulator
     return _CudaKernelSource(kernel, variant, shuffles, per_thread, threads).source()
 
 
