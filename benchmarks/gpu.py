@@ -1,6 +1,6 @@
 """GPU benchmark: the memory-bound workloads of notes/gpu.md at its sizes, side by side.
 
-    python benchmarks/gpu.py [--quick] [--only softmax,layernorm]
+    python benchmarks/gpu.py [--quick] [--only softmax,layernorm,matmul]
 
 Needs a CUDA GPU, PyTorch and Triton (for ``triton.testing.do_bench``: device events,
 median, after warm-up). For each workload, in this one process on the same device
@@ -8,7 +8,8 @@ tensors: the floor (the bytes the workload must move, inputs read once and outpu
 written once, over the measured device-to-device copy bandwidth), torch eager,
 torch.compile, fusec fused and fusec ``--no-fuse`` (each given the torch tensors
 directly, results written into preallocated tensors with ``out=``), and the fraction
-of the floor each reaches. A second table measures the host cost of one launch:
+of the floor each reaches. A matmul table first: relu(a @ w + b) at 4096^3 fp32, fusec's
+fused gemm kernel against cuBLAS, torch eager and torch.compile. A last table measures the host cost of one launch:
 a fusec call of a one-kernel program on a tiny input, against a torch eager op.
 """
 
@@ -88,6 +89,52 @@ def t_softmax_any(x):
 def t_bias_gelu_residual(x, b, r):
     y = x + b
     return 0.5 * y * (1 + torch.tanh(0.7978845608 * (y + 0.044715 * y**3))) + r
+
+
+RELU_LINEAR = """
+fn main(a: f32[M, K], w: f32[K, N], b: f32[N]) -> f32[M, N] {
+    return relu(a @ w + b)
+}
+"""
+
+
+def t_relu_linear(a, w, b):
+    return torch.relu(a @ w + b)
+
+
+def matmul_table(quick: bool, compile_torch: bool) -> None:
+    """relu(a @ w + b) at n^3 in fp32: fusec's one fused kernel (the gemm strategy)
+    against cuBLAS (torch.matmul, TF32 off), torch eager and torch.compile."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    n = 1024 if quick else 4096
+    a, w, b = (torch.randn(*s, device="cuda") for s in ((n, n), (n, n), (n,)))
+    expected = t_relu_linear(a, w, b)
+    out = torch.empty_like(expected)
+    program = fusec.compile(RELU_LINEAR, target="cuda")
+    run = fusec_runner(program, "main", [a, w, b], [out])
+    run()
+    torch.cuda.synchronize()
+    error = ((out - expected).abs().max() / expected.abs().max()).item()
+    cublas = bench_ms(lambda: torch.matmul(a, w, out=out))
+    rows = [("cuBLAS matmul alone (torch.matmul, TF32 off)", cublas),
+            ("torch eager relu(a @ w + b)", bench_ms(lambda: t_relu_linear(a, w, b)))]
+    if compile_torch:
+        compiled = torch.compile(t_relu_linear)
+        compiled(a, w, b)
+        rows.append(("torch.compile relu(a @ w + b)", bench_ms(lambda: compiled(a, w, b))))
+    rows.append(("fusec fused relu(a @ w + b) (gemm strategy)", bench_ms(run)))
+    executable = program.executable("main")
+    (launch,) = executable.last_launches("main")
+    dispatcher = executable.kernel(launch.kernel).dispatcher(launch.variant, launch.block)
+    (signature,) = dispatcher.signatures
+    print(f"relu(a @ w + b), {n}^3 fp32; fusec kernel: variant {launch.variant}, grid {launch.grid}, "
+          f"block {launch.block}, {dispatcher.get_regs_per_thread(signature)} registers a thread; "
+          f"max relative error against torch {error:.1e}")
+    print("| what | ms | TFLOP/s | cuBLAS / it |")
+    print("| --- | --- | --- | --- |")
+    for label, ms in rows:
+        print(f"| {label} | {ms:.3f} | {2 * n**3 / ms / 1e9:.1f} | {cublas / ms:.2f} |", flush=True)
+    print()
 
 
 def workloads(quick: bool):
@@ -178,6 +225,8 @@ def main(argv=None) -> int:
     torch.manual_seed(0)
     bandwidth = copy_bandwidth()
     print(f"device: {torch.cuda.get_device_name()}; copy bandwidth {bandwidth / 1e12:.2f} TB/s (read + write)")
+    if not args.only or "matmul" in args.only:
+        matmul_table(args.quick, not args.no_compile)
     header = ["workload", "floor", "torch eager", "torch.compile", "fusec fused", "fusec --no-fuse",
               "fused / floor", "compile / fused"]
     print("| " + " | ".join(header) + " |")
@@ -210,6 +259,8 @@ def main(argv=None) -> int:
         cells = [name, f"{floor:.3f}", f"{eager:.3f}", f"{compiled_ms:.3f}", f"{row['fused']:.3f}",
                  f"{row['unfused']:.3f}", f"{floor / row['fused']:.2f}", f"{compiled_ms / row['fused']:.2f}"]
         print("| " + " | ".join(cells) + " |", flush=True)
+    if args.only and "host" not in args.only:
+        return 0
     print()
     print("| host cost per call (tiny input) | µs |")
     print("| --- | --- |")
