@@ -126,9 +126,9 @@ def matmul_table(quick: bool, compile_torch: bool) -> None:
     executable = program.executable("main")
     (launch,) = executable.last_launches("main")
     dispatcher = executable.kernel(launch.kernel).dispatcher(launch.variant, launch.block)
-    (signature,) = dispatcher.signatures
+    (compiled,) = dispatcher.overloads.values()
     print(f"relu(a @ w + b), {n}^3 fp32; fusec kernel: variant {launch.variant}, grid {launch.grid}, "
-          f"block {launch.block}, {dispatcher.get_regs_per_thread(signature)} registers a thread; "
+          f"block {launch.block}, {compiled.regs_per_thread} registers a thread; "
           f"max relative error against torch {error:.1e}")
     print("| what | ms | TFLOP/s | cuBLAS / it |")
     print("| --- | --- | --- | --- |")
