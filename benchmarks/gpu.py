@@ -229,11 +229,13 @@ def main(argv=None) -> int:
         matmul_table(args.quick, not args.no_compile)
     header = ["workload", "floor", "torch eager", "torch.compile", "fusec fused", "fusec --no-fuse",
               "fused / floor", "compile / fused"]
-    print("| " + " | ".join(header) + " |")
-    print("|" + " --- |" * len(header))
-    for name, program_source, reference, shapes, dtype in workloads(args.quick):
-        if args.only and not any(part in name for part in args.only.split(",")):
-            continue
+    chosen = [
+        w for w in workloads(args.quick) if not args.only or any(part in w[0] for part in args.only.split(","))
+    ]
+    if chosen:
+        print("| " + " | ".join(header) + " |")
+        print("|" + " --- |" * len(header))
+    for name, program_source, reference, shapes, dtype in chosen:
         inputs = [torch.randn(*s, device="cuda", dtype=dtype) for s in shapes]
         expected = reference(*inputs)
         nbytes = sum(t.numel() * t.element_size() for t in inputs) + expected.numel() * expected.element_size()
