@@ -33,6 +33,12 @@ otherwise, where every read is clamped into the buffers, staged values past the
 reduction's end are zeroed, and elements past the output's edge store what the edge
 element stores (see ``epilogue``); ``direct``, one thread per output element with
 the reduction serial, for products too skinny to fill a tile.
+
+Measured on an H100 (``benchmarks/gpu.py --only matmul``), relu(a @ w + b) in fp32:
+at 4096^3 the ``exact`` variant takes 3.36 ms, 0.79 of cuBLAS's 2.66 ms for the
+matmul alone (127 registers; tiles 128 x 64: 3.73 ms, 128 x 128 with ``TK`` 16:
+4.04, 64 x 64 of 4 x 4: 4.98). The ``loop`` variant at 4000^3 takes 6.15 ms with 254
+registers: its clamps and k-tail zeroing cost half the speed (to be split off).
 """
 
 from __future__ import annotations
