@@ -1,6 +1,6 @@
 """GPU benchmark: the workloads of notes/gpu.md at its sizes, side by side.
 
-    python benchmarks/gpu.py [--quick] [--only softmax,layernorm]
+    python benchmarks/gpu.py [--quick] [--only softmax,layernorm,attention] [--no-generated]
 
 Needs a CUDA GPU, PyTorch and Triton (for ``triton.testing.do_bench``: device events,
 median, after warm-up). For each workload, in this one process on the same device
@@ -130,7 +130,8 @@ def matmul_workloads(quick: bool):
     bb, hh, ss = (2, 4, 512) if quick else (8, 16, 2048)
     b, s = (2, 256) if quick else (8, 1024)
     return [
-        (f"relu(a @ w + b) {n}³", MATMUL_RELU, t_matmul_relu, [(n, n), (n, n), (n,)], 2.0 * n**3, {}),
+        (f"relu(a @ w + b) {n}³", MATMUL_RELU, t_matmul_relu, [(n, n), (n, n), (n,)], 2.0 * n**3,
+         {"cuBLAS matmul alone": lambda a, w, b: a @ w}),
         (f"attention B{bb} H{hh} S{ss} Dh64", ATTENTION, t_attention, [(bb, hh, ss, 64)] * 3,
          4.0 * bb * hh * ss * ss * 64, {"torch SDPA": t_sdpa}),
         (f"transformer block B{b} S{s} D1024 H16", BLOCK, t_block, block_shapes(b, s), block_flops(b, s), {}),
@@ -175,6 +176,13 @@ def t_softmax_any(x):
 def t_bias_gelu_residual(x, b, r):
     y = x + b
     return 0.5 * y * (1 + torch.tanh(0.7978845608 * (y + 0.044715 * y**3))) + r
+
+
+RELU_LINEAR = """
+fn main(a: f32[M, K], w: f32[K, N], b: f32[N]) -> f32[M, N] {
+    return relu(a @ w + b)
+}
+"""
 
 
 def workloads(quick: bool):
@@ -316,11 +324,13 @@ def main(argv=None) -> int:
     print(f"device: {torch.cuda.get_device_name()}; copy bandwidth {bandwidth / 1e12:.2f} TB/s (read + write)")
     header = ["workload", "floor", "torch eager", "torch.compile", "fusec fused", "fusec --no-fuse",
               "fused / floor", "compile / fused"]
-    print("| " + " | ".join(header) + " |")
-    print("|" + " --- |" * len(header))
-    for name, program_source, reference, shapes, dtype in workloads(args.quick):
-        if args.only and not any(part in name for part in args.only.split(",")):
-            continue
+    chosen = [
+        w for w in workloads(args.quick) if not args.only or any(part in w[0] for part in args.only.split(","))
+    ]
+    if chosen:
+        print("| " + " | ".join(header) + " |")
+        print("|" + " --- |" * len(header))
+    for name, program_source, reference, shapes, dtype in chosen:
         inputs = [torch.randn(*s, device="cuda", dtype=dtype) for s in shapes]
         expected = reference(*inputs)
         nbytes = sum(t.numel() * t.element_size() for t in inputs) + expected.numel() * expected.element_size()
@@ -346,6 +356,8 @@ def main(argv=None) -> int:
         cells = [name, f"{floor:.3f}", f"{eager:.3f}", f"{compiled_ms:.3f}", f"{row['fused']:.3f}",
                  f"{row['unfused']:.3f}", f"{floor / row['fused']:.2f}", f"{compiled_ms / row['fused']:.2f}"]
         print("| " + " | ".join(cells) + " |", flush=True)
+    if args.only and "host" not in args.only:
+        return 0
     print()
     print(matmul_table(args, bandwidth))
     print()

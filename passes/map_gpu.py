@@ -1,6 +1,6 @@
 """``map-gpu``: decides how the loops of each ``loop.kernel`` run on a GPU.
 
-Each kernel gets one of four strategies, written on it as ``gpu.strategy`` with its
+Each kernel gets one of these strategies, written on it as ``gpu.strategy`` with its
 launch parameters, and its loops get ``map(blocks)``, ``map(threads)`` or
 ``map(serial)``; ``runtime.codegen_cuda`` reads nothing else:
 
@@ -33,6 +33,8 @@ launch parameters, and its loops get ``map(blocks)``, ``map(threads)`` or
   combines its threads' values into a partial, and the last block to finish (a
   counter in global memory) combines the partials in block order and runs the rest of
   the kernel. No atomics touch the values, so the result is the same bits on every run.
+- ``gemm``: a matmul nest (``passes.map_gemm``): output tiles over the grid, the
+  reduction staged through shared memory, a tile of accumulators per thread.
 - ``block``: anything else (several loop nests in one kernel, a reduction whose result
   feeds another loop): the kernel runs as one block whose threads share its loops as in
   ``rows``.
@@ -59,6 +61,7 @@ from xdsl.passes import ModulePass
 
 from dialects import loop
 from dialects.gpu_mapping import MEMORY, PER_THREAD, ROW_CACHE, STRATEGY, THREADS, Strategy
+from passes.map_gemm import map_gemm
 from passes.map_loops import _defined_outside, collapse, constant_index, contains_loops, loops_in, perfect_band, set_mapping
 
 #: default launch parameters per strategy: (threads per block, elements per thread)
@@ -295,6 +298,8 @@ def _widest_element(kernel: loop.KernelOp) -> int:
 
 
 def map_kernel_gpu(kernel: loop.KernelOp) -> Strategy:
+    if map_gemm(kernel):
+        return Strategy.GEMM
     strategy = choose_strategy(kernel)
     _set_launch(kernel, strategy, _widest_element(kernel))
     if strategy == Strategy.BLOCK:

@@ -106,6 +106,9 @@ def in_registers(op: loop.ScratchOp) -> bool:
 
 #: the variants that unroll the ``threads`` loops and hold rows in registers
 UNROLLED = ("exact", "registers")
+#: a gemm kernel's variants (``runtime.codegen_gemm``): tiles with no edge, tiles with
+#: guarded edges, one thread per output element for skinny products
+GEMM_VARIANTS = ("exact", "loop", "direct")
 
 
 def global_scratches(kernel: loop.KernelOp, variant: str) -> list[loop.ScratchOp]:
@@ -138,6 +141,8 @@ def variants(kernel: loop.KernelOp) -> tuple[str, ...]:
     - ``registers`` (rows): up to ``per_thread`` iterations, guarded;
     - ``loop``: any trip count (elementwise: guarded copies; others: strided loops)."""
     strategy = strategy_of(kernel)
+    if strategy == Strategy.GEMM:
+        return GEMM_VARIANTS
     if strategy == Strategy.ELEMENTWISE:
         return ("exact", "loop")
     return ("exact", "registers", "loop") if has_register_variant(kernel) else ("loop",)
@@ -704,15 +709,19 @@ class _SizesSource(ScalarSource):
                 self.emit(1, f"{self.define(op.result)} = {self.name(op.source)}.shape[{op.index.value.data}]")
             else:
                 self.emit(1, f"{self.define(op.results[0])} = {self.expression(op)}")
+        self.emit(1, f"return {self.launch_sizes()}")
+        return [f"def {SIZES_FUNCTION}({', '.join(args)}):", *self.lines]
+
+    def launch_sizes(self) -> str:
+        """What ``sizes`` returns: the outer loop's trip count, the ``threads`` loops'
+        trip counts, the temporaries' shapes."""
         outer = outer_loop(self.kernel)
         counts = [self.count(op) for op in thread_loops(self.kernel)]
         shapes = [self.shape(s) for s in scratches(self.kernel)]
-        self.emit(
-            1,
-            f"return ({self.count(outer) if outer is not None else 'None'}, "
-            f"({''.join(c + ', ' for c in counts)}), ({''.join(s + ', ' for s in shapes)}))",
+        return (
+            f"({self.count(outer) if outer is not None else 'None'}, "
+            f"({''.join(c + ', ' for c in counts)}), ({''.join(s + ', ' for s in shapes)}))"
         )
-        return [f"def {SIZES_FUNCTION}({', '.join(args)}):", *self.lines]
 
     def known(self, value: SSAValue) -> str | None:
         return self.names.get(value)
@@ -749,6 +758,10 @@ def kernel_source(
     ``per_thread`` and ``threads`` replace the kernel's ``gpu.per_thread`` and
     ``gpu.threads`` (the autotuner's knobs; the block size is a constant of the code,
     so index arithmetic folds, and the runtime launches each source with its own)."""
+    if strategy_of(kernel) == Strategy.GEMM:
+        from runtime.codegen_gemm import gemm_source  # it builds on this module's generator
+
+        return gemm_source(kernel, variant, aligned=shuffles)  # no shuffles: the simulator
     return _CudaKernelSource(kernel, variant, shuffles, per_thread, threads).source()
 
 

@@ -37,7 +37,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from dialects import loop
 from dialects.gpu_mapping import PER_THREAD, THREADS, Strategy
-from runtime import codegen_cuda
+from runtime import codegen_cuda, codegen_gemm
 from runtime.device import as_device_array, cuda_module, is_on_device, simulated
 from runtime.executor import (
     ExecutionError,
@@ -163,6 +163,15 @@ class _Kernel:
         elif self.strategy == Strategy.THREADS:
             threads = min(self.threads, max(32, _pow2_at_least(outer)))
             grid = (_cdiv(outer, threads),)
+        elif self.strategy == Strategy.GEMM:  # outer: the batch; counts: rows, columns, reduction
+            variant = codegen_gemm.variant_for(self.op, *counts)
+            rows, columns, _ = counts
+            if variant == "direct":
+                threads = min(self.threads, max(32, _pow2_at_least(outer * rows * columns)))
+                grid = (_cdiv(outer * rows * columns, threads),)
+            else:
+                tm, tn, _, _, _ = codegen_gemm.tiles(self.op)
+                grid = (_cdiv(rows, tm) * _cdiv(columns, tn), min(outer, MAX_GRID_Y))
         elif self.strategy == Strategy.SPLIT:
             threads = min(self.threads, max(32, _pow2_at_least(counts[0])))
             if outer is None:  # one level, over every thread of the grid

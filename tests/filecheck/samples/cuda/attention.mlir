@@ -14,8 +14,8 @@
 // The scores of a query row: one key per thread, the dot product over the head serial.
 // CHECK-NEXT:     loop.parallel {{.*}} map(threads) {
 // CHECK-NEXT:       loop.reduce add {{.*}} map(serial) {
-// The output projection: one thread per output element.
-// CHECK:      loop.kernel @k2_matmul {{.*}}gpu.strategy = "threads"
+// The output projection: a tiled matmul, its heads merged in the index of its input.
+// CHECK:      loop.kernel @k2_matmul {{.*}}gpu.strategy = "gemm"
 
 // KERNEL-LABEL: # ---- kernel 'k1_attention' (exact) ----
 // KERNEL:       def kernel(a0, a1, a2, a3, w0):

@@ -1,0 +1,177 @@
+"""The gemm strategy (passes.map_gemm, runtime.codegen_gemm) against NumPy: edge tiles,
+operands read through index maps (transposed, head-split, batched), epilogues, f16,
+f64 and wrapping integers (the CUDA simulator in CI; `FUSEC_TEST_GPU=1` on a GPU).
+
+The shapes are small but at least 16 rows and columns, so the tiled variants run
+(fewer take the one-thread-per-element ``direct`` variant)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fusec
+from tests.loops.harness import parse, run_passes
+from runtime.cuda_executor import CudaProgram
+
+
+def launch_of(program, entry="main"):
+    (launch,) = program.executable(entry).last_launches(entry)
+    return launch
+
+
+def f64(*arrays):
+    return [a.astype(np.float64) for a in arrays]
+
+
+LINEAR = "fn main(a: f32[M, K], b: f32[K, N], c: f32[N]) -> f32[M, N] { return relu(a @ b + c) }"
+
+
+@pytest.mark.parametrize(
+    ("shape", "variant"),
+    [((20, 13, 40), "loop"), ((128, 16, 128), "exact"), ((5, 7, 40), "direct")],
+    ids=["edges", "whole-tiles", "skinny"],
+)
+def test_variant_follows_the_shape(shape, variant):
+    m, k, n = shape
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
+    c = rng.standard_normal(n).astype(np.float32)
+    program = fusec.compile(LINEAR, target="cuda")
+    got = program.main(a, b, c)
+    ad, bd, cd = f64(a, b, c)
+    np.testing.assert_allclose(got, np.maximum(ad @ bd + cd, 0), rtol=1e-5, atol=1e-5)
+    assert launch_of(program).variant == variant
+    assert program.main(a, b, c).tobytes() == got.tobytes()  # a fixed order of sums
+
+
+def test_transposed_operands_are_read_through_their_index_maps():
+    source = "fn main(a: f32[K, M], b: f32[N, K]) -> f32[M, N] { return transpose(a, (1, 0)) @ transpose(b, (1, 0)) }"
+    program = fusec.compile(source, target="cuda")
+    tiled = program.ir("tiled")
+    assert 'gpu.a_along = "m"' in tiled and 'gpu.b_along = "k"' in tiled
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((11, 20)).astype(np.float32), rng.standard_normal((18, 11)).astype(np.float32)
+    ad, bd = f64(a, b)
+    np.testing.assert_allclose(program.main(a, b), ad.T @ bd.T, rtol=1e-5, atol=1e-5)
+
+
+def test_batched_with_a_broadcast_operand_and_heads_split_in_the_inputs():
+    """q @ k^T per (batch, head), each head a slice of the columns of x @ wq and x @ wk."""
+    source = """
+fn main(q: f32[B, S, 32], k: f32[B, S, 32], w: f32[32, 32]) -> f32[B, 2, S, S] {
+    qh = transpose(reshape(q @ w, (B, S, 2, 16)), (0, 2, 1, 3))
+    kh = transpose(reshape(k, (B, S, 2, 16)), (0, 2, 1, 3))
+    return qh @ transpose(kh, (0, 1, 3, 2))
+}
+"""
+    program = fusec.compile(source, target="cuda")
+    assert program.ir("tiled").count('gpu.strategy = "gemm"') == 2
+    rng = np.random.default_rng(2)
+    q, k = (rng.standard_normal((3, 17, 32)).astype(np.float32) for _ in range(2))
+    w = rng.standard_normal((32, 32)).astype(np.float32)
+    qd, kd, wd = f64(q, k, w)
+    qh = (qd @ wd).reshape(3, 17, 2, 16).transpose(0, 2, 1, 3)
+    kh = kd.reshape(3, 17, 2, 16).transpose(0, 2, 1, 3)
+    np.testing.assert_allclose(program.main(q, k, w), qh @ kh.transpose(0, 1, 3, 2), rtol=1e-4, atol=1e-4)
+
+
+#: a matmul whose output is split into heads by its store's index map:
+#: y[b, h, s, d] = sum_k x[b, s, k] * w[k, h * 16 + d]
+HEAD_SPLIT = """
+loop.kernel @project ins(%x: memref<?x?x32xf32>, %w: memref<32x32xf32>, %bias: memref<32xf32>) outs(%y: memref<?x2x?x16xf32>) attributes {kind = "matmul"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %zero = arith.constant 0.0 : f32
+  %nb = loop.dim %x, 0 : memref<?x?x32xf32>
+  %ns = loop.dim %x, 1 : memref<?x?x32xf32>
+  loop.parallel %b = %c0 to %nb step %c1 {
+    loop.parallel %h = %c0 to %c2 step %c1 {
+      %base = arith.muli %h, %c16 : index
+      loop.parallel %s = %c0 to %ns step %c1 {
+        loop.parallel %d = %c0 to %c16 step %c1 {
+          %col = arith.addi %base, %d : index
+          %acc = loop.reduce add %k = %c0 to %c32 step %c1 init(%zero) : f32 {
+            %xv = loop.load %x[%b, %s, %k] : memref<?x?x32xf32>
+            %wv = loop.load %w[%k, %col] : memref<32x32xf32>
+            %p = arith.mulf %xv, %wv : f32
+            loop.yield %p : f32
+          }
+          %bv = loop.load %bias[%col] : memref<32xf32>
+          %v = arith.addf %acc, %bv : f32
+          loop.store %v, %y[%b, %h, %s, %d] : memref<?x2x?x16xf32>
+        }
+      }
+    }
+  }
+}
+func.func @main(%x: memref<?x?x32xf32> {loop.shape = #loop.shape<["B", "S", 32]>}, %w: memref<32x32xf32> {loop.shape = #loop.shape<[32, 32]>}, %bias: memref<32xf32> {loop.shape = #loop.shape<[32]>}) -> memref<?x2x?x16xf32> {
+  %y = loop.alloc ["B", 2, "S", 16] : memref<?x2x?x16xf32>
+  loop.launch @project(%x, %w, %bias, %y) : (memref<?x?x32xf32>, memref<32x32xf32>, memref<32xf32>, memref<?x2x?x16xf32>)
+  func.return %y : memref<?x2x?x16xf32>
+}
+"""
+
+
+def test_heads_split_in_the_output_index_map():
+    module = run_passes(parse(HEAD_SPLIT), "map-gpu")
+    text = str(module)
+    assert 'gpu.strategy = "gemm"' in text
+    # rows: the batch and the sequence; columns: the head and its slice
+    assert [line.split('gpu.gemm_dim = "')[1][0] for line in text.splitlines() if "gpu.gemm_dim" in line] == list("mnmn")
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 9, 32)).astype(np.float32)
+    w = rng.standard_normal((32, 32)).astype(np.float32)
+    bias = rng.standard_normal(32).astype(np.float32)
+    (got,) = CudaProgram(module).run("main", [x, w, bias])
+    xd, wd, bd = f64(x, w, bias)
+    want = (xd @ wd + bd).reshape(2, 9, 2, 16).transpose(0, 2, 1, 3)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_bias_gelu_residual_epilogues_of_an_ffn():
+    from tests.samples.reference import SAMPLES
+
+    case = SAMPLES["mlp"]  # x + gelu(x @ w1 + b1) @ w2 + b2
+    program = fusec.compile(case.path, target="cuda")
+    assert program.ir("tiled").count('gpu.strategy = "gemm"') == 2
+    inputs = case.make_inputs(np.random.default_rng(4), t=20, d=16, f=40)
+    (got,) = program.run("main", [inputs[p.name] for p in program.params("main")])
+    (want,) = case.reference(**inputs)
+    np.testing.assert_allclose(got, want, rtol=case.rtol, atol=case.atol)
+    assert {launch.variant for launch in program.executable("main").last_launches("main")} == {"loop"}
+
+
+def test_f16_computes_in_f32_and_f64_takes_its_own_tiles():
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((24, 19)), rng.standard_normal((19, 33))
+    half = fusec.compile("fn main(a: f16[M, K], b: f16[K, N]) -> f16[M, N] { return a @ b }", target="cuda")
+    a16, b16 = a.astype(np.float16), b.astype(np.float16)
+    got = half.main(a16, b16)
+    assert got.dtype == np.float16
+    want = (a16.astype(np.float32) @ b16.astype(np.float32)).astype(np.float16)
+    np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=2e-3, atol=2e-3)
+    double = fusec.compile("fn main(a: f64[M, K], b: f64[K, N]) -> f64[M, N] { return a @ b }", target="cuda")
+    assert "gpu.tile_m = 64" in double.ir("tiled")
+    np.testing.assert_allclose(double.main(a, b), a @ b, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["i32", "i64"])
+def test_integer_matmul_wraps_like_numpy(dtype):
+    """Small values, but row 3 of ``a`` near the type's limit: its products and sums
+    wrap. (Only a few elements overflow: the simulator warns on each overflow of a
+    NumPy scalar, and thousands of warnings take minutes.)"""
+    np_type = np.dtype("int32" if dtype == "i32" else "int64")
+    rng = np.random.default_rng(6)
+    a = rng.integers(-3, 4, (17, 21), dtype=np_type)
+    b = rng.integers(-3, 4, (21, 18), dtype=np_type)
+    a[3] = np.iinfo(np_type).max // 3
+    program = fusec.compile(f"fn main(a: {dtype}[M, K], b: {dtype}[K, N]) -> {dtype}[M, N] {{ return a @ b }}", target="cuda")
+    with np.errstate(over="ignore"):
+        want = a @ b
+    got = program.main(a, b)
+    np.testing.assert_array_equal(got, want)
+    assert (got[3] != (a[3].astype(object) @ b.astype(object))).any()  # it did wrap
