@@ -49,6 +49,8 @@ class DeviceModel:
     gemm_library: float = 0.0
     gemm_generated: float = 0.0
     attention_generated: float = 0.0
+    #: FLOP/s of a generated kernel holding sibling matmuls (Q‖K‖V): no tiled GEMM there
+    gemm_generated_siblings: float = 0.0
 
     def time(self, bytes_: float, flops: float) -> float:
         """Predicted seconds of one kernel moving ``bytes_`` and doing ``flops``."""
@@ -66,6 +68,7 @@ GPU_H200 = DeviceModel(
     gemm_library=51e12,
     gemm_generated=40e12,
     attention_generated=25e12,
+    gemm_generated_siblings=1.8e12,  # one thread per output element (`threads`), measured
 )
 
 #: notes/gpu.md, the 2-core CI machine: a 64 MiB copy takes about 11 ms, i.e.
@@ -83,6 +86,7 @@ CPU_2CORE = DeviceModel(
     launch_overhead=10e-6,
     gemm_library=120e9,
     gemm_generated=25e9,
+    gemm_generated_siblings=25e9,  # the same row-times-row loops, one per matmul
 )
 
 DEVICES: dict[str, DeviceModel] = {

@@ -15,7 +15,8 @@ fusion report):
 The predicted times, in the roofline of ``cost.DeviceModel``::
 
     generated = max(bytes / bandwidth, flops / rate) + launch
-                (rate: gemm_generated, or attention_generated for attention)
+                (rate: gemm_generated; attention_generated for attention;
+                 gemm_generated_siblings for sibling matmuls, which get no tiled GEMM)
     library   = sum over calls (flops / gemm_library + launch)
               + sum over the kernels between them (max(bytes / bandwidth, flops / flops) + launch)
 
@@ -202,12 +203,16 @@ def library_time(group: graph.FusionGroupOp, device: DeviceModel, dims: Mapping[
 def generated_time(group: graph.FusionGroupOp, device: DeviceModel, dims: Mapping[str, int]) -> float:
     """Seconds of ``group`` as one generated kernel (inf where the target has no fast
     kernel of its kind: ``attention_generated = 0``)."""
-    attention = _kind(group) == "attention"
-    rate = device.attention_generated if attention else device.gemm_generated
-    if rate <= 0:
-        return inf
     block = group.body.block
     ops = [op for op in block.ops if not op.has_trait(IsTerminator)]
+    if _kind(group) == "attention":
+        rate = device.attention_generated
+    elif sum(isinstance(op, graph.MatmulOp) for op in ops) > 1:
+        rate = device.gemm_generated_siblings
+    else:
+        rate = device.gemm_generated
+    if rate <= 0:
+        return inf
     matmul_flops = sum(op_flops(op, dims) for op in ops if isinstance(op, graph.MatmulOp))
     other_flops = sum(op_flops(op, dims) for op in ops if not isinstance(op, graph.MatmulOp))
     moved = sum(value_bytes(v, dims) for v in group.inputs) + sum(value_bytes(r, dims) for r in group.outputs)
@@ -241,10 +246,10 @@ def size_scenarios(group: graph.FusionGroupOp, dims: Mapping[str, int]) -> list[
     ``LARGE_DIM`` alike. Compiled once, the program runs at any size: the choice must
     not lose much at either end (a launch at small sizes, milliseconds at large ones)."""
     names: set[str] = set()
-    for op in group.body.walk():
-        for value in op.results:
-            if isinstance(value.type, TensorType):
-                names.update(n for d in shape_of(value.type) if isinstance(d, str) for n in Size.of(d).names)
+    values = [*group.body.block.args, *(r for op in group.body.walk() for r in op.results)]
+    for value in values:
+        if isinstance(value.type, TensorType):
+            names.update(n for d in shape_of(value.type) if isinstance(d, str) for n in Size.of(d).names)
     unbound = sorted(names - set(dims))
     if not unbound:
         return [dict(dims)]
