@@ -16,6 +16,7 @@ THREADS = "gpu.threads"  # kernel: threads per block
 PER_THREAD = "gpu.per_thread"  # kernel: elements per thread (rows: the register row's limit)
 MEMORY = "gpu.memory"  # loop.scratch: "registers" | "global" (per block) | "thread"
 ROW_CACHE = "gpu.row_cache"  # loop.load: read once per row into registers
+TILE = "gpu.tile"  # kernel (flash): [query rows a block, keys a tile]
 
 
 class Strategy(StrEnum):
@@ -24,3 +25,4 @@ class Strategy(StrEnum):
     THREADS = "threads"
     BLOCK = "block"
     SPLIT = "split"
+    FLASH = "flash"

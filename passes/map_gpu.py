@@ -1,6 +1,6 @@
 """``map-gpu``: decides how the loops of each ``loop.kernel`` run on a GPU.
 
-Each kernel gets one of four strategies, written on it as ``gpu.strategy`` with its
+Each kernel gets one of these strategies, written on it as ``gpu.strategy`` with its
 launch parameters, and its loops get ``map(blocks)``, ``map(threads)`` or
 ``map(serial)``; ``runtime.codegen_cuda`` reads nothing else:
 
@@ -33,6 +33,9 @@ launch parameters, and its loops get ``map(blocks)``, ``map(threads)`` or
   combines its threads' values into a partial, and the last block to finish (a
   counter in global memory) combines the partials in block order and runs the rest of
   the kernel. No atomics touch the values, so the result is the same bits on every run.
+- ``flash``: an attention kernel (``passes.map_flash``): one block per batch, head
+  and tile of query rows, keys and values streamed through shared memory with an
+  online softmax; where its loops are not of the attention form, the others apply.
 - ``block``: anything else (several loop nests in one kernel, a reduction whose result
   feeds another loop): the kernel runs as one block whose threads share its loops as in
   ``rows``.
@@ -59,6 +62,7 @@ from xdsl.passes import ModulePass
 
 from dialects import loop
 from dialects.gpu_mapping import MEMORY, PER_THREAD, ROW_CACHE, STRATEGY, THREADS, Strategy
+from passes.map_flash import map_flash
 from passes.map_loops import _defined_outside, collapse, constant_index, contains_loops, loops_in, perfect_band, set_mapping
 
 #: default launch parameters per strategy: (threads per block, elements per thread)
@@ -283,6 +287,11 @@ def _set_launch(kernel: loop.KernelOp, strategy: Strategy, element_bits: int) ->
     kernel.attributes[PER_THREAD] = IntegerAttr(per_thread, i64)
 
 
+def _is_attention(kernel: loop.KernelOp) -> bool:
+    kind = kernel.attributes.get("kind")
+    return isinstance(kind, StringAttr) and kind.data == "attention"
+
+
 def _widest_element(kernel: loop.KernelOp) -> int:
     """The widest element of the kernel's buffers, in bits (bools count as bytes)."""
     widths = []
@@ -295,6 +304,8 @@ def _widest_element(kernel: loop.KernelOp) -> int:
 
 
 def map_kernel_gpu(kernel: loop.KernelOp) -> Strategy:
+    if _is_attention(kernel) and map_flash(kernel):
+        return Strategy.FLASH
     strategy = choose_strategy(kernel)
     _set_launch(kernel, strategy, _widest_element(kernel))
     if strategy == Strategy.BLOCK:

@@ -110,6 +110,8 @@ UNROLLED = ("exact", "registers")
 
 def global_scratches(kernel: loop.KernelOp, variant: str) -> list[loop.ScratchOp]:
     """The temporaries that live in a per-block workspace in ``variant``."""
+    if strategy_of(kernel) == Strategy.FLASH:
+        return []  # a flash kernel keeps its rows in registers and shared memory
     return [s for s in scratches(kernel) if variant not in UNROLLED or not in_registers(s)]
 
 
@@ -138,6 +140,8 @@ def variants(kernel: loop.KernelOp) -> tuple[str, ...]:
     - ``registers`` (rows): up to ``per_thread`` iterations, guarded;
     - ``loop``: any trip count (elementwise: guarded copies; others: strided loops)."""
     strategy = strategy_of(kernel)
+    if strategy == Strategy.FLASH:
+        return ("loop",)  # one variant: any number of rows and keys, edge tiles guarded
     if strategy == Strategy.ELEMENTWISE:
         return ("exact", "loop")
     return ("exact", "registers", "loop") if has_register_variant(kernel) else ("loop",)
@@ -207,7 +211,7 @@ class _CudaKernelSource(ScalarSource):
         ]
         params = [*args, *self.workspaces.values(), *partials]
         kernel = [f"def {KERNEL_FUNCTION}({', '.join(params)}):", *self.lines]
-        sizes = _SizesSource(self.kernel).source()
+        sizes = SizesSource(self.kernel).source()
         return "\n".join([*header, *self.constant_lines, "", "", *kernel, "", "", *sizes, ""])
 
     # -- shared pieces ----------------------------------------------------------------
@@ -687,7 +691,7 @@ def _inside(value: SSAValue, block: Block) -> bool:
     return False
 
 
-class _SizesSource(ScalarSource):
+class SizesSource(ScalarSource):
     """The host function ``sizes``: the top-level index arithmetic of a kernel,
     evaluated on the buffers' shapes."""
 
@@ -704,15 +708,18 @@ class _SizesSource(ScalarSource):
                 self.emit(1, f"{self.define(op.result)} = {self.name(op.source)}.shape[{op.index.value.data}]")
             else:
                 self.emit(1, f"{self.define(op.results[0])} = {self.expression(op)}")
+        self.emit(1, f"return {self.launch_sizes()}")
+        return [f"def {SIZES_FUNCTION}({', '.join(args)}):", *self.lines]
+
+    def launch_sizes(self) -> str:
+        """``(outer count, thread loop counts, temporaries' shapes)``, as source."""
         outer = outer_loop(self.kernel)
         counts = [self.count(op) for op in thread_loops(self.kernel)]
         shapes = [self.shape(s) for s in scratches(self.kernel)]
-        self.emit(
-            1,
-            f"return ({self.count(outer) if outer is not None else 'None'}, "
-            f"({''.join(c + ', ' for c in counts)}), ({''.join(s + ', ' for s in shapes)}))",
+        return (
+            f"({self.count(outer) if outer is not None else 'None'}, "
+            f"({''.join(c + ', ' for c in counts)}), ({''.join(s + ', ' for s in shapes)}))"
         )
-        return [f"def {SIZES_FUNCTION}({', '.join(args)}):", *self.lines]
 
     def known(self, value: SSAValue) -> str | None:
         return self.names.get(value)
@@ -749,6 +756,10 @@ def kernel_source(
     ``per_thread`` and ``threads`` replace the kernel's ``gpu.per_thread`` and
     ``gpu.threads`` (the autotuner's knobs; the block size is a constant of the code,
     so index arithmetic folds, and the runtime launches each source with its own)."""
+    if strategy_of(kernel) == Strategy.FLASH:
+        from runtime import codegen_flash  # it builds on this module's pieces
+
+        return codegen_flash.kernel_source(kernel, shuffles)
     return _CudaKernelSource(kernel, variant, shuffles, per_thread, threads).source()
 
 

@@ -162,6 +162,8 @@ class _Kernel:
         elif self.strategy == Strategy.THREADS:
             threads = min(self.threads, max(32, _pow2_at_least(outer)))
             grid = (_cdiv(outer, threads),)
+        elif self.strategy == Strategy.FLASH:  # sizes counts the blocks; the tiles fix the threads
+            grid = (outer,)
         elif self.strategy == Strategy.SPLIT:
             threads = min(self.threads, max(32, _pow2_at_least(counts[0])))
             if outer is None:  # one level, over every thread of the grid
