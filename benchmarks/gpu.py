@@ -56,6 +56,21 @@ fn main(x: f32[N, D]) -> f32 {
 """
 
 
+ATTENTION = """
+fn main(q: f32[B, 16, S, 64], k: f32[B, 16, S, 64], v: f32[B, 16, S, 64]) -> f32[B, 16, S, 64] {
+    return softmax(q @ transpose(k, (0, 1, 3, 2)) * 0.125, axis=-1) @ v
+}
+"""
+
+
+def t_attention(q, k, v):
+    return torch.softmax(q @ k.transpose(-1, -2) * 0.125, dim=-1) @ v
+
+
+def t_sdpa(q, k, v):
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=0.125)
+
+
 def t_sum_of_squares(x):
     return (x * x).sum()
 
@@ -115,6 +130,47 @@ def copy_bandwidth() -> float:
     y = torch.empty_like(x)
     ms = bench_ms(lambda: y.copy_(x))
     return 2 * x.numel() * 4 / (ms * 1e-3)
+
+
+def matmul_rate() -> float:
+    """FLOP/s of an fp32 8192^3 matmul through cuBLAS, TF32 off."""
+    a = torch.randn(8192, 8192, device="cuda")
+    b = torch.randn(8192, 8192, device="cuda")
+    ms = bench_ms(lambda: a @ b)
+    return 2 * 8192**3 / (ms * 1e-3)
+
+
+def attention_rows(quick: bool, compile_torch: bool) -> list[list[str]]:
+    """Attention (the core of samples/attention.tdsl): fusec's flash kernel against torch
+    written out, SDPA and torch.compile, f32 with TF32 off and f16; the floor is the
+    FLOPs (4 B H S^2 Dh) over cuBLAS's fp32 rate (f16: no floor measured)."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    rate = matmul_rate()
+    b, s = (2, 1024) if quick else (8, 2048)
+    rows = []
+    for dtype, name in ((torch.float32, "f32"), (torch.float16, "f16")):
+        q, k, v = (torch.randn(b, 16, s, 64, device="cuda", dtype=dtype) for _ in range(3))
+        expected = t_attention(q.float(), k.float(), v.float())
+        out = torch.empty_like(q)
+        program = fusec.compile(ATTENTION.replace("f32", name), target="cuda")
+        run = fusec_runner(program, "main", [q, k, v], [out])
+        run()
+        torch.cuda.synchronize()
+        error = (out.float() - expected).abs().max().item()
+        if error > (2e-2 if dtype == torch.float16 else 1e-3):
+            print(f"  attention {name}: MISMATCH, max abs diff {error:.3g}")
+        fused = bench_ms(run)
+        eager = bench_ms(lambda: t_attention(q, k, v))
+        sdpa = bench_ms(lambda: t_sdpa(q, k, v))
+        compiled_ms = float("nan")
+        if compile_torch:
+            compiled = torch.compile(t_attention)
+            compiled(q, k, v)
+            compiled_ms = bench_ms(lambda: compiled(q, k, v))
+        floor = 4 * b * 16 * s * s * 64 / rate * 1e3 if dtype == torch.float32 else float("nan")
+        rows.append([f"attention B{b} H16 S{s} Dh64 {name}", f"{floor:.3f}", f"{eager:.3f}", f"{sdpa:.3f}",
+                     f"{compiled_ms:.3f}", f"{fused:.3f}", f"{floor / fused:.2f}", f"{sdpa / fused:.2f}"])
+    return rows
 
 
 def fusec_runner(program, entry: str, inputs, outputs):
@@ -210,6 +266,14 @@ def main(argv=None) -> int:
         cells = [name, f"{floor:.3f}", f"{eager:.3f}", f"{compiled_ms:.3f}", f"{row['fused']:.3f}",
                  f"{row['unfused']:.3f}", f"{floor / row['fused']:.2f}", f"{compiled_ms / row['fused']:.2f}"]
         print("| " + " | ".join(cells) + " |", flush=True)
+    if not args.only or "attention" in args.only:
+        print()
+        header = ["workload", "floor", "torch written out", "torch SDPA", "torch.compile", "fusec fused",
+                  "fused / floor", "SDPA / fused"]
+        print("| " + " | ".join(header) + " |")
+        print("|" + " --- |" * len(header))
+        for cells in attention_rows(args.quick, not args.no_compile):
+            print("| " + " | ".join(cells) + " |", flush=True)
     print()
     print("| host cost per call (tiny input) | µs |")
     print("| --- | --- |")

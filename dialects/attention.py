@@ -340,8 +340,8 @@ SHARED_BYTES = 48 * 1024
 @dataclass(frozen=True)
 class FlashTiles:
     """How a flash block divides its work: ``rows`` query rows a block, ``keys`` keys a
-    tile, each thread ``per_row`` rows (strided by the block's row groups) by
-    ``threads_across`` of the columns of the scores and of the output (strided)."""
+    tile, each thread ``per_row`` consecutive rows by
+    ``threads_across`` of the columns of the scores and of the output (``owned``)."""
 
     rows: int  # BQ
     keys: int  # BK
@@ -366,31 +366,44 @@ class FlashTiles:
     def value_columns(self) -> int:  # DN: output columns per thread
         return self.value_dim // self.threads_across
 
-    # shared arrays (float32), padded against bank conflicts: q as [d][row], k as
-    # [d][key], v as [key][column], p as [row][key] (a row stride of 8 mod 32 words
-    # makes the 4 row groups of a warp hit different banks), and the row partials
+    @property
+    def vector(self) -> int:
+        """Elements a thread reads at once from shared memory (4: ``ld.shared.v4``)
+        where its rows, keys and columns come in fours, else 1."""
+        return 4 if self.per_row % 4 == 0 and self.key_columns % 4 == 0 and self.value_columns % 4 == 0 else 1
+
+    def owned(self, n: int) -> list[str]:
+        """The key (or output column) offsets a thread owns, ``n`` of them, as source in
+        ``tx``: runs of ``vector`` consecutive ones, the ``TC`` threads of a row side by
+        side, so a row's threads read one contiguous stretch."""
+        width, across = self.vector, self.threads_across
+        return [f"tx * {width} + {(u // width) * across * width + u % width}" for u in range(n)]
+
+    # shared arrays (float32): q as [d][row], k as [d][key], v as [key][column], p as
+    # [key][row], then the row partials; the strides are multiples of 4 (aligned vector
+    # loads) and 4 more than the extent (transposed stores spread over banks)
     @property
     def q_stride(self) -> int:
-        return self.rows + 1
+        return self.rows + 4
 
     @property
     def k_stride(self) -> int:
-        return self.keys + 1
+        return self.keys + 4
 
     @property
     def v_stride(self) -> int:
-        return self.value_dim + 1
+        return self.value_dim + 4
 
     @property
     def p_stride(self) -> int:
-        return self.keys + self.threads_across
+        return self.rows + 4
 
     def shared_words(self) -> int:
         return (
             self.head_dim * self.q_stride
             + self.head_dim * self.k_stride
             + self.keys * self.v_stride
-            + self.rows * self.p_stride
+            + self.keys * self.p_stride
             + self.rows * self.threads_across
         )
 

@@ -7,14 +7,16 @@ fastest, so the blocks that share a head's keys and values run together. A block
 1. stages its queries in shared memory, as ``[d][row]``;
 2. for each tile of ``BK`` keys: stages the keys (``[d][key]``) and values
    (``[key][column]``), computes its ``BQ x BK`` scores with each thread holding
-   ``RM x CN`` of them in registers (rows ``ty + TR * i``, keys ``tx + TC * u``),
+   ``RM x CN`` of them in registers (``RM`` consecutive rows, keys in runs of four
+   side by side with the row's other threads: ``FlashTiles.owned``, so the reads of
+   shared memory are aligned four-element vectors),
    applies the score modification read from the kernel's IR (the ops between the
    raw score and the softmax: a scale, a mask through ``where``, any scalar code of
    the score, the row, the key and other inputs) to each, takes the tile's row
    maxima (the ``TC`` threads of a row through warp shuffles), and updates the
    online softmax: ``m' = max(m, tile max)``, ``a = exp(m - m')``, ``l = l a + sum
    exp(s - m')``, ``O = O a + exp(s - m') @ V``, the probabilities through shared
-   memory (``[row][key]``), each thread holding ``RM x DN`` outputs;
+   memory (``[key][row]``), each thread holding ``RM x DN`` outputs;
 3. sums each row's ``l`` over its threads and stores ``O / l`` through the output's
    index map.
 
@@ -70,6 +72,7 @@ class _FlashSource(ScalarSource):
             raise CodegenError(f"kernel @{kernel.sym_name.data} is mapped flash but is not attention")
         self.a = found
         self.t = tiles_of(kernel, found)
+        # a GPU (False: the simulator, which has neither warp shuffles nor aligned arrays)
         self.shuffles = shuffles
         t = self.t
         # shared memory: queries, keys, values, probabilities, row partials
@@ -77,7 +80,7 @@ class _FlashSource(ScalarSource):
         self.k_at = self.q_at + t.head_dim * t.q_stride
         self.v_at = self.k_at + t.head_dim * t.k_stride
         self.p_at = self.v_at + t.keys * t.v_stride
-        self.r_at = self.p_at + t.rows * t.p_stride
+        self.r_at = self.p_at + t.keys * t.p_stride
 
     # -- pieces -----------------------------------------------------------------------
 
@@ -128,27 +131,47 @@ class _FlashSource(ScalarSource):
 
     def stage(self, load: loop.LoadOp, extents: tuple[int, int], ivs: tuple[SSAValue, SSAValue],
               first: str, limit: str, at: int, strides: tuple[int, int]) -> None:
-        """Copies a tile into shared memory, every thread a strided share of it: element
-        ``(x, y)`` of ``extents`` is ``load`` with its indices ``ivs`` at ``first + x``
-        and ``y`` (zero where ``first + x`` is not below ``limit``), stored at ``at + x *
-        strides[0] + y * strides[1]``. Consecutive threads take consecutive elements
-        along the load's fastest index, so a warp reads contiguous memory."""
+        """Copies a tile into shared memory: element ``(x, y)`` of ``extents`` is ``load``
+        with its indices ``ivs`` at ``first + x`` and ``y`` (zero where ``first + x`` is
+        not below ``limit``), stored at ``at + x * strides[0] + y * strides[1]``.
+        Consecutive threads take consecutive elements along the load's fastest index
+        (a warp reads contiguous memory); each thread issues all its loads (clamped to
+        the last row, not branched around) before its stores, so they are in flight
+        together."""
         (nx, ny), (ix, iy) = extents, ivs
-        e, x, y, g, value = (self.fresh(p) for p in ("e", "x", "y", "g", "f"))
-        self.emit(self.depth, f"for {e} in range(tid, {nx * ny}, {self.t.threads}):")
-        d = self.depth + 1
-        if load.indices and load.indices[-1] is ix:
-            self.emit(d, f"{x} = {e} % {nx}")
-            self.emit(d, f"{y} = {e} // {nx}")
-        else:
-            self.emit(d, f"{y} = {e} % {ny}")
-            self.emit(d, f"{x} = {e} // {ny}")
-        self.emit(d, f"{g} = {first} + {x}")
-        self.emit(d, f"{value} = {self.const_of(0.0, F32)}")
-        self.emit(d, f"if {g} < {limit}:")
-        (loaded,) = self.values([load.result], {**self.group_names, ix: g, iy: y}, d + 1)
-        self.emit(d + 1, f"{value} = {loaded}")
-        self.emit(d, f"{self.shared(f'{at} + {x} * {strides[0]} + {y} * {strides[1]}')} = {value}")
+        t = self.t
+        total, indent = nx * ny, self.depth
+        x_fast = bool(load.indices) and load.indices[-1] is ix
+        fast_extent = nx if x_fast else ny
+        slow, fast = self.fresh("sl"), self.fresh("fa")
+        regular = t.threads % fast_extent == 0  # a thread's fast index is the same each time
+        if regular:
+            self.emit(indent, f"{fast} = tid % {fast_extent}")
+            self.emit(indent, f"{slow} = tid // {fast_extent}")
+        copies = []
+        for n in range(-(-total // t.threads)):
+            x, y, g, value = (self.fresh(p) for p in ("x", "y", "g", "f"))
+            if regular:
+                fast_at, slow_at = fast, f"{slow} + {n * t.threads // fast_extent}"
+            else:
+                e = self.fresh("e")
+                self.emit(indent, f"{e} = min(tid + {n * t.threads}, {total - 1})")
+                fast_at, slow_at = f"{e} % {fast_extent}", f"{e} // {fast_extent}"
+            self.emit(indent, f"{x} = {fast_at if x_fast else slow_at}")
+            self.emit(indent, f"{y} = {slow_at if x_fast else fast_at}")
+            self.emit(indent, f"{g} = {first} + {x}")
+            clamped = self.fresh("g")
+            self.emit(indent, f"{clamped} = min({g}, {limit} - 1)")
+            (loaded,) = self.values([load.result], {**self.group_names, ix: clamped, iy: y}, indent)
+            self.emit(indent, f"{value} = {loaded} if {g} < {limit} else {self.const_of(0.0, F32)}")
+            copies.append((n, x, y, value))
+        for n, x, y, value in copies:
+            store = f"{self.shared(f'{at} + {x} * {strides[0]} + {y} * {strides[1]}')} = {value}"
+            if (n + 1) * t.threads > total:  # the last copy of a tile of a part of a block
+                self.emit(indent, f"if tid + {n * t.threads} < {total}:")
+                self.emit(indent + 1, store)
+            else:
+                self.emit(indent, store)
 
     def row_combine(self, names: list[str], rows: list[str], combine, indent: int) -> None:
         """Folds each ``names[i]`` (a value of row ``rows[i]``) over the ``TC`` threads of
@@ -173,6 +196,23 @@ class _FlashSource(ScalarSource):
                 self.emit(indent, f"{name} = {combine(name, self.shared(f'{base} + {lane}'))}")
         self.emit(indent, "cuda.syncthreads()")
 
+    def product(self, extent: int, index: str, operands: list[tuple[str, int, int, list[str]]], acc: str) -> None:
+        """``acc_a_b += A[k][a] * B[k][b]`` for ``k < extent``, ``A`` and ``B`` in shared
+        memory (``(name, offset, stride, owned offsets)``): a loop unrolled four times,
+        so the address arithmetic and loop count are paid once per four steps."""
+        (na, at_a, stride_a, own_a), (nb, at_b, stride_b, own_b) = operands
+        unroll = 4 if extent % 4 == 0 else 1
+        self.emit(2, f"for {index} in range(0, {extent}, {unroll}):")
+        for step in range(unroll):
+            k = f"({index} + {step})"
+            for x, offset in enumerate(own_a):
+                self.emit(3, f"{na}_{x} = {self.shared(f'{at_a} + {k} * {stride_a} + {offset}')}")
+            for y, offset in enumerate(own_b):
+                self.emit(3, f"{nb}_{y} = {self.shared(f'{at_b} + {k} * {stride_b} + {offset}')}")
+            for x in range(len(own_a)):
+                for y in range(len(own_b)):
+                    self.emit(3, f"{acc}_{x}_{y} += {na}_{x} * {nb}_{y}")
+
     # -- the kernel ---------------------------------------------------------------------
 
     def source(self) -> str:
@@ -183,7 +223,7 @@ class _FlashSource(ScalarSource):
         self.emit(1, "tid = cuda.threadIdx.x")
         self.emit(1, f"tx = tid % {t.threads_across}")
         self.emit(1, f"ty = tid // {t.threads_across}")
-        self.emit(1, f"shm = cuda.shared.array({t.shared_words()}, np.float32)")
+        self.emit(1, f"shm = cuda.shared.array({t.shared_words()}, np.float32{', alignment=16' if self.shuffles else ''})")
         band_top = a.band[0]
         self.top: set[SSAValue] = set(self.kernel.body.block.args)  # named once, for every block
         for op in self.kernel.body.block.ops:
@@ -206,9 +246,8 @@ class _FlashSource(ScalarSource):
                 self.emit(1, f"{name} = blk % {self.name(l.ub)}")
                 self.emit(1, f"blk = blk // {self.name(l.ub)}")
             self.group_names[l.iv] = name
-        rows = [f"ty + {t.row_groups * i}" for i in range(t.per_row)]
-        keys = [f"tx + {t.threads_across * u}" for u in range(t.key_columns)]
-        columns = [f"tx + {t.threads_across * w}" for w in range(t.value_columns)]
+        rows = [f"ty * {t.per_row} + {i}" for i in range(t.per_row)]
+        keys, columns = t.owned(t.key_columns), t.owned(t.value_columns)
         ii, uu, ww = range(t.per_row), range(t.key_columns), range(t.value_columns)
         # 1. the queries, [d][row]
         self.stage(a.q, (t.rows, a.head_dim), (a.row.iv, a.scores.iv), "row0", nrows, self.q_at, (1, t.q_stride))
@@ -228,26 +267,24 @@ class _FlashSource(ScalarSource):
         for i in ii:
             for u in uu:
                 self.emit(2, f"sc_{i}_{u} = {zero}")
-        self.emit(2, f"for d in range({a.head_dim}):")
-        for i in ii:
-            self.emit(3, f"qa_{i} = {self.shared(f'{self.q_at} + d * {t.q_stride} + {rows[i]}')}")
-        for u in uu:
-            self.emit(3, f"kb_{u} = {self.shared(f'{self.k_at} + d * {t.k_stride} + {keys[u]}')}")
-        for i in ii:
-            for u in uu:
-                self.emit(3, f"sc_{i}_{u} += qa_{i} * kb_{u}")
+        self.product(a.head_dim, "d", [("qa", self.q_at, t.q_stride, rows), ("kb", self.k_at, t.k_stride, keys)], "sc")
         # the score modification, per score; past the end: -inf
+        loads = any(isinstance(o, loop.LoadOp) for o in a.modification[1:])
         for u in uu:
             self.emit(2, f"key_{u} = key0 + {keys[u]}")
             self.emit(2, f"kok_{u} = key_{u} < {nkeys}")
         for i in ii:
             self.emit(2, f"row_{i} = row0 + {rows[i]}")
             for u in uu:
-                self.emit(2, f"x_{i}_{u} = {minus_inf}")
-                self.emit(2, f"if ok_{i} and kok_{u}:")
                 bound = {**self.group_names, a.row.iv: f"row_{i}", a.logits.iv: f"key_{u}", a.raw.result: f"sc_{i}_{u}"}
-                (logit,) = self.values([a.logit], bound, 3)
-                self.emit(3, f"x_{i}_{u} = {logit}")
+                if loads:  # a load past the end must not run: a branch
+                    self.emit(2, f"x_{i}_{u} = {minus_inf}")
+                    self.emit(2, f"if ok_{i} and kok_{u}:")
+                    (logit,) = self.values([a.logit], bound, 3)
+                    self.emit(3, f"x_{i}_{u} = {logit}")
+                else:  # arithmetic only: computed everywhere, then selected
+                    (logit,) = self.values([a.logit], bound, 2)
+                    self.emit(2, f"x_{i}_{u} = {logit} if ok_{i} and kok_{u} else {minus_inf}")
         # the online softmax
         for i in ii:
             self.emit(2, f"tm_{i} = x_{i}_0")
@@ -266,16 +303,9 @@ class _FlashSource(ScalarSource):
             for w in ww:
                 self.emit(2, f"ac_{i}_{w} *= al_{i}")
             for u in uu:
-                self.emit(2, f"{self.shared(f'{self.p_at} + ({rows[i]}) * {t.p_stride} + {keys[u]}')} = p_{i}_{u}")
+                self.emit(2, f"{self.shared(f'{self.p_at} + ({keys[u]}) * {t.p_stride} + {rows[i]}')} = p_{i}_{u}")
         self.emit(2, "cuda.syncthreads()")
-        self.emit(2, f"for j in range({t.keys}):")
-        for i in ii:
-            self.emit(3, f"pa_{i} = {self.shared(f'{self.p_at} + ({rows[i]}) * {t.p_stride} + j')}")
-        for w in ww:
-            self.emit(3, f"vb_{w} = {self.shared(f'{self.v_at} + j * {t.v_stride} + {columns[w]}')}")
-        for i in ii:
-            for w in ww:
-                self.emit(3, f"ac_{i}_{w} += pa_{i} * vb_{w}")
+        self.product(t.keys, "j", [("pa", self.p_at, t.p_stride, rows), ("vb", self.v_at, t.v_stride, columns)], "ac")
         # 3. the rows' sums, the outputs
         self.depth = 1
         self.row_combine([f"ls_{i}" for i in ii], rows, lambda x, y: f"{x} + {y}", 1)
