@@ -8,7 +8,9 @@ tensors: the floor (the bytes the workload must move, inputs read once and outpu
 written once, over the measured device-to-device copy bandwidth), torch eager,
 torch.compile, fusec fused and fusec ``--no-fuse`` (each given the torch tensors
 directly, results written into preallocated tensors with ``out=``), and the fraction
-of the floor each reaches. A second table measures the host cost of one launch:
+of the floor each reaches. An attention table (fusec's flash kernel against torch
+written out, SDPA and torch.compile; the floor there is FLOPs over cuBLAS's fp32
+rate) follows. A last table measures the host cost of one launch:
 a fusec call of a one-kernel program on a tiny input, against a torch eager op.
 """
 

@@ -398,13 +398,15 @@ class FlashTiles:
     def p_stride(self) -> int:
         return self.rows + 4
 
-    def shared_words(self) -> int:
+    def shared_words(self, partials: bool = True) -> int:
+        """Words of shared memory, with the row partials (the simulator's row
+        reductions; a GPU's go through warp shuffles) or without."""
         return (
             self.head_dim * self.q_stride
             + self.head_dim * self.k_stride
             + self.keys * self.v_stride
             + self.keys * self.p_stride
-            + self.rows * self.threads_across
+            + (self.rows * self.threads_across if partials else 0)
         )
 
     def valid(self) -> bool:

@@ -81,6 +81,9 @@ class _FlashSource(ScalarSource):
         self.v_at = self.k_at + t.head_dim * t.k_stride
         self.p_at = self.v_at + t.keys * t.v_stride
         self.r_at = self.p_at + t.keys * t.p_stride
+        self.depth = 1  # the indentation of the code being written (1: the kernel's, 2: a key tile's)
+        self.top: set[SSAValue] = set()  # values named once for the whole kernel
+        self.group_names: dict[SSAValue, str] = {}  # a group loop's index -> its name
 
     # -- pieces -----------------------------------------------------------------------
 
@@ -218,14 +221,13 @@ class _FlashSource(ScalarSource):
     def source(self) -> str:
         a, t = self.a, self.t
         args = self.buffer_arguments()
-        self.depth = 1
         zero, one, minus_inf = (self.const_of(v, F32) for v in (0.0, 1.0, float("-inf")))
         self.emit(1, "tid = cuda.threadIdx.x")
         self.emit(1, f"tx = tid % {t.threads_across}")
         self.emit(1, f"ty = tid // {t.threads_across}")
-        self.emit(1, f"shm = cuda.shared.array({t.shared_words()}, np.float32{', alignment=16' if self.shuffles else ''})")
+        self.emit(1, f"shm = cuda.shared.array({t.shared_words(not self.shuffles)}, np.float32{', alignment=16' if self.shuffles else ''})")
         band_top = a.band[0]
-        self.top: set[SSAValue] = set(self.kernel.body.block.args)  # named once, for every block
+        self.top.update(self.kernel.body.block.args)
         for op in self.kernel.body.block.ops:
             if op is band_top:
                 break
@@ -237,7 +239,6 @@ class _FlashSource(ScalarSource):
         self.emit(1, f"ntiles = ({nrows} + {t.rows - 1}) // {t.rows}")
         self.emit(1, f"row0 = (blk % ntiles) * {t.rows}")
         self.emit(1, "blk = blk // ntiles")
-        self.group_names: dict[SSAValue, str] = {}
         for n, l in reversed(list(enumerate(a.groups))):
             name = f"g_{n}"
             if n == 0:
