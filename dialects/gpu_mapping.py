@@ -23,6 +23,7 @@ TILE_M, TILE_N, TILE_K = "gpu.tile_m", "gpu.tile_n", "gpu.tile_k"
 THREAD_M, THREAD_N = "gpu.thread_m", "gpu.thread_n"
 GEMM_DIM = "gpu.gemm_dim"  # loop.parallel: "batch" | "m" | "n" (dialects.gemm_nest)
 A_ALONG, B_ALONG = "gpu.a_along", "gpu.b_along"  # kernel: the tile index threads read along
+TILE = "gpu.tile"  # kernel (flash): [query rows a block, keys a tile]
 
 
 class Strategy(StrEnum):
@@ -32,3 +33,4 @@ class Strategy(StrEnum):
     BLOCK = "block"
     SPLIT = "split"
     GEMM = "gemm"
+    FLASH = "flash"

@@ -35,6 +35,9 @@ launch parameters, and its loops get ``map(blocks)``, ``map(threads)`` or
   the kernel. No atomics touch the values, so the result is the same bits on every run.
 - ``gemm``: a matmul nest (``passes.map_gemm``): output tiles over the grid, the
   reduction staged through shared memory, a tile of accumulators per thread.
+- ``flash``: an attention kernel (``passes.map_flash``): one block per batch, head
+  and tile of query rows, keys and values streamed through shared memory with an
+  online softmax; where its loops are not of the attention form, the others apply.
 - ``block``: anything else (several loop nests in one kernel, a reduction whose result
   feeds another loop): the kernel runs as one block whose threads share its loops as in
   ``rows``.
@@ -62,6 +65,7 @@ from xdsl.passes import ModulePass
 from dialects import loop
 from dialects.gpu_mapping import MEMORY, PER_THREAD, ROW_CACHE, STRATEGY, THREADS, Strategy
 from passes.map_gemm import map_gemm
+from passes.map_flash import map_flash
 from passes.map_loops import _defined_outside, collapse, constant_index, contains_loops, loops_in, perfect_band, set_mapping
 
 #: default launch parameters per strategy: (threads per block, elements per thread)
@@ -286,6 +290,11 @@ def _set_launch(kernel: loop.KernelOp, strategy: Strategy, element_bits: int) ->
     kernel.attributes[PER_THREAD] = IntegerAttr(per_thread, i64)
 
 
+def _is_attention(kernel: loop.KernelOp) -> bool:
+    kind = kernel.attributes.get("kind")
+    return isinstance(kind, StringAttr) and kind.data == "attention"
+
+
 def _widest_element(kernel: loop.KernelOp) -> int:
     """The widest element of the kernel's buffers, in bits (bools count as bytes)."""
     widths = []
@@ -298,6 +307,8 @@ def _widest_element(kernel: loop.KernelOp) -> int:
 
 
 def map_kernel_gpu(kernel: loop.KernelOp) -> Strategy:
+    if _is_attention(kernel) and map_flash(kernel):
+        return Strategy.FLASH
     if map_gemm(kernel):
         return Strategy.GEMM
     strategy = choose_strategy(kernel)

@@ -42,6 +42,7 @@ CANDIDATES: dict[Strategy, list[Tuning]] = {
     ],
     Strategy.THREADS: [Tuning(threads=256), Tuning(threads=128), Tuning(threads=512), Tuning(threads=64)],
     Strategy.BLOCK: [Tuning(threads=1024), Tuning(threads=512), Tuning(per_thread=8), Tuning(per_thread=32)],
+    Strategy.FLASH: [],  # its tiles are map-gpu's (shared memory bounds them)
     Strategy.SPLIT: [Tuning(threads=256), Tuning(threads=512), Tuning(threads=128), Tuning(threads=1024)],
     # the tile sizes are the kernel's; a register cap only trades accumulators for occupancy
     Strategy.GEMM: [Tuning(), Tuning(max_registers=128)],

@@ -48,7 +48,7 @@ from xdsl.ir import Operation, SSAValue
 from dialects import loop
 from dialects.gemm_nest import BATCH, M, N, Dependences, match
 from dialects.gpu_mapping import A_ALONG, B_ALONG, THREAD_M, THREAD_N, TILE_K, TILE_M, TILE_N
-from runtime.codegen_cuda import KERNEL_FUNCTION, _CudaKernelSource, _int_attr, _SizesSource
+from runtime.codegen_cuda import KERNEL_FUNCTION, SizesSource, _CudaKernelSource, _int_attr
 from runtime.codegen_scalar import CodegenError, numpy_type_name
 
 #: consecutive rows (and columns) of a thread's register tile
@@ -357,7 +357,7 @@ class _GemmSource(_CudaKernelSource):
                     self.op(op, 2)
 
 
-class _GemmSizes(_SizesSource):
+class _GemmSizes(SizesSource):
     """``sizes`` of a gemm kernel: (batch count, (rows, columns, reduction steps), ())."""
 
     def launch_sizes(self) -> str:

@@ -172,6 +172,8 @@ class _Kernel:
             else:
                 tm, tn, _, _, _ = codegen_gemm.tiles(self.op)
                 grid = (_cdiv(rows, tm) * _cdiv(columns, tn), min(outer, MAX_GRID_Y))
+        elif self.strategy == Strategy.FLASH:  # sizes counts the blocks; the tiles fix the threads
+            grid = (outer,)
         elif self.strategy == Strategy.SPLIT:
             threads = min(self.threads, max(32, _pow2_at_least(counts[0])))
             if outer is None:  # one level, over every thread of the grid

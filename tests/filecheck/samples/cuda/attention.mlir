@@ -1,23 +1,30 @@
 // RUN: fusec %samples/attention.tdsl --target cuda --emit tiled | filecheck %s
 // RUN: env NUMBA_ENABLE_CUDASIM=0 fusec %samples/attention.tdsl --target cuda --emit kernel | filecheck %s --check-prefix=KERNEL
-// Attention on the GPU (a simple mapping in this issue): Q||V and K as one block per
-// (batch, head); the attention group as one block per query row, its scores and
-// exponentials in registers, its probabilities in a per-block workspace that every
-// thread reads whole (for P @ V), behind barriers.
+// Attention on the GPU: Q||V and K as one block per (batch, head); the attention group
+// as a flash kernel: one block per (batch, head, 64 query rows), keys and values
+// streamed through shared memory 32 at a time with an online softmax.
 
 // CHECK:      loop.kernel @k0_matmul3 {{.*}}gpu.strategy = "rows"
-// CHECK:      loop.kernel @k1_attention {{.*}}gpu.strategy = "rows"
+// CHECK:      loop.kernel @k1_attention {{.*}}gpu.strategy = "flash", gpu.threads = 64 : i64, gpu.per_thread = 8 : i64, gpu.tile = [64 : i64, 32 : i64]
+// The batch, head and query-row loops go to the grid; keys and output columns to a
+// block's threads, the head dimension's dot product serial in each.
 // CHECK:        loop.parallel {{.*}} map(blocks) {
-// CHECK:          loop.scratch({{.*}}) {gpu.memory = "global"}
-// CHECK-NEXT:     loop.scratch({{.*}}) {gpu.memory = "registers"}
-// CHECK-NEXT:     loop.scratch({{.*}}) {gpu.memory = "registers"}
-// The scores of a query row: one key per thread, the dot product over the head serial.
-// CHECK-NEXT:     loop.parallel {{.*}} map(threads) {
-// CHECK-NEXT:       loop.reduce add {{.*}} map(serial) {
+// CHECK-NEXT:     loop.parallel {{.*}} map(blocks) {
+// CHECK-NEXT:       loop.parallel {{.*}} map(blocks) {
+// CHECK:              loop.parallel {{.*}} map(threads) {
+// CHECK-NEXT:           loop.reduce add {{.*}} map(serial) {
+// CHECK:              loop.reduce max {{.*}} map(threads) {
+// CHECK:              loop.parallel {{.*}} map(threads) {
+// CHECK-NEXT:           loop.reduce add {{.*}} map(threads) {
 // The output projection: a tiled matmul, its heads merged in the index of its input.
 // CHECK:      loop.kernel @k2_matmul {{.*}}gpu.strategy = "gemm"
 
-// KERNEL-LABEL: # ---- kernel 'k1_attention' (exact) ----
-// KERNEL:       def kernel(a0, a1, a2, a3, w0):
-// KERNEL:         w0[cuda.blockIdx.x, np.uint64({{.*}})] = 
-// KERNEL:         cuda.syncthreads()
+// KERNEL-LABEL: # ---- kernel 'k1_attention' (loop) ----
+// KERNEL:       def kernel(a0, a1, a2, a3):
+// KERNEL:         shm = cuda.shared.array({{[0-9]+}}, np.float32, alignment=16)
+// KERNEL:         for key0 in range(0, {{.*}}, 32):
+// KERNEL:           for d in range(0, 64, 4):
+// KERNEL:           o{{[0-9]+}} = cuda.shfl_xor_sync(0xFFFFFFFF, tm_0, 4)
+// KERNEL:           al_0 = math.exp(mx_0 - mn_0) if live_0 else
+// KERNEL:           for j in range(0, 32, 4):
+// KERNEL-NOT:   w0[
