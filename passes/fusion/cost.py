@@ -51,6 +51,8 @@ class DeviceModel:
     attention_generated: float = 0.0
     #: FLOP/s of a generated kernel holding sibling matmuls (Q‖K‖V): no tiled GEMM there
     gemm_generated_siblings: float = 0.0
+    #: bytes of memory one buffer may take (0: unbounded as far as the model knows)
+    memory: float = 0.0
 
     def time(self, bytes_: float, flops: float) -> float:
         """Predicted seconds of one kernel moving ``bytes_`` and doing ``flops``."""
@@ -70,6 +72,7 @@ GPU_H200 = DeviceModel(
     gemm_generated=40e12,
     attention_generated=28e12,
     gemm_generated_siblings=1.8e12,  # one thread per output element (`threads`), measured
+    memory=80e9,  # an H100's; an H200 has 141 GB
 )
 
 #: notes/gpu.md, the 2-core CI machine: a 64 MiB copy takes about 11 ms, i.e.

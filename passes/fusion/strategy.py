@@ -17,14 +17,16 @@ The predicted times, in the roofline of ``cost.DeviceModel``::
     generated = max(bytes / bandwidth, flops / rate) + launch
                 (rate: gemm_generated; attention_generated for attention;
                  gemm_generated_siblings for sibling matmuls, which get no tiled GEMM)
-    library   = sum over calls (flops / gemm_library + launch)
+    library   = sum over calls (flops / gemm_library + bytes / bandwidth + launch)
               + sum over the kernels between them (max(bytes / bandwidth, flops / flops) + launch)
 
 The smaller wins where ``dims`` binds every size; a size left symbolic is judged at
 256 and at 4096, and the strategy least behind the best at either end wins (a program
 compiled once runs at any size). A strategy the target lacks (``gemm_library = 0``, no
 library; an ``attention_generated`` of 0, no fused attention kernel there) is chosen
-only when it is the only one. ``prefer`` forces one where the target has it.
+only when it is the only one, and the library is not used where its temporaries grow
+faster than the group's data and outgrow the device's memory at the large end (attention's
+S x S scores). ``prefer`` forces one where the target has it.
 
     %y = graph.fusion_group(%x, %w, %b) {kernel = "k0_matmul", kind = "matmul", strategy = "library"} ...
 """
@@ -185,6 +187,32 @@ def _part_time(part: KernelPart, yielded: set[SSAValue], device: DeviceModel, di
     return device.time(moved, sum(op_flops(op, dims) for op in part.ops))
 
 
+def _io_bytes(group: graph.FusionGroupOp, dims: Mapping[str, int]) -> int:
+    return sum(value_bytes(v, dims) for v in group.inputs) + sum(value_bytes(r, dims) for r in group.outputs)
+
+
+def library_temporaries(group: graph.FusionGroupOp, dims: Mapping[str, int]) -> int:
+    """Bytes the library path writes to memory that the group does not output: its
+    products and the results of the kernels between its calls."""
+    block = group.body.block
+    yielded = set(block.last_op.operands) if block.last_op is not None else set()
+    steps = split_at_matmuls(block)
+    made = [step.matmul.result for step in steps if isinstance(step, LibraryCall)]
+    made += [v for step in steps if isinstance(step, KernelPart) for v in step.outputs(yielded)]
+    return sum(value_bytes(v, dims) for v in set(made) - yielded)
+
+
+def library_outgrows_memory(group: graph.FusionGroupOp, device: DeviceModel, scenarios: Sequence[Mapping[str, int]]) -> bool:
+    """Whether the library path's temporaries grow faster than the group's data (the
+    scores of attention: S^2 against S) and no longer fit in the device's memory at the
+    large end: it would fail there where the generated kernel runs."""
+    if not device.memory or len(scenarios) < 2:
+        return False
+    small, large = scenarios[0], scenarios[-1]
+    share = [library_temporaries(group, d) / max(1, _io_bytes(group, d)) for d in (small, large)]
+    return library_temporaries(group, large) > device.memory and share[1] > 2 * share[0]
+
+
 def library_time(group: graph.FusionGroupOp, device: DeviceModel, dims: Mapping[str, int]) -> float:
     """Seconds of ``group`` as library calls and the kernels between them."""
     if device.gemm_library <= 0:
@@ -194,7 +222,11 @@ def library_time(group: graph.FusionGroupOp, device: DeviceModel, dims: Mapping[
     total = 0.0
     for step in split_at_matmuls(block):
         if isinstance(step, LibraryCall):
-            total += op_flops(step.matmul, dims) / device.gemm_library + device.launch_overhead
+            product = value_bytes(step.matmul.result, dims)
+            moved = product + sum(value_bytes(r, dims) for r in set(step.roots))
+            # the product's write is not hidden behind the FLOPs when its K is short
+            total += op_flops(step.matmul, dims) / device.gemm_library + moved / device.bandwidth
+            total += device.launch_overhead
         else:
             total += _part_time(step, yielded, device, dims)
     return total
@@ -215,7 +247,7 @@ def generated_time(group: graph.FusionGroupOp, device: DeviceModel, dims: Mappin
         return inf
     matmul_flops = sum(op_flops(op, dims) for op in ops if isinstance(op, graph.MatmulOp))
     other_flops = sum(op_flops(op, dims) for op in ops if not isinstance(op, graph.MatmulOp))
-    moved = sum(value_bytes(v, dims) for v in group.inputs) + sum(value_bytes(r, dims) for r in group.outputs)
+    moved = _io_bytes(group, dims)
     compute = matmul_flops / rate + other_flops / device.flops
     return max(moved / device.bandwidth, compute) + device.launch_overhead
 
@@ -257,8 +289,13 @@ def size_scenarios(group: graph.FusionGroupOp, dims: Mapping[str, int]) -> list[
 
 
 def choose_for(group: graph.FusionGroupOp, device: DeviceModel, dims: Mapping[str, int], prefer: str = "auto") -> str:
-    """``choose`` over the group's size scenarios."""
-    return choose([predicted_times(group, device, d) for d in size_scenarios(group, dims)], prefer)
+    """``choose`` over the group's size scenarios, without the library where its
+    temporaries outgrow the device's memory (``library_outgrows_memory``)."""
+    scenarios = size_scenarios(group, dims)
+    times = [predicted_times(group, device, d) for d in scenarios]
+    if library_outgrows_memory(group, device, scenarios) and all(t[GENERATED] < inf for t in times):
+        times = [{**t, LIBRARY: inf} for t in times]
+    return choose(times, prefer)
 
 
 def _kind(group: graph.FusionGroupOp) -> str:

@@ -124,3 +124,28 @@ def test_symbolic_sizes_are_judged_at_both_ends(tmp_path):
 
     assert strategy("") == LIBRARY
     assert strategy("M=64,K=64,N=64") == GENERATED
+
+
+def test_gpu_attention_streams_where_its_scores_would_outgrow_memory(tmp_path):
+    """Library attention writes the S x S scores: at S = 4096 (a symbolic S is judged
+    there) they outgrow an 80 GB card where the flash kernel's O(S) memory does not, so
+    the GPU streams; told S is short, the library's faster GEMMs win; the CPU, which has
+    no streaming kernel worth running, takes the library either way."""
+    from passes.fusion.fuse import FusePass
+
+    path = tmp_path / "attn.tdsl"
+    path.write_text(
+        "fn main(q: f32[B, 16, S, 64], k: f32[B, 16, S, 64], v: f32[B, 16, S, 64]) -> f32[B, 16, S, 64] {\n"
+        "    return softmax(q @ transpose(k, (0, 1, 3, 2)) * 0.125, axis=-1) @ v\n}"
+    )
+    module = parse(compile_program(path, target="numpy").compilation().text("opt"))
+
+    def strategy(device: str, dims: str) -> str:
+        fused = run_passes(module, [FusePass(device=device), SelectStrategyPass(device=device, dims=dims)])
+        (group,) = [op for op in fused.walk() if isinstance(op, graph.FusionGroupOp)]
+        assert group.attributes["kind"].data == "attention"
+        return group.attributes["strategy"].data
+
+    assert strategy("gpu", "") == GENERATED
+    assert strategy("gpu", "B=8,S=256") == LIBRARY
+    assert strategy("cpu", "") == LIBRARY
