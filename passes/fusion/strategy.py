@@ -203,14 +203,18 @@ def library_temporaries(group: graph.FusionGroupOp, dims: Mapping[str, int]) -> 
 
 
 def library_outgrows_memory(group: graph.FusionGroupOp, device: DeviceModel, scenarios: Sequence[Mapping[str, int]]) -> bool:
-    """Whether the library path's temporaries grow faster than the group's data (the
-    scores of attention: S^2 against S) and no longer fit in the device's memory at the
-    large end: it would fail there where the generated kernel runs."""
-    if not device.memory or len(scenarios) < 2:
+    """Whether the library path's temporaries no longer fit in the device's memory at
+    the large end, where the group's data does: at bound sizes, or where they grow faster
+    than the data (the scores of attention: S^2 against S). It would fail there where
+    the generated kernel runs."""
+    large = scenarios[-1]
+    data = _io_bytes(group, large)
+    if not device.memory or data > device.memory or data + library_temporaries(group, large) <= device.memory:
         return False
-    small, large = scenarios[0], scenarios[-1]
-    share = [library_temporaries(group, d) / max(1, _io_bytes(group, d)) for d in (small, large)]
-    return library_temporaries(group, large) > device.memory and share[1] > 2 * share[0]
+    if len(scenarios) < 2:
+        return True  # bound sizes at which it does not fit
+    share = [library_temporaries(group, d) / max(1, _io_bytes(group, d)) for d in (scenarios[0], large)]
+    return share[1] > 2 * share[0]
 
 
 def library_time(group: graph.FusionGroupOp, device: DeviceModel, dims: Mapping[str, int]) -> float:

@@ -129,8 +129,8 @@ def test_symbolic_sizes_are_judged_at_both_ends(tmp_path):
 def test_gpu_attention_streams_where_its_scores_would_outgrow_memory(tmp_path):
     """Library attention writes the S x S scores: at S = 4096 (a symbolic S is judged
     there) they outgrow an 80 GB card where the flash kernel's O(S) memory does not, so
-    the GPU streams; told S is short, the library's faster GEMMs win; the CPU, which has
-    no streaming kernel worth running, takes the library either way."""
+    the GPU streams (without the memory rule the library's faster GEMMs would win there);
+    the CPU, which has no streaming kernel worth running, takes the library."""
     from passes.fusion.fuse import FusePass
 
     path = tmp_path / "attn.tdsl"
@@ -147,5 +147,6 @@ def test_gpu_attention_streams_where_its_scores_would_outgrow_memory(tmp_path):
         return group.attributes["strategy"].data
 
     assert strategy("gpu", "") == GENERATED
-    assert strategy("gpu", "B=8,S=256") == LIBRARY
+    assert strategy("gpu", "B=4096,S=4096") == GENERATED  # bound, and the scores do not fit
+    assert strategy("gpu", "B=8,S=2048") == LIBRARY  # bound, and they fit: cuBLAS's rate wins
     assert strategy("cpu", "") == LIBRARY
