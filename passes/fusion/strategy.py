@@ -208,11 +208,11 @@ def library_outgrows_memory(group: graph.FusionGroupOp, device: DeviceModel, sce
     than the data (the scores of attention: S^2 against S). It would fail there where
     the generated kernel runs."""
     large = scenarios[-1]
-    data = _io_bytes(group, large)
-    if not device.memory or data > device.memory or data + library_temporaries(group, large) <= device.memory:
+    data, temporaries = _io_bytes(group, large), library_temporaries(group, large)
+    if not device.memory or data + temporaries <= device.memory:
         return False
     if len(scenarios) < 2:
-        return True  # bound sizes at which it does not fit
+        return data <= device.memory  # bound sizes at which only the generated kernel fits
     share = [library_temporaries(group, d) / max(1, _io_bytes(group, d)) for d in (scenarios[0], large)]
     return share[1] > 2 * share[0]
 
