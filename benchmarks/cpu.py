@@ -22,12 +22,14 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+# fusec first: it sets how long idle BLAS workers spin, which OpenBLAS reads when NumPy
+# loads (docs/reference.md, Environment); the NumPy baseline runs with it too
 import fusec  # noqa: E402
+
+import numpy as np  # noqa: E402
 
 
 def np_sincos(x):
@@ -114,7 +116,7 @@ def workload_table(size: int, runs: int) -> str:
         rows.append((label, t_numpy, t_fused, t_unfused, t_torch))
 
     lines = [
-        f"[{size}, {size}] f32, median ms of {runs} runs, {os.cpu_count()} cores",
+        f"[{size}, {size}] f32, median ms of {runs} runs, {len(os.sched_getaffinity(0))} cores",
         "",
         "| workload | NumPy | fusec fused | fusec --no-fuse | torch.compile | NumPy / fused | torch.compile / fused |",
         "| --- | --- | --- | --- | --- | --- | --- |",
@@ -166,7 +168,7 @@ def matmul_table(runs: int) -> str:
     from runtime.inputs import draw_inputs
 
     lines = [
-        f"matmul-bearing samples, f32, median ms of {runs} runs, {os.cpu_count()} cores",
+        f"matmul-bearing samples, f32, median ms of {runs} runs, {len(os.sched_getaffinity(0))} cores",
         "",
         "| workload | NumPy | fusec fused | fusec --no-fuse | NumPy / fused | --no-fuse / fused |",
         "| --- | --- | --- | --- | --- | --- |",
