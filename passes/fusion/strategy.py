@@ -334,13 +334,17 @@ class SelectStrategyPass(ModulePass):
     library: bool = True
     prefer: str = "auto"
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def __post_init__(self) -> None:
+        self.settings()  # raises ValueError, which fusec-opt reports as a usage error
+
+    def settings(self) -> tuple[DeviceModel, dict[str, int]]:
         if self.prefer not in ("auto", *STRATEGIES):
             raise ValueError(f"select-strategy: prefer must be auto, {' or '.join(STRATEGIES)}, not {self.prefer!r}")
         device = device_by_name(self.device)
-        if not self.library:
-            device = replace(device, gemm_library=0.0)
-        dims = parse_dims(self.dims)
+        return (device if self.library else replace(device, gemm_library=0.0)), parse_dims(self.dims)
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        device, dims = self.settings()
         for fn in op.ops:
             if not isinstance(fn, func.FuncOp) or fn.is_declaration:
                 continue

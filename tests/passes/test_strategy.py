@@ -90,10 +90,11 @@ def test_pass_sets_the_attribute(options, expected):
     assert strategies == {expected}
 
 
-def test_unknown_preference_is_refused():
-    module = parse("builtin.module {}")
+def test_unknown_options_are_refused():
     with pytest.raises(ValueError, match="prefer must be"):
-        run_passes(module, [SelectStrategyPass(prefer="cublas")])
+        SelectStrategyPass(prefer="cublas")
+    with pytest.raises(ValueError, match="unknown device"):
+        SelectStrategyPass(device="tpu")
 
 
 def test_report_names_the_strategy_and_both_predictions():

@@ -2,9 +2,11 @@
 // RUN: fusec-opt %s -p 'select-strategy{device=cpu dims="T=4096" library=false}' | filecheck %s --check-prefix=NOLIB
 // RUN: fusec-opt %s -p 'select-strategy{device=cpu dims="T=4096" prefer=generated}' | filecheck %s --check-prefix=NOLIB
 // RUN: fusec-opt %s -p 'select-strategy{device=gpu dims="T=4096"}' | filecheck %s --check-prefix=GPU
+// RUN: not fusec-opt %s -p 'select-strategy{prefer=cublas}' 2>&1 | filecheck %s --check-prefix=BAD
 // A matmul group gets the strategy its target runs fastest: on the CPU NumPy's BLAS
 // beats the generated loops by far; without a library (or when told) it is generated.
-// A group without a matmul gets none.
+// A group without a matmul gets none. An unknown option value is a usage error.
+// BAD: fusec-opt: error: select-strategy: prefer must be auto, generated or library, not 'cublas'
 
 !x = tensor<?x1024xf32, ["T", ""]>
 !w = tensor<1024x1024xf32>
