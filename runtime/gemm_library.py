@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from runtime.device import simulated
+from runtime.errors import ExecutionError
 
 
 def _operands(a: Any, b: Any, out: Any, transpose_lhs: bool, transpose_rhs: bool) -> tuple[Any, Any, Any]:
@@ -60,4 +61,7 @@ def cuda_gemm(a: Any, b: Any, out: Any, transpose_lhs: bool, transpose_rhs: bool
     """``out = matmul(a, b)`` through cuBLAS (CuPy), on the legacy default stream the
     kernels run on, so it is ordered after the kernels that wrote ``a`` and ``b``."""
     a, b, out = _operands(as_cupy(a), as_cupy(b), as_cupy(out), transpose_lhs, transpose_rhs)
-    cupy_module().matmul(a, b, out=out)
+    try:
+        cupy_module().matmul(a, b, out=out)
+    except Exception as error:  # CuPy's and cuBLAS's own errors (out of memory, a failed call)
+        raise ExecutionError(f"the library GEMM (cuBLAS through CuPy) failed: {type(error).__name__}: {error}") from error

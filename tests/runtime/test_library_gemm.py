@@ -68,3 +68,26 @@ def test_same_bits_every_run(tmp_path):
     arrays = draw_inputs(program.params("main"), {}, dims, 0, "main")
     for _ in range(3):
         assert program.main(*arrays).tobytes() == first.tobytes()
+
+
+def test_a_failing_gpu_library_call_is_an_execution_error(monkeypatch):
+    """cuBLAS running out of memory (or failing otherwise) reaches the user as fusec's
+    ExecutionError, which the command prints as one line, not as CuPy's traceback."""
+    import fusec
+    from runtime import gemm_library
+
+    class FakeCupy:
+        ndarray = np.ndarray
+
+        @staticmethod
+        def asarray(a):
+            return a
+
+        @staticmethod
+        def matmul(a, b, out):
+            raise MemoryError("Out of memory allocating 1,073,741,824 bytes")
+
+    monkeypatch.setattr(gemm_library, "cupy_module", lambda: FakeCupy)
+    a = np.ones((2, 3), np.float32)
+    with pytest.raises(fusec.ExecutionError, match="library GEMM .*MemoryError: Out of memory"):
+        gemm_library.cuda_gemm(a, np.ones((3, 4), np.float32), np.empty((2, 4), np.float32), False, False)
