@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from passes.split_library import PART_WORDS
 from runtime.reference import evaluate
 
 #: timing stops after this many runs, or once a variant has taken this long
@@ -78,7 +79,7 @@ def measure_kernels(executable, entry: str, arrays: Sequence[np.ndarray], runs: 
 
 
 #: the launches a group split into library calls and kernels are named after it
-_PART = re.compile(r"_(gemm|rows|layout|epilogue)\d+$")
+_PART = re.compile(rf"_({'|'.join(PART_WORDS.values())})\d+")
 
 
 def group_measured_us(measured: dict[str, float], kernel: str) -> float | None:

@@ -69,10 +69,10 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import PassFailedException
 
-from dialects import graph
-from dialects import loop
+from dialects import graph, loop
 from dialects.sizes import Size, is_derived
 from dialects.tensor_types import Dim, is_bool, is_float, shape_of
+from passes.fusion.strategy import LIBRARY, group_strategy
 from passes.split_library import SplitLibraryGroupsPass
 
 
@@ -978,7 +978,7 @@ def lower_function(fn: func.FuncOp, module: ModuleOp, taken: set[str]) -> func.F
             if op.dialect_name() != "graph" or isinstance(op, graph.YieldOp):
                 raise LoweringError(f"lower-to-loops expects fusion groups in a function body, found {op.name}")
             group = _single_op_group(op)
-        if group.attributes.get("strategy") == StringAttr("library"):
+        if group_strategy(group) == LIBRARY:
             _lower_library_call(group, host_block, buffers, allocated)
             continue
         name = _unique(group.kernel_name or f"k{len(taken)}", taken)

@@ -22,16 +22,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.rewriter import InsertPoint
 
 from dialects import graph
 from passes.fusion.classify import is_free
-from passes.fusion.strategy import LIBRARY, STRATEGY_ATTR, KernelPart, LibraryCall, group_strategy, split_at_matmuls
+from passes.fusion.strategy import (
+    LIBRARY,
+    STRATEGY_ATTR,
+    KernelPart,
+    LibraryCall,
+    group_strategy,
+    split_at_matmuls,
+)
 
 
 def _clone_into(body: Block, ops: list[Operation], mapping: dict[SSAValue, SSAValue]) -> None:
@@ -68,6 +76,11 @@ def _new_group(
     return graph.FusionGroupOp([outer[v] for v in inputs], [v.type for v in outputs], Region(body), attributes)
 
 
+#: the word naming each kind of piece a group is split into (``k1_attention_rows1``);
+#: ``compiler.bench`` finds a group's pieces by it
+PART_WORDS = {"library": "gemm", "reduction": "rows", "injective": "layout", "elementwise": "epilogue"}
+
+
 def _part_kind(part: KernelPart) -> str:
     if any(isinstance(op, graph.ReduceOp) for op in part.ops):
         return "reduction"
@@ -86,7 +99,7 @@ def split_group(group: graph.FusionGroupOp) -> None:
         if isinstance(step, LibraryCall):
             roots = list(dict.fromkeys(step.roots))
             attributes = {
-                "kernel": StringAttr(f"{name}_gemm{n}"),
+                "kernel": StringAttr(f"{name}_{PART_WORDS[LIBRARY]}{n}"),
                 "kind": StringAttr("matmul"),
                 STRATEGY_ATTR: StringAttr(LIBRARY),
                 "part_of": StringAttr(name),
@@ -97,15 +110,14 @@ def split_group(group: graph.FusionGroupOp) -> None:
         else:
             outs = step.outputs(set(yielded))
             kind = _part_kind(step)
-            word = {"reduction": "rows", "injective": "layout"}.get(kind, "epilogue")
             attributes = {
-                "kernel": StringAttr(f"{name}_{word}{n}"),
+                "kernel": StringAttr(f"{name}_{PART_WORDS[kind]}{n}"),
                 "kind": StringAttr(kind),
                 "rule": StringAttr("split"),
                 "part_of": StringAttr(name),
             }
             new = _new_group(step.inputs(), outs, step.ops, outer, attributes)
-        Rewriter.insert_op(new, where)
+        Builder(where).insert(new)
         for old, result in zip(outs, new.results):
             outer[old] = result
             if old.name_hint:

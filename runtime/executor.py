@@ -44,7 +44,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, SSAValue
 
 from dialects import loop
-from dialects.sizes import Dim, SizeError, is_derived
+from dialects.sizes import SizeError, is_derived
 from dialects.sizes import evaluate_dim as sizes_evaluate_dim
 from runtime import codegen_cpu
 from runtime.errors import ExecutionError
@@ -344,8 +344,7 @@ class CompiledProgram:
                 slots[param.slot] = buffer
         elif out is not None:
             raise ExecutionError(f"@{entry} returns fresh buffers; run plan-memory to pass out=")
-        pools = self._pools.__dict__.setdefault("by_entry", {})
-        pool = pools.setdefault(entry, {})
+        pool = self._pool(entry)
         returned = set(plan.returns)
         for step in plan.steps:
             kind = step[0]
@@ -406,6 +405,12 @@ class CompiledProgram:
             seen.add(s)
             results.append(buffer)
         return tuple(results)
+
+    def _pool(self, entry: str) -> dict[int, np.ndarray]:
+        """This thread's intermediate buffers of ``entry``, by slot."""
+        if not hasattr(self._pools, "by_entry"):
+            self._pools.by_entry = {}
+        return self._pools.by_entry.setdefault(entry, {})
 
     def __call__(self, entry: str, *arrays: np.ndarray) -> tuple[np.ndarray, ...]:
         return self.run(entry, arrays)

@@ -48,7 +48,14 @@ from dialects import graph
 from dialects.sizes import Size
 from dialects.tensor_types import shape_of
 from passes.fusion.classify import is_free
-from passes.fusion.cost import DEFAULT_DIM, DeviceModel, device_by_name, op_flops, parse_dims, value_bytes
+from passes.fusion.cost import (
+    DEFAULT_DIM,
+    DeviceModel,
+    device_by_name,
+    op_flops,
+    parse_dims,
+    value_bytes,
+)
 
 #: the large end of the sizes a symbolic dimension is judged at (``size_scenarios``)
 LARGE_DIM = 4096
@@ -213,8 +220,8 @@ def library_outgrows_memory(group: graph.FusionGroupOp, device: DeviceModel, sce
         return False
     if len(scenarios) < 2:
         return data <= device.memory  # bound sizes at which only the generated kernel fits
-    share = [library_temporaries(group, d) / max(1, _io_bytes(group, d)) for d in (scenarios[0], large)]
-    return share[1] > 2 * share[0]
+    small = scenarios[0]
+    return temporaries / max(1, data) > 2 * library_temporaries(group, small) / max(1, _io_bytes(group, small))
 
 
 def library_time(group: graph.FusionGroupOp, device: DeviceModel, dims: Mapping[str, int]) -> float:
