@@ -63,6 +63,10 @@ def rule_names(disable_rules: str | Sequence[str]) -> tuple[str, ...]:
         raise InputError(str(error)) from None
 
 
+#: the argument shapes a program remembers as checked, per function
+MAX_CHECKED_CALLS = 256
+
+
 class Program:
     """A checked program: call `program.NAME(*arrays)` to run function NAME.
 
@@ -97,6 +101,9 @@ class Program:
         }
         self._compilations: dict[Options, Compilation] = {}
         self._executables: dict[Options, object] = {}
+        #: the executable of each function and argument shapes and dtypes already
+        #: checked against its parameters: a later call goes straight to it
+        self._checked: dict[tuple, object] = {}
 
     def unfused(self) -> Program:
         """The same program compiled one kernel per operation: the baseline of comparisons."""
@@ -186,12 +193,19 @@ class Program:
             if results is not None:
                 return results
         arrays = [self._argument(a) for a in arrays]
-        bind_sizes(self.params(name), arrays, name)
-        if self.target == "numpy":
-            from runtime.reference import evaluate
+        key = (name, *[(a.shape, a.dtype) for a in arrays])
+        executable = self._checked.get(key)
+        if executable is None:
+            bind_sizes(self.params(name), arrays, name)
+            if self.target == "numpy":
+                from runtime.reference import evaluate
 
-            return evaluate(self.graph, name, arrays)
-        return self.executable(name).run(name, arrays)
+                return evaluate(self.graph, name, arrays)
+            executable = self.executable(name)
+            if len(self._checked) >= MAX_CHECKED_CALLS:  # the oldest goes: a service sees many shapes
+                self._checked.pop(next(iter(self._checked)), None)
+            self._checked[key] = executable
+        return executable.run(name, arrays)
 
     def autotune(self, name: str, arrays: Sequence[np.ndarray], budget_s: float = 30.0):
         """On `cuda`: times each kernel of function NAME on these arrays' shapes under a
@@ -273,6 +287,7 @@ class Program:
             return results[0] if len(results) == 1 else results
 
         call.__name__ = name
+        self.__dict__[name] = call  # found directly from now on
         return call
 
 

@@ -43,8 +43,9 @@ from runtime.codegen_scalar import COMBINER_SYMBOL, ScalarSource, numpy_type_nam
 #: folded ``max(-inf, 0)`` into garbage that became ``inf - inf = nan`` in a softmax
 FAST_MATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
 
-#: the options every CPU kernel with a ``prange`` loop is compiled with
-NJIT_OPTIONS: dict[str, object] = {"parallel": True, "fastmath": FAST_MATH, "error_model": "numpy"}
+#: the options every CPU kernel with a ``prange`` loop is compiled with; ``nogil``:
+#: Python threads calling programs at once run their kernels at once
+NJIT_OPTIONS: dict[str, object] = {"parallel": True, "fastmath": FAST_MATH, "error_model": "numpy", "nogil": True}
 
 #: the name of the function in each generated module
 KERNEL_FUNCTION = "kernel"

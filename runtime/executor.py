@@ -46,10 +46,11 @@ from xdsl.ir import Attribute, SSAValue
 from dialects import loop
 from dialects.sizes import SizeError, is_derived
 from dialects.sizes import evaluate_dim as sizes_evaluate_dim
-from runtime import codegen_cpu
+from runtime import codegen_cpu, cpu_threads
 from runtime.errors import ExecutionError
 from runtime.gemm_library import cpu_gemm
 from runtime.kernel_cache import load_kernel
+from runtime.loop_work import work_counter
 
 
 def element_dtype(type_: Attribute) -> np.dtype:
@@ -227,6 +228,22 @@ def read_program(
     return kernels, functions
 
 
+#: the argument shapes a program keeps bound calls for (each a few hundred bytes)
+MAX_BOUND_CALLS = 256
+
+
+@dataclass(frozen=True)
+class _BoundCall:
+    """A host function bound to one set of argument shapes and dtypes, checked once:
+    the call path of every later call with the same ones."""
+
+    plan: HostPlan
+    inputs: list[_Param]
+    results: list[tuple[_Param, tuple[int, ...]]]  # caller-visible result buffers and their shapes
+    steps: list[tuple]
+    input_slots: frozenset[int]
+
+
 def result_shapes(plan: HostPlan, sizes: dict[str, int], out: Sequence | None, entry: str):
     """(number, parameter, shape) of each result a call writes into a caller's buffer,
     after checking that ``out`` (when given) has one array per result."""
@@ -262,7 +279,10 @@ class CompiledProgram:
         self.cache_dir = cache_dir
         self.kernels, self.functions = read_program(module)
         self._sources: dict[str, str] = {}
-        self._dispatchers: dict[str, Callable[..., Any]] = {}
+        self._dispatchers: dict[tuple[str, bool], Callable[..., Any]] = {}
+        self._work_counters: dict[str, Callable[[Sequence[tuple[int, ...]]], int]] = {}
+        #: each entry bound to the argument shapes and dtypes it was called with
+        self._calls: dict[tuple, _BoundCall] = {}
         #: per thread, the intermediate buffers of the last call of each entry: a call on
         #: the same sizes reuses them instead of faulting in fresh pages (results are
         #: never kept, so no call's result aliases another's)
@@ -279,18 +299,26 @@ class CompiledProgram:
         """Every kernel's generated source, by kernel name (``--emit kernel``)."""
         return {name: self.kernel_source(name) for name in self.kernels}
 
-    def dispatcher(self, name: str) -> Callable[..., Any]:
-        """The Numba dispatcher of a kernel (its ``.stats`` tell cache hits and misses)."""
-        if name not in self._dispatchers:
-            if name not in self.kernels:
-                raise ExecutionError(f"no kernel @{name} in the module")
-            self._dispatchers[name] = load_kernel(
-                self.kernel_source(name),
-                codegen_cpu.njit_options(self.kernels[name]),
-                function=codegen_cpu.KERNEL_FUNCTION,
-                directory=self.cache_dir,
+    def dispatcher(self, name: str, parallel: bool | None = None) -> Callable[..., Any]:
+        """The Numba dispatcher of a kernel (its ``.stats`` tell cache hits and misses):
+        the variant with its ``prange`` loops on threads or, ``parallel=False``, the
+        serial one (``runtime.cpu_threads``); by default the first where it has one."""
+        if name not in self.kernels:
+            raise ExecutionError(f"no kernel @{name} in the module")
+        options = codegen_cpu.njit_options(self.kernels[name])
+        if parallel is not None:
+            options["parallel"] = parallel and options["parallel"]
+        key = (name, options["parallel"])
+        if key not in self._dispatchers:
+            self._dispatchers[key] = load_kernel(
+                self.kernel_source(name), options, function=codegen_cpu.KERNEL_FUNCTION, directory=self.cache_dir
             )
-        return self._dispatchers[name]
+        return self._dispatchers[key]
+
+    def _work(self, name: str) -> Callable[[Sequence[tuple[int, ...]]], int]:
+        if name not in self._work_counters:
+            self._work_counters[name] = work_counter(self.kernels[name])
+        return self._work_counters[name]
 
     # -- running ---------------------------------------------------------------------
 
@@ -313,71 +341,47 @@ class CompiledProgram:
         result's dtype and shape). ``profile``: a dict that receives, per kernel name,
         the seconds each launch took (``time.perf_counter`` around the call).
         """
-        plan = host_function(self.functions, entry)
-        inputs = [p for p in plan.params if p.result is None]
-        if len(arrays) != len(inputs):
-            raise ExecutionError(f"@{entry} takes {len(inputs)} arguments, got {len(arrays)}")
+        arrays = [np.asarray(a) for a in arrays]
+        call = self._bound(entry, arrays)
+        plan = call.plan
         slots: list[Any] = [None] * plan.num_slots
-        shapes = []
-        for i, (param, array) in enumerate(zip(inputs, arrays)):
-            array = np.asarray(array)
-            if array.dtype != param.dtype:
-                raise ExecutionError(f"@{entry}: argument #{i} must be {param.dtype}, got {array.dtype}")
-            shapes.append(array.shape)  # before ascontiguousarray, which makes a scalar 1-D
+        for param, array in zip(call.inputs, arrays):
             slots[param.slot] = np.ascontiguousarray(array, dtype=param.storage)
-        sizes = bind_arguments(plan, shapes)
-        results: list[np.ndarray] = []
-        if plan.result_params:
-            for k, param, shape in result_shapes(plan, sizes, out, entry):
-                if out is not None:
-                    target = out[k]
-                    if target.shape != shape or target.dtype != param.dtype:
-                        raise ExecutionError(
-                            f"@{entry}: out[{k}] must be {param.dtype}{list(shape)}, got {target.dtype}{list(target.shape)}"
-                        )
-                    if param.storage == param.dtype and target.flags.c_contiguous:
-                        buffer = target
-                    else:
-                        buffer = np.empty(shape, param.storage)
-                else:
-                    buffer = np.empty(shape, param.storage)
-                slots[param.slot] = buffer
-        elif out is not None:
+        if out is not None and not plan.result_params:
             raise ExecutionError(f"@{entry} returns fresh buffers; run plan-memory to pass out=")
+        for k, (param, shape) in enumerate(call.results):
+            slots[param.slot] = self._result_buffer(entry, k, param, shape, out)
         pool = self._pool(entry)
-        returned = set(plan.returns)
-        for step in plan.steps:
+        for step in call.steps:
             kind = step[0]
             if kind == "launch":
-                _, name, args = step
-                kernel = self.dispatcher(name)
+                _, name, kernel, guard, args = step
                 buffers = [slots[s] for s in args]
-                if profile is None:
+                start = time.perf_counter() if profile is not None else 0.0
+                if guard is None:
                     kernel(*buffers)
                 else:
-                    start = time.perf_counter()
-                    kernel(*buffers)
+                    with guard:
+                        kernel(*buffers)
+                if profile is not None:
                     profile.setdefault(name, []).append(time.perf_counter() - start)
             elif kind == "alloc":
-                _, target, dims, dtype = step
-                shape = tuple(evaluate_dim(d, sizes) for d in dims)
-                buffer = pool.get(target)
-                if buffer is None or buffer.shape != shape or target in returned:
+                _, target, shape, dtype, returned = step
+                buffer = None if returned else pool.get(target)
+                if buffer is None or buffer.shape != shape or buffer.dtype != dtype:
                     buffer = np.empty(shape, dtype)
-                    if target not in returned:
+                    if not returned:
                         pool[target] = buffer
                 slots[target] = buffer
             elif kind == "gemm":
                 _, name, (a, b, c), flags = step
-                if profile is None:
-                    cpu_gemm(slots[a], slots[b], slots[c], *flags)
-                else:
-                    start = time.perf_counter()
-                    cpu_gemm(slots[a], slots[b], slots[c], *flags)
+                start = time.perf_counter() if profile is not None else 0.0
+                cpu_gemm(slots[a], slots[b], slots[c], *flags)
+                if profile is not None:
                     profile.setdefault(name, []).append(time.perf_counter() - start)
             elif kind == "view":
-                _, target, source, dims = step
-                slots[target] = slots[source].reshape(tuple(evaluate_dim(d, sizes) for d in dims))
+                _, target, source, shape = step
+                slots[target] = slots[source].reshape(shape)
             elif kind == "permute":
                 _, target, source, perm = step
                 slots[target] = slots[source].transpose(perm)
@@ -386,6 +390,39 @@ class CompiledProgram:
                 np.copyto(slots[target], slots[source])
             elif kind == "free":
                 slots[step[1]] = None
+        return self._results(call, slots, out)
+
+    def launched_kernels(self, entry: str, arrays: Sequence[np.ndarray]) -> dict[str, Callable[..., Any]]:
+        """The dispatcher each kernel launch of ``entry`` runs on these arrays' shapes,
+        by kernel name: its serial or its parallel variant (``dispatcher``)."""
+        call = self._bound(entry, [np.asarray(a) for a in arrays])
+        return {step[1]: step[2] for step in call.steps if step[0] == "launch"}
+
+    def _bound(self, entry: str, arrays: list[np.ndarray]) -> _BoundCall:
+        key = (entry, *[(a.shape, a.dtype) for a in arrays])
+        call = self._calls.get(key)
+        if call is None:
+            if len(self._calls) >= MAX_BOUND_CALLS:  # the oldest goes: a service sees many shapes
+                self._calls.pop(next(iter(self._calls)), None)
+            call = self._calls[key] = self._bind(entry, arrays)
+        return call
+
+    def _result_buffer(self, entry: str, k: int, param: _Param, shape: tuple[int, ...], out) -> np.ndarray:
+        """The buffer result ``k`` is written to: ``out[k]`` where it can be, else fresh."""
+        if out is None:
+            return np.empty(shape, param.storage)
+        target = out[k]
+        if target.shape != shape or target.dtype != param.dtype:
+            raise ExecutionError(
+                f"@{entry}: out[{k}] must be {param.dtype}{list(shape)}, got {target.dtype}{list(target.shape)}"
+            )
+        if param.storage == param.dtype and target.flags.c_contiguous:
+            return target
+        return np.empty(shape, param.storage)
+
+    def _results(self, call: _BoundCall, slots: list, out) -> tuple[np.ndarray, ...]:
+        plan = call.plan
+        results: list[np.ndarray] = []
         if plan.result_params:
             for k, param in enumerate(plan.result_params):
                 buffer = slots[param.slot]
@@ -396,15 +433,62 @@ class CompiledProgram:
                     buffer = buffer.astype(param.dtype)
                 results.append(buffer)
             return tuple(results)
-        input_slots = {p.slot for p in inputs}
         seen: set[int] = set()
         for s, dtype in zip(plan.returns, plan.result_dtypes):
             buffer = slots[s]
-            if s in input_slots or s in seen or buffer.dtype != dtype:
+            if s in call.input_slots or s in seen or buffer.dtype != dtype:
                 buffer = buffer.astype(dtype)  # a fresh array, never an alias of an argument
             seen.add(s)
             results.append(buffer)
         return tuple(results)
+
+    def _bind(self, entry: str, arrays: Sequence[np.ndarray]) -> _BoundCall:
+        """``entry`` bound to the shapes and dtypes of ``arrays``, after checking them:
+        each step's shapes evaluated and each launch's variant chosen from its work."""
+        plan = host_function(self.functions, entry)
+        inputs = [p for p in plan.params if p.result is None]
+        if len(arrays) != len(inputs):
+            raise ExecutionError(f"@{entry} takes {len(inputs)} arguments, got {len(arrays)}")
+        for i, (param, array) in enumerate(zip(inputs, arrays)):
+            if array.dtype != param.dtype:
+                raise ExecutionError(f"@{entry}: argument #{i} must be {param.dtype}, got {array.dtype}")
+        sizes = bind_arguments(plan, [a.shape for a in arrays])
+        shapes: dict[int, tuple[int, ...]] = {p.slot: a.shape for p, a in zip(inputs, arrays)}
+        results = []
+        for _, param, shape in result_shapes(plan, sizes, None, entry):
+            shapes[param.slot] = shape
+            results.append((param, shape))
+        returned = set(plan.returns)
+        steps: list[tuple] = []
+        for step in plan.steps:
+            kind = step[0]
+            if kind == "alloc":
+                _, target, dims, dtype = step
+                shape = shapes[target] = tuple(evaluate_dim(d, sizes) for d in dims)
+                steps.append(("alloc", target, shape, dtype, target in returned))
+            elif kind == "view":
+                _, target, source, dims = step
+                shape = shapes[target] = tuple(evaluate_dim(d, sizes) for d in dims)
+                steps.append(("view", target, source, shape))
+            elif kind == "permute":
+                _, target, source, perm = step
+                shapes[target] = tuple(shapes[source][p] for p in perm)
+                steps.append(step)
+            elif kind == "launch":
+                _, name, args = step
+                steps.append(("launch", name, *self._variant(name, [shapes[s] for s in args]), args))
+            else:
+                steps.append(step)
+        return _BoundCall(plan, inputs, results, steps, frozenset(p.slot for p in inputs))
+
+    def _variant(self, name: str, shapes: list[tuple[int, ...]]) -> tuple[Callable[..., Any], threading.Lock | None]:
+        """(kernel, lock) of a launch on ``shapes``: the parallel variant where its work
+        reaches ``cpu_threads.parallel_min_work``, with the lock the layer needs; else
+        the serial one."""
+        if codegen_cpu.njit_options(self.kernels[name])["parallel"]:
+            if self._work(name)(shapes) >= cpu_threads.parallel_min_work(cpu_threads.threads()):
+                return self.dispatcher(name, parallel=True), cpu_threads.parallel_launch_lock()
+        return self.dispatcher(name, parallel=False), None
 
     def _pool(self, entry: str) -> dict[int, np.ndarray]:
         """This thread's intermediate buffers of ``entry``, by slot."""

@@ -77,9 +77,10 @@ SCRIPT = textwrap.dedent(
     for name in ("softmax_rows", "matmul_bias_gelu", "transpose_reshape"):
         case = CASES[name]
         program = CompiledProgram(lowered(case.text))
-        program.run("main", draw_inputs(parse(case.text), case.sizes))
-        for kernel in program.kernels:
-            s = program.dispatcher(kernel).stats
+        arrays = draw_inputs(parse(case.text), case.sizes)
+        program.run("main", arrays)
+        for kernel, dispatcher in program.launched_kernels("main", arrays).items():
+            s = dispatcher.stats
             stats[kernel] = [sum(s.cache_hits.values()), sum(s.cache_misses.values())]
     print(json.dumps({"stats": stats, "helper_compiled": HELPER.requests}))
     """

@@ -45,16 +45,19 @@ def test_unmapped_and_unplanned_case_matches_reference(name, kernel_cache):
     check(name, "lower-to-loops", kernel_cache)
 
 
-def test_one_compile_serves_every_size(kernel_cache):
+def test_one_compile_serves_every_size(kernel_cache, monkeypatch):
     """Symbolic sizes are read from the buffers: other sizes reuse the same machine
-    code (one Numba signature per kernel)."""
+    code (one Numba signature per kernel variant; the largest size here runs the
+    parallel variant, the others the serial one)."""
+    monkeypatch.setenv("FUSEC_PARALLEL_MIN_WORK", "10000")
     program = check("softmax_rows", CPU_PIPELINE, kernel_cache, {"B": 3, "N": 5})
     for seed, sizes in enumerate([{"B": 1, "N": 1}, {"B": 17, "N": 130}], start=1):
         case = CASES["softmax_rows"]
         arrays = draw_inputs(parse(case.text), sizes, seed)
         assert_results_equal(program.run("main", arrays), reference(case.text, arrays), case.rtol, case.atol)
     (name,) = program.kernels
-    assert len(program.dispatcher(name).signatures) == 1
+    assert len(program.dispatcher(name, parallel=False).signatures) == 1
+    assert len(program.dispatcher(name, parallel=True).signatures) == 1
 
 
 def test_empty_sizes(kernel_cache):

@@ -11,13 +11,18 @@ import fusec
 # the simulator computes in NumPy scalars, which warn on the overflows and infinities that are the point
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
-TARGETS = [("cpu", True), ("cpu", False), ("cuda", True)]
+#: "cpu" runs kernels' serial variants at these small sizes, "cpu-threads" their
+#: parallel ones (runtime/cpu_threads.py), whose reductions are written differently
+TARGETS = [("cpu", True), ("cpu", False), ("cpu-threads", True), ("cpu-threads", False), ("cuda", True)]
 I32_MIN, I32_MAX = np.iinfo(np.int32).min, np.iinfo(np.int32).max
 I64_MIN, I64_MAX = np.iinfo(np.int64).min, np.iinfo(np.int64).max
 
 
 def run(source: str, target: str, fuse: bool, *args: np.ndarray):
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), pytest.MonkeyPatch.context() as patch:
+        if target == "cpu-threads":
+            patch.setenv("FUSEC_PARALLEL_MIN_WORK", "0")
+            target = "cpu"
         results = fusec.compile(source, target=target, fuse=fuse).main(*args)
     return results if isinstance(results, tuple) else (results,)
 
