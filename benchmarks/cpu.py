@@ -1,7 +1,8 @@
-"""CPU benchmark: four memory-bound workloads on [4096, 4096] f32, and the
-matmul-bearing samples (MLP, attention, transformer block), side by side.
+"""CPU benchmark: four memory-bound workloads on [4096, 4096] f32, the same on tiny
+inputs, call latency against size, and the matmul-bearing samples (MLP, attention,
+transformer block), side by side.
 
-    python benchmarks/cpu.py [--size 4096] [--runs 15]
+    python benchmarks/cpu.py [--size 4096] [--runs 15] [--tables large,small,latency,matmul,warm]
 
 For each workload it times, in this one process on the same input: NumPy written by
 hand, fusec's fused CPU kernels, fusec `--no-fuse` (one kernel per op), and
@@ -10,6 +11,14 @@ table times the samples against NumPy written by hand (BLAS matmuls). A last tab
 times the transformer block sample's warm start (kernels from the disk cache) in a
 fresh process. Medians after a warm-up; timings on a shared 2-core VM are noisy, so
 read the ratios.
+
+The small table times the workloads on [4, 8] to [64, 64], where a call is
+microseconds and fusec's own work per call (binding arguments, allocating results)
+shows: its "overhead" column is the fused call less the time its kernels took inside
+it (the executor's profile). The latency table times softmax from 32 elements to 16M,
+with the fused kernel's two variants alone (``runtime/cpu_threads.py``): serial,
+parallel back to back, and parallel after a millisecond idle, when the pool's threads
+sleep; where the serial variant stops winning is the threshold between them.
 """
 
 from __future__ import annotations
@@ -62,14 +71,23 @@ WORKLOADS = [
 ]
 
 
-def median_ms(fn, runs: int) -> float:
+def median_ms(fn, runs: int, idle_s: float = 0.0) -> float:
+    """Median milliseconds of ``fn`` after a warm-up call, each run after ``idle_s``
+    seconds asleep."""
     fn()
     times = []
     for _ in range(runs):
+        if idle_s:
+            time.sleep(idle_s)
         start = time.perf_counter()
         fn()
         times.append(time.perf_counter() - start)
     return statistics.median(times) * 1e3
+
+
+def runs_for(elements: int) -> int:
+    """Enough runs for a stable median, fewer as a call grows (about 0.3 s each cell)."""
+    return int(min(2000, max(5, 3e7 / max(elements, 1) ** 1.1)))
 
 
 def torch_compiled(fn):
@@ -127,6 +145,91 @@ def workload_table(size: int, runs: int) -> str:
         lines.append(
             f"| {label} | {t_numpy:.1f} | {t_fused:.1f} | {t_unfused:.1f} | {torch_cell} | "
             f"{t_numpy / t_fused:.2f}x | {vs_torch} |"
+        )
+    return "\n".join(lines)
+
+
+SMALL_SHAPES = [(4, 8), (16, 16), (64, 64)]
+
+
+def kernels_us(program, arrays, runs: int) -> float:
+    """Median microseconds a call's kernels take inside it (the executor's profile)."""
+    executable = program.executable("main")
+    totals = []
+    for _ in range(runs):
+        profile: dict[str, list[float]] = {}
+        executable.run("main", arrays, profile=profile)
+        totals.append(sum(sum(times) for times in profile.values()))
+    return statistics.median(totals) * 1e6
+
+
+def small_table() -> str:
+    """The workloads on tiny inputs: fused against the faster of NumPy and --no-fuse."""
+    rng = np.random.default_rng(0)
+    lines = [
+        f"tiny inputs, f32, median us, {len(os.sched_getaffinity(0))} cores",
+        "",
+        "| workload | shape | NumPy | fusec fused | fusec --no-fuse | fused / best of the two | fusec overhead |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for label, sample, np_fn, n_inputs in WORKLOADS:
+        fused = fusec.compile(ROOT / "samples" / sample, target="cpu")
+        unfused = fused.unfused()
+        for shape in SMALL_SHAPES:
+            x = rng.standard_normal(shape).astype(np.float32)
+            arrays = [x] + [rng.standard_normal(shape[1]).astype(np.float32) for _ in range(n_inputs - 1)]
+            np.testing.assert_allclose(fused.main(*arrays), np_fn(*arrays), rtol=1e-3, atol=1e-4)
+            runs = runs_for(x.size)
+            t_numpy = median_ms(lambda: np_fn(*arrays), runs) * 1e3
+            t_fused = median_ms(lambda: fused.main(*arrays), runs) * 1e3
+            t_unfused = median_ms(lambda: unfused.main(*arrays), runs) * 1e3
+            overhead = t_fused - kernels_us(fused, arrays, runs)
+            lines.append(
+                f"| {label} | {list(shape)} | {t_numpy:.1f} | {t_fused:.1f} | {t_unfused:.1f} | "
+                f"{t_fused / min(t_numpy, t_unfused):.2f}x | {overhead:.1f} |"
+            )
+    return "\n".join(lines)
+
+
+LATENCY_SHAPES = [(4, 8), (8, 16), (16, 32), (32, 64), (64, 128), (128, 256), (256, 512), (512, 1024),
+                  (1024, 2048), (2048, 4096), (4096, 4096)]  # fmt: skip
+
+
+def latency_table() -> str:
+    """Softmax rows from 32 elements to 16M: NumPy, fused, unfused, and the fused
+    kernel's variants alone."""
+    from runtime.loop_work import work_counter
+
+    rng = np.random.default_rng(0)
+    fused = fusec.compile(ROOT / "samples" / "softmax.tdsl", target="cpu")
+    unfused = fused.unfused()
+    executable = fused.executable("main")
+    (name,) = executable.kernels
+    serial, parallel = executable.dispatcher(name, parallel=False), executable.dispatcher(name, parallel=True)
+    count = work_counter(executable.kernels[name])
+    lines = [
+        f"softmax rows, f32, call latency in us (median), {len(os.sched_getaffinity(0))} cores",
+        "",
+        "| elements | NumPy | fusec fused | fusec --no-fuse | kernel serial | kernel parallel | "
+        "parallel after 1 ms idle | variant run | work (ops) |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for shape in LATENCY_SHAPES:
+        x = rng.standard_normal(shape).astype(np.float32)
+        y = np.empty_like(x)
+        runs = runs_for(x.size)
+        cells = [
+            median_ms(lambda: np_softmax(x), runs),
+            median_ms(lambda: fused.main(x), runs),
+            median_ms(lambda: unfused.main(x), runs),
+            median_ms(lambda: serial(x, y), runs),
+            median_ms(lambda: parallel(x, y), runs),
+            median_ms(lambda: parallel(x, y), min(runs, 200), idle_s=1e-3),
+        ]
+        ran = executable.launched_kernels("main", [x])[name]
+        variant = "parallel" if ran is parallel else "serial"
+        lines.append(
+            f"| {x.size} | " + " | ".join(f"{t * 1e3:.1f}" for t in cells) + f" | {variant} | {count([shape, shape])} |"
         )
     return "\n".join(lines)
 
@@ -219,16 +322,27 @@ def warm_start_table() -> str:
     return "\n".join(lines)
 
 
+TABLES = ("large", "small", "latency", "matmul", "warm")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=4096)
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--tables", default=",".join(TABLES), help=f"which tables, of {', '.join(TABLES)}")
     args = parser.parse_args()
-    print(workload_table(args.size, args.runs))
-    print()
-    print(matmul_table(max(3, args.runs // 3)))
-    print()
-    print(warm_start_table())
+    chosen = args.tables.split(",")
+    unknown = set(chosen) - set(TABLES)
+    if unknown:
+        parser.error(f"unknown table(s) {', '.join(sorted(unknown))}: choose from {', '.join(TABLES)}")
+    tables = {
+        "large": lambda: workload_table(args.size, args.runs),
+        "small": small_table,
+        "latency": latency_table,
+        "matmul": lambda: matmul_table(max(3, args.runs // 3)),
+        "warm": warm_start_table,
+    }
+    print("\n\n".join(tables[name]() for name in TABLES if name in chosen))
 
 
 if __name__ == "__main__":

@@ -101,9 +101,9 @@ class Program:
         }
         self._compilations: dict[Options, Compilation] = {}
         self._executables: dict[Options, object] = {}
-        #: the executable of each function and argument shapes and dtypes already
-        #: checked against its parameters: a later call goes straight to it
-        self._checked: dict[tuple, object] = {}
+        #: (executable, its bound call on the CPU) of each function and argument shapes
+        #: and dtypes already checked against its parameters: later calls go straight there
+        self._checked: dict[tuple, tuple] = {}
 
     def unfused(self) -> Program:
         """The same program compiled one kernel per operation: the baseline of comparisons."""
@@ -194,18 +194,22 @@ class Program:
                 return results
         arrays = [self._argument(a) for a in arrays]
         key = (name, *[(a.shape, a.dtype) for a in arrays])
-        executable = self._checked.get(key)
-        if executable is None:
+        checked = self._checked.get(key)
+        if checked is None:
             bind_sizes(self.params(name), arrays, name)
             if self.target == "numpy":
                 from runtime.reference import evaluate
 
                 return evaluate(self.graph, name, arrays)
             executable = self.executable(name)
+            bound = executable.bind(name, arrays) if self.target == "cpu" else None
             if len(self._checked) >= MAX_CHECKED_CALLS:  # the oldest goes: a service sees many shapes
                 self._checked.pop(next(iter(self._checked)), None)
-            self._checked[key] = executable
-        return executable.run(name, arrays)
+            checked = self._checked[key] = (executable, bound)
+        executable, bound = checked
+        if bound is None:
+            return executable.run(name, arrays)
+        return executable.run_bound(bound, arrays)
 
     def autotune(self, name: str, arrays: Sequence[np.ndarray], budget_s: float = 30.0):
         """On `cuda`: times each kernel of function NAME on these arrays' shapes under a

@@ -233,7 +233,7 @@ MAX_BOUND_CALLS = 256
 
 
 @dataclass(frozen=True)
-class _BoundCall:
+class BoundCall:
     """A host function bound to one set of argument shapes and dtypes, checked once:
     the call path of every later call with the same ones."""
 
@@ -282,7 +282,7 @@ class CompiledProgram:
         self._dispatchers: dict[tuple[str, bool], Callable[..., Any]] = {}
         self._work_counters: dict[str, Callable[[Sequence[tuple[int, ...]]], int]] = {}
         #: each entry bound to the argument shapes and dtypes it was called with
-        self._calls: dict[tuple, _BoundCall] = {}
+        self._calls: dict[tuple, BoundCall] = {}
         #: per thread, the intermediate buffers of the last call of each entry: a call on
         #: the same sizes reuses them instead of faulting in fresh pages (results are
         #: never kept, so no call's result aliases another's)
@@ -342,8 +342,20 @@ class CompiledProgram:
         the seconds each launch took (``time.perf_counter`` around the call).
         """
         arrays = [np.asarray(a) for a in arrays]
-        call = self._bound(entry, arrays)
+        return self.run_bound(self.bind(entry, arrays), arrays, out=out, profile=profile)
+
+    def run_bound(
+        self,
+        call: BoundCall,
+        arrays: Sequence[np.ndarray],
+        *,
+        out: Sequence[np.ndarray] | None = None,
+        profile: dict[str, list[float]] | None = None,
+    ) -> tuple[np.ndarray, ...]:
+        """``run`` of a call ``bind`` returned, on NumPy arrays of the shapes and dtypes
+        it was bound to."""
         plan = call.plan
+        entry = plan.name
         slots: list[Any] = [None] * plan.num_slots
         for param, array in zip(call.inputs, arrays):
             slots[param.slot] = np.ascontiguousarray(array, dtype=param.storage)
@@ -395,10 +407,12 @@ class CompiledProgram:
     def launched_kernels(self, entry: str, arrays: Sequence[np.ndarray]) -> dict[str, Callable[..., Any]]:
         """The dispatcher each kernel launch of ``entry`` runs on these arrays' shapes,
         by kernel name: its serial or its parallel variant (``dispatcher``)."""
-        call = self._bound(entry, [np.asarray(a) for a in arrays])
+        call = self.bind(entry, [np.asarray(a) for a in arrays])
         return {step[1]: step[2] for step in call.steps if step[0] == "launch"}
 
-    def _bound(self, entry: str, arrays: list[np.ndarray]) -> _BoundCall:
+    def bind(self, entry: str, arrays: Sequence[np.ndarray]) -> BoundCall:
+        """``entry`` bound to the shapes and dtypes of ``arrays`` (NumPy arrays), checked
+        once and kept: ``run_bound`` runs it on any arrays of those."""
         key = (entry, *[(a.shape, a.dtype) for a in arrays])
         call = self._calls.get(key)
         if call is None:
@@ -420,7 +434,7 @@ class CompiledProgram:
             return target
         return np.empty(shape, param.storage)
 
-    def _results(self, call: _BoundCall, slots: list, out) -> tuple[np.ndarray, ...]:
+    def _results(self, call: BoundCall, slots: list, out) -> tuple[np.ndarray, ...]:
         plan = call.plan
         results: list[np.ndarray] = []
         if plan.result_params:
@@ -442,7 +456,7 @@ class CompiledProgram:
             results.append(buffer)
         return tuple(results)
 
-    def _bind(self, entry: str, arrays: Sequence[np.ndarray]) -> _BoundCall:
+    def _bind(self, entry: str, arrays: Sequence[np.ndarray]) -> BoundCall:
         """``entry`` bound to the shapes and dtypes of ``arrays``, after checking them:
         each step's shapes evaluated and each launch's variant chosen from its work."""
         plan = host_function(self.functions, entry)
@@ -479,7 +493,7 @@ class CompiledProgram:
                 steps.append(("launch", name, *self._variant(name, [shapes[s] for s in args]), args))
             else:
                 steps.append(step)
-        return _BoundCall(plan, inputs, results, steps, frozenset(p.slot for p in inputs))
+        return BoundCall(plan, inputs, results, steps, frozenset(p.slot for p in inputs))
 
     def _variant(self, name: str, shapes: list[tuple[int, ...]]) -> tuple[Callable[..., Any], threading.Lock | None]:
         """(kernel, lock) of a launch on ``shapes``: the parallel variant where its work
