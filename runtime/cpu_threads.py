@@ -3,17 +3,20 @@
 Every CPU kernel with a ``prange`` loop is compiled twice from the same source: with
 ``parallel=True``, its ``prange`` spread over Numba's thread pool, and without, its
 ``prange`` a plain loop. A parallel launch costs little while the pool's threads spin
-(2 us back to back on the CI kind of machine, with ``GOMP_SPINCOUNT`` as
-``compiler/__init__.py`` sets it) and much once they sleep (60 us after a millisecond
+(2 us back to back on two threads of the CI kind of machine, with ``GOMP_SPINCOUNT``
+as ``compiler/__init__.py`` sets it) and much once they sleep (60 us after a millisecond
 idle, 120 us after ten): on eight floats, waking the pool is the whole call. So
 the executor runs the serial variant below a threshold of work (``runtime.loop_work``
 counts a kernel's ops on the call's shapes) and the parallel one above it.
 
-The threshold balances the worst case of the two choices. A serial launch on work
-that takes ``s`` on one thread loses at most ``T`` times against ``T`` awake threads;
-a parallel one loses ``(s / T + wake) / s`` against the serial one when the pool was
-asleep. The two are equal at ``s = wake / (T - 1/T)``: 40 us on two threads, 4 us on
-sixteen. ``FUSEC_PARALLEL_MIN_WORK`` (ops) sets the threshold instead.
+The threshold balances the worst case of the two choices. On work that takes ``s`` on
+one thread, a serial launch loses ``s / (s / T + a)`` against ``T`` awake threads that
+start in ``a``; a parallel one loses ``(s / T + w) / s`` against the serial one when the
+pool must wake, in ``w``. Measured (``benchmarks/cpu.py``, the latency table): ``a`` 2-3 us
+and ``w`` 33-60 us on two threads (the CI kind of VM, two cores of the GPU machine's Xeon),
+``a`` 9 us and ``w`` 60-100 us on sixteen. The two losses are equal at ``s`` = 45 us on two
+threads and 28 us on sixteen; fusec runs parallel from ``PARALLEL_MIN_US`` of work, between
+them. ``FUSEC_PARALLEL_MIN_WORK`` (ops) sets the threshold instead.
 
 The layer: GNU OpenMP (``omp``) first. It may be entered from several Python threads
 at once, and its spin keeps back-to-back launches at microseconds. TBB next; then
@@ -37,10 +40,10 @@ ENVIRONMENT = "FUSEC_PARALLEL_MIN_WORK"
 #: Numba's layers in the order fusec tries them (see the module docstring)
 LAYER_PRIORITY = ["omp", "tbb", "workqueue"]
 
-#: measured on the 2-core CI kind of machine (benchmarks/cpu.py, the latency table):
-#: a parallel launch after a millisecond idle, and a vectorised kernel's time per op
-#: on one thread (softmax and gelu rows: 0.07 ns; 16 and 18 ops an element)
-WAKE_US = 60.0
+#: the serial work from which a kernel runs parallel (see the module docstring)
+PARALLEL_MIN_US = 35.0
+#: a vectorised kernel's time per op (``runtime.loop_work``) on one thread, measured on
+#: the CI kind of machine: softmax and gelu rows, 16 and 18 ops an element, 0.07 ns an op
 NS_PER_OP = 0.07
 
 if "NUMBA_THREADING_LAYER_PRIORITY" not in os.environ:
@@ -63,7 +66,7 @@ def parallel_min_work(threads: int) -> float:
         return work
     if threads <= 1:
         return float("inf")
-    return WAKE_US * 1e3 / NS_PER_OP / (threads - 1 / threads)
+    return PARALLEL_MIN_US * 1e3 / NS_PER_OP
 
 
 def threads() -> int:

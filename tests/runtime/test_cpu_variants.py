@@ -43,12 +43,11 @@ def test_tiles_count_once_each():
     assert tiled([(8, 16), (8, 16)]) == pytest.approx(plain([(8, 16), (8, 16)]), rel=0.1)
 
 
-def test_the_threshold_balances_serial_against_waking_the_pool(monkeypatch):
+def test_the_threshold_is_the_work_of_a_few_tens_of_microseconds(monkeypatch):
     monkeypatch.delenv(cpu_threads.ENVIRONMENT, raising=False)
-    two, sixteen = cpu_threads.parallel_min_work(2), cpu_threads.parallel_min_work(16)
-    serial_us = two * cpu_threads.NS_PER_OP / 1e3
-    assert serial_us == pytest.approx(cpu_threads.WAKE_US / 1.5)
-    assert sixteen < two / 8
+    for threads in (2, 16):
+        serial_us = cpu_threads.parallel_min_work(threads) * cpu_threads.NS_PER_OP / 1e3
+        assert serial_us == pytest.approx(cpu_threads.PARALLEL_MIN_US)
     assert cpu_threads.parallel_min_work(1) == float("inf")
 
 
