@@ -44,17 +44,19 @@ import pytest
 
 import fusec
 
+from tests.campaign import cases
+
 from .generator import MAX_STATEMENTS, NP_DTYPES, GeneratedProgram
 from .generator import generate as generate_program
 
 SEED = int(os.environ.get("FUSEC_DIFF_SEED", "7000"))
-COUNT = int(os.environ.get("FUSEC_DIFF_COUNT", "50"))
+COUNT = cases(50, 2000, "FUSEC_DIFF_COUNT")
 SEEDS = range(SEED, SEED + COUNT)
 FRONT_END_SEEDS = range(SEED, SEED + max(500, COUNT))
 STATEMENTS = int(os.environ.get("FUSEC_DIFF_STATEMENTS", str(MAX_STATEMENTS)))
 #: how many of the seeds also run on `--target cuda` (the simulator in CI is slow: a
 #: share; `FUSEC_TEST_GPU=1 FUSEC_DIFF_CUDA_COUNT=400` is a campaign on a GPU)
-CUDA_SEEDS = SEEDS[: int(os.environ.get("FUSEC_DIFF_CUDA_COUNT", "10"))]
+CUDA_SEEDS = SEEDS[: cases(10, 100, "FUSEC_DIFF_CUDA_COUNT")]
 
 
 

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from compiler.diagnostics import SourceError
 from compiler.frontend import load
+from tests.campaign import cases
 
 from . import fuzz
 from .test_check import assert_fully_typed
@@ -59,7 +60,7 @@ def mutated_programs(draw) -> str:
     return " ".join(toks)
 
 
-FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=cases(200, 5000), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @FUZZ

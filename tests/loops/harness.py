@@ -24,8 +24,16 @@ CPU_PIPELINE = "lower-to-loops,map-cpu,plan-memory"
 
 @pytest.fixture(scope="session")
 def kernel_cache(tmp_path_factory) -> str:
-    """The kernel cache of a test session (``FUSEC_TEST_CACHE_DIR`` to keep one)."""
-    return os.environ.get("FUSEC_TEST_CACHE_DIR") or str(tmp_path_factory.mktemp("fusec-kernels"))
+    """The kernel cache of a test session (``FUSEC_TEST_CACHE_DIR`` to keep one), one
+    for all of ``pytest -n``'s workers: a kernel one compiled, the others load (the
+    cache's files are written once, by atomic rename)."""
+    if os.environ.get("FUSEC_TEST_CACHE_DIR"):
+        return os.environ["FUSEC_TEST_CACHE_DIR"]
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # the workers' temporary folders share a parent
+        shared = tmp_path_factory.getbasetemp().parent / "fusec-kernels"
+        shared.mkdir(exist_ok=True)
+        return str(shared)
+    return str(tmp_path_factory.mktemp("fusec-kernels"))
 
 
 def parse(text: str) -> ModuleOp:

@@ -58,7 +58,9 @@ def test_serial_kernels_are_not_compiled_parallel():
     assert codegen_cpu.njit_options(kernel)["parallel"] is False
     module = lowered(CASES["softmax_rows"].text)
     (kernel,) = [op for op in module.ops if isinstance(op, loop.KernelOp)]
-    assert codegen_cpu.njit_options(kernel) == {"parallel": True, "fastmath": codegen_cpu.FAST_MATH, "error_model": "numpy"}
+    assert codegen_cpu.njit_options(kernel) == {
+        "parallel": True, "fastmath": codegen_cpu.FAST_MATH, "error_model": "numpy", "nogil": True
+    }
 
 
 def test_identical_kernels_have_identical_sources():

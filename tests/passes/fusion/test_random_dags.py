@@ -15,10 +15,11 @@ from dialects import graph
 from passes.fusion.classify import is_free
 from passes.fusion.fuse import not_fused_reasons
 from passes.fusion.report import fusion_report, op_labels
+from tests.campaign import cases
 from tests.passes.fusion.random_graphs import random_args, random_program
 from tests.passes.fusion.schedule import fuse_text, parse
 
-SEEDS = range(80)
+SEEDS = range(cases(80, 2000))
 
 
 def _options(seed: int) -> dict:
