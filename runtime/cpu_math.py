@@ -39,6 +39,16 @@ def _float32_from_bits(typingctx, bits):
     return types.float32(types.int32), codegen
 
 
+@intrinsic
+def _float32_bits(typingctx, x):
+    """The IEEE bits of the float32 `x` as an int32 (a bitcast, free in SIMD)."""
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(32))
+
+    return types.int32(types.float32), codegen
+
+
 _LOG2E = np.float32(1.4426950408889634)
 _LN2_HI = np.float32(0.693359375)  # ln 2 split in two: n * _LN2_HI is exact
 _LN2_LO = np.float32(-2.12194440e-4)
@@ -52,6 +62,8 @@ _BIAS = np.int32(127)
 _MANTISSA_BITS = np.int32(23)
 _INF = np.float32(np.inf)
 _ZERO = np.float32(0.0)
+_NAN = np.float32(np.nan)
+_SIGN_BIT = np.int32(-(2**31))
 
 
 # compiled as a function of its own (not inlined in Numba's IR, where the caller's
@@ -80,6 +92,137 @@ def exp_f32(x):
     y = _INF if x > _OVERFLOW else y
     y = _ZERO if x < _UNDERFLOW else y
     return x if x != x else y  # NaN stays NaN
+
+
+# ---- sin and cos ------------------------------------------------------------------
+
+
+def _two_over_pi_bits(scale: int) -> int:
+    """floor(2/pi * 2**scale), exactly: pi by Machin's formula, pi/4 = 4 atan(1/5) -
+    atan(1/239), in integers scaled by 2**(scale + 64); the 64 guard bits absorb the
+    truncation of the series."""
+    bits = scale + 64
+
+    def atan_inv(k: int) -> int:  # atan(1/k) * 2**bits, by its alternating series
+        total = term = (1 << bits) // k
+        n = 1
+        while term:
+            term //= k * k
+            total += (-1) ** n * (term // (2 * n + 1))
+            n += 1
+        return total
+
+    pi = 16 * atan_inv(5) - 4 * atan_inv(239)
+    return (1 << (2 * bits + 1)) // pi >> 64
+
+
+#: floor(2/pi * 2**256) in four 64-bit words, least significant first
+_QUARTER_WORDS = tuple(np.uint64((_two_over_pi_bits(256) >> (64 * k)) & (2**64 - 1)) for k in range(4))
+_Q0, _Q1, _Q2, _Q3 = _QUARTER_WORDS
+_PIO4 = np.float32(np.pi / 4)
+_U0 = np.uint64(0)
+_U1 = np.uint64(1)
+_U32 = np.uint64(32)
+_U62 = np.uint64(62)
+_U63 = np.uint64(63)
+_LOW32 = np.uint64(0xFFFFFFFF)
+_ROUND_Q = np.uint64(1 << 61)
+_PIO2_2M62 = np.float64(np.pi / 2 * 2.0**-62)  # pi/2 in the units of T's 62 fraction bits
+
+
+@njit(fastmath=_FAST_MATH, inline="always")
+def _shifted_right(lo, hi, b):
+    """The low 64 bits of (hi 2**64 + lo) >> b, for 0 <= b < 64 (``hi << (64 - b)``
+    in two steps: a shift by 64 is undefined)."""
+    return (lo >> b) | ((hi << _U1) << (_U63 - b))
+
+
+@njit(fastmath=_FAST_MATH, inline="always")
+def _two_over_pi_window(e):
+    """floor(2/pi * 2**(e - 24)) mod 2**128 as (low, high) 64-bit words, for biased
+    exponents 126 <= e <= 255: bits 280 - e ... 407 - e of floor(2/pi 2**256), cut
+    out of its four words by shifts (a table lookup would not vectorise: AVX2 has
+    gathers, but LLVM does not use them on this CPU)."""
+    sh = np.uint64(280 - e)
+    word = sh >> np.uint64(6)
+    b = sh & _U63
+    w0 = _Q1 if word == 1 else (_Q2 if word == 2 else _Q0)
+    w1 = _Q2 if word == 1 else (_Q3 if word == 2 else _Q1)
+    w2 = _Q3 if word == 1 else (_U0 if word == 2 else _Q2)
+    return _shifted_right(w0, w1, b), _shifted_right(w1, w2, b)
+
+
+@njit(fastmath=_FAST_MATH, inline="always")
+def _payne_hanek(x):
+    """x mod pi/2 for float32 x >= pi/4, by Payne and Hanek's method, in
+    integers: with x = m 2**(e - 150) (m its 24-bit significand, e its biased
+    exponent), T = x 2/pi 2**62 mod 2**64 = m W >> 64 (mod 2**64), where W =
+    floor(2/pi 2**(e - 24)) mod 2**128 holds the bits of 2/pi that are not lost in
+    multiples of 4 (`_two_over_pi_window`), multiplied in 32-bit halves. The top 2
+    bits of T + 2**61 are the quadrant n (x / (pi/2) rounded), the rest the remainder
+    in [-1/2, 1/2) quadrants, which has at least 32 significant bits for every float32
+    x; it is scaled to radians in float64.
+    Returns (r, n), x = n pi/2 + r, |r| <= pi/4 (n mod 4 is all that is meaningful)."""
+    bits = _float32_bits(x)
+    e = (bits >> 23) & 0xFF
+    m = np.uint64((bits & 0x7FFFFF) | 0x800000)
+    low, high = _two_over_pi_window(e)
+    top = m * high  # mod 2**64
+    carry = (m * (low >> _U32) + ((m * (low & _LOW32)) >> _U32)) >> _U32  # m * low >> 64
+    t = top + carry
+    n = (t + _ROUND_Q) >> _U62
+    f = np.int64(t - (n << _U62))  # in [-2**61, 2**61)
+    # int64 -> float64 in two int32 halves (AVX2 converts only int32 to float64)
+    d = np.float64(np.int32(f >> 31)) * 2147483648.0 + np.float64(np.int32(f & 0x7FFFFFFF))
+    return np.float32(d * _PIO2_2M62), np.int32(n)
+
+
+@njit(fastmath=_FAST_MATH, inline="always")
+def _reduce_pio2(a):
+    """(r, n) with a = n pi/2 + r, |r| <= pi/4 (r to float32 rounding), for float32
+    a >= 0: `_payne_hanek`, or (a, 0) below pi/4. The reduction in integers is exact
+    for every float32, and as cheap as Cody and Waite's once it is computed on every
+    lane anyway (as it must be, so that a loop over it vectorises without branches)."""
+    r, n = _payne_hanek(a)
+    small = a < _PIO4
+    return (a if small else r), (np.int32(0) if small else n)
+
+
+#: Taylor coefficients of sin and cos: on |r| <= pi/4 the first terms left out
+#: (r**11 / 11!, r**12 / 12!) are below 0.04 ulp of the result
+_S3, _S5, _S7, _S9 = (np.float32(-1 / 6), np.float32(1 / 120), np.float32(-1 / 5040),
+                      np.float32(1 / 362880))  # fmt: skip
+_K2, _K4, _K6, _K8, _K10 = (np.float32(-1 / 2), np.float32(1 / 24), np.float32(-1 / 720),
+                            np.float32(1 / 40320), np.float32(-1 / 3628800))  # fmt: skip
+
+
+@njit(fastmath=_FAST_MATH, inline="always")
+def _sin_cos_quadrant(x, shift):
+    """sin(x) when shift = 0, cos(x) = sin(x + pi/2) when shift = 1, for float32 x >= 0:
+    with x = n pi/2 + r, sin(x) is sin(r), cos(r), -sin(r), -cos(r) as n mod 4 is 0, 1,
+    2, 3; both polynomials are computed and selected. inf and NaN give NaN."""
+    r, n = _reduce_pio2(x)
+    s = r * r
+    sin_r = r + r * s * (_S3 + s * (_S5 + s * (_S7 + s * _S9)))
+    cos_r = _ONE + s * (_K2 + s * (_K4 + s * (_K6 + s * (_K8 + s * _K10))))
+    q = n + shift
+    y = cos_r if q & 1 else sin_r
+    y = -y if q & 2 else y
+    return y if abs(x) < _INF else _NAN
+
+
+@njit(fastmath=_FAST_MATH)
+def sin_f32(x):
+    """sin(x) for float32 x: sin(|x|) (see `_sin_cos_quadrant`) with x's sign bit
+    (sin is odd; -0 and negative denormals keep their sign)."""
+    y = _sin_cos_quadrant(abs(x), np.int32(0))
+    return _float32_from_bits(_float32_bits(y) ^ (_float32_bits(x) & _SIGN_BIT))
+
+
+@njit(fastmath=_FAST_MATH)
+def cos_f32(x):
+    """cos(x) for float32 x: cos(|x|) (cos is even; see `_sin_cos_quadrant`)."""
+    return _sin_cos_quadrant(abs(x), np.int32(1))
 
 
 def _nan_propagating(intrinsic_name: str):
