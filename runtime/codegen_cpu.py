@@ -29,8 +29,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects import arith
+from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import IntegerType, MemRefType, ModuleOp
 from xdsl.ir import Operation, SSAValue
 
@@ -50,10 +52,19 @@ NJIT_OPTIONS: dict[str, object] = {"parallel": True, "fastmath": FAST_MATH, "err
 KERNEL_FUNCTION = "kernel"
 
 
+#: what every kernel imports from runtime/cpu_math.py
+CPU_MATH_IMPORTS = ("cos_f32", "exp_f32", "fmaximum", "fminimum", "log_f32", "rsqrt", "sin_f32", "tanh_f32")
+
+
 class _KernelSource(ScalarSource):
     """The generator of one kernel's CPU source."""
 
-    EXP_F32 = "exp_f32"  # vectorisable, see runtime/cpu_math.py
+    #: vectorisable float32 functions (runtime/cpu_math.py): Numba's ``math.*`` are
+    #: scalar libm calls, which keep a loop from vectorising
+    FLOAT32_CALLS: ClassVar[dict[type[Operation], str]] = {
+        mathd.ExpOp: "exp_f32", mathd.LogOp: "log_f32", mathd.SinOp: "sin_f32",
+        mathd.CosOp: "cos_f32", mathd.TanhOp: "tanh_f32",
+    }  # fmt: skip
 
     def extremum(self, kind: str, a: str, b: str) -> str:
         return f"f{kind}imum({a}, {b})"  # llvm.maximum: vectorises, also as a reduction
@@ -71,7 +82,7 @@ class _KernelSource(ScalarSource):
             "import math",
             "import numpy as np",
             "from numba import prange",
-            "from runtime.cpu_math import exp_f32, fmaximum, fminimum, rsqrt",
+            f"from runtime.cpu_math import {', '.join(CPU_MATH_IMPORTS)}",
             "",
         ]
         body = [f"def {KERNEL_FUNCTION}({', '.join(args)}):", *(self.lines or ["    pass"])]

@@ -225,6 +225,76 @@ def cos_f32(x):
     return _sin_cos_quadrant(abs(x), np.int32(1))
 
 
+# ---- log -----------------------------------------------------------------------------
+
+_LOG_LN2_HI = np.float32(float.fromhex("0x1.62e300p-1"))  # ln 2 split in two: k * HI is exact
+_LOG_LN2_LO = np.float32(float.fromhex("0x1.2fefa2p-17"))
+#: minimax coefficients of (log(1 + s) - log(1 - s)) / s = 2 + Lg1 s**2 + ..., |s| <= 0.1716
+#: (FreeBSD's logf, to 2**-34.2)
+_LG1 = np.float32(float.fromhex("0xaaaaaa.0p-24"))
+_LG2 = np.float32(float.fromhex("0xccce13.0p-25"))
+_LG3 = np.float32(float.fromhex("0x91e9ee.0p-25"))
+_LG4 = np.float32(float.fromhex("0xf89e26.0p-26"))
+_SQRT_HALF_BITS = np.int32(0x3F3504F3)  # sqrt(2)/2
+_ONE_BITS = np.int32(0x3F800000)
+_MANTISSA_MASK = np.int32(0x7FFFFF)
+_MIN_NORMAL = np.float32(np.finfo(np.float32).tiny)
+_TWO_23 = np.float32(2.0**23)
+_TWO = np.float32(2.0)
+
+
+@njit(fastmath=_FAST_MATH)
+def log_f32(x):
+    """log(x) for float32 x, as FreeBSD's logf but without branches: x = 2**k (1 + f)
+    with 1 + f in [sqrt(2)/2, sqrt(2)) (from the bits, after scaling a denormal by
+    2**23), s = f / (2 + f), log(1 + f) = f - f**2/2 + s (f**2/2 + R(s**2)) with R a
+    minimax polynomial, plus k ln 2 in two parts. Negative and NaN give NaN, +-0
+    gives -inf, inf gives inf."""
+    tiny = x < _MIN_NORMAL
+    bits = _float32_bits(x * _TWO_23 if tiny else x) + (_ONE_BITS - _SQRT_HALF_BITS)
+    k = (bits >> _MANTISSA_BITS) - (_BIAS + _MANTISSA_BITS if tiny else _BIAS)
+    f = _float32_from_bits((bits & _MANTISSA_MASK) + _SQRT_HALF_BITS) - _ONE
+    s = f / (_TWO + f)
+    z = s * s
+    w = z * z
+    r = z * (_LG1 + w * _LG3) + w * (_LG2 + w * _LG4)
+    half_f2 = _HALF * f * f
+    dk = np.float32(k)
+    y = dk * _LOG_LN2_HI - ((half_f2 - (s * (half_f2 + r) + dk * _LOG_LN2_LO)) - f)
+    y = y if x > _ZERO else _NAN
+    y = -_INF if x == _ZERO else y
+    return x if x == _INF else y
+
+
+# ---- tanh ----------------------------------------------------------------------------
+
+_TANH_POLY = np.float32(0.55)  # below: the polynomial; above, tanh >= 1/2
+#: tanh(a) = a + a z P(z), z = a**2, P minimax for the relative error on a <= 0.55
+#: (0.02 ulp before rounding)
+_T0 = np.float32(float.fromhex("-0x1.55554ap-2"))
+_T1 = np.float32(float.fromhex("0x1.110d26p-3"))
+_T2 = np.float32(float.fromhex("-0x1.b9287ap-5"))
+_T3 = np.float32(float.fromhex("0x1.593d08p-6"))
+_T4 = np.float32(float.fromhex("-0x1.9b3048p-8"))
+_TANH_CAP = np.float32(20.0)  # tanh(a) rounds to 1 above 9.01; exp(2 * 20) is finite
+
+
+@njit(fastmath=_FAST_MATH)
+def tanh_f32(x):
+    """tanh(x) for float32 x: for a = |x| >= 0.55, 1 - 2 / (exp(2a) + 1), which
+    has no cancellation there (tanh >= 1/2), with a capped at 20 so that exp stays
+    finite; below, an odd polynomial, since the formula loses the relative accuracy
+    of small results (1 - q for q near 1). Both are computed and one is selected;
+    x's sign bit is put back (tanh is odd). NaN gives NaN."""
+    a = abs(x)
+    large = _ONE - _TWO / (exp_f32(_TWO * min(a, _TANH_CAP)) + _ONE)
+    z = a * a
+    small = a + a * z * (_T0 + z * (_T1 + z * (_T2 + z * (_T3 + z * _T4))))
+    y = small if a < _TANH_POLY else large
+    y = _float32_from_bits(_float32_bits(y) | (_float32_bits(x) & _SIGN_BIT))
+    return y if a == a else x  # NaN stays NaN (min(NaN, cap) is the cap)
+
+
 def _nan_propagating(intrinsic_name: str):
     """An intrinsic calling ``llvm.<intrinsic_name>`` on two floats of one type."""
 
