@@ -9,11 +9,16 @@ its buffers (inputs, then outputs), built from the loop IR op by op:
   reorder a sum);
 - a ``loop.reduce`` is an accumulator per result, set to its init before the loop
   and folded with ``+``, ``*``, ``max`` or ``min`` at the end of each iteration;
-- ``math.tanh`` is emitted as ``1 - 2/(exp(min(2z, 40)) + 1)``: Numba's ``tanh`` is
-  scalar libm on the CPU, ``exp`` is faster (notes/numba.md section 2), and the cap
-  keeps ``exp`` finite, which reassociation needs;
-  ``math.rsqrt`` as ``1/sqrt``, ``math.erf`` as ``math.erf``; integer powers
-  were already turned into multiplies by ``lower-to-loops``;
+- float32 ``math.exp``, ``log``, ``sin``, ``cos`` and ``tanh`` call the vectorisable
+  functions of ``runtime.cpu_math`` (``exp_f32``, ...; ``FLOAT32_CALLS``): Numba's
+  ``math.*`` are scalar libm calls on the CPU, which keep a loop from vectorising,
+  and NumPy's float32 ones are SIMD (notes/numba.md section 2). float64 keeps
+  ``math.*`` (NumPy's float64 sin, cos, exp and log are scalar libm speed too), but
+  ``math.tanh`` is emitted as ``1 - 2/(exp(min(2z, 40)) + 1)`` (faster than NumPy's,
+  but only absolutely accurate near 0: 8e-8 relative at 1e-10); ``math.erf`` stays
+  ``math.erf`` (scalar);
+  ``math.rsqrt`` is ``1/sqrt``; integer powers were already turned into multiplies by
+  ``lower-to-loops``;
 - every typed constant is a module-level NumPy scalar (``c0 = np.float32(0.5)``), so
   float32 arithmetic stays float32.
 
