@@ -9,11 +9,16 @@ its buffers (inputs, then outputs), built from the loop IR op by op:
   reorder a sum);
 - a ``loop.reduce`` is an accumulator per result, set to its init before the loop
   and folded with ``+``, ``*``, ``max`` or ``min`` at the end of each iteration;
-- ``math.tanh`` is emitted as ``1 - 2/(exp(min(2z, 40)) + 1)``: Numba's ``tanh`` is
-  scalar libm on the CPU, ``exp`` is faster (notes/numba.md section 2), and the cap
-  keeps ``exp`` finite, which reassociation needs;
-  ``math.rsqrt`` as ``1/sqrt``, ``math.erf`` as ``math.erf``; integer powers
-  were already turned into multiplies by ``lower-to-loops``;
+- float32 ``math.exp``, ``log``, ``sin``, ``cos`` and ``tanh`` call the vectorisable
+  functions of ``runtime.cpu_math`` (``exp_f32``, ...; ``FLOAT32_CALLS``): Numba's
+  ``math.*`` are scalar libm calls on the CPU, which keep a loop from vectorising,
+  and NumPy's float32 ones are SIMD (notes/numba.md section 2). float64 keeps
+  ``math.*`` (NumPy's float64 sin, cos, exp and log are scalar libm speed too), but
+  ``math.tanh`` is emitted as ``1 - 2/(exp(min(2z, 40)) + 1)`` (faster than NumPy's,
+  but only absolutely accurate near 0: 8e-8 relative at 1e-10); ``math.erf`` stays
+  ``math.erf`` (scalar);
+  ``math.rsqrt`` is ``1/sqrt``; integer powers were already turned into multiplies by
+  ``lower-to-loops``;
 - every typed constant is a module-level NumPy scalar (``c0 = np.float32(0.5)``), so
   float32 arithmetic stays float32.
 
@@ -29,8 +34,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects import arith
+from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import IntegerType, MemRefType, ModuleOp
 from xdsl.ir import Operation, SSAValue
 
@@ -51,10 +58,19 @@ NJIT_OPTIONS: dict[str, object] = {"parallel": True, "fastmath": FAST_MATH, "err
 KERNEL_FUNCTION = "kernel"
 
 
+#: what every kernel imports from runtime/cpu_math.py
+CPU_MATH_IMPORTS = ("cos_f32", "exp_f32", "fmaximum", "fminimum", "log_f32", "rsqrt", "sin_f32", "tanh_f32")
+
+
 class _KernelSource(ScalarSource):
     """The generator of one kernel's CPU source."""
 
-    EXP_F32 = "exp_f32"  # vectorisable, see runtime/cpu_math.py
+    #: vectorisable float32 functions (runtime/cpu_math.py): Numba's ``math.*`` are
+    #: scalar libm calls, which keep a loop from vectorising
+    FLOAT32_CALLS: ClassVar[dict[type[Operation], str]] = {
+        mathd.ExpOp: "exp_f32", mathd.LogOp: "log_f32", mathd.SinOp: "sin_f32",
+        mathd.CosOp: "cos_f32", mathd.TanhOp: "tanh_f32",
+    }  # fmt: skip
 
     def extremum(self, kind: str, a: str, b: str) -> str:
         return f"f{kind}imum({a}, {b})"  # llvm.maximum: vectorises, also as a reduction
@@ -72,7 +88,7 @@ class _KernelSource(ScalarSource):
             "import math",
             "import numpy as np",
             "from numba import prange",
-            "from runtime.cpu_math import exp_f32, fmaximum, fminimum, rsqrt",
+            f"from runtime.cpu_math import {', '.join(CPU_MATH_IMPORTS)}",
             "",
         ]
         body = [f"def {KERNEL_FUNCTION}({', '.join(args)}):", *(self.lines or ["    pass"])]

@@ -4,7 +4,8 @@ Both generators write Python source that Numba compiles; inside the loops, the
 ``arith`` and ``math`` ops of a kernel become the same Python expressions on either
 target. ``ScalarSource`` holds that part (naming, typed constants, expressions); each
 backend subclasses it with its own loops, loads, stores and module header, and says
-through two hooks how it computes ``exp`` and where its ``float32`` exp comes from.
+through hooks which functions compute its ``float32`` ``exp``, ``sin``, ``tanh``, ...
+(``FLOAT32_CALLS``) and how it computes ``rsqrt`` and ``maximum``.
 
 No name from the program or the IR reaches the source: arguments, values, loops and
 constants are named from counters (``a0``, ``v3``, ``i1``, ``c0``), types come from a
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import ClassVar
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
@@ -107,8 +109,10 @@ def _float_literal(value: float) -> str:
 class ScalarSource:
     """The scalar part of one kernel's source: names, constants, expressions."""
 
-    #: the function computing a float32 exp (``exp_f32`` on the CPU, ``math.exp`` on the GPU)
-    EXP_F32 = "math.exp"
+    #: the functions computing ``math`` ops on float32 (and float16, computed in float32)
+    #: where they are not ``_MATH1``'s ``math.*``: the CPU's vectorisable ``exp_f32``, ...;
+    #: none on the GPU. ``math.tanh`` not named here becomes ``1 - 2/(exp(2z) + 1)``.
+    FLOAT32_CALLS: ClassVar[dict[type[Operation], str]] = {}
 
     def __init__(self, kernel: loop.KernelOp):
         self.kernel = kernel
@@ -242,8 +246,8 @@ class ScalarSource:
             return f"{_CALL2[type(op)]}({n[0]}, {n[1]})"
         if isinstance(op, mathd.AbsIOp):
             return self.integer_abs(n[0], result_type)
-        if isinstance(op, mathd.ExpOp) and isinstance(result_type, Float32Type):
-            return f"{self.EXP_F32}({n[0]})"
+        if type(op) in self.FLOAT32_CALLS and isinstance(result_type, Float16Type | Float32Type):
+            return f"{self.FLOAT32_CALLS[type(op)]}({n[0]})"
         if type(op) in _MATH1:
             return f"{_MATH1[type(op)]}({n[0]})"
         if isinstance(op, arith.NegfOp):
@@ -255,8 +259,7 @@ class ScalarSource:
             one = self.const_of(1.0, result_type)
             two = self.const_of(2.0, result_type)
             cap = self.const_of(40.0, result_type)
-            exp = self.EXP_F32 if isinstance(result_type, Float32Type) else "math.exp"
-            return f"{one} - {two} / ({exp}(min({two} * {n[0]}, {cap})) + {one})"
+            return f"{one} - {two} / (math.exp(min({two} * {n[0]}, {cap})) + {one})"
         if isinstance(op, mathd.RsqrtOp):
             return self.rsqrt(n[0], result_type)
         if isinstance(op, mathd.PowFOp | mathd.IPowIOp | mathd.FPowIOp):

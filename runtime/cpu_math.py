@@ -1,13 +1,30 @@
 """Elementary functions for generated CPU kernels that LLVM can vectorise, with NumPy's
 special values.
 
-Numba has no vector math library here (no SVML), so `math.exp` on float32 is a call
-to scalar libm inside every loop, and that call, not memory, bounds a softmax. `exp_f32`
-is written in plain arithmetic instead — Cody-Waite range reduction, a degree-6
-polynomial, and the power of two built from its exponent bits — so an inner loop of
-it compiles to SIMD code (about 6x faster than `math.exp` on the CI kind of machine).
-Accuracy: within 3 ulp of exp on the normal range; denormal results, overflow to
-inf, underflow to 0 and NaN behave as in NumPy.
+Numba has no vector math library here (no SVML), so `math.exp`, `math.sin`, ... on
+float32 are calls to scalar libm inside every loop, and those calls, not memory, bound
+the kernel. These are written in plain arithmetic instead — range reduction,
+polynomials, exponents built from and read off the IEEE bits, and selects rather than
+branches — so an inner loop of them compiles to SIMD code:
+
+- `exp_f32`: Cody-Waite reduction by ln 2, a degree-6 Taylor polynomial, 2**n from its
+  exponent bits (about 6x faster than `math.exp` on the CI kind of machine). Within
+  3 ulp on the normal range; denormal results, overflow to inf, underflow to 0 and NaN
+  behave as in NumPy.
+- `sin_f32`, `cos_f32`: reduction by pi/2 by Payne and Hanek's method in 64-bit
+  integers, exact for every float32 (1e30 and 3.4e38 included) and computed on every
+  lane, then Taylor polynomials on [-pi/4, pi/4] chosen by the quadrant. Within
+  1.50 ulp (sin) and 1.50 ulp (cos) over all float32 (NumPy's float32 sin and cos:
+  about 1.2 ulp).
+- `log_f32`: FreeBSD's logf without its branches, within 0.84 ulp over all positive
+  float32, denormals included (NumPy's float32 log: 2.6 ulp).
+- `tanh_f32`: an odd polynomial below |x| = 0.625, 1 - 2/(exp(2|x|) + 1) above; within
+  1.62 ulp over all float32 (NumPy's: 1.3).
+
+Each keeps NumPy's special values: NaN in, NaN out; sin/cos of inf NaN; log of a
+negative NaN, of 0 -inf; only the sign of a zero may differ (sin and tanh keep it).
+The results are the same bits on every run; they come from plain float32, integer and
+float64 arithmetic, so they do not depend on the C library.
 
 `fmaximum`/`fminimum` are LLVM's NaN-propagating `llvm.maximum`/`llvm.minimum`: NumPy's
 `maximum`, and a max reduction LLVM vectorises (Python's `max` drops a NaN in its second
@@ -16,6 +33,8 @@ exact where the kernels' `arcp`/`afn` flags would let LLVM use a reciprocal esti
 
 Generated kernels import these by name; its source is part of every kernel's cache key
 (`runtime.kernel_cache`), so editing this file recompiles the kernels that use it.
+A function that is too large for LLVM's inliner stays a call and its loop does not
+vectorise: `tests/runtime/test_cpu_math.py` checks that each one does.
 """
 
 import numpy as np
@@ -39,6 +58,16 @@ def _float32_from_bits(typingctx, bits):
     return types.float32(types.int32), codegen
 
 
+@intrinsic
+def _float32_bits(typingctx, x):
+    """The IEEE bits of the float32 `x` as an int32 (a bitcast, free in SIMD)."""
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(32))
+
+    return types.int32(types.float32), codegen
+
+
 _LOG2E = np.float32(1.4426950408889634)
 _LN2_HI = np.float32(0.693359375)  # ln 2 split in two: n * _LN2_HI is exact
 _LN2_LO = np.float32(-2.12194440e-4)
@@ -52,6 +81,8 @@ _BIAS = np.int32(127)
 _MANTISSA_BITS = np.int32(23)
 _INF = np.float32(np.inf)
 _ZERO = np.float32(0.0)
+_NAN = np.float32(np.nan)
+_SIGN_BIT = np.int32(-(2**31))
 
 
 # compiled as a function of its own (not inlined in Numba's IR, where the caller's
@@ -79,7 +110,208 @@ def exp_f32(x):
     y = y * _float32_from_bits((k - half + _BIAS) << _MANTISSA_BITS)
     y = _INF if x > _OVERFLOW else y
     y = _ZERO if x < _UNDERFLOW else y
-    return x if x != x else y  # NaN stays NaN
+    return x if np.isnan(x) else y
+
+
+# ---- sin and cos ------------------------------------------------------------------
+
+
+def _two_over_pi_bits(scale: int) -> int:
+    """floor(2/pi * 2**scale), exactly: pi by Machin's formula, pi/4 = 4 atan(1/5) -
+    atan(1/239), in integers scaled by 2**(scale + 64); the 64 guard bits absorb the
+    truncation of the series."""
+    bits = scale + 64
+
+    def atan_inv(k: int) -> int:  # atan(1/k) * 2**bits, by its alternating series
+        total = term = (1 << bits) // k
+        n = 1
+        while term:
+            term //= k * k
+            total += (-1) ** n * (term // (2 * n + 1))
+            n += 1
+        return total
+
+    pi = 16 * atan_inv(5) - 4 * atan_inv(239)
+    return (1 << (2 * bits + 1)) // pi >> 64
+
+
+#: floor(2/pi * 2**256) in four 64-bit words, least significant first
+_QUARTER_WORDS = tuple(np.uint64((_two_over_pi_bits(256) >> (64 * k)) & (2**64 - 1)) for k in range(4))
+_Q0, _Q1, _Q2, _Q3 = _QUARTER_WORDS
+_PIO4 = np.float32(np.pi / 4)
+_U0 = np.uint64(0)
+_U1 = np.uint64(1)
+_U32 = np.uint64(32)
+_U62 = np.uint64(62)
+_U63 = np.uint64(63)
+_LOW32 = np.uint64(0xFFFFFFFF)
+_ROUND_Q = np.uint64(1 << 61)
+_PIO2_2M62 = np.float64(np.pi / 2 * 2.0**-62)  # pi/2 in the units of T's 62 fraction bits
+
+
+@njit(fastmath=_FAST_MATH, inline="always")
+def _shifted_right(lo, hi, b):
+    """The low 64 bits of (hi 2**64 + lo) >> b, for 0 <= b < 64 (``hi << (64 - b)``
+    in two steps: a shift by 64 is undefined)."""
+    return (lo >> b) | ((hi << _U1) << (_U63 - b))
+
+
+@njit(fastmath=_FAST_MATH, inline="always")
+def _two_over_pi_window(e):
+    """floor(2/pi * 2**(e - 24)) mod 2**128 as (low, high) 64-bit words, for biased
+    exponents 126 <= e <= 255: bits 280 - e ... 407 - e of floor(2/pi 2**256), cut
+    out of its four words by shifts (a table lookup would not vectorise: AVX2 has
+    gathers, but LLVM does not use them on this CPU)."""
+    sh = np.uint64(280 - e)
+    word = sh >> np.uint64(6)
+    b = sh & _U63
+    w0 = _Q1 if word == 1 else (_Q2 if word == 2 else _Q0)
+    w1 = _Q2 if word == 1 else (_Q3 if word == 2 else _Q1)
+    w2 = _Q3 if word == 1 else (_U0 if word == 2 else _Q2)
+    return _shifted_right(w0, w1, b), _shifted_right(w1, w2, b)
+
+
+@njit(fastmath=_FAST_MATH, inline="always")
+def _payne_hanek(x):
+    """x mod pi/2 for float32 x >= pi/4, by Payne and Hanek's method, in
+    integers: with x = m 2**(e - 150) (m its 24-bit significand, e its biased
+    exponent), T = x 2/pi 2**62 mod 2**64 = m W >> 64 (mod 2**64), where W =
+    floor(2/pi 2**(e - 24)) mod 2**128 holds the bits of 2/pi that are not lost in
+    multiples of 4 (`_two_over_pi_window`), multiplied in 32-bit halves. The top 2
+    bits of T + 2**61 are the quadrant n (x / (pi/2) rounded), the rest the remainder
+    in [-1/2, 1/2) quadrants, which has at least 32 significant bits for every float32
+    x; it is scaled to radians in float64.
+    Returns (r, n), x = n pi/2 + r, |r| <= pi/4 (n mod 4 is all that is meaningful)."""
+    bits = _float32_bits(x)
+    e = (bits >> 23) & 0xFF
+    m = np.uint64((bits & 0x7FFFFF) | 0x800000)
+    low, high = _two_over_pi_window(e)
+    top = m * high  # mod 2**64
+    carry = (m * (low >> _U32) + ((m * (low & _LOW32)) >> _U32)) >> _U32  # m * low >> 64
+    t = top + carry
+    n = (t + _ROUND_Q) >> _U62
+    f = np.int64(t - (n << _U62))  # in [-2**61, 2**61)
+    # int64 -> float64 in two int32 halves (AVX2 converts only int32 to float64)
+    d = np.float64(np.int32(f >> 31)) * 2147483648.0 + np.float64(np.int32(f & 0x7FFFFFFF))
+    return np.float32(d * _PIO2_2M62), np.int32(n)
+
+
+@njit(fastmath=_FAST_MATH, inline="always")
+def _reduce_pio2(a):
+    """(r, n) with a = n pi/2 + r, |r| <= pi/4 (r to float32 rounding), for float32
+    a >= 0: `_payne_hanek`, or (a, 0) below pi/4. The reduction in integers is exact
+    for every float32, and as cheap as Cody and Waite's once it is computed on every
+    lane anyway (as it must be, so that a loop over it vectorises without branches)."""
+    r, n = _payne_hanek(a)
+    small = a < _PIO4
+    return (a if small else r), (np.int32(0) if small else n)
+
+
+#: Taylor coefficients of sin and cos: on |r| <= pi/4 the first terms left out
+#: (r**11 / 11!, r**12 / 12!) are below 0.04 ulp of the result
+_S3, _S5, _S7, _S9 = (np.float32(-1 / 6), np.float32(1 / 120), np.float32(-1 / 5040),
+                      np.float32(1 / 362880))  # fmt: skip
+_K2, _K4, _K6, _K8, _K10 = (np.float32(-1 / 2), np.float32(1 / 24), np.float32(-1 / 720),
+                            np.float32(1 / 40320), np.float32(-1 / 3628800))  # fmt: skip
+
+
+@njit(fastmath=_FAST_MATH, inline="always")
+def _sin_cos_quadrant(x, shift):
+    """sin(x) when shift = 0, cos(x) = sin(x + pi/2) when shift = 1, for float32 x >= 0:
+    with x = n pi/2 + r, sin(x) is sin(r), cos(r), -sin(r), -cos(r) as n mod 4 is 0, 1,
+    2, 3; both polynomials are computed and selected. inf and NaN give NaN."""
+    r, n = _reduce_pio2(x)
+    s = r * r
+    sin_r = r + r * s * (_S3 + s * (_S5 + s * (_S7 + s * _S9)))
+    cos_r = _ONE + s * (_K2 + s * (_K4 + s * (_K6 + s * (_K8 + s * _K10))))
+    q = n + shift
+    y = cos_r if q & 1 else sin_r
+    y = -y if q & 2 else y
+    return y if abs(x) < _INF else _NAN
+
+
+@njit(fastmath=_FAST_MATH)
+def sin_f32(x):
+    """sin(x) for float32 x: sin(|x|) (see `_sin_cos_quadrant`) with x's sign bit
+    (sin is odd; -0 and negative denormals keep their sign)."""
+    y = _sin_cos_quadrant(abs(x), np.int32(0))
+    return _float32_from_bits(_float32_bits(y) ^ (_float32_bits(x) & _SIGN_BIT))
+
+
+@njit(fastmath=_FAST_MATH)
+def cos_f32(x):
+    """cos(x) for float32 x: cos(|x|) (cos is even; see `_sin_cos_quadrant`)."""
+    return _sin_cos_quadrant(abs(x), np.int32(1))
+
+
+# ---- log -----------------------------------------------------------------------------
+
+_LOG_LN2_HI = np.float32(float.fromhex("0x1.62e300p-1"))  # ln 2 split in two: k * HI is exact
+_LOG_LN2_LO = np.float32(float.fromhex("0x1.2fefa2p-17"))
+#: minimax coefficients of (log(1 + s) - log(1 - s)) / s = 2 + Lg1 s**2 + ..., |s| <= 0.1716
+#: (FreeBSD's logf, to 2**-34.2)
+_LG1 = np.float32(float.fromhex("0xaaaaaa.0p-24"))
+_LG2 = np.float32(float.fromhex("0xccce13.0p-25"))
+_LG3 = np.float32(float.fromhex("0x91e9ee.0p-25"))
+_LG4 = np.float32(float.fromhex("0xf89e26.0p-26"))
+_SQRT_HALF_BITS = np.int32(0x3F3504F3)  # sqrt(2)/2
+_ONE_BITS = np.int32(0x3F800000)
+_MANTISSA_MASK = np.int32(0x7FFFFF)
+_MIN_NORMAL = np.float32(np.finfo(np.float32).tiny)
+_TWO_23 = np.float32(2.0**23)
+_TWO = np.float32(2.0)
+
+
+@njit(fastmath=_FAST_MATH)
+def log_f32(x):
+    """log(x) for float32 x, as FreeBSD's logf but without branches: x = 2**k (1 + f)
+    with 1 + f in [sqrt(2)/2, sqrt(2)) (from the bits, after scaling a denormal by
+    2**23), s = f / (2 + f), log(1 + f) = f - f**2/2 + s (f**2/2 + R(s**2)) with R a
+    minimax polynomial, plus k ln 2 in two parts. Negative and NaN give NaN, +-0
+    gives -inf, inf gives inf."""
+    tiny = x < _MIN_NORMAL
+    bits = _float32_bits(x * _TWO_23 if tiny else x) + (_ONE_BITS - _SQRT_HALF_BITS)
+    k = (bits >> _MANTISSA_BITS) - (_BIAS + _MANTISSA_BITS if tiny else _BIAS)
+    f = _float32_from_bits((bits & _MANTISSA_MASK) + _SQRT_HALF_BITS) - _ONE
+    s = f / (_TWO + f)
+    z = s * s
+    w = z * z
+    r = z * (_LG1 + w * _LG3) + w * (_LG2 + w * _LG4)
+    half_f2 = _HALF * f * f
+    dk = np.float32(k)
+    y = dk * _LOG_LN2_HI - ((half_f2 - (s * (half_f2 + r) + dk * _LOG_LN2_LO)) - f)
+    y = y if x > _ZERO else _NAN
+    y = -_INF if x == _ZERO else y
+    return x if x == _INF else y
+
+
+# ---- tanh ----------------------------------------------------------------------------
+
+_TANH_POLY = np.float32(0.625)  # below: the polynomial; above, tanh >= 0.55
+#: tanh(a) = a + a z P(z), z = a**2, P minimax for the relative error on a <= 0.625
+#: (0.07 ulp before rounding)
+_T0 = np.float32(float.fromhex("-0x1.555532p-2"))
+_T1 = np.float32(float.fromhex("0x1.110726p-3"))
+_T2 = np.float32(float.fromhex("-0x1.b83c5ap-5"))
+_T3 = np.float32(float.fromhex("0x1.52269cp-6"))
+_T4 = np.float32(float.fromhex("-0x1.75e1cep-8"))
+_TANH_CAP = np.float32(20.0)  # tanh(a) rounds to 1 above 9.01; exp(2 * 20) is finite
+
+
+@njit(fastmath=_FAST_MATH)
+def tanh_f32(x):
+    """tanh(x) for float32 x: for a = |x| >= 0.625, 1 - 2 / (exp(2a) + 1), which
+    has no cancellation there (tanh > 1/2), with a capped at 20 so that exp stays
+    finite; below, an odd polynomial, since the formula loses the relative accuracy
+    of small results (1 - q for q near 1). Both are computed and one is selected;
+    x's sign bit is put back (tanh is odd). NaN gives NaN."""
+    a = abs(x)
+    large = _ONE - _TWO / (exp_f32(_TWO * min(a, _TANH_CAP)) + _ONE)
+    z = a * a
+    small = a + a * z * (_T0 + z * (_T1 + z * (_T2 + z * (_T3 + z * _T4))))
+    y = small if a < _TANH_POLY else large
+    y = _float32_from_bits(_float32_bits(y) | (_float32_bits(x) & _SIGN_BIT))
+    return x if np.isnan(x) else y  # min(NaN, cap) is the cap
 
 
 def _nan_propagating(intrinsic_name: str):
