@@ -33,8 +33,9 @@ exact where the kernels' `arcp`/`afn` flags would let LLVM use a reciprocal esti
 
 Generated kernels import these by name; its source is part of every kernel's cache key
 (`runtime.kernel_cache`), so editing this file recompiles the kernels that use it.
-A function that is too large for LLVM's inliner stays a call and its loop does not
-vectorise: `tests/runtime/test_cpu_math.py` checks that each one does.
+Each is marked `forceinline` (LLVM's alwaysinline): one left a call keeps its loop
+scalar, and LLVM's inliner judged sin_f32 too large on one CPU and not on another;
+`tests/runtime/test_cpu_math.py` checks that a loop over each one vectorises.
 """
 
 import numpy as np
@@ -86,10 +87,12 @@ _SIGN_BIT = np.int32(-(2**31))
 
 
 # compiled as a function of its own (not inlined in Numba's IR, where the caller's
-# flags would apply); LLVM inlines it into the kernel's loop, keeping these flags.
+# flags would apply) and marked alwaysinline (``forceinline``): LLVM inlines it into the
+# kernel's loop, keeping these flags, whatever its inliner's cost model says of its size
+# on the host CPU (a call left in the loop keeps the loop scalar).
 # Not cached on its own: Numba's cache files are unverified pickles (a damaged one
 # crashed the process), and every kernel's cached code already holds a copy of it.
-@njit(fastmath=_FAST_MATH)
+@njit(fastmath=_FAST_MATH, forceinline=True)
 def exp_f32(x):
     """exp(x) for float32 x: x = n ln2 + r with |r| <= ln2 / 2, exp(r) by its Taylor
     polynomial, then times 2**n, applied as 2**(n // 2) * 2**(n - n // 2) so that
@@ -230,7 +233,7 @@ def _sin_cos_quadrant(x, shift):
     return y if abs(x) < _INF else _NAN
 
 
-@njit(fastmath=_FAST_MATH)
+@njit(fastmath=_FAST_MATH, forceinline=True)
 def sin_f32(x):
     """sin(x) for float32 x: sin(|x|) (see `_sin_cos_quadrant`) with x's sign bit
     (sin is odd; -0 and negative denormals keep their sign)."""
@@ -238,7 +241,7 @@ def sin_f32(x):
     return _float32_from_bits(_float32_bits(y) ^ (_float32_bits(x) & _SIGN_BIT))
 
 
-@njit(fastmath=_FAST_MATH)
+@njit(fastmath=_FAST_MATH, forceinline=True)
 def cos_f32(x):
     """cos(x) for float32 x: cos(|x|) (cos is even; see `_sin_cos_quadrant`)."""
     return _sin_cos_quadrant(abs(x), np.int32(1))
@@ -262,7 +265,7 @@ _TWO_23 = np.float32(2.0**23)
 _TWO = np.float32(2.0)
 
 
-@njit(fastmath=_FAST_MATH)
+@njit(fastmath=_FAST_MATH, forceinline=True)
 def log_f32(x):
     """log(x) for float32 x, as FreeBSD's logf but without branches: x = 2**k (1 + f)
     with 1 + f in [sqrt(2)/2, sqrt(2)) (from the bits, after scaling a denormal by
@@ -298,7 +301,7 @@ _T4 = np.float32(float.fromhex("-0x1.75e1cep-8"))
 _TANH_CAP = np.float32(20.0)  # tanh(a) rounds to 1 above 9.01; exp(2 * 20) is finite
 
 
-@njit(fastmath=_FAST_MATH)
+@njit(fastmath=_FAST_MATH, forceinline=True)
 def tanh_f32(x):
     """tanh(x) for float32 x: for a = |x| >= 0.625, 1 - 2 / (exp(2a) + 1), which
     has no cancellation there (tanh > 1/2), with a capped at 20 so that exp stays
