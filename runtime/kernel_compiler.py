@@ -11,8 +11,11 @@ transformer block: 91% of elements, 4.6e-5 relative). A process that runs kernel
 only loads them from the cache; this helper compiles them into it.
 
 One helper process per process that needs one, started on the first cache miss and
-kept until exit; requests and replies are length-prefixed pickles on its standard
-input and output. A kernel that the helper cannot compile or that does not reach the
+kept until exit, or until it has compiled ``CompileHelper.RECYCLE_AFTER`` kernels: Numba
+keeps the machine code of every kernel a process compiled (about 3 MB each, measured by
+benchmarks/memory.py), so a helper that served a long-running process for ever would
+grow without bound; the next miss starts a fresh one. Requests and replies are
+length-prefixed pickles on its standard input and output. A kernel that the helper cannot compile or that does not reach the
 cache (it cannot be written) is compiled in the process that runs it, as before.
 """
 
@@ -59,11 +62,16 @@ class CompileHelper:
     #: this ``runtime``, whatever the working directory holds
     _BOOT = "import sys; sys.path.insert(0, {root!r}); from runtime.kernel_compiler import serve; serve()"
 
+    #: kernels one helper process compiles before it is replaced: bounds its memory at
+    #: about 300 MB more than a fresh one's, for the 1-2 s a fresh one takes to start
+    RECYCLE_AFTER = 100
+
     def __init__(self) -> None:
         self._process: subprocess.Popen | None = None
         self._lock = threading.Lock()
         #: kernels this process had the helper compile (tests read it)
         self.requests = 0
+        self._served = 0  # requests the running helper process answered
 
     @property
     def pid(self) -> int | None:
@@ -88,6 +96,10 @@ class CompileHelper:
         with self._lock:
             self.requests += 1
             reply = self._ask(request)
+            if reply is not None:
+                self._served += 1
+                if self._served >= self.RECYCLE_AFTER:
+                    self.close()
         if reply is None:
             return False
         for message in reply["warnings"]:
@@ -117,6 +129,7 @@ class CompileHelper:
         if self._process is not None and self._process.poll() is None:
             return self._process
         root = str(Path(__file__).resolve().parent.parent)
+        self._served = 0
         try:
             self._process = subprocess.Popen(
                 [sys.executable, "-c", self._BOOT.format(root=root)],
