@@ -20,12 +20,11 @@ The price (docs/reference.md, "Long-running processes", has the numbers): every 
 crosses to the worker and back, its arrays copied both ways as pickles, and a fresh
 worker's first call imports fusec and Numba again. Device arrays cannot cross.
 
-A worker is a ``multiprocessing`` process started with ``spawn`` (a forked child
-would inherit Numba's OpenMP threads and locks in whatever state they were in), which
-answers requests on a pipe. As with any spawned pool, a script using it must guard its
-top level with ``if __name__ == "__main__":``, since the worker imports the script. Not
-``concurrent.futures.ProcessPoolExecutor``: its requests pass through two queues and
-two threads, a round trip of 0.86 ms here against 0.2-0.3 ms on a pipe; and its
+A worker is a fresh Python process started and spoken to as the kernel compile helper
+is (``runtime.helper_process``: a pipe each way, no fork, no import of the caller's
+main script). Not ``concurrent.futures.ProcessPoolExecutor``: its requests pass through
+two queues and two threads, a round trip of 0.86 ms here against 0.2-0.3 ms on a
+pipe; its ``spawn`` start imports the caller's main script again; and its
 ``max_tasks_per_child`` counts calls, which would replace a worker that runs one
 program many times for nothing.
 """
@@ -33,20 +32,19 @@ program many times for nothing.
 from __future__ import annotations
 
 import atexit
-import multiprocessing
 import pickle
-import signal
+import subprocess
 import threading
 import traceback
 from collections import OrderedDict
 from collections.abc import Sequence
-from multiprocessing.connection import Connection
 from typing import Any
 
 import numpy as np
 
 from compiler.api import Program, read_source
 from compiler.irgen import source_to_module
+from runtime import helper_process
 from runtime.errors import ExecutionError, FusecError, InputError
 from runtime.process_memory import rss_bytes
 
@@ -104,22 +102,18 @@ def _serve(kind: str, spec: Spec, *args) -> tuple[bool, Any, str | None, int | N
         return False, error, traceback.format_exc(), rss_bytes()
 
 
-def _main(connection: Connection) -> None:
-    """The worker's loop: answers requests until it reads ``None`` or its caller is
-    gone. Ctrl-C reaches the whole process group: the caller handles it."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    while True:
-        try:
-            request = connection.recv()
-        except EOFError:
-            return
-        if request is None:
-            return
+def serve() -> None:
+    """The worker's loop (``runtime.helper_process``): answers requests until its
+    input ends."""
+    requests, replies = helper_process.serving()
+    while (request := helper_process.receive(requests)) is not None:
         ok, answer, where, rss = _serve(*request)
         try:
-            connection.send((ok, answer, where, rss))
+            helper_process.send(replies, (ok, answer, where, rss))
         except (pickle.PicklingError, TypeError, AttributeError) as error:  # an answer that cannot cross
-            connection.send((False, RuntimeError(f"cannot send the worker's reply back: {error}"), where, rss))
+            helper_process.send(replies, (False, RuntimeError(f"cannot send the worker's reply: {error}"), where, rss))
+        except BrokenPipeError:  # the caller is gone
+            return
 
 
 # ---------------------------------------------------------------------------
@@ -145,8 +139,7 @@ class Worker:
         #: worker processes replaced so far (by the limits, not by a crash)
         self.recycled = 0
         self._lock = threading.Lock()
-        self._process: multiprocessing.Process | None = None
-        self._connection: Connection | None = None
+        self._process: subprocess.Popen | None = None
         self._programs: set[int] = set()  # hashes of the programs the running worker compiled
 
     @property
@@ -178,19 +171,22 @@ class Worker:
         the error it met raised here. ``doing`` says what the request does, for the
         message when the worker dies meanwhile."""
         with self._lock:
-            connection = self._started()
+            process = self._started()
             try:
-                connection.send((kind, spec, *args))
-                ok, answer, where, rss = connection.recv()
-            except (EOFError, OSError):
+                helper_process.send(process.stdin, (kind, spec, *args))
+                reply = helper_process.receive(process.stdout)
+            except OSError:  # gone before the request was sent (killed between two calls)
+                reply = None
+            except BaseException:  # interrupted (Ctrl-C) with a reply on its way: out of step
+                self._stop()
+                raise
+            if reply is None:
                 self._stop()
                 raise ExecutionError(
                     f"the fusec worker process stopped while {doing} (it was killed, or ran out of memory); "
                     "the next call starts a fresh one"
-                ) from None
-            except BaseException:  # interrupted (Ctrl-C) with a reply on its way: out of step
-                self._stop()
-                raise
+                )
+            ok, answer, where, rss = reply
             self._programs.add(hash(spec))
             if len(self._programs) >= self.max_programs or (rss or 0) > self.max_rss_mb * 2**20:
                 self._stop()
@@ -199,31 +195,28 @@ class Worker:
             raise answer from (WorkerTraceback(where) if where else None)
         return answer
 
-    def _started(self) -> Connection:
-        if self._connection is None:
-            context = multiprocessing.get_context("spawn")
-            self._connection, child = context.Pipe()
-            self._process = context.Process(target=_main, args=(child,), name="fusec-worker", daemon=True)
-            self._process.start()
-            child.close()
-        return self._connection
+    def _started(self) -> subprocess.Popen:
+        if self._process is None:
+            try:
+                self._process = helper_process.start(__name__)
+            except OSError as error:
+                raise ExecutionError(f"cannot start the fusec worker process: {error.strerror or error}") from None
+        return self._process
 
     def _stop(self) -> None:
-        """Stops the worker process and waits for it to exit (with the lock held)."""
-        connection, process = self._connection, self._process
-        self._connection = self._process = None
+        """Stops the worker process (it exits at the end of its input) and waits for
+        it (with the lock held: no request goes to a worker on its way out)."""
+        process, self._process = self._process, None
         self._programs.clear()
         if process is None:
             return
         try:
-            connection.send(None)
-        except OSError:  # already gone
-            pass
-        connection.close()
-        process.join(timeout=10)
-        if process.exitcode is None:
+            process.stdin.close()
+            process.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
             process.kill()
-            process.join()
+            process.wait()
+        process.stdout.close()
 
     def close(self) -> None:
         """Stops the worker process; a later request starts a fresh one."""
