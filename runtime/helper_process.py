@@ -37,23 +37,46 @@ def start(module: str) -> subprocess.Popen:
 
 
 def send(stream: BinaryIO, message: Any) -> None:
-    """Writes ``message``; pickled whole first, so one that cannot be pickled writes
-    nothing and leaves the stream in step."""
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    stream.write(len(data).to_bytes(_HEADER, "little") + data)
+    """Writes ``message``: its pickle, then the data of the arrays in it as they lie
+    in memory (pickle protocol 5's out-of-band buffers: no copy of a large array into
+    the pickle). Pickled whole first, so one that cannot be pickled writes nothing and
+    leaves the stream in step."""
+    buffers: list[pickle.PickleBuffer] = []
+    data = pickle.dumps(message, protocol=5, buffer_callback=buffers.append)
+    views = [buffer.raw() for buffer in buffers]
+    sizes = [len(data), len(views), *(view.nbytes for view in views)]
+    stream.write(b"".join(size.to_bytes(_HEADER, "little") for size in sizes))
+    stream.writelines((data, *views))
     stream.flush()
 
 
 def receive(stream: BinaryIO) -> Any | None:
     """The next message, or ``None`` at the end of the stream."""
-    header = stream.read(_HEADER)
-    if len(header) < _HEADER:
+    header = _read(stream, 2 * _HEADER)
+    if header is None:
         return None
-    size = int.from_bytes(header, "little")
-    data = stream.read(size)
-    if len(data) < size:
+    size, count = int.from_bytes(header[:_HEADER], "little"), int.from_bytes(header[_HEADER:], "little")
+    sizes = _read(stream, count * _HEADER)
+    data = _read(stream, size)
+    if sizes is None or data is None:
         return None
-    return pickle.loads(data)
+    buffers = [_read(stream, int.from_bytes(sizes[i : i + _HEADER], "little")) for i in range(0, len(sizes), _HEADER)]
+    if any(buffer is None for buffer in buffers):
+        return None
+    return pickle.loads(data, buffers=buffers)
+
+
+def _read(stream: BinaryIO, size: int) -> bytearray | None:
+    """``size`` bytes read straight into a buffer of their own (an array unpickled
+    from it keeps it, uncopied), or ``None`` at the end of the stream."""
+    buffer = bytearray(size)
+    view, done = memoryview(buffer), 0
+    while done < size:
+        got = stream.readinto(view[done:])
+        if not got:
+            return None
+        done += got
+    return buffer
 
 
 def serving() -> tuple[BinaryIO, BinaryIO]:
