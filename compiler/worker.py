@@ -23,7 +23,7 @@ worker's first call imports fusec and Numba again. Device arrays cannot cross.
 A worker is a fresh Python process started and spoken to as the kernel compile helper
 is (``runtime.helper_process``: a pipe each way, no fork, no import of the caller's
 main script). Not ``concurrent.futures.ProcessPoolExecutor``: its requests pass through
-two queues and two threads, a round trip of 0.86 ms here against 0.2-0.3 ms on a
+two queues and two threads, a round trip of 0.86 ms here against 0.15-0.3 ms on a
 pipe; its ``spawn`` start imports the caller's main script again; and its
 ``max_tasks_per_child`` counts calls, which would replace a worker that runs one
 program many times for nothing.
