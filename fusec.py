@@ -9,6 +9,10 @@ Every error it raises for a bad program, bad inputs or a failed run is a `FusecE
 a `SourceError` (diagnostics against the source), an `InputError` (arguments, files,
 options; `TargetError` where the target cannot run here) or an `ExecutionError`.
 
+A long-running process that compiles many programs can compile and run them in a
+worker process whose memory is returned: `fusec.Worker`, or `fusec.compile(...,
+isolate=True)` (docs/reference.md, "Long-running processes").
+
 The dialects and passes are importable on their own: `dialects.graph`, `dialects.loop`,
 `passes.registry.all_passes()`, `compiler.context.make_context()`.
 """
@@ -16,6 +20,7 @@ The dialects and passes are importable on their own: `dialects.graph`, `dialects
 from compiler.api import Program, TargetError, compile
 from compiler.diagnostics import SourceError
 from compiler.stages import STAGES
+from compiler.worker import IsolatedProgram, Worker
 from runtime.errors import ExecutionError, FusecError, InputError
 
 __version__ = "0.1.0"
@@ -25,9 +30,11 @@ __all__ = [
     "ExecutionError",
     "FusecError",
     "InputError",
+    "IsolatedProgram",
     "Program",
     "SourceError",
     "TargetError",
+    "Worker",
     "__version__",
     "compile",
 ]

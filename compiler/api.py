@@ -306,13 +306,21 @@ def compile(
     matmul: str = "auto",
     disable_rules: str | Sequence[str] = (),
     calibrate: bool = True,
-) -> Program:
+    isolate: bool = False,
+):
     """Checks a program and prepares it to run on `target` (compiling lazily, per
     function). `matmul`: how matmul groups run: `auto` (the cost model picks per
     group), `library` (NumPy's BLAS, cuBLAS through CuPy, where there is one) or
     `generated` (fusec's kernels). `disable_rules`: fusion rules to switch off, by
     name (`"a,b"` or a list); `calibrate=False`: plan with the cost model alone,
-    ignoring the kernel times measured on this machine (see `Program`)."""
+    ignoring the kernel times measured on this machine (see `Program`).
+    `isolate=True`: compile and run in fusec's shared worker process, which is
+    replaced now and then so that a long-running process stays bounded however many
+    programs it compiles; returns a `compiler.worker.IsolatedProgram`."""
+    if isolate:
+        from compiler.worker import shared_worker
+
+        return shared_worker().compile(source_or_path, target, fuse, matmul, disable_rules, calibrate)
     text, path = read_source(source_or_path)
     return Program(
         source_to_module(text, path),

@@ -71,6 +71,10 @@ class SourceError(FusecError):
     def format(self) -> str:
         return "\n".join(d.format(self.source) for d in self.diagnostics)
 
+    def __reduce__(self):
+        # rebuilt from what it was made of (a worker process sends it back pickled)
+        return type(self), (self.diagnostics, self.source)
+
 
 def decode_source(data: bytes, path: str) -> str:
     """The text of a source file read as bytes; a file that is not UTF-8 is an error at

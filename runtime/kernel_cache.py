@@ -13,6 +13,11 @@ The cache directory is ``$FUSEC_CACHE_DIR``, else ``~/.cache/fusec``. One that c
 be used (see ``runtime.cache_files.private_directory``) is replaced, with a warning,
 by a private temporary folder removed at exit; a kernel whose source cannot be
 written is compiled in memory, without any cache. docs/cache.md is the user's view.
+
+What a process keeps is bounded: a loaded kernel is shared by every program using it
+while one does, and only the last ``RECENT_KERNELS`` are kept after that (each holds
+its machine code in LLVM's memory); a kernel module leaves ``sys.modules`` once no kept
+kernel uses it (docs/reference.md, "Long-running processes").
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ import sys
 import tempfile
 import threading
 import types
+import weakref
+from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,8 +42,16 @@ import numba
 from runtime import cache_files, numba_cache
 from runtime.kernel_compiler import HELPER
 
+#: kernels kept loaded after the last program using them is gone, so that a program
+#: compiled again soon (a service compiling per request) finds them without reading
+#: the disk cache; beyond them a process holds only the kernels of live programs
+RECENT_KERNELS = 32
+
 _LOCK = threading.Lock()
-_LOADED: dict[tuple[str, str, str], Any] = {}  # (directory, key, function) -> dispatcher
+#: every loaded kernel still in use, by (directory, key, function): programs share it
+_LIVE: weakref.WeakValueDictionary[tuple[str, str, str], Any] = weakref.WeakValueDictionary()
+_RECENT: OrderedDict[tuple[str, str, str], Any] = OrderedDict()  # the last RECENT_KERNELS, oldest first
+_REGISTERED: set[str] = set()  # the kernel modules this process put in sys.modules
 
 
 def _requested_dir(directory: str | os.PathLike[str] | None = None) -> Path:
@@ -130,6 +145,7 @@ def _module(modname: str, source: str, path: Path | None) -> types.ModuleType:
     module = types.ModuleType(modname)
     module.__file__ = filename
     sys.modules[modname] = module
+    _REGISTERED.add(modname)
     exec(compile(source, filename, "exec"), module.__dict__)
     return module
 
@@ -177,17 +193,38 @@ def load_kernel(
     root = cache_dir(directory)
     key = (str(root), kernel_key(source, {**options, **key_extra}), function)
     with _LOCK:
-        dispatcher = _LOADED.get(key)
-        if dispatcher is not None:
-            return dispatcher
-        dispatcher, cached = _dispatcher(source, options, function, root, jit or numba.njit, key_extra)
-        if cached:
-            request = {"source": source, "options": options, "function": function,
-                       "directory": str(root), "key_extra": key_extra}
-            aside = None if jit is not None else functools.partial(_compile_in_helper, request)
-            numba_cache.attach(dispatcher, compile_aside=aside)
-        _LOADED[key] = dispatcher
+        dispatcher = _LIVE.get(key)
+        if dispatcher is None:
+            _unregister_unused()
+            dispatcher, cached = _dispatcher(source, options, function, root, jit or numba.njit, key_extra)
+            if cached:
+                request = {"source": source, "options": options, "function": function,
+                           "directory": str(root), "key_extra": key_extra}
+                aside = None if jit is not None else functools.partial(_compile_in_helper, request)
+                numba_cache.attach(dispatcher, compile_aside=aside)
+            _LIVE[key] = dispatcher
+        _keep_recent(key, dispatcher)
         return dispatcher
+
+
+def _keep_recent(key: tuple[str, str, str], dispatcher) -> None:
+    """Marks ``dispatcher`` as the most recently used kernel; the oldest beyond
+    ``RECENT_KERNELS`` stay loaded only while a program holds them."""
+    _RECENT[key] = dispatcher
+    _RECENT.move_to_end(key)
+    while len(_RECENT) > RECENT_KERNELS:
+        _RECENT.popitem(last=False)
+
+
+def _unregister_unused() -> None:
+    """Takes out of ``sys.modules`` the kernel modules that no loaded kernel uses any
+    more. Numba looks a kernel's module up there while it compiles or loads the
+    kernel, so a module stays as long as a kernel of it may do either; a module
+    that is needed again is executed again from its source (the cache still hits)."""
+    in_use = {f"fusec_{key}" for _, key, _ in list(_LIVE.keys())}
+    for modname in _REGISTERED - in_use:
+        _REGISTERED.discard(modname)
+        sys.modules.pop(modname, None)
 
 
 def _compile_in_helper(request: dict[str, Any], signature) -> bool:
@@ -199,6 +236,8 @@ def compile_here(source: str, options: dict[str, object], function: str, directo
     """Compiles ``function`` of ``source`` for ``signature`` into the cache in
     ``directory`` (what the helper process does for ``load_kernel``)."""
     root = cache_files.private_directory(Path(directory))  # made again if it was deleted
+    with _LOCK:
+        _unregister_unused()  # the modules of the kernels compiled before this one
     dispatcher, cached = _dispatcher(source, options, function, root, numba.njit, key_extra)
     if cached:
         numba_cache.attach(dispatcher)

@@ -11,59 +11,40 @@ transformer block: 91% of elements, 4.6e-5 relative). A process that runs kernel
 only loads them from the cache; this helper compiles them into it.
 
 One helper process per process that needs one, started on the first cache miss and
-kept until exit; requests and replies are length-prefixed pickles on its standard
-input and output. A kernel that the helper cannot compile or that does not reach the
-cache (it cannot be written) is compiled in the process that runs it, as before.
+kept until exit, or until it has compiled ``CompileHelper.RECYCLE_AFTER`` kernels: Numba
+keeps the machine code of every kernel a process compiled (about 3 MB each, measured by
+benchmarks/memory.py), so a helper that served a long-running process for ever would
+grow without bound; the next miss starts a fresh one. ``runtime.helper_process`` says
+how it is started and spoken to. A kernel that the helper cannot compile or that does
+not reach the cache (it cannot be written) is compiled in the process that runs it,
+as before.
 """
 
 from __future__ import annotations
 
 import atexit
 import os
-import pickle
-import signal
 import subprocess
-import sys
 import threading
-from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
-from runtime import cache_files
-
-_HEADER = 8  # bytes of a message's length
-
-
-def _send(stream: BinaryIO, message: Any) -> None:
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    stream.write(len(data).to_bytes(_HEADER, "little") + data)
-    stream.flush()
-
-
-def _receive(stream: BinaryIO) -> Any | None:
-    """The next message, or ``None`` at the end of the stream."""
-    header = stream.read(_HEADER)
-    if len(header) < _HEADER:
-        return None
-    size = int.from_bytes(header, "little")
-    data = stream.read(size)
-    if len(data) < size:
-        return None
-    return pickle.loads(data)
+from runtime import cache_files, helper_process
 
 
 class CompileHelper:
     """The parent's end: starts the helper process on first use and asks it to
     compile kernels into the cache."""
 
-    #: runs in the helper: the package root first on the path, so that it imports
-    #: this ``runtime``, whatever the working directory holds
-    _BOOT = "import sys; sys.path.insert(0, {root!r}); from runtime.kernel_compiler import serve; serve()"
+    #: kernels one helper process compiles before it is replaced: bounds its memory at
+    #: about 300 MB more than a fresh one's, for the 1-2 s a fresh one takes to start
+    RECYCLE_AFTER = 100
 
     def __init__(self) -> None:
         self._process: subprocess.Popen | None = None
         self._lock = threading.Lock()
         #: kernels this process had the helper compile (tests read it)
         self.requests = 0
+        self._served = 0  # requests the running helper process answered
 
     @property
     def pid(self) -> int | None:
@@ -88,6 +69,10 @@ class CompileHelper:
         with self._lock:
             self.requests += 1
             reply = self._ask(request)
+            if reply is not None:
+                self._served += 1
+                if self._served >= self.RECYCLE_AFTER:
+                    self.close()
         if reply is None:
             return False
         for message in reply["warnings"]:
@@ -103,8 +88,8 @@ class CompileHelper:
             if process is None:
                 return None
             try:
-                _send(process.stdin, request)
-                reply = _receive(process.stdout)
+                helper_process.send(process.stdin, request)
+                reply = helper_process.receive(process.stdout)
             except (OSError, ValueError):
                 reply = None
             if reply is not None:
@@ -116,14 +101,9 @@ class CompileHelper:
     def _started(self) -> subprocess.Popen | None:
         if self._process is not None and self._process.poll() is None:
             return self._process
-        root = str(Path(__file__).resolve().parent.parent)
+        self._served = 0
         try:
-            self._process = subprocess.Popen(
-                [sys.executable, "-c", self._BOOT.format(root=root)],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                close_fds=True,
-            )
+            self._process = helper_process.start(__name__)
         except OSError as error:
             cache_files.warn(
                 f"cannot start the kernel compile helper: {cache_files.reason(error)}; compiling in this process"
@@ -157,13 +137,8 @@ def serve() -> None:
     error (or ``None``) and the warnings it met, until its input ends."""
     from runtime.kernel_cache import compile_here
 
-    # Ctrl-C reaches the whole process group: the parent handles it, and the helper
-    # ends with its input
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    requests = sys.stdin.buffer
-    replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
-    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stray prints must not corrupt replies
-    while (request := _receive(requests)) is not None:
+    requests, replies = helper_process.serving()
+    while (request := helper_process.receive(requests)) is not None:
         with cache_files.collected_warnings() as warnings:
             try:
                 compile_here(**request)
@@ -171,6 +146,6 @@ def serve() -> None:
             except Exception as failure:  # reported to the parent, which compiles itself
                 error = f"{type(failure).__name__}: {failure}"
         try:
-            _send(replies, {"error": error, "warnings": warnings})
+            helper_process.send(replies, {"error": error, "warnings": warnings})
         except BrokenPipeError:  # the parent is gone
             return
