@@ -192,7 +192,9 @@ class Program:
             results = self.executable(name).run_prepared(name, arrays)
             if results is not None:
                 return results
-        arrays = [self._argument(a) for a in arrays]
+            arrays = [self._argument(a) for a in arrays]
+        else:
+            arrays = [np.asarray(a) for a in arrays]
         key = (name, *[(a.shape, a.dtype) for a in arrays])
         checked = self._checked.get(key)
         if checked is None:
@@ -287,7 +289,7 @@ class Program:
             raise AttributeError(f"the program has no function '{name}' (functions: {', '.join(functions)})")
 
         def call(*arrays, **named):
-            results = self.run(name, self.arguments(name, arrays, named))
+            results = self.run(name, self.arguments(name, arrays, named) if named else arrays)
             return results[0] if len(results) == 1 else results
 
         call.__name__ = name

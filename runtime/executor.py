@@ -10,11 +10,14 @@ launch, view, copy, free, return) and generates each kernel's source
 (``runtime.kernel_cache``): on its first call a kernel is loaded from the cache, after
 the compile helper put it there when it was missing (``runtime.kernel_compiler``).
 
-A call binds the symbolic sizes from its arguments' shapes (each argument's
-``loop.shape``), checks them (rank, static sizes, one size per name), allocates
-buffers with NumPy, launches the kernels in order and returns the result buffers as
-NumPy arrays. Results that the host function takes as arguments (``loop.result``,
-after ``plan-memory``) are allocated by the call, or taken from ``out=``.
+The first call on a set of argument shapes and dtypes binds them (``bind``): it
+binds the symbolic sizes from the shapes (each argument's ``loop.shape``), checks them
+(rank, static sizes, one size per name), evaluates every buffer's shape, picks each
+kernel's serial or parallel variant (``runtime.cpu_threads``) and writes the steps as
+one Python function (``runtime.host_call``). Every call then runs that function: it
+allocates buffers with NumPy, launches the kernels in order and returns the result
+buffers as NumPy arrays. Results that the host function takes as arguments
+(``loop.result``, after ``plan-memory``) are allocated by the call, or taken from ``out=``.
 
 ``f16`` buffers are held as ``float32`` while the program runs (Numba's CPU target
 has no ``float16``): ``f16`` arguments are converted on the way in and results on the
@@ -23,8 +26,8 @@ way out.
 
 from __future__ import annotations
 
+import functools
 import threading
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,7 +51,7 @@ from dialects.sizes import SizeError, is_derived
 from dialects.sizes import evaluate_dim as sizes_evaluate_dim
 from runtime import codegen_cpu, cpu_threads
 from runtime.errors import ExecutionError
-from runtime.gemm_library import cpu_gemm
+from runtime.host_call import call_function
 from runtime.kernel_cache import load_kernel
 from runtime.loop_work import work_counter
 
@@ -238,10 +241,10 @@ class BoundCall:
     the call path of every later call with the same ones."""
 
     plan: HostPlan
-    inputs: list[_Param]
-    results: list[tuple[_Param, tuple[int, ...]]]  # caller-visible result buffers and their shapes
-    steps: list[tuple]
-    input_slots: frozenset[int]
+    steps: list[tuple]  # the host function's steps with their shapes evaluated
+    allocates: bool  # whether a step takes an intermediate buffer (from the thread's pool)
+    #: ``bound_call(arrays, out, profile, pool)``: the steps as Python (runtime.host_call)
+    function: Callable[..., tuple[np.ndarray, ...]]
 
 
 def result_shapes(plan: HostPlan, sizes: dict[str, int], out: Sequence | None, entry: str):
@@ -355,54 +358,13 @@ class CompiledProgram:
         """``run`` of a call ``bind`` returned, on NumPy arrays of the shapes and dtypes
         it was bound to."""
         plan = call.plan
-        entry = plan.name
-        slots: list[Any] = [None] * plan.num_slots
-        for param, array in zip(call.inputs, arrays):
-            slots[param.slot] = np.ascontiguousarray(array, dtype=param.storage)
-        if out is not None and not plan.result_params:
-            raise ExecutionError(f"@{entry} returns fresh buffers; run plan-memory to pass out=")
-        for k, (param, shape) in enumerate(call.results):
-            slots[param.slot] = self._result_buffer(entry, k, param, shape, out)
-        pool = self._pool(entry)
-        for step in call.steps:
-            kind = step[0]
-            if kind == "launch":
-                _, name, kernel, guard, args = step
-                buffers = [slots[s] for s in args]
-                start = time.perf_counter() if profile is not None else 0.0
-                if guard is None:
-                    kernel(*buffers)
-                else:
-                    with guard:
-                        kernel(*buffers)
-                if profile is not None:
-                    profile.setdefault(name, []).append(time.perf_counter() - start)
-            elif kind == "alloc":
-                _, target, shape, dtype, returned = step
-                buffer = None if returned else pool.get(target)
-                if buffer is None or buffer.shape != shape or buffer.dtype != dtype:
-                    buffer = np.empty(shape, dtype)
-                    if not returned:
-                        pool[target] = buffer
-                slots[target] = buffer
-            elif kind == "gemm":
-                _, name, (a, b, c), flags = step
-                start = time.perf_counter() if profile is not None else 0.0
-                cpu_gemm(slots[a], slots[b], slots[c], *flags)
-                if profile is not None:
-                    profile.setdefault(name, []).append(time.perf_counter() - start)
-            elif kind == "view":
-                _, target, source, shape = step
-                slots[target] = slots[source].reshape(shape)
-            elif kind == "permute":
-                _, target, source, perm = step
-                slots[target] = slots[source].transpose(perm)
-            elif kind == "copy":
-                _, source, target = step
-                np.copyto(slots[target], slots[source])
-            elif kind == "free":
-                slots[step[1]] = None
-        return self._results(call, slots, out)
+        if out is not None:
+            if not plan.result_params:
+                raise ExecutionError(f"@{plan.name} returns fresh buffers; run plan-memory to pass out=")
+            if len(out) != len(plan.result_params):
+                raise ExecutionError(f"@{plan.name} has {len(plan.result_params)} results, out= has {len(out)}")
+        pool = self._pool(plan.name) if call.allocates else None
+        return call.function(arrays, out, profile, pool)
 
     def launched_kernels(self, entry: str, arrays: Sequence[np.ndarray]) -> dict[str, Callable[..., Any]]:
         """The dispatcher each kernel launch of ``entry`` runs on these arrays' shapes,
@@ -421,10 +383,9 @@ class CompiledProgram:
             call = self._calls[key] = self._bind(entry, arrays)
         return call
 
-    def _result_buffer(self, entry: str, k: int, param: _Param, shape: tuple[int, ...], out) -> np.ndarray:
+    @staticmethod
+    def _result_buffer(entry: str, k: int, param: _Param, shape: tuple[int, ...], out) -> np.ndarray:
         """The buffer result ``k`` is written to: ``out[k]`` where it can be, else fresh."""
-        if out is None:
-            return np.empty(shape, param.storage)
         target = out[k]
         if target.shape != shape or target.dtype != param.dtype:
             raise ExecutionError(
@@ -433,28 +394,6 @@ class CompiledProgram:
         if param.storage == param.dtype and target.flags.c_contiguous:
             return target
         return np.empty(shape, param.storage)
-
-    def _results(self, call: BoundCall, slots: list, out) -> tuple[np.ndarray, ...]:
-        plan = call.plan
-        results: list[np.ndarray] = []
-        if plan.result_params:
-            for k, param in enumerate(plan.result_params):
-                buffer = slots[param.slot]
-                if out is not None and buffer is not out[k]:
-                    np.copyto(out[k], buffer, casting="unsafe")
-                    buffer = out[k]
-                elif buffer.dtype != param.dtype:
-                    buffer = buffer.astype(param.dtype)
-                results.append(buffer)
-            return tuple(results)
-        seen: set[int] = set()
-        for s, dtype in zip(plan.returns, plan.result_dtypes):
-            buffer = slots[s]
-            if s in call.input_slots or s in seen or buffer.dtype != dtype:
-                buffer = buffer.astype(dtype)  # a fresh array, never an alias of an argument
-            seen.add(s)
-            results.append(buffer)
-        return tuple(results)
 
     def _bind(self, entry: str, arrays: Sequence[np.ndarray]) -> BoundCall:
         """``entry`` bound to the shapes and dtypes of ``arrays``, after checking them:
@@ -468,6 +407,7 @@ class CompiledProgram:
                 raise ExecutionError(f"@{entry}: argument #{i} must be {param.dtype}, got {array.dtype}")
         sizes = bind_arguments(plan, [a.shape for a in arrays])
         shapes: dict[int, tuple[int, ...]] = {p.slot: a.shape for p, a in zip(inputs, arrays)}
+        dtypes: dict[int, np.dtype] = {p.slot: p.storage for p in plan.params}  # each buffer's while running
         results = []
         for _, param, shape in result_shapes(plan, sizes, None, entry):
             shapes[param.slot] = shape
@@ -479,21 +419,44 @@ class CompiledProgram:
             if kind == "alloc":
                 _, target, dims, dtype = step
                 shape = shapes[target] = tuple(evaluate_dim(d, sizes) for d in dims)
+                dtypes[target] = dtype
                 steps.append(("alloc", target, shape, dtype, target in returned))
             elif kind == "view":
                 _, target, source, dims = step
                 shape = shapes[target] = tuple(evaluate_dim(d, sizes) for d in dims)
+                dtypes[target] = dtypes[source]
                 steps.append(("view", target, source, shape))
             elif kind == "permute":
                 _, target, source, perm = step
                 shapes[target] = tuple(shapes[source][p] for p in perm)
+                dtypes[target] = dtypes[source]
                 steps.append(step)
             elif kind == "launch":
                 _, name, args = step
                 steps.append(("launch", name, *self._variant(name, [shapes[s] for s in args]), args))
             else:
                 steps.append(step)
-        return BoundCall(plan, inputs, results, steps, frozenset(p.slot for p in inputs))
+        if plan.result_params:
+            returns = [(p.slot, p.dtype if p.storage != p.dtype else None) for p in plan.result_params]
+        else:
+            input_slots = {p.slot for p in inputs}
+            returns = []
+            for k, (slot, dtype) in enumerate(zip(plan.returns, plan.result_dtypes)):
+                # a fresh array, never an alias of an argument or of another result
+                fresh = slot in input_slots or slot in plan.returns[:k] or dtypes[slot] != dtype
+                returns.append((slot, dtype if fresh else None))
+        function = call_function(
+            inputs=[(p.slot, p.storage) for p in inputs],
+            results=[(param.slot, shape, param.storage) for param, shape in results],
+            result_buffers=[
+                functools.partial(self._result_buffer, entry, k, param, shape)
+                for k, (param, shape) in enumerate(results)
+            ],
+            steps=steps,
+            returns=returns,
+            finish=_into_out,
+        )
+        return BoundCall(plan, steps, any(step[0] == "alloc" for step in steps), function)
 
     def _variant(self, name: str, shapes: list[tuple[int, ...]]) -> tuple[Callable[..., Any], threading.Lock | None]:
         """(kernel, lock) of a launch on ``shapes``: the parallel variant where its work
@@ -512,6 +475,15 @@ class CompiledProgram:
 
     def __call__(self, entry: str, *arrays: np.ndarray) -> tuple[np.ndarray, ...]:
         return self.run(entry, arrays)
+
+
+def _into_out(out: Sequence[np.ndarray], values: tuple) -> tuple[np.ndarray, ...]:
+    """The results of a call given ``out``: each value copied into its ``out`` array
+    where the kernels did not write it there."""
+    for target, value in zip(out, values):
+        if value is not target:
+            np.copyto(target, value, casting="unsafe")
+    return tuple(out)
 
 
 def kernel_names(module: ModuleOp) -> list[str]:
