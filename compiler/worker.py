@@ -208,15 +208,8 @@ class Worker:
         it (with the lock held: no request goes to a worker on its way out)."""
         process, self._process = self._process, None
         self._programs.clear()
-        if process is None:
-            return
-        try:
-            process.stdin.close()
-            process.wait(timeout=10)
-        except (OSError, subprocess.TimeoutExpired):
-            process.kill()
-            process.wait()
-        process.stdout.close()
+        if process is not None:
+            helper_process.stop(process)
 
     def close(self) -> None:
         """Stops the worker process; a later request starts a fresh one."""

@@ -36,6 +36,18 @@ def start(module: str) -> subprocess.Popen:
     )
 
 
+def stop(process: subprocess.Popen) -> None:
+    """Stops a helper (it exits at the end of its input) and waits for it; one that
+    does not exit within ten seconds is killed."""
+    try:
+        process.stdin.close()
+        process.wait(timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        process.kill()
+        process.wait()
+    process.stdout.close()
+
+
 def send(stream: BinaryIO, message: Any) -> None:
     """Writes ``message``: its pickle, then the data of the arrays in it as they lie
     in memory (pickle protocol 5's out-of-band buffers: no copy of a large array into

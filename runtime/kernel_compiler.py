@@ -114,15 +114,8 @@ class CompileHelper:
     def close(self) -> None:
         """Stops the helper (it exits at the end of its input)."""
         process, self._process = self._process, None
-        if process is None:
-            return
-        try:
-            process.stdin.close()
-            process.wait(timeout=10)
-        except (OSError, subprocess.TimeoutExpired):
-            process.kill()
-            process.wait()
-        process.stdout.close()
+        if process is not None:
+            helper_process.stop(process)
 
 
 #: the helper of this process
