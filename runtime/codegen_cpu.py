@@ -16,7 +16,7 @@ its buffers (inputs, then outputs), built from the loop IR op by op:
   ``math.*`` (NumPy's float64 sin, cos, exp and log are scalar libm speed too), but
   ``math.tanh`` is emitted as ``1 - 2/(exp(min(2z, 40)) + 1)`` (faster than NumPy's,
   but only absolutely accurate near 0: 8e-8 relative at 1e-10); ``math.erf`` stays
-  ``math.erf`` (scalar);
+  ``math.erf`` (scalar) in float64;
   ``math.rsqrt`` is ``1/sqrt``; integer powers were already turned into multiplies by
   ``lower-to-loops``;
 - every typed constant is a module-level NumPy scalar (``c0 = np.float32(0.5)``), so
@@ -59,7 +59,9 @@ KERNEL_FUNCTION = "kernel"
 
 
 #: what every kernel imports from runtime/cpu_math.py
-CPU_MATH_IMPORTS = ("cos_f32", "exp_f32", "fmaximum", "fminimum", "log_f32", "rsqrt", "sin_f32", "tanh_f32")
+CPU_MATH_IMPORTS = (
+    "cos_f32", "erf_f32", "exp_f32", "fmaximum", "fminimum", "log_f32", "rsqrt", "sin_f32", "tanh_f32"
+)  # fmt: skip
 
 
 class _KernelSource(ScalarSource):
@@ -69,7 +71,7 @@ class _KernelSource(ScalarSource):
     #: scalar libm calls, which keep a loop from vectorising
     FLOAT32_CALLS: ClassVar[dict[type[Operation], str]] = {
         mathd.ExpOp: "exp_f32", mathd.LogOp: "log_f32", mathd.SinOp: "sin_f32",
-        mathd.CosOp: "cos_f32", mathd.TanhOp: "tanh_f32",
+        mathd.CosOp: "cos_f32", mathd.TanhOp: "tanh_f32", mathd.ErfOp: "erf_f32",
     }  # fmt: skip
 
     def extremum(self, kind: str, a: str, b: str) -> str:

@@ -20,6 +20,9 @@ branches — so an inner loop of them compiles to SIMD code:
   float32, denormals included (NumPy's float32 log: 2.6 ulp).
 - `tanh_f32`: an odd polynomial below |x| = 0.625, 1 - 2/(exp(2|x|) + 1) above; within
   1.62 ulp over all float32 (NumPy's: 1.3).
+- `erf_f32`: its Taylor series in float64 below |x| = 1, 1 - erfc above with erfc from
+  Numerical Recipes' Chebyshev fit and `exp_f32`; within 0.87 ulp over all float32
+  (NumPy has no erf; Numba's `math.erf` is scalar libm, 12x slower on [4096, 4096]).
 
 Each keeps NumPy's special values: NaN in, NaN out; sin/cos of inf NaN; log of a
 negative NaN, of 0 -inf; only the sign of a zero may differ (sin and tanh keep it).
@@ -37,6 +40,8 @@ Each is marked `forceinline` (LLVM's alwaysinline): one left a call keeps its lo
 scalar, and LLVM's inliner judged sin_f32 too large on one CPU and not on another;
 `tests/runtime/test_cpu_math.py` checks that a loop over each one vectorises.
 """
+
+import math
 
 import numpy as np
 from llvmlite import ir
@@ -313,6 +318,65 @@ def tanh_f32(x):
     z = a * a
     small = a + a * z * (_T0 + z * (_T1 + z * (_T2 + z * (_T3 + z * _T4))))
     y = small if a < _TANH_POLY else large
+    y = _float32_from_bits(_float32_bits(y) | (_float32_bits(x) & _SIGN_BIT))
+    return x if np.isnan(x) else y  # min(NaN, cap) is the cap
+
+
+# ---- erf ---------------------------------------------------------------------------
+
+#: erf's Taylor series, 2/sqrt(pi) (-1)**n / (n! (2n + 1)), in float64: below |x| = 1
+#: the first term left out (n = 13) is under 1e-11 of the result
+_ERF_TAYLOR = tuple(np.float64(2 / math.sqrt(math.pi) * (-1) ** n / (math.factorial(n) * (2 * n + 1)))
+                    for n in range(13))  # fmt: skip
+_E0, _E1, _E2, _E3, _E4, _E5, _E6, _E7, _E8, _E9, _E10, _E11, _E12 = _ERF_TAYLOR
+#: erfc(a) = t exp(-a**2 + R(t)), t = 1 / (1 + a/2), for a >= 0 with relative error
+#: below 1.2e-7: the Chebyshev fit of Numerical Recipes' erfcc, R's coefficients from t**0
+_R0, _R1, _R2, _R3, _R4, _R5, _R6, _R7, _R8, _R9 = (
+    np.float64(-1.26551223), np.float64(1.00002368), np.float64(0.37409196), np.float64(0.09678418),
+    np.float64(-0.18628806), np.float64(0.27886807), np.float64(-1.13520398), np.float64(1.48851587),
+    np.float64(-0.82215223), np.float64(0.17087277),
+)  # fmt: skip
+_ERF_SERIES = np.float32(1.0)  # below: the series; above: 1 - erfc
+_ERF_CAP = np.float64(4.0)  # erf(a) rounds to 1.0 in float32 from a = 3.92 on
+
+
+@njit(fastmath=_FAST_MATH, forceinline=True)
+def erf_f32(x):
+    """erf(x) for float32 x: for a = |x| < 1 its Taylor series in float64, for a >= 1
+    1 - erfc(a) with erfc(a) = t exp(-a**2 + R(t)) (R in float64, exp by exp_f32),
+    which has no cancellation there (erfc(1) = 0.16). Both are computed and one is
+    selected; x's sign bit is put back (erf is odd). NaN gives NaN."""
+    a = abs(x)
+    d = np.float64(a)
+    s = d * d
+    p = _E12
+    p = p * s + _E11
+    p = p * s + _E10
+    p = p * s + _E9
+    p = p * s + _E8
+    p = p * s + _E7
+    p = p * s + _E6
+    p = p * s + _E5
+    p = p * s + _E4
+    p = p * s + _E3
+    p = p * s + _E2
+    p = p * s + _E1
+    p = p * s + _E0
+    series = np.float32(d * p)
+    c = min(d, _ERF_CAP)
+    t = 1.0 / (1.0 + 0.5 * c)
+    q = _R9
+    q = q * t + _R8
+    q = q * t + _R7
+    q = q * t + _R6
+    q = q * t + _R5
+    q = q * t + _R4
+    q = q * t + _R3
+    q = q * t + _R2
+    q = q * t + _R1
+    q = q * t + _R0
+    complement = _ONE - np.float32(t) * exp_f32(np.float32(q - c * c))
+    y = series if a < _ERF_SERIES else complement
     y = _float32_from_bits(_float32_bits(y) | (_float32_bits(x) & _SIGN_BIT))
     return x if np.isnan(x) else y  # min(NaN, cap) is the cap
 

@@ -138,6 +138,20 @@ def test_tanh_of_small_values_is_accurate_relatively():
     assert ulp_errors(got, np.tanh(x.astype(np.float64))).max() <= 0.7
 
 
+def erf_reference(x: np.ndarray) -> np.ndarray:
+    """erf in float64 (libm's, correctly rounded to about 1 ulp of float64); NumPy has none."""
+    return np.array([math.erf(v) for v in x.astype(np.float64)])
+
+
+def test_erf_ulps_and_special_values():
+    x = np.concatenate([every_float32(), np.linspace(-4.5, 4.5, 20001, dtype=np.float32), SPECIAL])
+    x = x[np.isfinite(x)]
+    got = vectorised_loop(cpu_math.erf_f32)(x)
+    assert ulp_errors(got, erf_reference(x)).max() <= 0.87
+    special = vectorised_loop(cpu_math.erf_f32)(np.array([np.nan, np.inf, -np.inf, -0.0, 0.0], np.float32))
+    assert np.isnan(special[0]) and list(special[1:3]) == [1, -1] and np.signbit(special[3]) and special[4] == 0
+
+
 def test_exp_ulps_and_special_values():
     x = np.concatenate([np.linspace(-110, 95, 20001, dtype=np.float32), every_float32(), SPECIAL])
     got = vectorised_loop(cpu_math.exp_f32)(x)
@@ -153,7 +167,7 @@ def test_exp_ulps_and_special_values():
 # ---- code ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["sin_f32", "cos_f32", "log_f32", "tanh_f32", "exp_f32"])
+@pytest.mark.parametrize("name", ["sin_f32", "cos_f32", "log_f32", "tanh_f32", "exp_f32", "erf_f32"])
 def test_a_loop_over_the_function_vectorises(name):
     apply = vectorised_loop(getattr(cpu_math, name))
     apply(np.ones(64, np.float32))
@@ -172,9 +186,9 @@ fn main(x: f32[N, D], p: f32[N, D]) -> (f32[N, D], f32[N, D], f32[N, D], f32[N, 
 def test_a_program_of_transcendentals_matches_numpy():
     program = fusec.compile(TRANSCENDENTAL, target="cpu")
     kernels = program.ir("kernel")
-    for name in ("sin_f32(", "cos_f32(", "log_f32(", "tanh_f32(", "exp_f32("):
+    for name in ("sin_f32(", "cos_f32(", "log_f32(", "tanh_f32(", "exp_f32(", "erf_f32("):
         assert name in kernels
-    assert not re.search(r"math\.(sin|cos|log|tanh|exp)\(", kernels)
+    assert not re.search(r"math\.(sin|cos|log|tanh|exp|erf)\(", kernels)
     rng = np.random.default_rng(0)
     x = (rng.standard_normal((64, 33)) * 4).astype(np.float32)
     x[0, :6] = [1e30, -3e38, 0.0, 1e-40, 1e-3, 40.0]
