@@ -11,11 +11,12 @@ branches — so an inner loop of them compiles to SIMD code:
   exponent bits (about 6x faster than `math.exp` on the CI kind of machine). Within
   3 ulp on the normal range; denormal results, overflow to inf, underflow to 0 and NaN
   behave as in NumPy.
-- `sin_f32`, `cos_f32`: reduction by pi/2 by Payne and Hanek's method in 64-bit
-  integers, exact for every float32 (1e30 and 3.4e38 included) and computed on every
-  lane, then Taylor polynomials on [-pi/4, pi/4] chosen by the quadrant. Within
-  1.50 ulp (sin) and 1.50 ulp (cos) over all float32 (NumPy's float32 sin and cos:
-  about 1.2 ulp).
+- `sin_f32`, `cos_f32`: reduction by pi/2 by Payne and Hanek's method, the window of
+  2/pi's bits cut out in 32-bit integer lanes and multiplied by the significand in
+  float64 (exactly: 26-bit chunks), exact for every float32 (1e30 and 3.4e38
+  included) and computed on every lane, then Taylor polynomials on [-pi/4, pi/4]
+  chosen by the quadrant. Within 1.50 ulp (sin) and 1.50 ulp (cos) over all float32
+  (NumPy's float32 sin and cos: about 1.2 ulp).
 - `log_f32`: FreeBSD's logf without its branches, within 0.84 ulp over all positive
   float32, denormals included (NumPy's float32 log: 2.6 ulp).
 - `tanh_f32`: an odd polynomial below |x| = 0.625, 1 - 2/(exp(2|x|) + 1) above; within
@@ -72,6 +73,29 @@ def _float32_bits(typingctx, x):
         return builder.bitcast(args[0], ir.IntType(32))
 
     return types.int32(types.float32), codegen
+
+
+def _int32_shift(op: str):
+    """An intrinsic shifting an int32 by an int32 (0 to 31) in 32 bits (LLVM's ``shl``,
+    ``lshr``, ``ashr``): Numba widens integer arithmetic to 64 bits, and LLVM keeps
+    variable shifts that wide, in vectors of 4 lanes instead of 8."""
+
+    @intrinsic
+    def shift(typingctx, a, b):
+        if not (isinstance(a, types.Integer) and isinstance(b, types.Integer)):
+            return None
+
+        def codegen(context, builder, signature, args):
+            return getattr(builder, op)(args[0], args[1])
+
+        return types.int32(types.int32, types.int32), codegen
+
+    return shift
+
+
+_shl32 = _int32_shift("shl")
+_lshr32 = _int32_shift("lshr")
+_ashr32 = _int32_shift("ashr")
 
 
 _LOG2E = np.float32(1.4426950408889634)
@@ -143,73 +167,87 @@ def _two_over_pi_bits(scale: int) -> int:
     return (1 << (2 * bits + 1)) // pi >> 64
 
 
-#: floor(2/pi * 2**256) in four 64-bit words, least significant first
-_QUARTER_WORDS = tuple(np.uint64((_two_over_pi_bits(256) >> (64 * k)) & (2**64 - 1)) for k in range(4))
-_Q0, _Q1, _Q2, _Q3 = _QUARTER_WORDS
+#: the bits of 2/pi after the point behind 25 zero bits (the window of a float32 below
+#: 2**25 starts above 2/pi's first bit), in 32-bit words as int32, most significant first
+_WORDS = tuple(np.uint32((_two_over_pi_bits(256) >> (249 - 32 * k)) & 0xFFFFFFFF).view(np.int32)
+               for k in range(7))  # fmt: skip
+_W0, _W1, _W2, _W3, _W4, _W5, _W6 = _WORDS
 _PIO4 = np.float32(np.pi / 4)
-_U0 = np.uint64(0)
-_U1 = np.uint64(1)
-_U32 = np.uint64(32)
-_U62 = np.uint64(62)
-_U63 = np.uint64(63)
-_LOW32 = np.uint64(0xFFFFFFFF)
-_ROUND_Q = np.uint64(1 << 61)
-_PIO2_2M62 = np.float64(np.pi / 2 * 2.0**-62)  # pi/2 in the units of T's 62 fraction bits
+_M26 = np.int32(2**26 - 1)
+_M18 = np.int32(2**18 - 1)
+_PIO2 = np.float64(np.pi / 2)
 
 
 @njit(fastmath=_FAST_MATH, inline="always")
-def _shifted_right(lo, hi, b):
-    """The low 64 bits of (hi 2**64 + lo) >> b, for 0 <= b < 64 (``hi << (64 - b)``
-    in two steps: a shift by 64 is undefined)."""
-    return (lo >> b) | ((hi << _U1) << (_U63 - b))
+def _pick(w, a, b, c, d):
+    """a, b, c or d as w is 0 (or less), 1, 2 or 3 (or more), by selects: a table lookup
+    would not vectorise (AVX2 has gathers, but LLVM does not use them on this CPU)."""
+    return (d if w >= 3 else c) if w >= 2 else (b if w >= 1 else a)
 
 
 @njit(fastmath=_FAST_MATH, inline="always")
-def _two_over_pi_window(e):
-    """floor(2/pi * 2**(e - 24)) mod 2**128 as (low, high) 64-bit words, for biased
-    exponents 126 <= e <= 255: bits 280 - e ... 407 - e of floor(2/pi 2**256), cut
-    out of its four words by shifts (a table lookup would not vectorise: AVX2 has
-    gathers, but LLVM does not use them on this CPU)."""
-    sh = np.uint64(280 - e)
-    word = sh >> np.uint64(6)
-    b = sh & _U63
-    w0 = _Q1 if word == 1 else (_Q2 if word == 2 else _Q0)
-    w1 = _Q2 if word == 1 else (_Q3 if word == 2 else _Q1)
-    w2 = _Q3 if word == 1 else (_U0 if word == 2 else _Q2)
-    return _shifted_right(w0, w1, b), _shifted_right(w1, w2, b)
+def _funnel(hi, lo, b):
+    """Bits b ... b + 31 of the 64 bits hi:lo (0 <= b < 32), ``lo >> (32 - b)`` in two
+    steps: a shift by 32 is undefined."""
+    return _shl32(hi, b) | _lshr32(_lshr32(lo, 1), 31 - b)
 
 
 @njit(fastmath=_FAST_MATH, inline="always")
 def _payne_hanek(x):
-    """x mod pi/2 for float32 x >= pi/4, by Payne and Hanek's method, in
-    integers: with x = m 2**(e - 150) (m its 24-bit significand, e its biased
-    exponent), T = x 2/pi 2**62 mod 2**64 = m W >> 64 (mod 2**64), where W =
-    floor(2/pi 2**(e - 24)) mod 2**128 holds the bits of 2/pi that are not lost in
-    multiples of 4 (`_two_over_pi_window`), multiplied in 32-bit halves. The top 2
-    bits of T + 2**61 are the quadrant n (x / (pi/2) rounded), the rest the remainder
-    in [-1/2, 1/2) quadrants, which has at least 32 significant bits for every float32
-    x; it is scaled to radians in float64.
+    """x mod pi/2 for float32 x >= pi/4, by Payne and Hanek's method, multiplying in
+    float64: with x = m 2**(e - 150) (m its 24-bit significand, e its biased exponent),
+    the bits of 2/pi that matter are those of weights 2**-(e - 151) to 2**-(e - 56):
+    higher ones make multiples of 4 (whole turns), lower ones add less than 2**-70 of a
+    quadrant. That 96-bit window is cut out of `_WORDS` by selects and shifts on 32-bit
+    lanes (8 to an AVX2 vector, where 64-bit integers fill 4 and have no multiply), in
+    chunks c0, c1, c2 of 26 bits and c3 of 18, converted to float64 (from int32, which
+    AVX2 does directly), and x 2/pi = m c0 2**-24 + m c1 2**-50 + m c2 2**-76 +
+    m c3 2**-94 (mod 4). Each product m c is exact (at most 50 bits); t = m c0 2**-24
+    less its nearest integer k is exact (26 bits), and so is s = that plus m c1 2**-50
+    (< 1, ulp 2**-50: 52 bits), less its nearest integer n, again; the last two
+    products are added to that fraction with one rounding. So x = (k + n) pi/2 + r
+    with r in float64 to well under 2**-60 of a quadrant absolutely, and to 2**-53
+    relatively, which float32's worst cancellation (a remainder near 2**-31 quadrants)
+    leaves far below float32's precision. For e = 126 (x < 1), m is halved and e = 127's
+    window taken (x 2/pi < 2: nothing lost mod 4), so that the window starts in one of
+    4 words, not 5.
     Returns (r, n), x = n pi/2 + r, |r| <= pi/4 (n mod 4 is all that is meaningful)."""
     bits = _float32_bits(x)
-    e = (bits >> 23) & 0xFF
-    m = np.uint64((bits & 0x7FFFFF) | 0x800000)
-    low, high = _two_over_pi_window(e)
-    top = m * high  # mod 2**64
-    carry = (m * (low >> _U32) + ((m * (low & _LOW32)) >> _U32)) >> _U32  # m * low >> 64
-    t = top + carry
-    n = (t + _ROUND_Q) >> _U62
-    f = np.int64(t - (n << _U62))  # in [-2**61, 2**61)
-    # int64 -> float64 in two int32 halves (AVX2 converts only int32 to float64)
-    d = np.float64(np.int32(f >> 31)) * 2147483648.0 + np.float64(np.int32(f & 0x7FFFFFFF))
-    return np.float32(d * _PIO2_2M62), np.int32(n)
+    e = _lshr32(bits, 23)
+    # where the window starts in the padded words; e = 126 (x < 1) takes e = 127's with
+    # m halved below, so that the start is one of 4 words (x 2/pi < 2: no turn is lost)
+    p = np.int32(max(e - np.int32(127), np.int32(0)))
+    w = _ashr32(p, 5)
+    b = np.int32(p & np.int32(31))
+    v0 = _pick(w, _W0, _W1, _W2, _W3)
+    v1 = _pick(w, _W1, _W2, _W3, _W4)
+    v2 = _pick(w, _W2, _W3, _W4, _W5)
+    v3 = _pick(w, _W3, _W4, _W5, _W6)
+    a0 = _funnel(v0, v1, b)
+    a1 = _funnel(v1, v2, b)
+    a2 = _funnel(v2, v3, b)
+    c0 = np.float64(_lshr32(a0, 6))
+    c1 = np.float64(np.int32((_shl32(a0, 20) | _lshr32(a1, 12)) & _M26))
+    c2 = np.float64(np.int32((_shl32(a1, 14) | _lshr32(a2, 18)) & _M26))
+    c3 = np.float64(np.int32(a2 & _M18))
+    # m 2**-24 (m 2**-25 where e = 126) from x's bits, converted exactly
+    u_exp = _shl32(min(e, np.int32(127)) - np.int32(1), 23)
+    u = np.float64(_float32_from_bits(np.int32((bits & np.int32(0x7FFFFF)) | u_exp)))
+    t = u * c0
+    k = np.rint(t)
+    s = (t - k) + (u * 2.0**-26) * c1
+    n = np.rint(s)
+    f = (s - n) + (u * 2.0**-52) * (c2 + c3 * 2.0**-18)
+    return np.float32(f * _PIO2), np.int32(k + n)
 
 
 @njit(fastmath=_FAST_MATH, inline="always")
 def _reduce_pio2(a):
     """(r, n) with a = n pi/2 + r, |r| <= pi/4 (r to float32 rounding), for float32
-    a >= 0: `_payne_hanek`, or (a, 0) below pi/4. The reduction in integers is exact
-    for every float32, and as cheap as Cody and Waite's once it is computed on every
-    lane anyway (as it must be, so that a loop over it vectorises without branches)."""
+    a >= 0: `_payne_hanek`, or (a, 0) below pi/4. Payne and Hanek's reduction is exact
+    for every float32, and about as cheap as Cody and Waite's once it is computed on
+    every lane anyway (as it must be, so that a loop over it vectorises without
+    branches)."""
     r, n = _payne_hanek(a)
     small = a < _PIO4
     return (a if small else r), (np.int32(0) if small else n)
@@ -233,8 +271,8 @@ def _sin_cos_quadrant(x, shift):
     sin_r = r + r * s * (_S3 + s * (_S5 + s * (_S7 + s * _S9)))
     cos_r = _ONE + s * (_K2 + s * (_K4 + s * (_K6 + s * (_K8 + s * _K10))))
     q = n + shift
-    y = cos_r if q & 1 else sin_r
-    y = -y if q & 2 else y
+    y = cos_r if _shl32(q, 31) < 0 else sin_r  # q odd
+    y = _float32_from_bits(_float32_bits(y) ^ (_shl32(q, 30) & _SIGN_BIT))  # -y if q & 2
     return y if abs(x) < _INF else _NAN
 
 
