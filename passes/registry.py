@@ -36,6 +36,7 @@ def _project() -> dict[str, Callable[[], type[ModulePass]]]:
         "fuse": _lazy("passes.fusion.fuse", "FusePass"),
         "no-fuse": _lazy("passes.fusion.fuse", "NoFusePass"),
         "select-strategy": _lazy("passes.fusion.strategy", "SelectStrategyPass"),
+        "partition-axes": _lazy("passes.partition", "PartitionAxesPass"),
         "split-library-groups": _lazy("passes.split_library", "SplitLibraryGroupsPass"),
         "lower-to-loops": _lazy("passes.lower_to_loops", "LowerToLoopsPass"),
         "tile": _lazy("passes.tile", "TilePass"),

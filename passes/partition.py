@@ -1,0 +1,193 @@
+"""``partition-axes``: along which of its symbolic sizes a function can be split into
+chunks that run apart (on Dask workers, say), and how.
+
+For each symbolic size ``S`` of a function's signature, the pass records in the
+function's ``partition`` attribute one of:
+
+- ``parallel``: no op mixes elements across ``S``, so each chunk of ``S`` runs the
+  whole function on its own (the batch axis of a transformer block, softmax's rows);
+- ``reduction(add, max; 2 passes)``: reductions (``sum``, ``mean`` as sum and count,
+  ``max``, ``min``) or matmul contractions run along ``S``; each splits into a partial
+  per chunk and a combine with the listed combiners. ``passes`` counts the rounds of
+  them that depend on each other: softmax's max, then its sum of exponentials, is 2;
+  layernorm's mean, then its variance, is 2;
+- ``unsplittable: <reason>``: an op needs all of ``S`` at once, with the op named.
+
+    func.func @main(%x: tensor<?x?xf32, ["B", "N"]>) ... attributes {partition = {B = "parallel", N = "reduction(max, add; 2 passes)"}}
+
+It reads sizes by name, as the types keep them: an axis is ``S`` wherever a dimension
+is named ``S``, the way XLA's sharding propagation follows a sharded dimension from
+op to op (there through the ops' dimension maps, here through the names every op
+already keeps). The rules, for one size ``S``:
+
+- elementwise ops, broadcasts and transposes keep ``S`` where it is: parallel;
+- a value with two dimensions named ``S`` (attention's ``q @ kT`` scores) is
+  unsplittable along ``S``: a chunk of one of them needs all of the other;
+- a reshape keeps ``S`` only where the dimensions before it and after it multiply to
+  the same sizes on both sides (``[B, S, 256] -> [B, S, 4, 64]``); one that merges or
+  splits ``S`` (``[B, S] -> [B*S]``) is unsplittable, even where ``S`` is the outer
+  factor, whose chunks stay contiguous in the merged axis (a mapping of chunks that
+  follows merged axes is not written);
+- a reduction over ``S`` and a matmul contracting ``S`` are reductions; a reduction
+  of a value that itself depends on one along ``S`` (``sum(exp(x - max(x)))``) is one
+  pass more.
+
+Run it on inlined, decomposed IR (``fusec-opt -p inline,decompose-composites,
+canonicalize,partition-axes``): ``softmax`` and ``layernorm`` are then the reductions
+they are made of.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr, TensorType
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from dialects import graph
+from dialects.sizes import is_derived
+from dialects.tensor_types import shape_of
+
+#: the attribute of a function that holds the result
+PARTITION_ATTR = "partition"
+
+#: how each reduction kind combines its partials
+_COMBINERS = {graph.ReduceKind.SUM: "add", graph.ReduceKind.MEAN: "add", graph.ReduceKind.MAX: "max",
+              graph.ReduceKind.MIN: "min"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class AxisPartition:
+    """How a function splits along one size."""
+
+    kind: str  # "parallel", "reduction" or "unsplittable"
+    combiners: tuple[str, ...] = ()  # of a reduction, in first-use order
+    passes: int = 0  # of a reduction: rounds of partials that depend on each other
+    reason: str = ""  # of an unsplittable size: the op that needs all of it
+
+    def describe(self) -> str:
+        if self.kind == "reduction":
+            return f"reduction({', '.join(self.combiners)}; {self.passes} pass{'es' if self.passes > 1 else ''})"
+        if self.kind == "unsplittable":
+            return f"unsplittable: {self.reason}"
+        return self.kind
+
+
+class _Unsplittable(Exception):
+    """An op that needs all of the size at once; the message says which and why."""
+
+
+def _dims(value: SSAValue) -> tuple:
+    return shape_of(value.type) if isinstance(value.type, TensorType) else ()
+
+
+def _product(dims) -> tuple[int, tuple[str, ...]]:
+    """A product of dimensions as (integer factor, sorted names)."""
+    names = tuple(sorted(str(d) for d in dims if isinstance(d, str)))
+    return math.prod(d for d in dims if isinstance(d, int)), names
+
+
+def _keeps(source: tuple, target: tuple, size: str) -> bool:
+    """Whether a row-major reshape from ``source`` to ``target`` keeps the dimension
+    ``size`` as a dimension of its own (the same sizes before it and after it)."""
+    if size not in target:
+        return False
+    i, j = source.index(size), target.index(size)
+    return _product(source[:i]) == _product(target[:j]) and _product(source[i + 1 :]) == _product(target[j + 1 :])
+
+
+def _op_label(op: Operation) -> str:
+    return op.name
+
+
+class _Analysis:
+    """The partition of one function along one size."""
+
+    def __init__(self, size: str):
+        self.size = size
+        self.depth: dict[SSAValue, int] = {}  # rounds of reductions along size a value needs
+        self.combiners: list[str] = []
+
+    def depth_of(self, values) -> int:
+        return max((self.depth.get(v, 0) for v in values), default=0)
+
+    def reduction(self, op: Operation, combiner: str, operands) -> None:
+        depth = self.depth_of(operands) + 1
+        for result in op.results:
+            self.depth[result] = depth
+        if combiner not in self.combiners:
+            self.combiners.append(combiner)
+
+    def op(self, op: Operation) -> None:
+        size = self.size
+        for value in (*op.operands, *op.results):
+            if Counter(_dims(value))[size] > 1:
+                raise _Unsplittable(f"{_op_label(op)} has two axes of size {size}: a chunk of one needs all of the other")
+        if isinstance(op, graph.ReduceOp):
+            dims = _dims(op.input)
+            if any(dims[a] == size for a in op.axes_list):
+                self.reduction(op, _COMBINERS[op.kind.data], op.operands)
+                return
+        elif isinstance(op, graph.MatmulOp):
+            lhs = _dims(op.lhs)
+            contracted = lhs[-2] if op.transpose_lhs is not None else lhs[-1]
+            if contracted == size:
+                self.reduction(op, "add", op.operands)
+                return
+        elif isinstance(op, graph.ReshapeOp):
+            source, target = _dims(op.input), _dims(op.result)
+            if (size in source or size in target) and not (size in source and _keeps(source, target, size)):
+                raise _Unsplittable(
+                    f"{_op_label(op)} from {list(source)} to {list(target)} merges or splits {size} with other axes"
+                )
+        depth = self.depth_of(op.operands)
+        for result in op.results:
+            self.depth[result] = depth
+
+    def run(self, function: func.FuncOp) -> AxisPartition:
+        try:
+            for op in function.body.walk():
+                if op is not function:
+                    self.op(op)
+        except _Unsplittable as error:
+            return AxisPartition("unsplittable", reason=str(error))
+        if not self.combiners:
+            return AxisPartition("parallel")
+        passes = max(self.depth.values(), default=1)
+        return AxisPartition("reduction", tuple(self.combiners), passes)
+
+
+def signature_sizes(function: func.FuncOp) -> list[str]:
+    """The symbolic sizes of a function's arguments, in order of first appearance."""
+    sizes: list[str] = []
+    for arg in function.body.block.args:
+        for dim in _dims(arg):
+            if isinstance(dim, str) and not is_derived(dim) and dim not in sizes:
+                sizes.append(dim)
+    return sizes
+
+
+def partition(function: func.FuncOp) -> dict[str, AxisPartition]:
+    """How ``function`` splits along each symbolic size of its signature."""
+    return {size: _Analysis(size).run(function) for size in signature_sizes(function)}
+
+
+@dataclass(frozen=True)
+class PartitionAxesPass(ModulePass):
+    """Records in each function's ``partition`` attribute how it splits along each
+    symbolic size of its signature (see the module docstring)."""
+
+    name = "partition-axes"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for function in op.ops:
+            if isinstance(function, func.FuncOp) and not function.is_declaration:
+                axes = partition(function)
+                function.attributes[PARTITION_ATTR] = DictionaryAttr(
+                    {size: StringAttr(axis.describe()) for size, axis in axes.items()}
+                )
