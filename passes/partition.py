@@ -13,7 +13,8 @@ function's ``partition`` attribute one of:
   layernorm's mean, then its variance, is 2;
 - ``unsplittable: <reason>``: an op needs all of ``S`` at once, with the op named.
 
-    func.func @main(%x: tensor<?x?xf32, ["B", "N"]>) ... attributes {partition = {B = "parallel", N = "reduction(max, add; 2 passes)"}}
+    func.func @main(%x: tensor<?x?xf32, ["B", "N"]>) ...
+        attributes {partition = {B = "parallel", N = "reduction(max, add; 2 passes)"}}
 
 It reads sizes by name, as the types keep them: an axis is ``S`` wherever a dimension
 is named ``S``, the way XLA's sharding propagation follows a sharded dimension from
@@ -101,10 +102,6 @@ def _keeps(source: tuple, target: tuple, size: str) -> bool:
     return _product(source[:i]) == _product(target[:j]) and _product(source[i + 1 :]) == _product(target[j + 1 :])
 
 
-def _op_label(op: Operation) -> str:
-    return op.name
-
-
 class _Analysis:
     """The partition of one function along one size."""
 
@@ -127,7 +124,7 @@ class _Analysis:
         size = self.size
         for value in (*op.operands, *op.results):
             if Counter(_dims(value))[size] > 1:
-                raise _Unsplittable(f"{_op_label(op)} has two axes of size {size}: a chunk of one needs all of the other")
+                raise _Unsplittable(f"{op.name} has two axes of size {size}: a chunk of one needs all of the other")
         if isinstance(op, graph.ReduceOp):
             dims = _dims(op.input)
             if any(dims[a] == size for a in op.axes_list):
@@ -143,7 +140,7 @@ class _Analysis:
             source, target = _dims(op.input), _dims(op.result)
             if (size in source or size in target) and not (size in source and _keeps(source, target, size)):
                 raise _Unsplittable(
-                    f"{_op_label(op)} from {list(source)} to {list(target)} merges or splits {size} with other axes"
+                    f"{op.name} from {list(source)} to {list(target)} merges or splits {size} with other axes"
                 )
         depth = self.depth_of(op.operands)
         for result in op.results:
