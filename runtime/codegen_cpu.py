@@ -9,7 +9,7 @@ its buffers (inputs, then outputs), built from the loop IR op by op:
   reorder a sum);
 - a ``loop.reduce`` is an accumulator per result, set to its init before the loop
   and folded with ``+``, ``*``, ``max`` or ``min`` at the end of each iteration;
-- float32 ``math.exp``, ``log``, ``sin``, ``cos`` and ``tanh`` call the vectorisable
+- float32 ``math.exp``, ``log``, ``sin``, ``cos``, ``tanh`` and ``erf`` call the vectorisable
   functions of ``runtime.cpu_math`` (``exp_f32``, ...; ``FLOAT32_CALLS``): Numba's
   ``math.*`` are scalar libm calls on the CPU, which keep a loop from vectorising,
   and NumPy's float32 ones are SIMD (notes/numba.md section 2). float64 keeps
@@ -56,12 +56,6 @@ NJIT_OPTIONS: dict[str, object] = {"parallel": True, "fastmath": FAST_MATH, "err
 
 #: the name of the function in each generated module
 KERNEL_FUNCTION = "kernel"
-
-
-#: what every kernel imports from runtime/cpu_math.py
-CPU_MATH_IMPORTS = (
-    "cos_f32", "erf_f32", "exp_f32", "fmaximum", "fminimum", "log_f32", "rsqrt", "sin_f32", "tanh_f32"
-)  # fmt: skip
 
 
 class _KernelSource(ScalarSource):
@@ -206,6 +200,11 @@ class _KernelSource(ScalarSource):
                 self.emit(indent, f"{nan_count} += {value} != {value}")
         else:
             self.emit(indent, f"{acc} {COMBINER_SYMBOL[combiner.value]}= {value}")
+
+
+#: what every kernel imports from runtime/cpu_math.py: the float32 functions, and the
+#: helpers ``extremum`` and ``rsqrt`` emit
+CPU_MATH_IMPORTS = tuple(sorted({*_KernelSource.FLOAT32_CALLS.values(), "fmaximum", "fminimum", "rsqrt"}))
 
 
 def kernel_source(kernel: loop.KernelOp) -> str:
