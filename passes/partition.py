@@ -58,7 +58,7 @@ from dialects.tensor_types import shape_of
 PARTITION_ATTR = "partition"
 
 #: how each reduction kind combines its partials
-_COMBINERS = {graph.ReduceKind.SUM: "add", graph.ReduceKind.MEAN: "add", graph.ReduceKind.MAX: "max",
+COMBINERS = {graph.ReduceKind.SUM: "add", graph.ReduceKind.MEAN: "add", graph.ReduceKind.MAX: "max",
               graph.ReduceKind.MIN: "min"}  # fmt: skip
 
 
@@ -85,6 +85,12 @@ class _Unsplittable(Exception):
 
 def _dims(value: SSAValue) -> tuple:
     return shape_of(value.type) if isinstance(value.type, TensorType) else ()
+
+
+def contracted_dim(op: graph.MatmulOp):
+    """The dimension a matmul contracts, as its left operand names it."""
+    lhs = _dims(op.lhs)
+    return lhs[-2] if op.transpose_lhs is not None else lhs[-1]
 
 
 def _product(dims) -> tuple[int, tuple[str, ...]]:
@@ -128,12 +134,10 @@ class _Analysis:
         if isinstance(op, graph.ReduceOp):
             dims = _dims(op.input)
             if any(dims[a] == size for a in op.axes_list):
-                self.reduction(op, _COMBINERS[op.kind.data], op.operands)
+                self.reduction(op, COMBINERS[op.kind.data], op.operands)
                 return
         elif isinstance(op, graph.MatmulOp):
-            lhs = _dims(op.lhs)
-            contracted = lhs[-2] if op.transpose_lhs is not None else lhs[-1]
-            if contracted == size:
+            if contracted_dim(op) == size:
                 self.reduction(op, "add", op.operands)
                 return
         elif isinstance(op, graph.ReshapeOp):
@@ -169,9 +173,14 @@ def signature_sizes(function: func.FuncOp) -> list[str]:
     return sizes
 
 
+def axis_partition(function: func.FuncOp, size: str) -> AxisPartition:
+    """How ``function`` splits along ``size``."""
+    return _Analysis(size).run(function)
+
+
 def partition(function: func.FuncOp) -> dict[str, AxisPartition]:
     """How ``function`` splits along each symbolic size of its signature."""
-    return {size: _Analysis(size).run(function) for size in signature_sizes(function)}
+    return {size: axis_partition(function, size) for size in signature_sizes(function)}
 
 
 @dataclass(frozen=True)

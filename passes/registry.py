@@ -37,6 +37,7 @@ def _project() -> dict[str, Callable[[], type[ModulePass]]]:
         "no-fuse": _lazy("passes.fusion.fuse", "NoFusePass"),
         "select-strategy": _lazy("passes.fusion.strategy", "SelectStrategyPass"),
         "partition-axes": _lazy("passes.partition", "PartitionAxesPass"),
+        "split-chunks": _lazy("passes.split_chunks", "SplitChunksPass"),
         "split-library-groups": _lazy("passes.split_library", "SplitLibraryGroupsPass"),
         "lower-to-loops": _lazy("passes.lower_to_loops", "LowerToLoopsPass"),
         "tile": _lazy("passes.tile", "TilePass"),

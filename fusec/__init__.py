@@ -13,6 +13,9 @@ A long-running process that compiles many programs can compile and run them in a
 worker process whose memory is returned: `fusec.Worker`, or `fusec.compile(...,
 isolate=True)` (docs/reference.md, "Long-running processes").
 
+`fusec.dask.compile(...)` runs a function over Dask arrays, split into chunks along
+the sizes the compiler finds it can be split along (docs/reference.md, "Dask").
+
 The dialects and passes are importable on their own: `dialects.graph`, `dialects.loop`,
 `passes.registry.all_passes()`, `compiler.context.make_context()`.
 """
@@ -24,6 +27,15 @@ from compiler.worker import IsolatedProgram, Worker
 from runtime.errors import ExecutionError, FusecError, InputError
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    if name == "dask":  # imported on first use: Dask is optional
+        import importlib
+
+        return importlib.import_module("fusec.dask")
+    raise AttributeError(f"module 'fusec' has no attribute {name!r}")
+
 
 __all__ = [
     "STAGES",

@@ -1,0 +1,357 @@
+"""`fusec.dask`: a program run over Dask arrays, split where the compiler says it can be.
+
+    import dask.array as da
+    import fusec.dask
+
+    layernorm = fusec.dask.compile("samples/layernorm.tdsl")
+    y = layernorm(da.from_zarr("x.zarr"), gamma, beta)   # a dask array, nothing run yet
+    y.to_zarr("y.zarr")                                  # or y.compute()
+
+Dask schedules; fusec says how each chunk is computed. `partition-axes` tells, for
+each symbolic size, whether the program is parallel along it, a reduction or
+unsplittable, and `split-chunks` cuts the program into the functions a chunked run
+calls (`passes/split_chunks.py`):
+
+- chunks along parallel sizes: `NAME.chunk` runs on every chunk through
+  `dask.array.blockwise`, arguments lacking the size (weights) passed whole;
+- chunks along one reduction size: each round of cuts is a blockwise of
+  `NAME.partialK` returning a partial per chunk, stacked along a new leading axis, and
+  a `dask.array.reduction` of the stack whose combine step is a fusec-compiled
+  reduction; the next round and `NAME.chunk` read the combined values;
+- chunks along an unsplittable size, along two reduction sizes, or along a fixed size
+  are refused with an `InputError` naming the size, the op and the rechunk that makes
+  the call legal.
+
+Each task compiles its functions once per process (the disk cache makes that a load
+on every worker after the first) and runs them as any call does, so a chunk's result
+is the single-machine one on that chunk; reassociated reductions (the combine of
+partial sums) agree to float tolerance. Every size a reduction divides by stays the
+whole size (a `graph.dim_size` of a split size becomes a constant).
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Region
+
+from compiler.api import Program, compile as compile_program
+from compiler.context import make_context
+from dialects import graph
+from dialects.sizes import evaluate_dim, is_derived
+from dialects.tensor_types import NUMPY_DTYPES, dtype_of, shape_of, tensor_type
+from passes.partition import AxisPartition, partition, signature_sizes
+from passes.split_chunks import (
+    COMBINE_ATTR,
+    OPERANDS_ATTR,
+    RESULTS_ATTR,
+    SplitChunksPass,
+    chunk_name,
+    partial_name,
+)
+from runtime.errors import InputError
+from runtime.inputs import Param, bind_sizes
+
+_REDUCE_KINDS = {"add": graph.ReduceKind.SUM, "max": graph.ReduceKind.MAX, "min": graph.ReduceKind.MIN}
+
+
+def _dask_array():
+    try:
+        import dask.array as da
+    except ImportError:
+        raise InputError("fusec.dask needs Dask: pip install 'dask[array]' distributed") from None
+    return da
+
+
+# -- what a task runs -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProgramText:
+    """A module of graph IR and the options to compile it with: what a task carries to
+    a worker (a few kilobytes of text) instead of compiled code."""
+
+    ir: str
+    target: str = "cpu"
+    fuse: bool = True
+    matmul: str = "auto"
+    disabled_rules: tuple[str, ...] = ()
+
+    def program(self) -> Program:
+        """The program, parsed and checked once per process."""
+        with _LOCK:
+            program = _PROGRAMS.get(self)
+            if program is None:
+                from xdsl.parser import Parser
+
+                module = Parser(make_context(), self.ir).parse_module()
+                program = _PROGRAMS[self] = Program(
+                    module, "<fusec.dask>", self.target, self.fuse, self.matmul, self.disabled_rules
+                )
+        return program
+
+
+_PROGRAMS: dict[ProgramText, Program] = {}
+_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class ChunkCall:
+    """Runs one function of a program on one chunk of each argument; returns its
+    results as a tuple, each partial with a leading axis of 1 to stack the chunks'
+    partials along."""
+
+    program: ProgramText
+    function: str
+    stacked: bool = False
+
+    def __call__(self, *blocks):
+        results = self.program.program().run(self.function, [np.ascontiguousarray(b) for b in blocks])
+        return tuple(r[None] for r in results) if self.stacked else tuple(results)
+
+
+@dataclass(frozen=True)
+class CombineCall:
+    """A `dask.array.reduction` step: reduces stacked partials along axis 0 with a
+    fusec-compiled reduction (`add`, `max` or `min`)."""
+
+    program: ProgramText
+
+    def __call__(self, partials, axis=None, keepdims=False):
+        program = self.program.program()
+        return program.run("keep" if keepdims else "drop", [np.ascontiguousarray(partials)])[0]
+
+
+def combine_program(combiner: str, dtype: str, rank: int, target: str) -> ProgramText:
+    """A module with `@keep` and `@drop`: the `combiner` reduction over axis 0 of a
+    stack of partials of `rank` dimensions after it, keeping axis 0 or not."""
+    module = ModuleOp([])
+    for name, keepdims in (("keep", True), ("drop", False)):
+        body = Block(arg_types=[tensor_type(dtype, ("K", *(f"P{i}" for i in range(rank))))])
+        body.args[0].name_hint = "partials"
+        reduce = graph.ReduceOp(body.args[0], _REDUCE_KINDS[combiner], [0], keepdims)
+        body.add_ops([reduce, func.ReturnOp(reduce.result)])
+        module.body.block.add_op(func.FuncOp(name, ([body.args[0].type], [reduce.result.type]), Region(body)))
+    return ProgramText(str(module), target)
+
+
+# -- the plan of a call -----------------------------------------------------------------
+
+
+def _rechunk_hint(params: Sequence[Param], arrays, size) -> str:
+    """The rechunk that puts all of `size` (a size name, or (param index, axis)) in one chunk."""
+    calls = []
+    for i, (param, array) in enumerate(zip(params, arrays)):
+        axes = [
+            a
+            for a, dim in enumerate(param.shape)
+            if (dim == size if isinstance(size, str) else (i, a) == size) and array.numblocks[a] > 1
+        ]
+        if axes:
+            calls.append(f"{param.name}.rechunk({{{', '.join(f'{a}: -1' for a in axes)}}})")
+    return ", ".join(calls)
+
+
+def split_sizes(params: Sequence[Param], arrays, axes: dict[str, AxisPartition]) -> tuple[list[str], str]:
+    """(the sizes the arrays are split along, the one reduction size among them or "");
+    an `InputError` for a split that the program cannot run on."""
+    split: list[str] = []
+    for i, (param, array) in enumerate(zip(params, arrays)):
+        for axis, dim in enumerate(param.shape):
+            if array.numblocks[axis] == 1 or dim in split:
+                continue
+            if not isinstance(dim, str) or is_derived(dim) or dim not in axes:
+                raise InputError(
+                    f"argument '{param.name}' is split along axis {axis}, of size {dim}: fusec.dask splits only "
+                    f"along the symbolic sizes of the signature; rechunk with {_rechunk_hint(params, arrays, (i, axis))}"
+                )
+            split.append(dim)
+    for dim in split:
+        if axes[dim].kind == "unsplittable":
+            raise InputError(
+                f"the arguments are split along {dim}, but the program cannot be: {axes[dim].reason}; "
+                f"rechunk with {_rechunk_hint(params, arrays, dim)}"
+            )
+    reductions = [d for d in split if axes[d].kind == "reduction"]
+    if len(reductions) > 1:
+        raise InputError(
+            f"the arguments are split along {' and '.join(reductions)}, each a reduction: fusec.dask splits one "
+            f"reduction size at a time; rechunk with {_rechunk_hint(params, arrays, reductions[-1])}"
+        )
+    return split, (reductions[0] if reductions else "")
+
+
+class _Letters:
+    """Dask's index names for the dimensions of values: a size's name, shared by every
+    value with that size; a fresh name for any other dimension (never split)."""
+
+    def __init__(self, sizes: dict[str, int]):
+        self.sizes = sizes
+        self.fresh = itertools.count()
+
+    def of(self, shape) -> tuple[str, ...]:
+        return tuple(d if isinstance(d, str) and d in self.sizes else f".{next(self.fresh)}" for d in shape)
+
+
+# -- the API ----------------------------------------------------------------------------
+
+
+class DaskProgram:
+    """A function of a program as a function of Dask arrays (see the module docstring):
+    `program(*arrays, **named)` returns a Dask array per result, nothing computed yet.
+    `partition` holds, for each symbolic size of the signature, how the function
+    splits along it."""
+
+    def __init__(self, program: Program, entry: str | None = None):
+        if program.target == "numpy":
+            raise InputError("fusec.dask runs compiled kernels: choose target cpu, cuda or auto")
+        self.program = program
+        self.entry = entry or program.default_entry()
+        self.params = program.params(self.entry)
+        self._opt: ModuleOp = program.compilation(self.entry).stage("opt")
+        function = self._function(self._opt)
+        self.sizes = signature_sizes(function)
+        self.partition: dict[str, AxisPartition] = partition(function)
+        self._splits: dict[tuple, tuple[ProgramText, ModuleOp]] = {}
+
+    def _function(self, module: ModuleOp) -> func.FuncOp:
+        return next(f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == self.entry)
+
+    def _text(self, ir: str) -> ProgramText:
+        p = self.program
+        return ProgramText(ir, p.target, p.fuse, p.matmul, p.disabled_rules)
+
+    def split(self, reduction: str, whole: dict[str, int]) -> tuple[ProgramText, ModuleOp]:
+        """The module `split-chunks` makes for a split along `reduction` and the sizes
+        in `whole` (their whole sizes)."""
+        key = (reduction, tuple(sorted(whole.items())))
+        if key not in self._splits:
+            module = self._opt.clone()
+            sizes = ",".join(f"{name}={size}" for name, size in sorted(whole.items()))
+            SplitChunksPass(self.entry, reduction, sizes).apply(make_context(), module)
+            self._splits[key] = (self._text(str(module)), module)
+        return self._splits[key]
+
+    def __call__(self, *arrays, **named):
+        da = _dask_array()
+        arrays = [da.asarray(a) for a in self.program.arguments(self.entry, arrays, named)]
+        for param, array in zip(self.params, arrays):
+            if any(np.isnan(c) for chunks in getattr(array, "chunks", ()) for c in chunks):
+                raise InputError(f"argument '{param.name}' has chunks of unknown size: call compute_chunk_sizes() first")
+        sizes = bind_sizes(self.params, arrays, self.entry)
+        split, reduction = split_sizes(self.params, arrays, self.partition)
+        text, module = self.split(reduction, {s: sizes[s] for s in split})
+        functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
+        letters = _Letters(sizes)
+        values = {p.name: (a, letters.of(p.shape)) for p, a in zip(self.params, arrays)}
+        for round_ in itertools.count():
+            function = functions.get(partial_name(self.entry, round_))
+            if function is None:
+                break
+            combiners = [a.data for a in function.attributes[COMBINE_ATTR].data]
+            names = [a.data for a in function.attributes[RESULTS_ATTR].data]
+            stacks = self._run(text, function, values, letters, sizes, stacked=reduction)
+            for name, combiner, (stack, ind) in zip(names, combiners, stacks):
+                values[name] = (self._combine(stack, combiner), ind[1:])
+        results = self._run(text, functions[chunk_name(self.entry)], values, letters, sizes, stacked="")
+        arrays_out = tuple(a for a, _ in results)
+        return arrays_out[0] if len(arrays_out) == 1 else arrays_out
+
+    def _combine(self, stack, combiner: str):
+        da = _dask_array()
+        step = CombineCall(combine_program(combiner, dtype_name_of(stack.dtype), stack.ndim - 1, self.program.target))
+        return da.reduction(
+            stack,
+            chunk=_keep_block,
+            combine=step,
+            aggregate=step,
+            axis=0,
+            keepdims=False,
+            dtype=stack.dtype,
+            concatenate=True,
+            meta=np.empty((0,) * (stack.ndim - 1), stack.dtype),
+        )
+
+    def _run(self, text: ProgramText, function: func.FuncOp, values, letters: _Letters, sizes, stacked: str):
+        """Blockwise calls of `function` over the values it reads: its results as
+        (Dask array, index names); with `stacked`, each result gains a leading axis
+        along the reduction size `stacked`, one element per chunk of it."""
+        da = _dask_array()
+        from dask.array.core import Array
+        from dask.highlevelgraph import HighLevelGraph
+
+        operands = [values[a.data] for a in function.attributes[OPERANDS_ATTR].data]
+        split_letters = list(dict.fromkeys(ind for _, inds in operands for ind in inds if ind in sizes))
+        out_ind = tuple(ind for ind in split_letters if any(a.numblocks[i] > 1 for a, inds in operands for i, x in enumerate(inds) if x == ind))
+        outputs = [(shape_of(t), dtype_of(t)) for t in function.function_type.outputs.data]
+        metas = tuple(np.empty((0,) * (len(shape) + bool(stacked)), NUMPY_DTYPES[dtype]) for shape, dtype in outputs)
+        call = ChunkCall(text, function.sym_name.data, stacked=bool(stacked))
+        tmp = da.blockwise(
+            call,
+            out_ind,
+            *itertools.chain.from_iterable(operands),
+            concatenate=True,
+            meta=metas,
+            name=f"fusec-{function.sym_name.data}-{_token(call, operands)}",
+        )
+        chunks = dict(zip(out_ind, tmp.chunks))
+        results = []
+        for i, ((shape, dtype), meta) in enumerate(zip(outputs, metas)):
+            ind = letters.of(shape)
+            if stacked:
+                ind = (stacked, *ind)
+                shape = (stacked, *shape)
+            dims = [
+                (1,) * len(chunks[x]) if stacked and k == 0 else chunks.get(x, (evaluate_dim(d, sizes),))
+                for k, (x, d) in enumerate(zip(ind, shape))
+            ]
+            leaf = f"{tmp.name}-{i}"
+            layer = {}
+            for index in itertools.product(*(range(len(c)) for c in dims)):
+                at = dict(zip(ind, index))
+                layer[(leaf, *index)] = (operator.getitem, (tmp.name, *(at.get(x, 0) for x in out_ind)), i)
+            graph_ = HighLevelGraph.from_collections(leaf, layer, dependencies=[tmp])
+            results.append((Array(graph_, leaf, chunks=tuple(dims), meta=meta), ind))
+        return results
+
+
+def _keep_block(block, axis=None, keepdims=True):
+    """The chunk step of a reduction of stacked partials: each block is one chunk's
+    partial already."""
+    return block
+
+
+def _token(call: ChunkCall, operands) -> str:
+    from dask.base import tokenize
+
+    return tokenize(call.program.ir, call.function, call.program.target, *[a.name for a, _ in operands])
+
+
+def dtype_name_of(dtype: np.dtype) -> str:
+    return next(name for name, numpy_dtype in NUMPY_DTYPES.items() if numpy_dtype == dtype)
+
+
+def compile(
+    program_or_path: Program | str | os.PathLike,
+    entry: str | None = None,
+    target: str = "cpu",
+    fuse: bool = True,
+    matmul: str = "auto",
+    disable_rules: str | Sequence[str] = (),
+) -> DaskProgram:
+    """A function of `program_or_path` (a `fusec.Program`, or a program's source or
+    path, compiled for `target` with the options of `fusec.compile`) as a function of
+    Dask arrays. `entry`: the function, by default `main` or the only one."""
+    if not isinstance(program_or_path, Program):
+        program_or_path = compile_program(
+            program_or_path, target=target, fuse=fuse, matmul=matmul, disable_rules=disable_rules
+        )
+    return DaskProgram(program_or_path, entry)

@@ -1,0 +1,219 @@
+"""``split-chunks``: the functions a chunked run of a function calls, one per round of
+partial reductions and one for the chunk's results, when its arguments are split into
+chunks along some sizes (``fusec.dask``).
+
+Along a *parallel* size (``partition-axes``) each chunk runs the whole function; along
+a *reduction* size ``S``, a reduction over ``S`` (or a matmul contracting it) needs
+every chunk. Such an op is a *cut*: each chunk computes the op on its own elements (a
+partial), the partials of all chunks are combined (``add``, ``max`` or ``min``), and
+the ops after it read the combined value. Cuts that read other cuts wait for them, so
+the function becomes:
+
+- ``@"NAME.partial0"``, ``@"NAME.partial1"``, ...: one per round, returning on a chunk
+  the partials of that round's cuts from the chunk's arguments and the combined values
+  of earlier rounds;
+- ``@"NAME.chunk"``: the function's results on a chunk, every cut read as its combined
+  value.
+
+Softmax along its rows ``N`` is two rounds, its max then its sum of exponentials:
+
+    func.func @"main.partial0"(%x: tensor<?x?xf32, ["B", "N"]>) -> tensor<?x1xf32, ["B", ""]>
+        attributes {chunk_operands = ["x"], chunk_results = ["cut0"], combine = ["max"]}
+    func.func @"main.partial1"(%x: ..., %cut0: tensor<?x1xf32, ["B", ""]>) -> ...
+        attributes {chunk_operands = ["x", "cut0"], chunk_results = ["cut1"], combine = ["add"]}
+    func.func @"main.chunk"(%x: ..., %cut0: ..., %cut1: ...) -> tensor<?x?xf32, ["B", "N"]>
+        attributes {chunk_operands = ["x", "cut0", "cut1"]}
+
+``chunk_operands`` names each argument: a parameter of the function, or ``cutK``, the
+combined value of the K-th cut (in program order). Each function takes only what its
+results need. A ``graph.dim_size`` of a split size would read a chunk's size where
+the function means the whole size (``mean`` divides by it), so it becomes a constant
+from the ``sizes`` option. Without ``size`` (every split size parallel) there are no
+cuts and ``NAME.chunk`` is the function with those constants.
+
+Run it on inlined, decomposed IR (``mean`` is then a sum and a division), as
+``partition-axes``; a size that is unsplittable fails the pass with the reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from dialects import graph
+from dialects.tensor_types import dtype_of, shape_of
+from passes.partition import COMBINERS, AxisPartition, axis_partition, contracted_dim
+
+#: attributes of the functions the pass adds (see the module docstring)
+OPERANDS_ATTR = "chunk_operands"
+RESULTS_ATTR = "chunk_results"
+COMBINE_ATTR = "combine"
+
+#: the suffix of the function that computes a chunk's results
+CHUNK = "chunk"
+
+
+def partial_name(entry: str, round_: int) -> str:
+    return f"{entry}.partial{round_}"
+
+
+def chunk_name(entry: str) -> str:
+    return f"{entry}.{CHUNK}"
+
+
+def cut_combiner(op: Operation, size: str) -> str | None:
+    """The combiner of ``op``'s partials when it is a cut along ``size``, else None."""
+    if isinstance(op, graph.ReduceOp):
+        dims = shape_of(op.input.type)
+        if any(dims[a] == size for a in op.axes_list):
+            if op.kind.data == graph.ReduceKind.MEAN:
+                raise PassFailedException(f"split-chunks: {op.name} {op.kind.data} along {size}: decompose it first")
+            return COMBINERS[op.kind.data]
+    elif isinstance(op, graph.MatmulOp) and contracted_dim(op) == size:
+        return "add"
+    return None
+
+
+@dataclass
+class _Cuts:
+    """The cuts of a function along one size, with the round of each."""
+
+    ops: list[Operation]
+    rounds: list[int]  # 1-based, of each cut
+    combiners: list[str]
+
+    @staticmethod
+    def of(function: func.FuncOp, size: str) -> _Cuts:
+        cuts = _Cuts([], [], [])
+        depth: dict[SSAValue, int] = {}
+        for op in function.body.block.ops:
+            round_ = max((depth.get(v, 0) for v in op.operands), default=0)
+            combiner = cut_combiner(op, size) if size else None
+            if combiner is not None:
+                round_ += 1
+                cuts.ops.append(op)
+                cuts.rounds.append(round_)
+                cuts.combiners.append(combiner)
+            for result in op.results:
+                depth[result] = round_
+        return cuts
+
+    def value_of(self, k: int) -> SSAValue:
+        return self.ops[k].results[0]
+
+
+def _constant_sizes(spec: str) -> dict[str, int]:
+    sizes: dict[str, int] = {}
+    for item in filter(None, (part.strip() for part in spec.split(","))):
+        name, _, value = item.partition("=")
+        if not value.strip().isdigit():
+            raise PassFailedException(f"split-chunks: sizes={spec!r}: expected NAME=INTEGER,...")
+        sizes[name.strip()] = int(value)
+    return sizes
+
+
+def _build(
+    function: func.FuncOp,
+    name: str,
+    outputs: list[SSAValue],
+    cut_inputs: dict[SSAValue, int],
+    sizes: dict[str, int],
+) -> func.FuncOp:
+    """A function computing ``outputs`` from the parameters of ``function`` and the
+    combined values of the cuts in ``cut_inputs`` (value -> cut index), taking only
+    those it reads."""
+    ops = [op for op in function.body.block.ops if not isinstance(op, func.ReturnOp)]
+    needed: set[SSAValue] = set(outputs)
+    kept: list[Operation] = []
+    for op in reversed(ops):
+        if not any(r in needed for r in op.results) or op.results[0] in cut_inputs:
+            continue
+        kept.append(op)
+        if isinstance(op, graph.DimSizeOp) and shape_of(op.input.type)[op.index.value.data] in sizes:
+            continue  # becomes a constant: its operand is not read
+        needed.update(op.operands)
+    kept.reverse()
+    params = [a for a in function.body.block.args if a in needed]
+    # a chunk's sizes come from its arguments: keep a parameter binding a size of a
+    # result that no kept argument binds (a result broadcast from combined values)
+    bound = {d for a in params for d in shape_of(a.type)}
+    for dim in (d for v in outputs for d in shape_of(v.type) if isinstance(d, str) and d):
+        if dim not in bound:
+            carrier = next((a for a in function.body.block.args if dim in shape_of(a.type)), None)
+            if carrier is not None and carrier not in params:
+                params.append(carrier)
+                bound.update(shape_of(carrier.type))
+    params.sort(key=lambda a: a.index)
+    cuts = sorted((k, v) for v, k in cut_inputs.items() if v in needed)
+    inputs: list[SSAValue] = [*params, *(v for _, v in cuts)]
+    body = Block(arg_types=[v.type for v in inputs])
+    names = [a.name_hint or f"arg{a.index}" for a in params] + [f"cut{k}" for k, _ in cuts]
+    for arg, arg_name in zip(body.args, names):
+        arg.name_hint = arg_name
+    mapping: dict[SSAValue, SSAValue] = dict(zip(inputs, body.args))
+    for op in kept:
+        if isinstance(op, graph.DimSizeOp) and (dim := shape_of(op.input.type)[op.index.value.data]) in sizes:
+            clone = graph.ConstantOp.scalar(sizes[dim], dtype_of(op.result.type))
+        else:
+            clone = op.clone(value_mapper=mapping)
+        body.add_op(clone)
+        mapping.update(zip(op.results, clone.results))
+        for old, new in zip(op.results, clone.results):
+            if old.name_hint:
+                new.name_hint = old.name_hint
+    body.add_op(func.ReturnOp(*[mapping[v] for v in outputs]))
+    result = func.FuncOp(name, ([v.type for v in inputs], [v.type for v in outputs]), Region(body))
+    result.attributes[OPERANDS_ATTR] = ArrayAttr([StringAttr(n) for n in names])
+    return result
+
+
+def split_function(function: func.FuncOp, size: str, sizes: dict[str, int]) -> list[func.FuncOp]:
+    """The partial functions of each round and the chunk function of ``function``
+    split along the reduction size ``size`` ("" for none), with the ``graph.dim_size``
+    of each size in ``sizes`` made a constant."""
+    entry = function.sym_name.data
+    if size:
+        axis: AxisPartition = axis_partition(function, size)
+        if axis.kind == "unsplittable":
+            raise PassFailedException(f"split-chunks: {entry} cannot be split along {size}: {axis.reason}")
+    cuts = _Cuts.of(function, size)
+    functions = []
+    for round_ in range(1, max(cuts.rounds, default=0) + 1):
+        members = [k for k, r in enumerate(cuts.rounds) if r == round_]
+        earlier = {cuts.value_of(k): k for k, r in enumerate(cuts.rounds) if r < round_}
+        partial = _build(function, partial_name(entry, round_ - 1), [cuts.value_of(k) for k in members], earlier, sizes)
+        partial.attributes[RESULTS_ATTR] = ArrayAttr([StringAttr(f"cut{k}") for k in members])
+        partial.attributes[COMBINE_ATTR] = ArrayAttr([StringAttr(cuts.combiners[k]) for k in members])
+        functions.append(partial)
+    returned = list(function.body.block.last_op.operands)
+    every = {cuts.value_of(k): k for k in range(len(cuts.ops))}
+    functions.append(_build(function, chunk_name(entry), returned, every, sizes))
+    return functions
+
+
+@dataclass(frozen=True)
+class SplitChunksPass(ModulePass):
+    """Adds to the module the functions a chunked run of ``entry`` calls when its
+    arguments are split along the reduction size ``size`` ("" for none) and along
+    parallel sizes; ``sizes`` (``N=4096,...``) gives the whole size of each split size."""
+
+    name = "split-chunks"
+
+    entry: str = "main"
+    size: str = ""
+    sizes: str = ""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        function = next(
+            (f for f in op.ops if isinstance(f, func.FuncOp) and f.sym_name.data == self.entry), None
+        )
+        if function is None or function.is_declaration:
+            raise PassFailedException(f"split-chunks: no function @{self.entry} with a body")
+        for new in split_function(function, self.size, _constant_sizes(self.sizes)):
+            op.body.block.add_op(new)
