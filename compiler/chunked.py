@@ -114,8 +114,25 @@ class ChunkCall:
     stacked: bool = False
 
     def __call__(self, *blocks):
+        share_cores()
         results = self.program.program().run(self.function, [np.ascontiguousarray(b) for b in blocks])
         return tuple(r[None] for r in results) if self.stacked else tuple(results)
+
+
+def share_cores() -> None:
+    """In a Dask worker running N tasks at once, a task's kernels take 1/N of the
+    threads Numba has (`NUMBA_NUM_THREADS`, by default every core), so that the
+    worker's tasks together use the cores once instead of N times over. Numba keeps
+    the count per thread; a task runs on one of the worker's threads."""
+    try:
+        from distributed import get_worker
+
+        worker = get_worker()
+    except (ImportError, ValueError):  # not in a worker
+        return
+    import numba
+
+    numba.set_num_threads(max(1, numba.config.NUMBA_NUM_THREADS // max(1, worker.state.nthreads)))
 
 
 @dataclass(frozen=True)
@@ -126,6 +143,7 @@ class CombineCall:
     program: ProgramText
 
     def __call__(self, partials, axis=None, keepdims=False):
+        share_cores()
         program = self.program.program()
         return program.run("keep" if keepdims else "drop", [np.ascontiguousarray(partials)])[0]
 
