@@ -48,7 +48,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from dialects import graph
 from dialects.tensor_types import dtype_of, shape_of
-from passes.partition import COMBINERS, AxisPartition, axis_partition, contracted_dim
+from passes.partition import COMBINERS, AxisPartition, axis_partition, contracted_dim, signature_sizes
 
 #: attributes of the functions the pass adds (see the module docstring)
 OPERANDS_ATTR = "chunk_operands"
@@ -140,9 +140,10 @@ def _build(
         needed.update(op.operands)
     kept.reverse()
     params = [a for a in function.body.block.args if a in needed]
+    cuts = sorted((k, v) for v, k in cut_inputs.items() if v in needed)
     # a chunk's sizes come from its arguments: keep a parameter binding a size of a
     # result that no kept argument binds (a result broadcast from combined values)
-    bound = {d for a in params for d in shape_of(a.type)}
+    bound = {d for a in [*params, *(v for _, v in cuts)] for d in shape_of(a.type)}
     for dim in (d for v in outputs for d in shape_of(v.type) if isinstance(d, str) and d):
         if dim not in bound:
             carrier = next((a for a in function.body.block.args if dim in shape_of(a.type)), None)
@@ -150,7 +151,6 @@ def _build(
                 params.append(carrier)
                 bound.update(shape_of(carrier.type))
     params.sort(key=lambda a: a.index)
-    cuts = sorted((k, v) for v, k in cut_inputs.items() if v in needed)
     inputs: list[SSAValue] = [*params, *(v for _, v in cuts)]
     body = Block(arg_types=[v.type for v in inputs])
     names = [a.name_hint or f"arg{a.index}" for a in params] + [f"cut{k}" for k, _ in cuts]
@@ -178,6 +178,12 @@ def split_function(function: func.FuncOp, size: str, sizes: dict[str, int]) -> l
     split along the reduction size ``size`` ("" for none), with the ``graph.dim_size``
     of each size in ``sizes`` made a constant."""
     entry = function.sym_name.data
+    known = signature_sizes(function)
+    unknown = [name for name in (size, *sizes) if name and name not in known]
+    if unknown:
+        raise PassFailedException(
+            f"split-chunks: {unknown[0]} is no size of {entry} (sizes: {', '.join(known) or 'none'})"
+        )
     if size:
         axis: AxisPartition = axis_partition(function, size)
         if axis.kind == "unsplittable":

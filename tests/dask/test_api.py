@@ -1,0 +1,174 @@
+"""`fusec.dask` on Dask's threaded scheduler: every sample split along each of its
+sizes agrees with the single-machine run, and every split it cannot take is refused
+with the rechunk that makes it legal."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fusec
+import fusec.dask
+from runtime.inputs import random_array
+from tests.samples.reference import SAMPLES_DIR
+
+da = pytest.importorskip("dask.array")
+
+#: small sizes, uneven against the chunk length 5 so that the last chunk is short
+SIZES = {"B": 3, "S": 8, "N": 12, "D": 13, "T": 11, "F": 14}
+CHUNK = 5
+
+
+def arguments(program, rng) -> list[np.ndarray]:
+    """Random arguments, scaled so that the blocks' activations stay near 1: float32
+    rounding is then small against every result, whatever order a BLAS adds in (a
+    worker's BLAS runs on one thread, a single process's on all)."""
+    arrays = [
+        random_array(rng, dtype, tuple(SIZES.get(d, d) for d in shape))
+        for _, dtype, shape in program.signature("main")
+    ]
+    return [a * a.dtype.type(0.1) if a.dtype.kind == "f" else a for a in arrays]
+
+
+def split(program, arrays, size: str) -> list:
+    """The arrays as Dask arrays, chunks of CHUNK along `size`, whole along the rest."""
+    return [
+        da.from_array(a, chunks=tuple(CHUNK if d == size else -1 for d in shape))
+        for a, (_, _, shape) in zip(arrays, program.signature("main"))
+    ]
+
+
+def compute(results):
+    results = results if isinstance(results, tuple) else (results,)
+    return da.compute(*results, scheduler="threads", num_workers=2)
+
+
+# (sample, size, whether the split run gives the same bits): a parallel split runs
+# every chunk as the whole program would; a reduction adds partials in another order
+CASES = [
+    ("softmax", "B", True), ("softmax", "N", False),
+    ("layernorm", "N", True), ("layernorm", "D", False),
+    ("rmsnorm", "T", True), ("rmsnorm", "D", False),
+    ("reductions", "N", True), ("reductions", "D", False),
+    ("sincos", "N", True), ("sincos", "D", True),
+    ("gelu_chain", "N", True), ("gelu_chain", "D", True),
+    ("bias_gelu_residual", "T", True), ("bias_gelu_residual", "D", True),
+    ("mlp", "T", False), ("mlp", "D", False), ("mlp", "F", False),
+    ("attention", "B", False),
+    ("transformer_block", "B", False),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("sample", "size", "same_bits"), CASES)
+def test_a_split_run_agrees_with_the_single_machine_run(sample, size, same_bits):
+    program = fusec.compile(SAMPLES_DIR / f"{sample}.tdsl", target="cpu")
+    arrays = arguments(program, np.random.default_rng(0))
+    want = program.main(*arrays)
+    want = want if isinstance(want, tuple) else (want,)
+    got = compute(fusec.dask.compile(program)(*split(program, arrays, size)))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        if same_bits:
+            np.testing.assert_array_equal(g, w)
+        else:
+            np.testing.assert_allclose(g, w, rtol=2e-5, atol=2e-5)
+
+
+def test_every_sample_size_is_covered_or_refused():
+    """Each symbolic size of each sample is a case above or unsplittable."""
+    covered = {(sample, size) for sample, size, _ in CASES}
+    for path in sorted(SAMPLES_DIR.glob("*.tdsl")):
+        program = fusec.dask.compile(path)
+        for size, axis in program.partition.items():
+            assert (path.stem, size) in covered or axis.kind == "unsplittable", (
+                path.stem,
+                size,
+                axis,
+            )
+
+
+def test_a_split_along_an_unsplittable_size_names_the_op_and_the_rechunk():
+    program = fusec.compile(SAMPLES_DIR / "transformer_block.tdsl", target="cpu")
+    arrays = split(program, arguments(program, np.random.default_rng(0)), "S")
+    with pytest.raises(fusec.InputError) as error:
+        fusec.dask.compile(program)(*arrays)
+    assert str(error.value) == (
+        "the arguments are split along S, but the program cannot be: graph.matmul has two axes of size S: "
+        "a chunk of one needs all of the other; rechunk with x.rechunk({1: -1})"
+    )
+
+
+def test_a_split_along_a_fixed_size_is_refused():
+    program = fusec.compile(SAMPLES_DIR / "attention.tdsl", target="cpu")
+    arrays = arguments(program, np.random.default_rng(0))
+    arrays[1] = da.from_array(arrays[1], chunks=(128, 256))
+    with pytest.raises(
+        fusec.InputError,
+        match=r"argument 'wq' is split along axis 0, of size 256: .* rechunk with wq.rechunk\(\{0: -1\}\)",
+    ):
+        fusec.dask.compile(program)(*arrays)
+
+
+def test_two_reduction_sizes_at_once_are_refused():
+    program = fusec.compile(SAMPLES_DIR / "mlp.tdsl", target="cpu")
+    x, w1, b1, w2, b2 = arguments(program, np.random.default_rng(0))
+    with pytest.raises(
+        fusec.InputError,
+        match=r"split along D and F, each a reduction: .* rechunk with w1.rechunk\(\{1: -1\}\)",
+    ):
+        fusec.dask.compile(program)(
+            da.from_array(x, chunks=(11, 5)),
+            da.from_array(w1, chunks=(5, 7)),
+            b1,
+            w2,
+            b2,
+        )
+
+
+def test_bad_arguments_get_the_single_machine_errors():
+    dask_softmax = fusec.dask.compile(SAMPLES_DIR / "softmax.tdsl")
+    with pytest.raises(
+        fusec.InputError, match="argument 'x' has dtype float64, but main expects f32"
+    ):
+        dask_softmax(da.zeros((4, 8), chunks=2))
+    with pytest.raises(fusec.InputError, match="main takes 1 argument"):
+        dask_softmax()
+    unknown = da.zeros((4, 8), dtype=np.float32, chunks=2)[da.arange(4) > 1]
+    with pytest.raises(
+        fusec.InputError, match="argument 'x' has chunks of unknown size"
+    ):
+        dask_softmax(unknown)
+    with pytest.raises(fusec.InputError, match="fusec.dask runs compiled kernels"):
+        fusec.dask.compile(SAMPLES_DIR / "softmax.tdsl", target="numpy")
+
+
+def test_nan_and_integer_wrap_as_on_one_machine():
+    """A NaN in one chunk of a row reaches the row's combined max; integer partial
+    sums wrap at their width and add up to the same bits."""
+    softmax = fusec.compile(SAMPLES_DIR / "softmax.tdsl", target="cpu")
+    x = np.random.default_rng(1).standard_normal((4, 12)).astype(np.float32)
+    x[1, 7] = np.nan
+    got = compute(fusec.dask.compile(softmax)(da.from_array(x, chunks=(4, 5))))[0]
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(softmax.main(x)))
+    source = "fn main(x: i32[N, D]) -> i32[N] {\n    return sum(x, axis=-1)\n}\n"
+    total = fusec.compile(source, target="cpu")
+    ints = np.full((3, 12), 2**30, dtype=np.int32)
+    got = compute(fusec.dask.compile(total)(da.from_array(ints, chunks=(3, 5))))[0]
+    np.testing.assert_array_equal(got, total.main(ints))
+
+
+def test_the_same_bits_on_every_run():
+    layernorm = fusec.dask.compile(SAMPLES_DIR / "layernorm.tdsl")
+    arrays = arguments(layernorm.program, np.random.default_rng(2))
+    first = compute(layernorm(*split(layernorm.program, arrays, "D")))[0]
+    again = compute(layernorm(*split(layernorm.program, arrays, "D")))[0]
+    np.testing.assert_array_equal(first, again)
+
+
+def test_nothing_runs_until_computed():
+    softmax = fusec.dask.compile(SAMPLES_DIR / "softmax.tdsl")
+    y = softmax(da.ones((6, 10), dtype=np.float32, chunks=(3, 5)))
+    assert (
+        isinstance(y, da.Array) and y.shape == (6, 10) and y.chunks == ((3, 3), (5, 5))
+    )
