@@ -115,8 +115,26 @@ class ChunkCall:
 
     def __call__(self, *blocks):
         share_cores()
-        results = self.program.program().run(self.function, [np.ascontiguousarray(b) for b in blocks])
+        results = self.program.program().run(self.function, [contiguous(b) for b in blocks])
+        results = [as_chunk(r) for r in results]
         return tuple(r[None] for r in results) if self.stacked else tuple(results)
+
+
+def contiguous(block):
+    """A block as a kernel takes it: C-contiguous, a GPU array (CuPy's) left where it is."""
+    if hasattr(block, "__cuda_array_interface__"):
+        return block if block.flags.c_contiguous else block.copy(order="C")
+    return np.ascontiguousarray(block)
+
+
+def as_chunk(result):
+    """A kernel's result as a Dask chunk: a result left on the GPU (from GPU chunks)
+    becomes a CuPy array, without a copy."""
+    if isinstance(result, np.ndarray):
+        return result
+    import cupy
+
+    return cupy.asarray(result)
 
 
 def share_cores() -> None:
@@ -145,7 +163,7 @@ class CombineCall:
     def __call__(self, partials, axis=None, keepdims=False):
         share_cores()
         program = self.program.program()
-        return program.run("keep" if keepdims else "drop", [np.ascontiguousarray(partials)])[0]
+        return as_chunk(program.run("keep" if keepdims else "drop", [contiguous(partials)])[0])
 
 
 def combine_program(combiner: str, dtype: str, rank: int, target: str) -> ProgramText:
@@ -295,7 +313,7 @@ class DaskProgram:
             keepdims=False,
             dtype=stack.dtype,
             concatenate=True,
-            meta=np.empty((0,) * (stack.ndim - 1), stack.dtype),
+            meta=stack._meta.reshape((0,) * (stack.ndim - 1)),
         )
 
     def _run(self, text: ProgramText, function: func.FuncOp, values, letters: _Letters, sizes, stacked: str):
@@ -304,13 +322,17 @@ class DaskProgram:
         along the reduction size `stacked`, one element per chunk of it."""
         da = _dask_array()
         from dask.array.core import Array
+        from dask.array.utils import meta_from_array
         from dask.highlevelgraph import HighLevelGraph
 
         operands = [values[a.data] for a in function.attributes[OPERANDS_ATTR].data]
         split_letters = list(dict.fromkeys(ind for _, inds in operands for ind in inds if ind in sizes))
         out_ind = tuple(ind for ind in split_letters if any(a.numblocks[i] > 1 for a, inds in operands for i, x in enumerate(inds) if x == ind))
         outputs = [(shape_of(t), dtype_of(t)) for t in function.function_type.outputs.data]
-        metas = tuple(np.empty((0,) * (len(shape) + bool(stacked)), NUMPY_DTYPES[dtype]) for shape, dtype in outputs)
+        like = operands[0][0]  # NumPy or CuPy chunks: the results' are of the same kind
+        metas = tuple(
+            meta_from_array(like, ndim=len(shape) + bool(stacked), dtype=NUMPY_DTYPES[dtype]) for shape, dtype in outputs
+        )
         call = ChunkCall(text, function.sym_name.data, stacked=bool(stacked))
         tmp = da.blockwise(
             call,

@@ -78,6 +78,8 @@ class AxisPartition:
             return f"unsplittable: {self.reason}"
         return self.kind
 
+    __str__ = describe
+
 
 class _Unsplittable(Exception):
     """An op that needs all of the size at once; the message says which and why."""
