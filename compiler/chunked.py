@@ -72,9 +72,7 @@ def _dask_array():
     try:
         import dask.array as da
     except ImportError:
-        raise InputError(
-            "fusec.dask needs Dask: pip install 'dask[array]' distributed"
-        ) from None
+        raise InputError("fusec.dask needs Dask: pip install 'dask[array]' distributed") from None
     return da
 
 
@@ -127,9 +125,7 @@ class ChunkCall:
 
     def __call__(self, *blocks):
         share_cores()
-        results = self.program.program().run(
-            self.function, [contiguous(b) for b in blocks]
-        )
+        results = self.program.program().run(self.function, [contiguous(b) for b in blocks])
         results = [as_chunk(r) for r in results]
         return tuple(r[None] for r in results) if self.stacked else tuple(results)
 
@@ -164,9 +160,7 @@ def share_cores() -> None:
         return
     import numba
 
-    numba.set_num_threads(
-        max(1, numba.config.NUMBA_NUM_THREADS // max(1, worker.state.nthreads))
-    )
+    numba.set_num_threads(max(1, numba.config.NUMBA_NUM_THREADS // max(1, worker.state.nthreads)))
 
 
 @dataclass(frozen=True)
@@ -179,9 +173,7 @@ class CombineCall:
     def __call__(self, partials, axis=None, keepdims=False):
         share_cores()
         program = self.program.program()
-        return as_chunk(
-            program.run("keep" if keepdims else "drop", [contiguous(partials)])[0]
-        )
+        return as_chunk(program.run("keep" if keepdims else "drop", [contiguous(partials)])[0])
 
 
 def combine_program(combiner: str, dtype: str, rank: int, target: str) -> ProgramText:
@@ -189,15 +181,11 @@ def combine_program(combiner: str, dtype: str, rank: int, target: str) -> Progra
     stack of partials of `rank` dimensions after it, keeping axis 0 or not."""
     module = ModuleOp([])
     for name, keepdims in (("keep", True), ("drop", False)):
-        body = Block(
-            arg_types=[tensor_type(dtype, ("K", *(f"P{i}" for i in range(rank))))]
-        )
+        body = Block(arg_types=[tensor_type(dtype, ("K", *(f"P{i}" for i in range(rank))))])
         body.args[0].name_hint = "partials"
         reduce = graph.ReduceOp(body.args[0], _REDUCE_KINDS[combiner], [0], keepdims)
         body.add_ops([reduce, func.ReturnOp(reduce.result)])
-        module.body.block.add_op(
-            func.FuncOp(name, ([body.args[0].type], [reduce.result.type]), Region(body))
-        )
+        module.body.block.add_op(func.FuncOp(name, ([body.args[0].type], [reduce.result.type]), Region(body)))
     return ProgramText(str(module), target)
 
 
@@ -211,19 +199,14 @@ def _rechunk_hint(params: Sequence[Param], arrays, size) -> str:
         axes = [
             a
             for a, dim in enumerate(param.shape)
-            if (dim == size if isinstance(size, str) else (i, a) == size)
-            and array.numblocks[a] > 1
+            if (dim == size if isinstance(size, str) else (i, a) == size) and array.numblocks[a] > 1
         ]
         if axes:
-            calls.append(
-                f"{param.name}.rechunk({{{', '.join(f'{a}: -1' for a in axes)}}})"
-            )
+            calls.append(f"{param.name}.rechunk({{{', '.join(f'{a}: -1' for a in axes)}}})")
     return ", ".join(calls)
 
 
-def split_sizes(
-    params: Sequence[Param], arrays, axes: dict[str, AxisPartition]
-) -> tuple[list[str], str]:
+def split_sizes(params: Sequence[Param], arrays, axes: dict[str, AxisPartition]) -> tuple[list[str], str]:
     """(the sizes the arrays are split along, the one reduction size among them or "");
     an `InputError` for a split that the program cannot run on."""
     split: list[str] = []
@@ -261,10 +244,7 @@ class _Letters:
         self.fresh = itertools.count()
 
     def of(self, shape) -> tuple[str, ...]:
-        return tuple(
-            d if isinstance(d, str) and d in self.sizes else f".{next(self.fresh)}"
-            for d in shape
-        )
+        return tuple(d if isinstance(d, str) and d in self.sizes else f".{next(self.fresh)}" for d in shape)
 
 
 # -- the API ----------------------------------------------------------------------------
@@ -278,9 +258,7 @@ class DaskProgram:
 
     def __init__(self, program: Program, entry: str | None = None):
         if program.target == "numpy":
-            raise InputError(
-                "fusec.dask runs compiled kernels: choose target cpu, cuda or auto"
-            )
+            raise InputError("fusec.dask runs compiled kernels: choose target cpu, cuda or auto")
         self.program = program
         self.entry = entry or program.default_entry()
         self.params = program.params(self.entry)
@@ -291,19 +269,13 @@ class DaskProgram:
         self._splits: dict[tuple, tuple[ProgramText, ModuleOp]] = {}
 
     def _function(self, module: ModuleOp) -> func.FuncOp:
-        return next(
-            f
-            for f in module.ops
-            if isinstance(f, func.FuncOp) and f.sym_name.data == self.entry
-        )
+        return next(f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == self.entry)
 
     def _text(self, ir: str) -> ProgramText:
         p = self.program
         return ProgramText(ir, p.target, p.fuse, p.matmul, p.disabled_rules)
 
-    def split(
-        self, reduction: str, whole: dict[str, int]
-    ) -> tuple[ProgramText, ModuleOp]:
+    def split(self, reduction: str, whole: dict[str, int]) -> tuple[ProgramText, ModuleOp]:
         """The module `split-chunks` makes for a split along `reduction` and the sizes
         in `whole` (their whole sizes)."""
         key = (reduction, tuple(sorted(whole.items())))
@@ -316,22 +288,16 @@ class DaskProgram:
 
     def __call__(self, *arrays, **named):
         da = _dask_array()
-        arrays = [
-            da.asarray(a) for a in self.program.arguments(self.entry, arrays, named)
-        ]
+        arrays = [da.asarray(a) for a in self.program.arguments(self.entry, arrays, named)]
         for param, array in zip(self.params, arrays):
-            if any(
-                np.isnan(c) for chunks in getattr(array, "chunks", ()) for c in chunks
-            ):
+            if any(np.isnan(c) for chunks in getattr(array, "chunks", ()) for c in chunks):
                 raise InputError(
                     f"argument '{param.name}' has chunks of unknown size: call compute_chunk_sizes() first"
                 )
         sizes = bind_sizes(self.params, arrays, self.entry)
         split, reduction = split_sizes(self.params, arrays, self.partition)
         text, module = self.split(reduction, {s: sizes[s] for s in split})
-        functions = {
-            f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)
-        }
+        functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
         letters = _Letters(sizes)
         values = {p.name: (a, letters.of(p.shape)) for p, a in zip(self.params, arrays)}
         for round_ in itertools.count():
@@ -340,14 +306,10 @@ class DaskProgram:
                 break
             combiners = [a.data for a in function.attributes[COMBINE_ATTR].data]
             names = [a.data for a in function.attributes[RESULTS_ATTR].data]
-            stacks = self._run(
-                text, function, values, letters, sizes, stacked=reduction
-            )
+            stacks = self._run(text, function, values, letters, sizes, stacked=reduction)
             for name, combiner, (stack, ind) in zip(names, combiners, stacks):
                 values[name] = (self._combine(stack, combiner), ind[1:])
-        results = self._run(
-            text, functions[chunk_name(self.entry)], values, letters, sizes, stacked=""
-        )
+        results = self._run(text, functions[chunk_name(self.entry)], values, letters, sizes, stacked="")
         arrays_out = tuple(a for a, _ in results)
         return arrays_out[0] if len(arrays_out) == 1 else arrays_out
 
@@ -391,27 +353,16 @@ class DaskProgram:
         from dask.highlevelgraph import HighLevelGraph
 
         operands = [values[a.data] for a in function.attributes[OPERANDS_ATTR].data]
-        split_letters = list(
-            dict.fromkeys(ind for _, inds in operands for ind in inds if ind in sizes)
-        )
+        split_letters = list(dict.fromkeys(ind for _, inds in operands for ind in inds if ind in sizes))
         out_ind = tuple(
             ind
             for ind in split_letters
-            if any(
-                a.numblocks[i] > 1
-                for a, inds in operands
-                for i, x in enumerate(inds)
-                if x == ind
-            )
+            if any(a.numblocks[i] > 1 for a, inds in operands for i, x in enumerate(inds) if x == ind)
         )
-        outputs = [
-            (shape_of(t), dtype_of(t)) for t in function.function_type.outputs.data
-        ]
+        outputs = [(shape_of(t), dtype_of(t)) for t in function.function_type.outputs.data]
         like = operands[0][0]  # NumPy or CuPy chunks: the results' are of the same kind
         metas = tuple(
-            meta_from_array(
-                like, ndim=len(shape) + bool(stacked), dtype=NUMPY_DTYPES[dtype]
-            )
+            meta_from_array(like, ndim=len(shape) + bool(stacked), dtype=NUMPY_DTYPES[dtype])
             for shape, dtype in outputs
         )
         call = ChunkCall(text, function.sym_name.data, stacked=bool(stacked))
@@ -431,9 +382,7 @@ class DaskProgram:
                 ind = (stacked, *ind)
                 shape = (stacked, *shape)
             dims = [
-                (1,) * len(chunks[x])
-                if stacked and k == 0
-                else chunks.get(x, (evaluate_dim(d, sizes),))
+                (1,) * len(chunks[x]) if stacked and k == 0 else chunks.get(x, (evaluate_dim(d, sizes),))
                 for k, (x, d) in enumerate(zip(ind, shape))
             ]
             leaf = f"{tmp.name}-{i}"
@@ -468,9 +417,7 @@ def _token(call: ChunkCall, operands) -> str:
 
 
 def dtype_name_of(dtype: np.dtype) -> str:
-    return next(
-        name for name, numpy_dtype in NUMPY_DTYPES.items() if numpy_dtype == dtype
-    )
+    return next(name for name, numpy_dtype in NUMPY_DTYPES.items() if numpy_dtype == dtype)
 
 
 def compile(

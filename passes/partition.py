@@ -107,9 +107,7 @@ def _keeps(source: tuple, target: tuple, size: str) -> bool:
     if size not in target:
         return False
     i, j = source.index(size), target.index(size)
-    return _product(source[:i]) == _product(target[:j]) and _product(
-        source[i + 1 :]
-    ) == _product(target[j + 1 :])
+    return _product(source[:i]) == _product(target[:j]) and _product(source[i + 1 :]) == _product(target[j + 1 :])
 
 
 class _Analysis:
@@ -117,9 +115,7 @@ class _Analysis:
 
     def __init__(self, size: str):
         self.size = size
-        self.depth: dict[
-            SSAValue, int
-        ] = {}  # rounds of reductions along size a value needs
+        self.depth: dict[SSAValue, int] = {}  # rounds of reductions along size a value needs
         self.combiners: list[str] = []
 
     def depth_of(self, values) -> int:
@@ -136,9 +132,7 @@ class _Analysis:
         size = self.size
         for value in (*op.operands, *op.results):
             if Counter(_dims(value))[size] > 1:
-                raise _Unsplittable(
-                    f"{op.name} has two axes of size {size}: a chunk of one needs all of the other"
-                )
+                raise _Unsplittable(f"{op.name} has two axes of size {size}: a chunk of one needs all of the other")
         if isinstance(op, graph.ReduceOp):
             dims = _dims(op.input)
             if any(dims[a] == size for a in op.axes_list):
@@ -150,9 +144,7 @@ class _Analysis:
                 return
         elif isinstance(op, graph.ReshapeOp):
             source, target = _dims(op.input), _dims(op.result)
-            if (size in source or size in target) and not (
-                size in source and _keeps(source, target, size)
-            ):
+            if (size in source or size in target) and not (size in source and _keeps(source, target, size)):
                 raise _Unsplittable(
                     f"{op.name} from {list(source)} to {list(target)} merges or splits {size} with other axes"
                 )

@@ -79,9 +79,7 @@ def cut_combiner(op: Operation, size: str) -> str | None:
         dims = shape_of(op.input.type)
         if any(dims[a] == size for a in op.axes_list):
             if op.kind.data == graph.ReduceKind.MEAN:
-                raise PassFailedException(
-                    f"split-chunks: {op.name} {op.kind.data} along {size}: decompose it first"
-                )
+                raise PassFailedException(f"split-chunks: {op.name} {op.kind.data} along {size}: decompose it first")
             return COMBINERS[op.kind.data]
     elif isinstance(op, graph.MatmulOp) and contracted_dim(op) == size:
         return "add"
@@ -121,9 +119,7 @@ def _constant_sizes(spec: str) -> dict[str, int]:
     for item in filter(None, (part.strip() for part in spec.split(","))):
         name, _, value = item.partition("=")
         if not value.strip().isdigit():
-            raise PassFailedException(
-                f"split-chunks: sizes={spec!r}: expected NAME=INTEGER,..."
-            )
+            raise PassFailedException(f"split-chunks: sizes={spec!r}: expected NAME=INTEGER,...")
         sizes[name.strip()] = int(value)
     return sizes
 
@@ -145,10 +141,7 @@ def _build(
         if not any(r in needed for r in op.results) or op.results[0] in cut_inputs:
             continue
         kept.append(op)
-        if (
-            isinstance(op, graph.DimSizeOp)
-            and shape_of(op.input.type)[op.index.value.data] in sizes
-        ):
+        if isinstance(op, graph.DimSizeOp) and shape_of(op.input.type)[op.index.value.data] in sizes:
             continue  # becomes a constant: its operand is not read
         needed.update(op.operands)
     kept.reverse()
@@ -157,30 +150,21 @@ def _build(
     # a chunk's sizes come from its arguments: keep a parameter binding a size of a
     # result that no kept argument binds (a result broadcast from combined values)
     bound = {d for a in [*params, *(v for _, v in cuts)] for d in shape_of(a.type)}
-    for dim in (
-        d for v in outputs for d in shape_of(v.type) if isinstance(d, str) and d
-    ):
+    for dim in (d for v in outputs for d in shape_of(v.type) if isinstance(d, str) and d):
         if dim not in bound:
-            carrier = next(
-                (a for a in function.body.block.args if dim in shape_of(a.type)), None
-            )
+            carrier = next((a for a in function.body.block.args if dim in shape_of(a.type)), None)
             if carrier is not None and carrier not in params:
                 params.append(carrier)
                 bound.update(shape_of(carrier.type))
     params.sort(key=lambda a: a.index)
     inputs: list[SSAValue] = [*params, *(v for _, v in cuts)]
     body = Block(arg_types=[v.type for v in inputs])
-    names = [a.name_hint or f"arg{a.index}" for a in params] + [
-        f"cut{k}" for k, _ in cuts
-    ]
+    names = [a.name_hint or f"arg{a.index}" for a in params] + [f"cut{k}" for k, _ in cuts]
     for arg, arg_name in zip(body.args, names):
         arg.name_hint = arg_name
     mapping: dict[SSAValue, SSAValue] = dict(zip(inputs, body.args))
     for op in kept:
-        if (
-            isinstance(op, graph.DimSizeOp)
-            and (dim := shape_of(op.input.type)[op.index.value.data]) in sizes
-        ):
+        if isinstance(op, graph.DimSizeOp) and (dim := shape_of(op.input.type)[op.index.value.data]) in sizes:
             clone = graph.ConstantOp.scalar(sizes[dim], dtype_of(op.result.type))
         else:
             clone = op.clone(value_mapper=mapping)
@@ -190,16 +174,12 @@ def _build(
             if old.name_hint:
                 new.name_hint = old.name_hint
     body.add_op(func.ReturnOp(*[mapping[v] for v in outputs]))
-    result = func.FuncOp(
-        name, ([v.type for v in inputs], [v.type for v in outputs]), Region(body)
-    )
+    result = func.FuncOp(name, ([v.type for v in inputs], [v.type for v in outputs]), Region(body))
     result.attributes[OPERANDS_ATTR] = ArrayAttr([StringAttr(n) for n in names])
     return result
 
 
-def split_function(
-    function: func.FuncOp, size: str, sizes: dict[str, int]
-) -> list[func.FuncOp]:
+def split_function(function: func.FuncOp, size: str, sizes: dict[str, int]) -> list[func.FuncOp]:
     """The partial functions of each round and the chunk function of ``function``
     split along the reduction size ``size`` ("" for none), with the ``graph.dim_size``
     of each size in ``sizes`` made a constant."""
@@ -213,9 +193,7 @@ def split_function(
     if size:
         axis: AxisPartition = axis_partition(function, size)
         if axis.kind == "unsplittable":
-            raise PassFailedException(
-                f"split-chunks: {entry} cannot be split along {size}: {axis.reason}"
-            )
+            raise PassFailedException(f"split-chunks: {entry} cannot be split along {size}: {axis.reason}")
     cuts = _Cuts.of(function, size)
     functions = []
     for round_ in range(1, max(cuts.rounds, default=0) + 1):
@@ -228,12 +206,8 @@ def split_function(
             earlier,
             sizes,
         )
-        partial.attributes[RESULTS_ATTR] = ArrayAttr(
-            [StringAttr(f"cut{k}") for k in members]
-        )
-        partial.attributes[COMBINE_ATTR] = ArrayAttr(
-            [StringAttr(cuts.combiners[k]) for k in members]
-        )
+        partial.attributes[RESULTS_ATTR] = ArrayAttr([StringAttr(f"cut{k}") for k in members])
+        partial.attributes[COMBINE_ATTR] = ArrayAttr([StringAttr(cuts.combiners[k]) for k in members])
         functions.append(partial)
     returned = list(function.body.block.last_op.operands)
     every = {cuts.value_of(k): k for k in range(len(cuts.ops))}
@@ -255,16 +229,10 @@ class SplitChunksPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         function = next(
-            (
-                f
-                for f in op.ops
-                if isinstance(f, func.FuncOp) and f.sym_name.data == self.entry
-            ),
+            (f for f in op.ops if isinstance(f, func.FuncOp) and f.sym_name.data == self.entry),
             None,
         )
         if function is None or function.is_declaration:
-            raise PassFailedException(
-                f"split-chunks: no function @{self.entry} with a body"
-            )
+            raise PassFailedException(f"split-chunks: no function @{self.entry} with a body")
         for new in split_function(function, self.size, _constant_sizes(self.sizes)):
             op.body.block.add_op(new)

@@ -24,8 +24,7 @@ def arguments(program, rng) -> list[np.ndarray]:
     rounding is then small against every result, whatever order a BLAS adds in (a
     worker's BLAS runs on one thread, a single process's on all)."""
     arrays = [
-        random_array(rng, dtype, tuple(SIZES.get(d, d) for d in shape))
-        for _, dtype, shape in program.signature("main")
+        random_array(rng, dtype, tuple(SIZES.get(d, d) for d in shape)) for _, dtype, shape in program.signature("main")
     ]
     return [a * a.dtype.type(0.1) if a.dtype.kind == "f" else a for a in arrays]
 
@@ -128,16 +127,12 @@ def test_two_reduction_sizes_at_once_are_refused():
 
 def test_bad_arguments_get_the_single_machine_errors():
     dask_softmax = fusec.dask.compile(SAMPLES_DIR / "softmax.tdsl")
-    with pytest.raises(
-        fusec.InputError, match="argument 'x' has dtype float64, but main expects f32"
-    ):
+    with pytest.raises(fusec.InputError, match="argument 'x' has dtype float64, but main expects f32"):
         dask_softmax(da.zeros((4, 8), chunks=2))
     with pytest.raises(fusec.InputError, match="main takes 1 argument"):
         dask_softmax()
     unknown = da.zeros((4, 8), dtype=np.float32, chunks=2)[da.arange(4) > 1]
-    with pytest.raises(
-        fusec.InputError, match="argument 'x' has chunks of unknown size"
-    ):
+    with pytest.raises(fusec.InputError, match="argument 'x' has chunks of unknown size"):
         dask_softmax(unknown)
     with pytest.raises(fusec.InputError, match="fusec.dask runs compiled kernels"):
         fusec.dask.compile(SAMPLES_DIR / "softmax.tdsl", target="numpy")
@@ -169,6 +164,4 @@ def test_the_same_bits_on_every_run():
 def test_nothing_runs_until_computed():
     softmax = fusec.dask.compile(SAMPLES_DIR / "softmax.tdsl")
     y = softmax(da.ones((6, 10), dtype=np.float32, chunks=(3, 5)))
-    assert (
-        isinstance(y, da.Array) and y.shape == (6, 10) and y.chunks == ((3, 3), (5, 5))
-    )
+    assert isinstance(y, da.Array) and y.shape == (6, 10) and y.chunks == ((3, 3), (5, 5))

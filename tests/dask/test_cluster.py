@@ -60,9 +60,7 @@ def test_samples_on_two_worker_processes(client, sample, size):
 def test_an_unsplittable_split_is_refused_before_anything_runs(client):
     program = fusec.compile(SAMPLES_DIR / "transformer_block.tdsl", target="cpu")
     arrays = split(program, arguments(program, np.random.default_rng(0)), "S")
-    with pytest.raises(
-        fusec.InputError, match="cannot be: graph.matmul has two axes of size S"
-    ):
+    with pytest.raises(fusec.InputError, match="cannot be: graph.matmul has two axes of size S"):
         fusec.dask.compile(program)(*arrays)
 
 
@@ -82,9 +80,7 @@ def test_a_worker_killed_mid_run_is_replaced_and_its_tasks_rerun(client):
     deadline = time.monotonic() + 60
     while not client.has_what().get(victim) and time.monotonic() < deadline:
         time.sleep(0.02)  # until the victim holds results that the run still needs
-    assert client.has_what().get(victim), (
-        "the run ended before a worker could be killed"
-    )
+    assert client.has_what().get(victim), "the run ended before a worker could be killed"
     os.kill(pids[victim], signal.SIGKILL)
     got = future.result(timeout=120)
     np.testing.assert_allclose(got, softmax.main(x), rtol=2e-5, atol=2e-5)
