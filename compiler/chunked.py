@@ -49,7 +49,7 @@ from compiler.context import make_context
 from dialects import graph
 from dialects.sizes import evaluate_dim, is_derived
 from dialects.tensor_types import NUMPY_DTYPES, dtype_of, shape_of, tensor_type
-from passes.partition import AxisPartition, partition, signature_sizes
+from passes.partition import AxisPartition, partition
 from passes.split_chunks import (
     COMBINE_ATTR,
     OPERANDS_ATTR,
@@ -263,13 +263,9 @@ class DaskProgram:
         self.entry = entry or program.default_entry()
         self.params = program.params(self.entry)
         self._opt: ModuleOp = program.compilation(self.entry).stage("opt")
-        function = self._function(self._opt)
-        self.sizes = signature_sizes(function)
+        function = next(f for f in self._opt.ops if isinstance(f, func.FuncOp) and f.sym_name.data == self.entry)
         self.partition: dict[str, AxisPartition] = partition(function)
         self._splits: dict[tuple, tuple[ProgramText, ModuleOp]] = {}
-
-    def _function(self, module: ModuleOp) -> func.FuncOp:
-        return next(f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == self.entry)
 
     def _text(self, ir: str) -> ProgramText:
         p = self.program
@@ -288,7 +284,10 @@ class DaskProgram:
 
     def __call__(self, *arrays, **named):
         da = _dask_array()
-        arrays = [da.asarray(a) for a in self.program.arguments(self.entry, arrays, named)]
+        arrays = [
+            a if isinstance(a, da.Array) else da.from_array(a if hasattr(a, "shape") else np.asarray(a), chunks=-1)
+            for a in self.program.arguments(self.entry, arrays, named)
+        ]  # an array not yet Dask's is one chunk: Dask's automatic chunks would split any axis
         for param, array in zip(self.params, arrays):
             if any(np.isnan(c) for chunks in getattr(array, "chunks", ()) for c in chunks):
                 raise InputError(
@@ -353,11 +352,15 @@ class DaskProgram:
         from dask.highlevelgraph import HighLevelGraph
 
         operands = [values[a.data] for a in function.attributes[OPERANDS_ATTR].data]
-        split_letters = list(dict.fromkeys(ind for _, inds in operands for ind in inds if ind in sizes))
+        # the call maps over the sizes some operand has in several chunks (and over the
+        # reduction size, whose partials it stacks); other dimensions come whole
         out_ind = tuple(
-            ind
-            for ind in split_letters
-            if any(a.numblocks[i] > 1 for a, inds in operands for i, x in enumerate(inds) if x == ind)
+            dict.fromkeys(
+                x
+                for a, inds in operands
+                for x, blocks in zip(inds, a.numblocks)
+                if x in sizes and (blocks > 1 or x == stacked)
+            )
         )
         outputs = [(shape_of(t), dtype_of(t)) for t in function.function_type.outputs.data]
         like = operands[0][0]  # NumPy or CuPy chunks: the results' are of the same kind
@@ -389,11 +392,10 @@ class DaskProgram:
             layer = {}
             for index in itertools.product(*(range(len(c)) for c in dims)):
                 at = dict(zip(ind, index))
-                layer[(leaf, *index)] = (
-                    operator.getitem,
-                    (tmp.name, *(at.get(x, 0) for x in out_ind)),
-                    i,
-                )
+                # a result without one of the mapped sizes is the same in every chunk
+                # of it (it reads nothing along it): the first chunk's serves
+                block = (tmp.name, *(at.get(x, 0) for x in out_ind))
+                layer[(leaf, *index)] = (operator.getitem, block, i)
             graph_ = HighLevelGraph.from_collections(leaf, layer, dependencies=[tmp])
             results.append((Array(graph_, leaf, chunks=tuple(dims), meta=meta), ind))
         return results

@@ -165,3 +165,11 @@ def test_nothing_runs_until_computed():
     softmax = fusec.dask.compile(SAMPLES_DIR / "softmax.tdsl")
     y = softmax(da.ones((6, 10), dtype=np.float32, chunks=(3, 5)))
     assert isinstance(y, da.Array) and y.shape == (6, 10) and y.chunks == ((3, 3), (5, 5))
+
+
+def test_numpy_arguments_are_one_chunk_each():
+    softmax = fusec.dask.compile(SAMPLES_DIR / "softmax.tdsl")
+    x = np.random.default_rng(4).standard_normal((6, 10)).astype(np.float32)
+    y = softmax(x)
+    assert y.chunks == ((6,), (10,))
+    np.testing.assert_array_equal(compute(y)[0], softmax.program.main(x))
