@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import threading
 import time
 from collections.abc import Sequence
 from collections import OrderedDict
@@ -266,6 +267,10 @@ class CudaProgram:
         self._prepared: dict[tuple, _Prepared] = {}
         self._last: dict[str, _Prepared] = {}  # entry -> the plan of its last call
         self._staging: dict[tuple, Any] = {}
+        #: a call enqueues all its launches before another call's: calls on one shape
+        #: share its intermediate and staging buffers, which stream order then keeps
+        #: apart (two threads interleaving launches would overwrite each other's)
+        self._lock = threading.RLock()
 
     def kernel(self, name: str, tuning: Tuning | None = None) -> _Kernel:
         """Kernel ``name`` compiled with ``tuning`` (default: the program's for it)."""
@@ -324,7 +329,12 @@ class CudaProgram:
     ) -> tuple[Any, ...]:
         """Runs ``entry``; results are device arrays when any argument was on the
         device, NumPy arrays otherwise. ``out``: device arrays to write the results
-        into. ``profile``: receives the seconds each kernel took, per kernel name."""
+        into. ``profile``: receives the seconds each kernel took, per kernel name.
+        Calls from several threads take turns (see ``_lock``)."""
+        with self._lock:
+            return self._run(entry, arrays, out, profile)
+
+    def _run(self, entry: str, arrays: Sequence[Any], out, profile) -> tuple[Any, ...]:
         cuda = cuda_module()
         plan = host_function(self.functions, entry)
         inputs = [p for p in plan.params if p.result is None]
@@ -417,7 +427,8 @@ class CudaProgram:
         inputs = [p for p in plan.params if p.result is None]
         if len(arrays) != len(inputs):
             return None
-        return self._run_direct(entry, plan, inputs, arrays, None)
+        with self._lock:
+            return self._run_direct(entry, plan, inputs, arrays, None)
 
     def _run_direct(self, entry: str, plan: HostPlan, inputs, arrays, out) -> tuple[Any, ...] | None:
         """A call on device arrays whose shapes were seen before: packed launches, or

@@ -179,3 +179,20 @@ fn main(x: f32[S, M, M], b: f32[M]) -> (f32[S, M, M], f32[S, M, M], f32[S, M, M]
     assert 'gpu.memory = "thread"' in program.ir("tiled")
     for got, expected in zip(program.main(x, b), want):
         np.testing.assert_allclose(got, expected, rtol=2e-4, atol=2e-5)
+
+
+def test_calls_from_several_threads_keep_their_intermediates_apart():
+    """Calls on one shape share its intermediate buffers: four threads calling a
+    two-kernel program at once (as Dask's threaded scheduler does) each get their own
+    results. Before calls took turns, they overwrote each other's intermediates."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    program = fusec.compile(SOFTMAX, target="cuda", fuse=False)  # a kernel per op, intermediates between
+    rng = np.random.default_rng(5)
+    inputs = [rng.standard_normal((2, 16)).astype(np.float32) for _ in range(6)]
+    want = [program.main(x) for x in inputs]
+    assert len(program.executable("main").kernel_ops) >= 2, "needs an intermediate buffer between kernels"
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(program.main, inputs))
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
