@@ -173,3 +173,14 @@ def test_numpy_arguments_are_one_chunk_each():
     y = softmax(x)
     assert y.chunks == ((6,), (10,))
     np.testing.assert_array_equal(compute(y)[0], softmax.program.main(x))
+
+
+def test_gpu_kernels_run_the_chunks_too():
+    """On `cuda` (Numba's simulator in CI; CuPy chunks on a GPU stay there) the
+    partials and their combines are GPU kernels. The simulator cannot run two programs'
+    kernels at once (each swaps in its own fake `threadIdx`): Dask's synchronous
+    scheduler."""
+    program = fusec.compile(SAMPLES_DIR / "softmax.tdsl", target="cuda")
+    x = (np.random.default_rng(6).standard_normal((2, 12)) * 0.1).astype(np.float32)
+    got = fusec.dask.compile(program)(da.from_array(x, chunks=(2, 5))).compute(scheduler="sync")
+    np.testing.assert_allclose(got, program.main(x), rtol=2e-6, atol=1e-7)
