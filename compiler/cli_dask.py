@@ -147,15 +147,17 @@ class DaskRun:
         self.results = results if isinstance(results, tuple) else (results,)
 
     def _check_split(self) -> None:
-        """The errors of `fusec.dask`'s for an unsplittable split, in terms of --chunks."""
+        """`fusec.dask`'s refusals of a split, said in terms of --chunks rather than of
+        the rechunk calls the API's name, and before any cluster starts. Every name
+        `--chunks` may give (a size of the parameters) has a partition."""
         partition = self.function.partition
         for name, length in self.splits.items():
-            if name in partition and partition[name].kind == "unsplittable":
+            if partition[name].kind == "unsplittable":
                 raise InputError(
                     f"--chunks {name}={length} splits {name}, but {self.entry} cannot be split along it: "
                     f"{partition[name].reason}; leave {name} out of --chunks"
                 )
-        reductions = [name for name in self.splits if name in partition and partition[name].kind == "reduction"]
+        reductions = [name for name in self.splits if partition[name].kind == "reduction"]
         if len(reductions) > 1:
             raise InputError(
                 f"--chunks splits {' and '.join(reductions)}, each a reduction of {self.entry}: "
@@ -168,7 +170,7 @@ class DaskRun:
             return "one chunk: --chunks splits no size"
         partition = self.function.partition
         return "split along " + ", ".join(
-            f"{name} ({partition[name].describe() if name in partition else 'parallel'}) "
+            f"{name} ({partition[name].describe()}) "
             f"into {math.ceil(self.sizes[name] / length)} chunks of {length}"
             for name, length in self.splits.items()
         )
@@ -176,26 +178,28 @@ class DaskRun:
     def compute(self, store: str | None) -> list[np.ndarray] | None:
         """Runs the graph on the current Dask client: the results gathered, or written
         into a new Zarr group at `store` (by the workers, each its chunks) and None."""
-        import dask
-
-        try:
-            if store is None:
-                return [np.asarray(r) for r in dask.compute(*self.results)]
-            _zarr().open_group(store=store, mode="w")
-            dask.compute(*(r.to_zarr(store, component=f"out{i}", compute=False) for i, r in enumerate(self.results)))
-            return None
-        except FusecError:
-            raise
-        # a task that failed on a worker (a lost worker, an unreadable chunk) raises
-        # whatever it raised there: one line, as any error, not a traceback
-        except Exception as error:  # noqa: BLE001
-            raise ExecutionError(f"the Dask run failed: {type(error).__name__}: {error}") from None
+        if store is None:
+            return [np.asarray(r) for r in _compute(self.results)]
+        _zarr().open_group(store=store, mode="w")
+        _compute([r.to_zarr(store, component=f"out{i}", compute=False) for i, r in enumerate(self.results)])
+        return None
 
     def gather_arguments(self) -> list[np.ndarray]:
         """The arguments in memory, for --check's reference."""
-        import dask
+        return [np.asarray(a) for a in _compute(self.arguments)]
 
-        return [np.asarray(a) for a in dask.compute(*self.arguments)]
+
+def _compute(collections: Sequence) -> tuple:
+    import dask
+
+    try:
+        return dask.compute(*collections)
+    except FusecError:
+        raise
+    # a task that failed on a worker (a lost worker, an unreadable chunk) raises
+    # whatever it raised there: one line, as any error, not a traceback
+    except Exception as error:  # noqa: BLE001
+        raise ExecutionError(f"the Dask run failed: {type(error).__name__}: {error}") from None
 
 
 @contextmanager
@@ -214,16 +218,19 @@ def connect(spec: str) -> Iterator[str]:
         # start, so that N workers of one thread each share the cores (a value the
         # environment already has wins, as distributed does for any such variable)
         threads = str(max(1, (os.cpu_count() or 1) // workers))
-        with dask.config.set({"distributed.nanny.pre-spawn-environ.NUMBA_NUM_THREADS": threads}):
-            cluster = distributed.LocalCluster(
-                n_workers=workers,
-                threads_per_worker=1,
-                processes=True,
-                host="127.0.0.1",
-                dashboard_address=None,  # no dashboard; its HTTP server (health checks) on a free port:
-                scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},  # not 8787, which another may hold
-                silence_logs=logging.ERROR,
-            )
+        try:
+            with dask.config.set({"distributed.nanny.pre-spawn-environ.NUMBA_NUM_THREADS": threads}):
+                cluster = distributed.LocalCluster(
+                    n_workers=workers,
+                    threads_per_worker=1,
+                    processes=True,
+                    host="127.0.0.1",
+                    dashboard_address=None,  # no dashboard; its HTTP server (health checks) on a free port:
+                    scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},  # not 8787, which another may hold
+                    silence_logs=logging.CRITICAL,  # a failed task is reported once, in one line
+                )
+        except (OSError, TimeoutError) as error:
+            raise InputError(f"cannot start a local Dask cluster of {workers} workers: {error}") from None
         with cluster, distributed.Client(cluster):
             yield f"{spec} ({workers} worker process{'es' if workers > 1 else ''} on this machine)"
         return

@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 from compiler import cli_dask
+from compiler.api import compile as fusec_compile
 from compiler.cli import main
+from runtime.errors import ExecutionError
 from tests.cli.test_cli import LAYERNORM, ROOT, SOFTMAX, fusec
 
 zarr = pytest.importorskip("zarr")
@@ -135,6 +137,16 @@ def test_zarr_without_dask_reads_and_writes_in_memory(capsys, tmp_path):
     assert sorted(group.array_keys()) == ["out0"]  # the group is replaced, not added to
     e = np.exp(x - x.max(axis=1, keepdims=True))
     np.testing.assert_allclose(group["out0"][...], e / e.sum(axis=1, keepdims=True), rtol=1e-6)
+
+
+def test_a_failed_task_is_one_error(tmp_path):
+    # an unreadable chunk, read by a task (here on Dask's local threads, as on a worker)
+    inputs = store(tmp_path / "x.zarr", x=np.ones((8, 8), np.float32))
+    (tmp_path / "x.zarr" / "x" / "c" / "0" / "0").write_bytes(b"not zstd")
+    program = fusec_compile(SOFTMAX, target="cpu")
+    job = cli_dask.DaskRun(program, "main", [cli_dask.open_inputs(str(inputs))["x"]], {"B": 4})
+    with pytest.raises(ExecutionError, match="the Dask run failed: RuntimeError: Zstd decompression error"):
+        job.compute(None)
 
 
 # -- runs on a local cluster ------------------------------------------------------------
