@@ -239,4 +239,5 @@ def connect(spec: str) -> Iterator[str]:
     except (OSError, TimeoutError) as error:
         raise InputError(f"cannot reach a Dask scheduler at {spec} within {CONNECT_TIMEOUT} s: {error}") from None
     with client:
-        yield f"{spec} ({len(client.nthreads())} workers)"
+        workers = len(client.nthreads())
+        yield f"{spec} ({workers} worker{'s' if workers != 1 else ''})"
