@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 
 import fusec
+from compiler import cli_dask
 from compiler.api import TargetError
-from compiler.cli_dask import is_zarr, scheduler
 from compiler.diagnostics import SourceError
 from compiler.stages import MATMUL_STRATEGIES, STAGES
 from runtime.errors import FusecError, InputError
@@ -110,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="on cuda: time each kernel's launch parameters first and keep the best (cached)")
     p.add_argument("--no-graphs", action="store_true",
                    help="on cuda: launch kernels one by one instead of replaying a CUDA graph")
-    p.add_argument("--dask", type=scheduler, metavar="local:N|ADDRESS",
+    p.add_argument("--dask", type=cli_dask.scheduler, metavar="local:N|ADDRESS",
                    help="run over Dask arrays: on N local worker processes, or on the scheduler at ADDRESS")
     p.add_argument("--chunks", type=_dims, default={}, metavar="B=64,N=4096",
                    help="with --dask: chunk length per size (sizes not named stay one chunk)")
@@ -154,9 +154,7 @@ def load_inputs(path: str | None, lazy: bool = False) -> dict:
     """The arrays of an `np.savez` archive, or of a Zarr group (left unread if `lazy`), by name."""
     if path is None:
         return {}
-    if is_zarr(path):
-        from compiler import cli_dask
-
+    if cli_dask.is_zarr(path):
         return cli_dask.open_inputs(path) if lazy else cli_dask.read_inputs(path)
     if Path(path).is_dir():
         raise InputError(f"{path} is a folder: --inputs takes an .npz archive, or a Zarr group named *.zarr")
@@ -184,9 +182,7 @@ def check_writable(option: str, path: str | None, store: bool = False) -> None:
         return
     folder = Path(path).parent
     if store:
-        from compiler.cli_dask import check_store
-
-        check_store(path)
+        cli_dask.check_store(path)
     elif Path(path).is_dir():
         raise InputError(f"{option} {path}: is a folder, not a file")
     if not folder.is_dir():
@@ -213,7 +209,7 @@ def note_drawn(params: Sequence[Param], given, arrays, seed: int) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    check_writable("--output", args.output, store=is_zarr(args.output))
+    check_writable("--output", args.output, store=cli_dask.is_zarr(args.output))
     for option in ("report", "viz"):
         check_writable(f"--{option}", getattr(args, option))
     given = load_inputs(args.inputs, lazy=bool(args.dask))
@@ -253,9 +249,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
 
     if args.dask:
-        from compiler.cli_dask import arguments
-
-        arrays = arguments(params, given, args.dims, args.seed, entry)
+        arrays = cli_dask.arguments(params, given, args.dims, args.seed, entry)
         note_drawn(params, given, arrays, args.seed)
         return run_dask(args, program, compilation, entry, arrays, report)
     arrays = draw_inputs(params, given, args.dims, args.seed, entry)
@@ -301,10 +295,8 @@ def run(args: argparse.Namespace) -> int:
 def save_results(path: str | None, results) -> None:
     if path is None:
         return
-    if is_zarr(path):
-        from compiler.cli_dask import write_results
-
-        write_results(path, results)
+    if cli_dask.is_zarr(path):
+        cli_dask.write_results(path, results)
     else:
         np.savez(path, **{f"out{i}": r for i, r in enumerate(results)})
 
@@ -313,18 +305,16 @@ def run_dask(args: argparse.Namespace, program, compilation, entry: str, arrays,
     """The entry run over Dask arrays (`--dask`, compiler/cli_dask.py): the graph built
     and the split checked before the cluster starts; a Zarr `--output` written by the
     workers, anything else gathered here."""
-    from compiler.cli_dask import DaskRun, connect, read_results
-
-    job = DaskRun(program, entry, arrays, args.chunks)
+    job = cli_dask.DaskRun(program, entry, arrays, args.chunks)
     print(f"fusec: note: {job.describe()}", file=sys.stderr)
-    store = args.output if is_zarr(args.output) else None
-    with connect(args.dask) as cluster:
+    store = args.output if cli_dask.is_zarr(args.output) else None
+    with cli_dask.connect(args.dask) as cluster:
         start = time.perf_counter()
         results = job.compute(store)
         elapsed = time.perf_counter() - start
         inputs = job.gather_arguments() if args.check else None
     if results is None and args.check:
-        results = read_results(store, len(job.results))
+        results = cli_dask.read_results(store, len(job.results))
     status = check_against_reference(program, entry, inputs, results) if args.check else EXIT_OK
     if args.report:
         Path(args.report).write_text(json.dumps(report, indent=2) + "\n")
