@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 import fusec
+from compiler import cli_dask
 from compiler.api import TargetError
 from compiler.diagnostics import SourceError
 from compiler.stages import MATMUL_STRATEGIES, STAGES
@@ -29,7 +30,9 @@ from runtime.inputs import MAX_SIZE, Param, draw_inputs
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_MISMATCH = 0, 1, 2, 3
 
 #: options that need the program to run, which `--emit` does not do
-RUN_ONLY = ("check", "bench", "output", "autotune")
+RUN_ONLY = ("check", "bench", "output", "autotune", "dask")
+#: options that time or tune the program on this machine, which a `--dask` run does not do
+LOCAL_ONLY = ("bench", "autotune")
 
 
 class UsageError(Exception):
@@ -78,12 +81,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("program", help="the .tdsl program")
     p.add_argument("--version", action="version", version=f"fusec {fusec.__version__}")
     p.add_argument("--entry", help="the function to run (default main, else the only function)")
-    p.add_argument("--inputs", metavar="FILE.npz", help="arguments by parameter name (np.savez); "
-                   "missing ones are drawn at random")
+    p.add_argument("--inputs", metavar="FILE.npz", help="arguments by parameter name (np.savez, or a "
+                   "Zarr group STORE.zarr); missing ones are drawn at random")
     p.add_argument("--dims", type=_dims, default={}, metavar="N=1024,D=768",
                    help="sizes for symbolic dims no input fixes (default 256 each)")
     p.add_argument("--seed", type=int, default=0, help="seed for drawn inputs")
-    p.add_argument("--output", metavar="FILE.npz", help="save the results as out0, out1, ...")
+    p.add_argument("--output", metavar="FILE.npz", help="save the results as out0, out1, ... "
+                   "(in a Zarr group if it ends in .zarr)")
     p.add_argument("--target", choices=("auto", "cpu", "cuda", "numpy"), default="auto",
                    help="where kernels run: cuda (the GPU, Numba CUDA), cpu (the host's cores, Numba), "
                    "numpy (the reference interpreter, no fusion); auto (the default) takes the GPU "
@@ -106,6 +110,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="on cuda: time each kernel's launch parameters first and keep the best (cached)")
     p.add_argument("--no-graphs", action="store_true",
                    help="on cuda: launch kernels one by one instead of replaying a CUDA graph")
+    p.add_argument("--dask", type=cli_dask.scheduler, metavar="local:N|ADDRESS",
+                   help="run over Dask arrays: on N local worker processes, or on the scheduler at ADDRESS")
+    p.add_argument("--chunks", type=_dims, default={}, metavar="B=64,N=4096",
+                   help="with --dask: chunk length per size (sizes not named stay one chunk)")
     p.add_argument("--print-ir-after-all", action="store_true",
                    help="print the IR after every pass to standard error")
     return p
@@ -119,6 +127,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         conflicting = [f"--{name}" for name in RUN_ONLY if getattr(args, name)]
         if conflicting:
             parser.error(f"--emit prints IR instead of running, so {' and '.join(conflicting)} cannot apply")
+    if args.chunks and not args.dask:
+        parser.error("--chunks says how a --dask run is split: give --dask too")
+    if args.dask:
+        conflicting = [f"--{name}" for name in LOCAL_ONLY if getattr(args, name)]
+        if conflicting:
+            verb = "time" if len(conflicting) > 1 else "times"
+            parser.error(f"{' and '.join(conflicting)} {verb} the program on this machine, so not with --dask")
+        if args.target == "numpy":
+            parser.error("--dask runs compiled kernels on its workers: choose --target cpu, cuda or auto")
     return args
 
 
@@ -133,10 +150,14 @@ def checksum(array: np.ndarray) -> str:
 _ZIP_MAGIC, _NPY_MAGIC = b"PK", b"\x93NUMPY"
 
 
-def load_inputs(path: str | None) -> dict[str, np.ndarray]:
-    """The arrays of an `np.savez` archive, by name."""
+def load_inputs(path: str | None, lazy: bool = False) -> dict:
+    """The arrays of an `np.savez` archive, or of a Zarr group (left unread if `lazy`), by name."""
     if path is None:
         return {}
+    if cli_dask.is_zarr(path):
+        return cli_dask.open_inputs(path) if lazy else cli_dask.read_inputs(path)
+    if Path(path).is_dir():
+        raise InputError(f"{path} is a folder: --inputs takes an .npz archive, or a Zarr group named *.zarr")
     try:
         with open(path, "rb") as file:
             magic = file.read(len(_NPY_MAGIC))
@@ -155,12 +176,14 @@ def load_inputs(path: str | None) -> dict[str, np.ndarray]:
         raise InputError(f"cannot read inputs from {path}: {error}") from None
 
 
-def check_writable(option: str, path: str | None) -> None:
-    """Refuses, before any work, a file that could not be written at the end of a run."""
+def check_writable(option: str, path: str | None, store: bool = False) -> None:
+    """Refuses, before any work, a file (or Zarr `store`) that could not be written at the end of a run."""
     if path is None:
         return
     folder = Path(path).parent
-    if Path(path).is_dir():
+    if store:
+        cli_dask.check_store(path)
+    elif Path(path).is_dir():
         raise InputError(f"{option} {path}: is a folder, not a file")
     if not folder.is_dir():
         raise InputError(f"{option} {path}: no such folder {folder}")
@@ -168,13 +191,13 @@ def check_writable(option: str, path: str | None) -> None:
         raise InputError(f"{option} {path}: the folder {folder} is not writable")
 
 
-def check_dims(dims: dict[str, int], params: Sequence[Param], entry: str) -> None:
-    """Refuses `--dims` names that are no size of the entry's parameters."""
+def check_dims(option: str, dims: dict[str, int], params: Sequence[Param], entry: str) -> None:
+    """Refuses `--dims` (or `--chunks`) names that are no size of the entry's parameters."""
     known = list(dict.fromkeys(d for p in params for d in p.shape if isinstance(d, str)))
     unknown = [name for name in dims if name not in known]
     if unknown:
         sizes = f"its sizes are {', '.join(known)}" if known else "it has no symbolic sizes"
-        raise UsageError(f"--dims sets {', '.join(unknown)}, but {entry} has no size of that name ({sizes})")
+        raise UsageError(f"{option} sets {', '.join(unknown)}, but {entry} has no size of that name ({sizes})")
 
 
 def note_drawn(params: Sequence[Param], given, arrays, seed: int) -> None:
@@ -186,9 +209,10 @@ def note_drawn(params: Sequence[Param], given, arrays, seed: int) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    for option in ("output", "report", "viz"):
+    check_writable("--output", args.output, store=cli_dask.is_zarr(args.output))
+    for option in ("report", "viz"):
         check_writable(f"--{option}", getattr(args, option))
-    given = load_inputs(args.inputs)
+    given = load_inputs(args.inputs, lazy=bool(args.dask))
     program = fusec.compile(
         Path(args.program),
         target=args.target,
@@ -201,7 +225,8 @@ def run(args: argparse.Namespace) -> int:
     if entry not in program.functions:
         raise InputError(f"no function named '{entry}' (functions: {', '.join(program.functions)})")
     params = program.params(entry)
-    check_dims(args.dims, params, entry)
+    check_dims("--dims", args.dims, params, entry)
+    check_dims("--chunks", args.chunks, params, entry)
     compilation = program.compilation(entry, args.dims)
     if args.print_ir_after_all:
         compilation.after_pass = lambda name, module: print(
@@ -223,6 +248,10 @@ def run(args: argparse.Namespace) -> int:
             Path(args.report).write_text(json.dumps(report, indent=2) + "\n")
         return EXIT_OK
 
+    if args.dask:
+        arrays = cli_dask.arguments(params, given, args.dims, args.seed, entry)
+        note_drawn(params, given, arrays, args.seed)
+        return run_dask(args, program, compilation, entry, arrays, report)
     arrays = draw_inputs(params, given, args.dims, args.seed, entry)
     note_drawn(params, given, arrays, args.seed)
     if args.no_graphs and program.target == "cuda":
@@ -258,10 +287,40 @@ def run(args: argparse.Namespace) -> int:
             print(f"calibration: {kept} kernel time(s) kept for {program.calibration.device}")
     if args.report:
         Path(args.report).write_text(json.dumps(report, indent=2) + "\n")
-    if args.output:
-        np.savez(args.output, **{f"out{i}": r for i, r in enumerate(results)})
-
+    save_results(args.output, results)
     print(summary(program, compilation, entry, results, elapsed))
+    return status
+
+
+def save_results(path: str | None, results) -> None:
+    if path is None:
+        return
+    if cli_dask.is_zarr(path):
+        cli_dask.write_results(path, results)
+    else:
+        np.savez(path, **{f"out{i}": r for i, r in enumerate(results)})
+
+
+def run_dask(args: argparse.Namespace, program, compilation, entry: str, arrays, report) -> int:
+    """The entry run over Dask arrays (`--dask`, compiler/cli_dask.py): the graph built
+    and the split checked before the cluster starts; a Zarr `--output` written by the
+    workers, anything else gathered here."""
+    job = cli_dask.DaskRun(program, entry, arrays, args.chunks)
+    print(f"fusec: note: {job.describe()}", file=sys.stderr)
+    store = args.output if cli_dask.is_zarr(args.output) else None
+    with cli_dask.connect(args.dask) as cluster:
+        start = time.perf_counter()
+        results = job.compute(store)
+        elapsed = time.perf_counter() - start
+        inputs = job.gather_arguments() if args.check else None
+    if results is None and args.check:
+        results = cli_dask.read_results(store, len(job.results))
+    status = check_against_reference(program, entry, inputs, results) if args.check else EXIT_OK
+    if args.report:
+        Path(args.report).write_text(json.dumps(report, indent=2) + "\n")
+    if store is None:
+        save_results(args.output, results)
+    print(summary(program, compilation, entry, job.results if results is None else results, elapsed, cluster, store))
     return status
 
 
@@ -289,16 +348,26 @@ def add_roofline(report, executable, entry: str) -> None:
         group["roofline"] = nbytes / (us * 1e-6) / bandwidth if us and nbytes else None
 
 
-def summary(program, compilation, entry: str, results, elapsed: float) -> str:
+def summary(program, compilation, entry: str, results, elapsed: float, cluster: str = "", store=None) -> str:
+    """What a run did; of a `--dask` run, where (`cluster`), and the results written
+    into the Zarr `store` are named rather than summed (they may not fit here)."""
     lines = [f"{program.path}: {entry} on {program.target}"]
+    if cluster:
+        lines.append(f"dask: {cluster}")
     if program.target != "numpy":
         from compiler.report import kernel_counts
 
         unfused, fused = kernel_counts(program, compilation)
         lines.append(f"kernels: {unfused} unfused -> {fused} fused")
     for i, result in enumerate(results):
-        lines.append(f"out{i}: {result.dtype}{list(result.shape)} {checksum(result)}")
-    timed = "one call" if program.target == "numpy" else "first call, including compiling or loading its kernels"
+        digest = checksum(result) if isinstance(result, np.ndarray) else f"written to {store}/out{i}"
+        lines.append(f"out{i}: {result.dtype}{list(result.shape)} {digest}")
+    if cluster:
+        timed = "the Dask run: its tasks, with compiling or loading kernels on the workers, and its results"
+    elif program.target == "numpy":
+        timed = "one call"
+    else:
+        timed = "first call, including compiling or loading its kernels"
     lines.append(f"time: {elapsed * 1e3:.3f} ms ({timed})")
     return "\n".join(lines)
 

@@ -1,0 +1,243 @@
+"""Dask and Zarr for the `fusec` command: `--dask`, `--chunks`, and Zarr stores as
+`--inputs` and `--output` (docs/reference.md, "Dask and Zarr").
+
+A `--dask` run is the same call as a plain run, on the same arguments (missing ones
+drawn with the same seed), so `--check` compares with the same reference; `fusec.dask`
+builds the graph (`compiler/chunked.py`). This module chunks the arguments as
+`--chunks` says, refuses before any cluster starts a split the entry cannot take,
+starts or reaches the cluster, and moves arrays from and to Zarr stores without
+passing them through the command's memory. Nothing here imports Dask or Zarr until a
+run asks for them, so the command starts as fast without them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+import os
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+from runtime.errors import ExecutionError, FusecError, InputError
+from runtime.inputs import Param, bind_sizes, draw_inputs
+
+_LOCAL = re.compile(r"local:([0-9]{1,4})")
+_ADDRESS = re.compile(r"(?:(?:tcp|tls|ws|wss)://)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):([0-9]{1,5})")
+#: seconds to wait for a scheduler that `--dask ADDRESS` names
+CONNECT_TIMEOUT = 10
+
+
+def scheduler(text: str) -> str:
+    """`--dask`'s value: `local:N` (N worker processes started here) or a scheduler's
+    address (`tcp://HOST:PORT`, `HOST:PORT`)."""
+    if local := _LOCAL.fullmatch(text):
+        if int(local[1]) < 1:
+            raise argparse.ArgumentTypeError("local:N needs at least one worker")
+        return text
+    address = _ADDRESS.fullmatch(text)
+    if address and 0 < int(address[1]) < 2**16:
+        return text
+    raise argparse.ArgumentTypeError(
+        f"expected local:N (N worker processes on this machine) or a scheduler address "
+        f"like tcp://HOST:8786, got {text!r}"
+    )
+
+
+def is_zarr(path: str | None) -> bool:
+    """Whether `--inputs` or `--output` names a Zarr store rather than an .npz file."""
+    return path is not None and Path(path).suffix.lower() == ".zarr"
+
+
+def _zarr():
+    try:
+        import zarr
+    except ImportError:
+        raise InputError("Zarr stores need zarr: pip install zarr") from None
+    return zarr
+
+
+# -- Zarr stores ------------------------------------------------------------------------
+
+
+def open_inputs(path: str) -> dict:
+    """The arrays of the Zarr group at `path` by name, none read yet."""
+    zarr = _zarr()
+    if not Path(path).exists():
+        raise InputError(f"cannot read inputs: no such Zarr store {path}")
+    try:
+        node = zarr.open(store=path, mode="r")
+    except (OSError, ValueError) as error:  # zarr's own errors are ValueErrors
+        raise InputError(f"cannot read inputs from {path}: {error}") from None
+    if not isinstance(node, zarr.Group):
+        raise InputError(f"{path} is a single Zarr array; --inputs takes a Zarr group of arrays by parameter name")
+    if groups := [name for name, _ in node.groups()]:
+        raise InputError(f"{path} holds groups ({', '.join(groups)}); --inputs takes a Zarr group of arrays")
+    return dict(node.arrays())
+
+
+def read_inputs(path: str) -> dict[str, np.ndarray]:
+    """The arrays of the Zarr group at `path`, read into memory (a run without --dask)."""
+    try:
+        return {name: np.asarray(array[...]) for name, array in open_inputs(path).items()}
+    except (OSError, ValueError) as error:
+        raise InputError(f"cannot read inputs from {path}: {error}") from None
+
+
+def check_store(path: str) -> None:
+    """Refuses, before any work, to replace a folder that is not a Zarr group: `--output`
+    replaces the group it names, as it would replace an .npz file, but nothing else."""
+    if Path(path).exists():
+        zarr = _zarr()
+        try:
+            zarr.open_group(store=path, mode="r")
+        except (OSError, ValueError):
+            raise InputError(f"--output {path}: exists and is not a Zarr group, so it is not replaced") from None
+
+
+def write_results(path: str, results: Sequence[np.ndarray]) -> None:
+    """`results` as `out0`, `out1`, ... of a new Zarr group at `path`."""
+    group = _zarr().open_group(store=path, mode="w")
+    for i, result in enumerate(results):
+        group.create_array(f"out{i}", data=result)
+
+
+def read_results(path: str, count: int) -> list[np.ndarray]:
+    group = _zarr().open_group(store=path, mode="r")
+    return [np.asarray(group[f"out{i}"][...]) for i in range(count)]
+
+
+# -- the run ----------------------------------------------------------------------------
+
+
+def arguments(params: Sequence[Param], given: Mapping, dims: Mapping[str, int], seed: int, entry: str) -> list:
+    """The call's arguments as `draw_inputs` makes them, with the drawn ones the same as
+    in a plain run, but the given Zarr arrays left unread: `draw_inputs` sees
+    zero-byte stand-ins of their dtype and shape."""
+    stand_ins = {name: np.broadcast_to(np.zeros((), a.dtype), a.shape) for name, a in given.items()}
+    drawn = draw_inputs(params, stand_ins, dims, seed, entry)
+    return [given.get(p.name, a) for p, a in zip(params, drawn)]
+
+
+class DaskRun:
+    """The entry's Dask graph on the command's arguments (NumPy arrays or Zarr arrays),
+    each chunked along the sizes `chunks` names and whole along the others."""
+
+    def __init__(self, program, entry: str, arrays: Sequence, chunks: Mapping[str, int]):
+        from compiler.chunked import DaskProgram, _dask_array
+
+        da = _dask_array()
+        self.function = DaskProgram(program, entry)
+        self.entry = entry
+        self.sizes = bind_sizes(self.function.params, arrays, entry)
+        self.splits = {name: length for name, length in chunks.items() if length < self.sizes[name]}
+        self._check_split()
+        self.arguments = []
+        for param, array in zip(self.function.params, arrays):
+            lengths = tuple(self.splits.get(d, -1) if isinstance(d, str) else -1 for d in param.shape)
+            if isinstance(array, np.ndarray):
+                self.arguments.append(da.from_array(array, chunks=lengths))
+            else:
+                self.arguments.append(da.from_zarr(array, chunks=lengths))
+        results = self.function(*self.arguments)
+        self.results = results if isinstance(results, tuple) else (results,)
+
+    def _check_split(self) -> None:
+        """`fusec.dask`'s refusals of a split, said in terms of --chunks rather than of
+        the rechunk calls the API's name, and before any cluster starts. Every name
+        `--chunks` may give (a size of the parameters) has a partition."""
+        partition = self.function.partition
+        for name, length in self.splits.items():
+            if partition[name].kind == "unsplittable":
+                raise InputError(
+                    f"--chunks {name}={length} splits {name}, but {self.entry} cannot be split along it: "
+                    f"{partition[name].reason}; leave {name} out of --chunks"
+                )
+        reductions = [name for name in self.splits if partition[name].kind == "reduction"]
+        if len(reductions) > 1:
+            raise InputError(
+                f"--chunks splits {' and '.join(reductions)}, each a reduction of {self.entry}: "
+                "fusec.dask splits one reduction size at a time; leave all but one of them out of --chunks"
+            )
+
+    def describe(self) -> str:
+        """How the entry is split, for a note before the run."""
+        if not self.splits:
+            return "one chunk: --chunks splits no size"
+        partition = self.function.partition
+        return "split along " + ", ".join(
+            f"{name} ({partition[name].describe()}) "
+            f"into {math.ceil(self.sizes[name] / length)} chunks of {length}"
+            for name, length in self.splits.items()
+        )
+
+    def compute(self, store: str | None) -> list[np.ndarray] | None:
+        """Runs the graph on the current Dask client: the results gathered, or written
+        into a new Zarr group at `store` (by the workers, each its chunks) and None."""
+        if store is None:
+            return [np.asarray(r) for r in _compute(self.results)]
+        _zarr().open_group(store=store, mode="w")
+        _compute([r.to_zarr(store, component=f"out{i}", compute=False) for i, r in enumerate(self.results)])
+        return None
+
+    def gather_arguments(self) -> list[np.ndarray]:
+        """The arguments in memory, for --check's reference."""
+        return [np.asarray(a) for a in _compute(self.arguments)]
+
+
+def _compute(collections: Sequence) -> tuple:
+    import dask
+
+    try:
+        return dask.compute(*collections)
+    except FusecError:
+        raise
+    # a task that failed on a worker (a lost worker, an unreadable chunk) raises
+    # whatever it raised there: one line, as any error, not a traceback
+    except Exception as error:  # noqa: BLE001
+        raise ExecutionError(f"the Dask run failed: {type(error).__name__}: {error}") from None
+
+
+@contextmanager
+def connect(spec: str) -> Iterator[str]:
+    """A Dask client for the run, the default scheduler until the block ends: of a
+    `LocalCluster` on 127.0.0.1 for `local:N`, started and closed here, or of the
+    scheduler at the address `spec`. Yields what the summary says of it."""
+    try:
+        import dask
+        import distributed
+    except ImportError:
+        raise InputError("--dask needs Dask's distributed scheduler: pip install 'dask[array]' distributed") from None
+    if local := _LOCAL.fullmatch(spec):
+        workers = int(local[1])
+        # Numba reads NUMBA_NUM_THREADS when imported: set before the worker processes
+        # start, so that N workers of one thread each share the cores (a value the
+        # environment already has wins, as distributed does for any such variable)
+        threads = str(max(1, (os.cpu_count() or 1) // workers))
+        try:
+            with dask.config.set({"distributed.nanny.pre-spawn-environ.NUMBA_NUM_THREADS": threads}):
+                cluster = distributed.LocalCluster(
+                    n_workers=workers,
+                    threads_per_worker=1,
+                    processes=True,
+                    host="127.0.0.1",
+                    dashboard_address=None,  # no dashboard; its HTTP server (health checks) on a free port:
+                    scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},  # not 8787, which another may hold
+                    silence_logs=logging.CRITICAL,  # a failed task is reported once, in one line
+                )
+        except (OSError, TimeoutError) as error:
+            raise InputError(f"cannot start a local Dask cluster of {workers} workers: {error}") from None
+        with cluster, distributed.Client(cluster):
+            yield f"{spec} ({workers} worker process{'es' if workers > 1 else ''} on this machine)"
+        return
+    try:
+        client = distributed.Client(spec, timeout=CONNECT_TIMEOUT)
+    except (OSError, TimeoutError) as error:
+        raise InputError(f"cannot reach a Dask scheduler at {spec} within {CONNECT_TIMEOUT} s: {error}") from None
+    with client:
+        workers = len(client.nthreads())
+        yield f"{spec} ({workers} worker{'s' if workers != 1 else ''})"
