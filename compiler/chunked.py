@@ -35,7 +35,7 @@ import itertools
 import operator
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -68,7 +68,7 @@ _REDUCE_KINDS = {
 }
 
 
-def _dask_array():
+def dask_array():
     try:
         import dask.array as da
     except ImportError:
@@ -89,6 +89,7 @@ class ProgramText:
     fuse: bool = True
     matmul: str = "auto"
     disabled_rules: tuple[str, ...] = ()
+    calibrate: bool = True
 
     def program(self) -> Program:
         """The program, parsed and checked once per process."""
@@ -99,12 +100,7 @@ class ProgramText:
 
                 module = Parser(make_context(), self.ir).parse_module()
                 program = _PROGRAMS[self] = Program(
-                    module,
-                    "<fusec.dask>",
-                    self.target,
-                    self.fuse,
-                    self.matmul,
-                    self.disabled_rules,
+                    module, "<fusec.dask>", self.target, self.fuse, self.matmul, self.disabled_rules, self.calibrate
                 )
         return program
 
@@ -220,19 +216,25 @@ def split_sizes(params: Sequence[Param], arrays, axes: dict[str, AxisPartition])
                     f"along the symbolic sizes of the signature; rechunk with {_rechunk_hint(params, arrays, (i, axis))}"
                 )
             split.append(dim)
+    return split, reduction_size(split, axes, lambda dim: f"rechunk with {_rechunk_hint(params, arrays, dim)}")
+
+
+def reduction_size(split: Sequence[str], axes: dict[str, AxisPartition], remedy: Callable[[str], str]) -> str:
+    """The one reduction size among the sizes `split` ("" for none); an `InputError`
+    for a split the program cannot take, ending with `remedy(size)`, what the caller
+    can do about that size (the API's rechunk, the command's `--chunks`)."""
     for dim in split:
         if axes[dim].kind == "unsplittable":
             raise InputError(
-                f"the arguments are split along {dim}, but the program cannot be: {axes[dim].reason}; "
-                f"rechunk with {_rechunk_hint(params, arrays, dim)}"
+                f"the arguments are split along {dim}, but the program cannot be: {axes[dim].reason}; {remedy(dim)}"
             )
     reductions = [d for d in split if axes[d].kind == "reduction"]
     if len(reductions) > 1:
         raise InputError(
             f"the arguments are split along {' and '.join(reductions)}, each a reduction: fusec.dask splits one "
-            f"reduction size at a time; rechunk with {_rechunk_hint(params, arrays, reductions[-1])}"
+            f"reduction size at a time; {remedy(reductions[-1])}"
         )
-    return split, (reductions[0] if reductions else "")
+    return reductions[0] if reductions else ""
 
 
 class _Letters:
@@ -269,7 +271,7 @@ class DaskProgram:
 
     def _text(self, ir: str) -> ProgramText:
         p = self.program
-        return ProgramText(ir, p.target, p.fuse, p.matmul, p.disabled_rules)
+        return ProgramText(ir, p.target, p.fuse, p.matmul, p.disabled_rules, p.calibrate)
 
     def split(self, reduction: str, whole: dict[str, int]) -> tuple[ProgramText, ModuleOp]:
         """The module `split-chunks` makes for a split along `reduction` and the sizes
@@ -283,7 +285,7 @@ class DaskProgram:
         return self._splits[key]
 
     def __call__(self, *arrays, **named):
-        da = _dask_array()
+        da = dask_array()
         arrays = [
             a if isinstance(a, da.Array) else da.from_array(a if hasattr(a, "shape") else np.asarray(a), chunks=-1)
             for a in self.program.arguments(self.entry, arrays, named)
@@ -313,7 +315,7 @@ class DaskProgram:
         return arrays_out[0] if len(arrays_out) == 1 else arrays_out
 
     def _combine(self, stack, combiner: str):
-        da = _dask_array()
+        da = dask_array()
         step = CombineCall(
             combine_program(
                 combiner,
@@ -346,7 +348,7 @@ class DaskProgram:
         """Blockwise calls of `function` over the values it reads: its results as
         (Dask array, index names); with `stacked`, each result gains a leading axis
         along the reduction size `stacked`, one element per chunk of it."""
-        da = _dask_array()
+        da = dask_array()
         from dask.array.core import Array
         from dask.array.utils import meta_from_array
         from dask.highlevelgraph import HighLevelGraph

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from compiler.chunked import DaskProgram, dask_array, reduction_size
 from runtime.errors import ExecutionError, FusecError, InputError
 from runtime.inputs import Param, bind_sizes, draw_inputs
 
@@ -128,9 +129,7 @@ class DaskRun:
     each chunked along the sizes `chunks` names and whole along the others."""
 
     def __init__(self, program, entry: str, arrays: Sequence, chunks: Mapping[str, int]):
-        from compiler.chunked import DaskProgram, _dask_array
-
-        da = _dask_array()
+        da = dask_array()
         self.function = DaskProgram(program, entry)
         self.entry = entry
         self.sizes = bind_sizes(self.function.params, arrays, entry)
@@ -147,22 +146,9 @@ class DaskRun:
         self.results = results if isinstance(results, tuple) else (results,)
 
     def _check_split(self) -> None:
-        """`fusec.dask`'s refusals of a split, said in terms of --chunks rather than of
-        the rechunk calls the API's name, and before any cluster starts. Every name
-        `--chunks` may give (a size of the parameters) has a partition."""
-        partition = self.function.partition
-        for name, length in self.splits.items():
-            if partition[name].kind == "unsplittable":
-                raise InputError(
-                    f"--chunks {name}={length} splits {name}, but {self.entry} cannot be split along it: "
-                    f"{partition[name].reason}; leave {name} out of --chunks"
-                )
-        reductions = [name for name in self.splits if partition[name].kind == "reduction"]
-        if len(reductions) > 1:
-            raise InputError(
-                f"--chunks splits {' and '.join(reductions)}, each a reduction of {self.entry}: "
-                "fusec.dask splits one reduction size at a time; leave all but one of them out of --chunks"
-            )
+        """`fusec.dask`'s refusals of a split, before any cluster starts, with the
+        remedy said in terms of --chunks rather than of a rechunk call."""
+        reduction_size(list(self.splits), self.function.partition, lambda name: f"leave {name} out of --chunks")
 
     def describe(self) -> str:
         """How the entry is split, for a note before the run."""

@@ -71,7 +71,7 @@ def test_an_unsplittable_split_is_refused_before_connecting(capsys):
         capsys, ATTENTION, "--dask", "127.0.0.1:1", "--chunks", "S=4", "--dims", "B=1,S=8", "--target", "cpu"
     )
     assert status == 1
-    assert "--chunks S=4 splits S, but main cannot be split along it: graph.matmul" in err
+    assert "the arguments are split along S, but the program cannot be: graph.matmul" in err
     assert "leave S out of --chunks" in err
 
 
@@ -79,7 +79,7 @@ def test_two_reductions_are_refused(capsys):
     args = ("--dask", "127.0.0.1:1", "--chunks", "D=8,F=8", "--dims", "T=2,D=16,F=16", "--target", "cpu")
     status, _, err = run_here(capsys, MLP, *args)
     assert status == 1
-    assert "--chunks splits D and F, each a reduction of main" in err
+    assert "the arguments are split along D and F, each a reduction: " in err
 
 
 def test_an_unreachable_scheduler(capsys, monkeypatch):
