@@ -9,19 +9,19 @@ partial), the partials of all chunks are combined (``add``, ``max`` or ``min``),
 the ops after it read the combined value. Cuts that read other cuts wait for them, so
 the function becomes:
 
-- ``@"NAME.partial0"``, ``@"NAME.partial1"``, ...: one per round, returning on a chunk
+- ``@NAME.partial0``, ``@NAME.partial1``, ...: one per round, returning on a chunk
   the partials of that round's cuts from the chunk's arguments and the combined values
   of earlier rounds;
-- ``@"NAME.chunk"``: the function's results on a chunk, every cut read as its combined
+- ``@NAME.chunk``: the function's results on a chunk, every cut read as its combined
   value.
 
 Softmax along its rows ``N`` is two rounds, its max then its sum of exponentials:
 
-    func.func @"main.partial0"(%x: tensor<?x?xf32, ["B", "N"]>) -> tensor<?x1xf32, ["B", ""]>
+    func.func @main.partial0(%x: tensor<?x?xf32, ["B", "N"]>) -> tensor<?x1xf32, ["B", ""]>
         attributes {chunk_operands = ["x"], chunk_results = ["cut0"], combine = ["max"]}
-    func.func @"main.partial1"(%x: ..., %cut0: tensor<?x1xf32, ["B", ""]>) -> ...
+    func.func @main.partial1(%x: ..., %cut0: tensor<?x1xf32, ["B", ""]>) -> ...
         attributes {chunk_operands = ["x", "cut0"], chunk_results = ["cut1"], combine = ["add"]}
-    func.func @"main.chunk"(%x: ..., %cut0: ..., %cut1: ...) -> tensor<?x?xf32, ["B", "N"]>
+    func.func @main.chunk(%x: ..., %cut0: ..., %cut1: ...) -> tensor<?x?xf32, ["B", "N"]>
         attributes {chunk_operands = ["x", "cut0", "cut1"]}
 
 ``chunk_operands`` names each argument: a parameter of the function, or ``cutK``, the
