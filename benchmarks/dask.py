@@ -23,14 +23,21 @@ the cores once. Dask sets a worker's BLAS to one thread (its `pre-spawn-environ`
   single-process run (`fusec.compile(...).main`) on three chunks (first, middle, last).
   `--memory-limit auto` (the default) is the larger of 1 GiB and what T tasks at once
   take (measured in one process: the chunk, its result and the call's temporaries)
-  over 0.7 of the limit, plus the worker's own (Python, Numba, fusec, Dask).
+  over 0.7 of the limit, plus the worker's own (Python, Numba, fusec, Dask), the
+  chunk (64 MiB, `--ooc-chunk-mib`) halved until that limit is at most 2 GiB: with many
+  threads a worker, as many chunks are in flight at once.
 - throughput: for each chunk size, WORKERS x T x 2 chunks (at least 256 MiB in all),
-  in MiB of input a second per worker, median of REPEATS: "memory" runs on an input
+  in MiB of input a second per worker, median of REPEATS (the workers loaded the
+  program's kernels before anything is timed): "memory" runs on an input
   already persisted in the workers and persists the result (compute and scheduling
   only); "zarr" reads from and writes to Zarr stores on local disk (the input just
-  written, so mostly from the page cache). The single-process row runs
+  written, so mostly from the page cache). "One process" runs
   `fusec.compile(...).main(chunk)` in a fresh process with cores // workers Numba
-  (and BLAS) threads, one chunk after another; ratio = the cluster's per worker over it.
+  (and BLAS) threads, one chunk after another; ratio = the cluster's per worker over
+  it. "WORKERS processes at once" runs WORKERS such processes together (each its mean),
+  as the workers share the machine's memory bandwidth and cores; "the tasks' compute
+  only" is the chunk over the median time a worker spent in a fusec task (from
+  Dask's task stream), times T: what the workers would do with no scheduling gaps.
 - overhead: layernorm on many chunks of 8 rows (8 KiB), persisted in the workers, run
   and persisted, against a no-op `map_blocks(np.positive)` of the same chunks; per
   chunk: building the graph in this process, the wall time, the fusec call on one such
@@ -264,7 +271,6 @@ def cluster(args, memory_limit: int, workdir: Path):
             scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
             local_directory=str(workdir / "dask-worker-space"),
             env=env,
-            silence_logs=50,
         ) as lc,
         Client(lc) as client,
     ):
@@ -340,16 +346,21 @@ def mib(n: float) -> str:
 
 
 def auto_memory_limit(args, wl: Workload, chunk_rows: int, single: dict) -> int:
-    """The larger of 1 GiB and the worker's own memory plus T tasks at once over 0.7."""
-    task = chunk_rows * wl.row_bytes * 2 + single["chunks"][str(chunk_rows)]["grows"]
+    """The larger of 1 GiB and, over 0.6 (Dask spills at 0.6 of the limit and kills a
+    worker at 0.95), the worker's own memory plus T tasks at once, each holding four
+    chunks (the bytes read, the array, the copy blockwise makes, the result) and the
+    call's temporaries."""
+    chunk = chunk_rows * wl.row_bytes
+    task = 4 * chunk + single["chunks"][str(chunk_rows)]["grows"]
     own = single["base_rss"] + 150 * MiB  # Dask's own on top of one process's
-    need = own + args.threads * task / 0.7
+    need = (own + args.threads * task) / 0.6
     return max(2**30, math.ceil(need / (256 * MiB)) * 256 * MiB)
 
 
 def table_ooc(args, workloads, workdir: Path):
     import dask.array as da
     import zarr
+    from distributed.scheduler import KilledWorker
 
     import fusec
 
@@ -395,15 +406,17 @@ def table_ooc(args, workloads, workdir: Path):
             y = program(x, *weights)
             out = zarr_array(ypath, y.shape, wl.shape(chunk_rows))
             spill_before = spilled(client)
+            failed = ""
             with Monitor(pids) as monitor:
                 start = time.perf_counter()
-                da.store(y, out, lock=False)
+                try:
+                    da.store(y, out, lock=False)
+                except KilledWorker as e:  # killed past its memory limit
+                    failed = type(e).__name__
                 seconds = time.perf_counter() - start
             spill = sum(spilled(client).values()) - sum(spill_before.values())
             paused = paused_in_logs(client)
-            restarts = sum(
-                1 for addr, pid in worker_pids(client).items() if pids.get(addr) != pid
-            ) + len(set(pids) - set(worker_pids(client)))
+            restarts = len(set(pids.values()) - set(worker_pids(client).values()))
         # the single-process run on three chunks
         local = fusec.compile(ROOT / wl.sample, target="cpu")
         xz, yz = (
@@ -411,7 +424,7 @@ def table_ooc(args, workloads, workdir: Path):
             zarr.open_array(str(ypath), mode="r"),
         )
         diff = 0.0
-        for c in sorted({0, nchunks // 2, nchunks - 1}):
+        for c in sorted({0, nchunks // 2, nchunks - 1}) if not failed else ():
             part = slice(c * chunk_rows, (c + 1) * chunk_rows)
             want = local.main(np.asarray(xz[part]), *weights)
             diff = max(diff, float(np.max(np.abs(np.asarray(yz[part]) - want))))
@@ -419,12 +432,13 @@ def table_ooc(args, workloads, workdir: Path):
         shutil.rmtree(ypath, ignore_errors=True)
         peaks = list(monitor.peak.values())
         verdict = "ok" if diff <= wl.tolerance else "MISMATCH"
+        check = f"failed: {failed}" if failed else f"{diff:.1e} ({verdict})"
         print(
             f"| {wl.name} | f32{list(wl.shape(rows))} ({rows * wl.row_bytes / 2**30:.1f} GiB) "
             f"| {chunk_rows * wl.row_bytes / MiB:.0f} | {limit / MiB:.0f} | {written:.1f} | {seconds:.1f} "
             f"| {rows * wl.row_bytes / MiB / seconds / args.workers:.0f} | {' / '.join(mib(p) for p in peaks)} "
             f"| {max(peaks) / limit:.2f} | {spill / MiB:.0f} | {'yes' if paused else 'no'} | {restarts} "
-            f"| {diff:.1e} ({verdict}) |",
+            f"| {check} |",
             flush=True,
         )
 
