@@ -190,7 +190,8 @@ def baseline(
     seconds: float = 1,
 ) -> list[dict]:
     """`baseline_child` in `processes` fresh processes at once (each its own chunk)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONPATH": path}
     for var in (
         "NUMBA_NUM_THREADS",
         "OMP_NUM_THREADS",
