@@ -31,12 +31,13 @@ whole size (a `graph.dim_size` of a split size becomes a constant).
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import operator
 import os
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.dialects import func
@@ -84,12 +85,17 @@ class ProgramText:
     """A module of graph IR and the options to compile it with: what a task carries to
     a worker (a few kilobytes of text) instead of compiled code."""
 
-    ir: str
+    ir: str = field(compare=False)  # the digest stands for it: a task's copy hashes fast
     target: str = "cpu"
     fuse: bool = True
     matmul: str = "auto"
     disabled_rules: tuple[str, ...] = ()
     calibrate: bool = True
+    digest: str = ""
+
+    def __post_init__(self):
+        if not self.digest:
+            object.__setattr__(self, "digest", hashlib.sha256(self.ir.encode()).hexdigest())
 
     def program(self) -> Program:
         """The program, parsed and checked once per process."""
@@ -112,18 +118,30 @@ _LOCK = threading.Lock()
 @dataclass(frozen=True)
 class ChunkCall:
     """Runs one function of a program on one chunk of each argument; returns its
-    results as a tuple, each partial with a leading axis of 1 to stack the chunks'
-    partials along."""
+    results as a tuple (its one result alone with `single`), each partial with a
+    leading axis of 1 to stack the chunks' partials along."""
 
     program: ProgramText
     function: str
     stacked: bool = False
+    single: bool = False
 
     def __call__(self, *blocks):
         share_cores()
-        results = self.program.program().run(self.function, [contiguous(b) for b in blocks])
-        results = [as_chunk(r) for r in results]
-        return tuple(r[None] for r in results) if self.stacked else tuple(results)
+        blocks = [contiguous(one_block(b)) for b in blocks]
+        results = [as_chunk(r) for r in self.program.program().run(self.function, blocks)]
+        if self.stacked:
+            results = [r[None] for r in results]
+        return results[0] if self.single else tuple(results)
+
+
+def one_block(block):
+    """The block Dask passes for an operand whose dimensions outside the mapped ones
+    are one chunk each: a list of one block per such dimension (`concatenate=False`,
+    which spares the copy Dask's concatenation makes even of a single block)."""
+    while isinstance(block, list):
+        (block,) = block
+    return block
 
 
 def contiguous(block):
@@ -364,28 +382,42 @@ class DaskProgram:
                 if x in sizes and (blocks > 1 or x == stacked)
             )
         )
-        outputs = [(shape_of(t), dtype_of(t)) for t in function.function_type.outputs.data]
         like = operands[0][0]  # NumPy or CuPy chunks: the results' are of the same kind
-        metas = tuple(
-            meta_from_array(like, ndim=len(shape) + bool(stacked), dtype=NUMPY_DTYPES[dtype])
-            for shape, dtype in outputs
-        )
-        call = ChunkCall(text, function.sym_name.data, stacked=bool(stacked))
+        outputs = []  # (shape, index names, meta) of each result
+        for t in function.function_type.outputs.data:
+            shape, ind = shape_of(t), letters.of(shape_of(t))
+            if stacked:
+                shape, ind = (stacked, *shape), (stacked, *ind)
+            outputs.append((shape, ind, meta_from_array(like, ndim=len(shape), dtype=NUMPY_DTYPES[dtype_of(t)])))
+        name = f"fusec-{function.sym_name.data}-{_token(text, function.sym_name.data, operands)}"
+        arguments = list(itertools.chain.from_iterable(operands))
+        if len(outputs) == 1 and set(out_ind) <= set(outputs[0][1]):
+            # one result with every mapped size: the blockwise call is the result,
+            # its dimensions that no operand has made by the call
+            ((shape, ind, meta),) = outputs
+            read = {x for _, inds in operands for x in inds}
+            array = da.blockwise(
+                ChunkCall(text, function.sym_name.data, stacked=bool(stacked), single=True),
+                ind,
+                *arguments,
+                concatenate=False,
+                new_axes={x: evaluate_dim(d, sizes) for x, d in zip(ind, shape) if x not in read},
+                adjust_chunks={stacked: 1} if stacked else None,
+                meta=meta,
+                name=name,
+            )
+            return [(array, ind)]
         tmp = da.blockwise(
-            call,
+            ChunkCall(text, function.sym_name.data, stacked=bool(stacked)),
             out_ind,
-            *itertools.chain.from_iterable(operands),
-            concatenate=True,
-            meta=metas,
-            name=f"fusec-{function.sym_name.data}-{_token(call, operands)}",
+            *arguments,
+            concatenate=False,
+            meta=tuple(meta for _, _, meta in outputs),
+            name=name,
         )
         chunks = dict(zip(out_ind, tmp.chunks))
         results = []
-        for i, ((shape, dtype), meta) in enumerate(zip(outputs, metas)):
-            ind = letters.of(shape)
-            if stacked:
-                ind = (stacked, *ind)
-                shape = (stacked, *shape)
+        for i, (shape, ind, meta) in enumerate(outputs):
             dims = [
                 (1,) * len(chunks[x]) if stacked and k == 0 else chunks.get(x, (evaluate_dim(d, sizes),))
                 for k, (x, d) in enumerate(zip(ind, shape))
@@ -409,15 +441,10 @@ def _keep_block(block, axis=None, keepdims=True):
     return block
 
 
-def _token(call: ChunkCall, operands) -> str:
+def _token(text: ProgramText, function: str, operands) -> str:
     from dask.base import tokenize
 
-    return tokenize(
-        call.program.ir,
-        call.function,
-        call.program.target,
-        *[a.name for a, _ in operands],
-    )
+    return tokenize(text.digest, function, text.target, *[a.name for a, _ in operands])
 
 
 def dtype_name_of(dtype: np.dtype) -> str:
