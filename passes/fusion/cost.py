@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from dialects import graph
+from dialects.elementwise import OPS as ELEMENTWISE_OPS
 from dialects.sizes import Size
 from dialects.tensor_types import Shape, dtype_of, shape_of
 from passes.fusion.classify import has_flag
@@ -164,15 +165,11 @@ def value_bytes(value: SSAValue, dims: Mapping[str, int]) -> int:
 # ---------------------------------------------------------------------------
 # FLOPs
 
-#: rough FLOPs per result element: an add is one, a transcendental about eight
-#: (a polynomial plus range reduction), a division about four
+#: rough FLOPs per result element: each elementwise op's from its entry in
+#: `dialects.elementwise` (an add is one, a transcendental about eight)
 FLOPS_PER_ELEMENT: dict[str, float] = {
-    "graph.neg": 1, "graph.abs": 1, "graph.relu": 1,
-    "graph.exp": 8, "graph.log": 8, "graph.sin": 8, "graph.cos": 8, "graph.tanh": 8,
-    "graph.erf": 8, "graph.sqrt": 4, "graph.rsqrt": 4,
-    "graph.sigmoid": 10, "graph.gelu": 14, "graph.silu": 11,
-    "graph.add": 1, "graph.sub": 1, "graph.mul": 1, "graph.div": 4, "graph.pow": 8,
-    "graph.maximum": 1, "graph.minimum": 1, "graph.cmp": 1, "graph.select": 1, "graph.cast": 1,
+    **{op.op_name: op.flops for op in ELEMENTWISE_OPS},
+    "graph.cmp": 1, "graph.select": 1, "graph.cast": 1,
     "graph.broadcast": 0, "graph.transpose": 0, "graph.reshape": 0,
     "graph.constant": 0, "graph.dim_size": 0,
     "graph.softmax": 14, "graph.layernorm": 12, "graph.rmsnorm": 8,
