@@ -50,7 +50,7 @@ from compiler.context import make_context
 from dialects import graph
 from dialects.sizes import evaluate_dim, is_derived
 from dialects.tensor_types import NUMPY_DTYPES, dtype_of, shape_of, tensor_type
-from passes.partition import AxisPartition, partition
+from passes.partition import COMBINERS, AxisPartition, partition
 from passes.split_chunks import (
     COMBINE_ATTR,
     OPERANDS_ATTR,
@@ -62,11 +62,8 @@ from passes.split_chunks import (
 from runtime.errors import InputError
 from runtime.inputs import Param, bind_sizes
 
-_REDUCE_KINDS = {
-    "add": graph.ReduceKind.SUM,
-    "max": graph.ReduceKind.MAX,
-    "min": graph.ReduceKind.MIN,
-}
+#: the reduction that combines partials, by combiner (a mean's partials are sums)
+_REDUCE_KINDS = {combiner: kind for kind, combiner in COMBINERS.items() if kind != graph.ReduceKind.MEAN}
 
 
 def dask_array():
@@ -325,23 +322,17 @@ class DaskProgram:
                 break
             combiners = [a.data for a in function.attributes[COMBINE_ATTR].data]
             names = [a.data for a in function.attributes[RESULTS_ATTR].data]
+            dtypes = [dtype_of(t) for t in function.function_type.outputs.data]
             stacks = self._run(text, function, values, letters, sizes, stacked=reduction)
-            for name, combiner, (stack, ind) in zip(names, combiners, stacks):
-                values[name] = (self._combine(stack, combiner), ind[1:])
+            for name, combiner, dtype, (stack, ind) in zip(names, combiners, dtypes, stacks):
+                values[name] = (self._combine(stack, combiner, dtype), ind[1:])
         results = self._run(text, functions[chunk_name(self.entry)], values, letters, sizes, stacked="")
         arrays_out = tuple(a for a, _ in results)
         return arrays_out[0] if len(arrays_out) == 1 else arrays_out
 
-    def _combine(self, stack, combiner: str):
+    def _combine(self, stack, combiner: str, dtype: str):
         da = dask_array()
-        step = CombineCall(
-            combine_program(
-                combiner,
-                dtype_name_of(stack.dtype),
-                stack.ndim - 1,
-                self.program.target,
-            )
-        )
+        step = CombineCall(combine_program(combiner, dtype, stack.ndim - 1, self.program.target))
         return da.reduction(
             stack,
             chunk=_keep_block,
@@ -445,10 +436,6 @@ def _token(text: ProgramText, function: str, operands) -> str:
     from dask.base import tokenize
 
     return tokenize(text.digest, function, text.target, *[a.name for a, _ in operands])
-
-
-def dtype_name_of(dtype: np.dtype) -> str:
-    return next(name for name, numpy_dtype in NUMPY_DTYPES.items() if numpy_dtype == dtype)
 
 
 def compile(

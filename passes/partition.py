@@ -110,13 +110,24 @@ def _keeps(source: tuple, target: tuple, size: str) -> bool:
     return _product(source[:i]) == _product(target[:j]) and _product(source[i + 1 :]) == _product(target[j + 1 :])
 
 
+@dataclass(frozen=True)
+class Cut:
+    """A reduction along the size (or a matmul contracting it): the round it runs in
+    (1 for one that reads no other cut's result) and how its partials combine."""
+
+    op: Operation
+    round: int
+    combiner: str
+
+
 class _Analysis:
-    """The partition of one function along one size."""
+    """The partition of one function along one size, and its cuts in program order."""
 
     def __init__(self, size: str):
         self.size = size
         self.depth: dict[SSAValue, int] = {}  # rounds of reductions along size a value needs
         self.combiners: list[str] = []
+        self.cuts: list[Cut] = []
 
     def depth_of(self, values) -> int:
         return max((self.depth.get(v, 0) for v in values), default=0)
@@ -127,6 +138,7 @@ class _Analysis:
             self.depth[result] = depth
         if combiner not in self.combiners:
             self.combiners.append(combiner)
+        self.cuts.append(Cut(op, depth, combiner))
 
     def op(self, op: Operation) -> None:
         size = self.size
@@ -178,6 +190,12 @@ def signature_sizes(function: func.FuncOp) -> list[str]:
 def axis_partition(function: func.FuncOp, size: str) -> AxisPartition:
     """How ``function`` splits along ``size``."""
     return _Analysis(size).run(function)
+
+
+def cuts(function: func.FuncOp, size: str) -> tuple[AxisPartition, list[Cut]]:
+    """How ``function`` splits along ``size`` and, for a reduction, its cuts."""
+    analysis = _Analysis(size)
+    return analysis.run(function), analysis.cuts
 
 
 def partition(function: func.FuncOp) -> dict[str, AxisPartition]:

@@ -48,13 +48,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from dialects import graph
 from dialects.tensor_types import dtype_of, shape_of
-from passes.partition import (
-    COMBINERS,
-    AxisPartition,
-    axis_partition,
-    contracted_dim,
-    signature_sizes,
-)
+from passes.partition import cuts, signature_sizes
 
 #: attributes of the functions the pass adds (see the module docstring)
 OPERANDS_ATTR = "chunk_operands"
@@ -71,47 +65,6 @@ def partial_name(entry: str, round_: int) -> str:
 
 def chunk_name(entry: str) -> str:
     return f"{entry}.{CHUNK}"
-
-
-def cut_combiner(op: Operation, size: str) -> str | None:
-    """The combiner of ``op``'s partials when it is a cut along ``size``, else None."""
-    if isinstance(op, graph.ReduceOp):
-        dims = shape_of(op.input.type)
-        if any(dims[a] == size for a in op.axes_list):
-            if op.kind.data == graph.ReduceKind.MEAN:
-                raise PassFailedException(f"split-chunks: {op.name} {op.kind.data} along {size}: decompose it first")
-            return COMBINERS[op.kind.data]
-    elif isinstance(op, graph.MatmulOp) and contracted_dim(op) == size:
-        return "add"
-    return None
-
-
-@dataclass
-class _Cuts:
-    """The cuts of a function along one size, with the round of each."""
-
-    ops: list[Operation]
-    rounds: list[int]  # 1-based, of each cut
-    combiners: list[str]
-
-    @staticmethod
-    def of(function: func.FuncOp, size: str) -> _Cuts:
-        cuts = _Cuts([], [], [])
-        depth: dict[SSAValue, int] = {}
-        for op in function.body.block.ops:
-            round_ = max((depth.get(v, 0) for v in op.operands), default=0)
-            combiner = cut_combiner(op, size) if size else None
-            if combiner is not None:
-                round_ += 1
-                cuts.ops.append(op)
-                cuts.rounds.append(round_)
-                cuts.combiners.append(combiner)
-            for result in op.results:
-                depth[result] = round_
-        return cuts
-
-    def value_of(self, k: int) -> SSAValue:
-        return self.ops[k].results[0]
 
 
 def _constant_sizes(spec: str) -> dict[str, int]:
@@ -146,10 +99,10 @@ def _build(
         needed.update(op.operands)
     kept.reverse()
     params = [a for a in function.body.block.args if a in needed]
-    cuts = sorted((k, v) for v, k in cut_inputs.items() if v in needed)
+    read = sorted((k, v) for v, k in cut_inputs.items() if v in needed)
     # a chunk's sizes come from its arguments: keep a parameter binding a size of a
     # result that no kept argument binds (a result broadcast from combined values)
-    bound = {d for a in [*params, *(v for _, v in cuts)] for d in shape_of(a.type)}
+    bound = {d for a in [*params, *(v for _, v in read)] for d in shape_of(a.type)}
     for dim in (d for v in outputs for d in shape_of(v.type) if isinstance(d, str) and d):
         if dim not in bound:
             carrier = next((a for a in function.body.block.args if dim in shape_of(a.type)), None)
@@ -157,9 +110,9 @@ def _build(
                 params.append(carrier)
                 bound.update(shape_of(carrier.type))
     params.sort(key=lambda a: a.index)
-    inputs: list[SSAValue] = [*params, *(v for _, v in cuts)]
+    inputs: list[SSAValue] = [*params, *(v for _, v in read)]
     body = Block(arg_types=[v.type for v in inputs])
-    names = [a.name_hint or f"arg{a.index}" for a in params] + [f"cut{k}" for k, _ in cuts]
+    names = [a.name_hint or f"arg{a.index}" for a in params] + [f"cut{k}" for k, _ in read]
     for arg, arg_name in zip(body.args, names):
         arg.name_hint = arg_name
     mapping: dict[SSAValue, SSAValue] = dict(zip(inputs, body.args))
@@ -190,28 +143,23 @@ def split_function(function: func.FuncOp, size: str, sizes: dict[str, int]) -> l
         raise PassFailedException(
             f"split-chunks: {unknown[0]} is no size of {entry} (sizes: {', '.join(known) or 'none'})"
         )
-    if size:
-        axis: AxisPartition = axis_partition(function, size)
-        if axis.kind == "unsplittable":
-            raise PassFailedException(f"split-chunks: {entry} cannot be split along {size}: {axis.reason}")
-    cuts = _Cuts.of(function, size)
+    axis, cut_list = cuts(function, size) if size else (None, [])
+    if axis is not None and axis.kind == "unsplittable":
+        raise PassFailedException(f"split-chunks: {entry} cannot be split along {size}: {axis.reason}")
+    for cut in cut_list:
+        if isinstance(cut.op, graph.ReduceOp) and cut.op.kind.data == graph.ReduceKind.MEAN:
+            raise PassFailedException(f"split-chunks: {cut.op.name} mean along {size}: decompose it first")
+    values = [cut.op.results[0] for cut in cut_list]
     functions = []
-    for round_ in range(1, max(cuts.rounds, default=0) + 1):
-        members = [k for k, r in enumerate(cuts.rounds) if r == round_]
-        earlier = {cuts.value_of(k): k for k, r in enumerate(cuts.rounds) if r < round_}
-        partial = _build(
-            function,
-            partial_name(entry, round_ - 1),
-            [cuts.value_of(k) for k in members],
-            earlier,
-            sizes,
-        )
+    for round_ in range(1, max((cut.round for cut in cut_list), default=0) + 1):
+        members = [k for k, cut in enumerate(cut_list) if cut.round == round_]
+        earlier = {values[k]: k for k, cut in enumerate(cut_list) if cut.round < round_}
+        partial = _build(function, partial_name(entry, round_ - 1), [values[k] for k in members], earlier, sizes)
         partial.attributes[RESULTS_ATTR] = ArrayAttr([StringAttr(f"cut{k}") for k in members])
-        partial.attributes[COMBINE_ATTR] = ArrayAttr([StringAttr(cuts.combiners[k]) for k in members])
+        partial.attributes[COMBINE_ATTR] = ArrayAttr([StringAttr(cut_list[k].combiner) for k in members])
         functions.append(partial)
     returned = list(function.body.block.last_op.operands)
-    every = {cuts.value_of(k): k for k in range(len(cuts.ops))}
-    functions.append(_build(function, chunk_name(entry), returned, every, sizes))
+    functions.append(_build(function, chunk_name(entry), returned, {v: k for k, v in enumerate(values)}, sizes))
     return functions
 
 
