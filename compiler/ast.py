@@ -71,13 +71,13 @@ class TupleLit(Expr):
 
 @dataclass(eq=False)
 class Unary(Expr):
-    op: str  # "-"
+    op: str  # "-" or "not"
     operand: Expr
 
 
 @dataclass(eq=False)
 class Binary(Expr):
-    op: str  # + - * / @ ** < <= > >= == !=
+    op: str  # + - * / // % @ ** < <= > >= == != and or
     lhs: Expr
     rhs: Expr
     op_span: Span = field(kw_only=True)  # the operator, where its errors point

@@ -22,14 +22,15 @@ through `info.operands`.
 from __future__ import annotations
 
 import difflib
-from math import prod
+import math
 from dataclasses import dataclass
-from enum import Enum, auto
-from typing import Callable, ClassVar
+from math import prod
+from typing import ClassVar
 
 import numpy as np
 
 from compiler import ast
+from compiler.builtins import BUILTINS, NEEDS, Arg, Builtin, Need, Param
 from compiler.diagnostics import Diagnostic, SourceError, SourceFile, Span
 from compiler.types import (
     DTYPES,
@@ -42,6 +43,7 @@ from compiler.types import (
     format_shape,
     numpy_dtype,
 )
+from dialects.elementwise import BY_NAME
 from dialects.sizes import Size, SizeError, is_derived, substitute
 from runtime.inputs import MAX_SIZE
 
@@ -55,8 +57,8 @@ from runtime.inputs import MAX_SIZE
 @dataclass(frozen=True)
 class ElementwiseInfo:
     """One scalar function applied at every index, operands broadcast to the result shape.
-    op: neg abs exp log sqrt rsqrt sin cos tanh erf sigmoid relu gelu silu (one operand),
-    add sub mul div maximum minimum lt le gt ge eq ne (two), where (cond, x, y)."""
+    op: the name of an entry of `dialects.elementwise` (`exp`, `add`, `clip`, ...), a
+    comparison (lt le gt ge eq ne), or where (cond, x, y)."""
 
     operands: tuple[ast.Expr, ...]
     op: str
@@ -196,14 +198,6 @@ _Ty = TensorTy | _Weak | _Error
 _DEFAULT_DTYPE = {"int": "i64", "float": "f32"}
 
 
-class _Need(Enum):
-    """What an operation requires of its operands' dtype."""
-
-    ANY = auto()
-    NUMERIC = auto()  # not bool
-    FLOAT = auto()
-
-
 class _Reject(Exception):
     """This expression is wrong: record the diagnostic and give it the error type."""
 
@@ -217,42 +211,7 @@ class _Silent(Exception):
     """An operand already failed: give the expression the error type, report nothing."""
 
 
-# ---- builtins ------------------------------------------------------------------------------
-
-
-class _Arg(Enum):
-    """How a builtin reads an argument."""
-
-    TENSOR = auto()  # a value: any expression, type-checked
-    AXIS = auto()  # an integer literal
-    AXES = auto()  # an integer literal or a tuple of them
-    BOOL = auto()  # true or false
-    NUMBER = auto()  # a non-negative numeric literal
-    DTYPE = auto()  # a dtype name
-    PERM = auto()  # a tuple of integers
-    SHAPE = auto()  # a tuple of integers and size names
-
-
-_REQUIRED = object()
-
-
-@dataclass(frozen=True)
-class _Param:
-    name: str
-    kind: _Arg = _Arg.TENSOR
-    default: object = _REQUIRED
-
-    @property
-    def required(self) -> bool:
-        return self.default is _REQUIRED
-
-
-@dataclass(frozen=True)
-class _Builtin:
-    name: str
-    params: tuple[_Param, ...]
-    rule: Callable  # _Checker method typing a call: (checker, call, builtin, args) -> type
-    need: _Need = _Need.NUMERIC  # for the elementwise ones
+# ---- builtin calls -------------------------------------------------------------------------
 
 
 @dataclass
@@ -319,7 +278,7 @@ class _Checker:
         params = tuple(self._type(p.type, sizes, fn.name) for p in fn.params)
         results = tuple(self._type(t, sizes, fn.name) for t in fn.results)
         signature = _Signature(fn, params, results, sizes)
-        if fn.name in _BUILTINS:
+        if fn.name in BUILTINS:
             self._error(fn.name_span, f"'{fn.name}' is a builtin function and cannot be redefined")
         elif fn.name in self.signatures:
             first = self.signatures[fn.name].node.name_span.line
@@ -461,7 +420,7 @@ class _Checker:
         if e.name in DTYPES:
             message = f"'{e.name}' is a dtype, not a value; it can appear in a type or in cast(x, {e.name})"
             raise _Reject(e.span, message)
-        if e.name in _BUILTINS or e.name in self.signatures:
+        if e.name in BUILTINS or e.name in self.signatures:
             raise _Reject(e.span, f"'{e.name}' is a function; call it, as in {e.name}(...)")
         if e.name in self.sizes:
             message = (
@@ -473,8 +432,9 @@ class _Checker:
 
     def _negate(self, e: ast.Unary) -> _Ty:
         (operand,) = self._operands(e.operand)
-        ty = self._elementwise(e.span, "'-'", [(e.operand, operand)], _Need.NUMERIC)
-        e.info = ElementwiseInfo((e.operand,), "neg")
+        name = _UNARY_OPERATORS[e.op]
+        ty = self._elementwise(e.span, f"'{e.op}'", [(e.operand, operand)], NEEDS[BY_NAME[name].accepts])
+        e.info = ElementwiseInfo((e.operand,), name)
         return ty
 
     def _binary(self, e: ast.Binary) -> _Ty:
@@ -486,15 +446,15 @@ class _Checker:
         if e.op == "**":
             return self._power(e, e.op_span, what, e.lhs, e.rhs)
         if e.op in _COMPARISONS:
-            ty = self._elementwise(e.op_span, what, operands, _Need.ANY)
+            ty = self._elementwise(e.op_span, what, operands, Need.ANY)
             if isinstance(ty, _Weak):  # two literals compared: each takes its default dtype
                 for expr, _ in operands:
                     self._settle(expr, _DEFAULT_DTYPE[ty.kind])
             e.info = ElementwiseInfo((e.lhs, e.rhs), _COMPARISONS[e.op])
             return TensorTy("bool", ty.shape)
-        need = _Need.FLOAT if e.op == "/" else _Need.NUMERIC
-        ty = self._elementwise(e.op_span, what, operands, need)
-        e.info = ElementwiseInfo((e.lhs, e.rhs), _ARITHMETIC[e.op])
+        name = _ARITHMETIC[e.op]
+        ty = self._elementwise(e.op_span, what, operands, NEEDS[BY_NAME[name].accepts])
+        e.info = ElementwiseInfo((e.lhs, e.rhs), name)
         return ty
 
     # -- elementwise typing: broadcasting and dtype agreement --
@@ -506,7 +466,9 @@ class _Checker:
         shape = self._broadcast(span, [condition] * (condition is not None) + [e.ty for e, _ in operands])
         if dtype is not None:
             return TensorTy(dtype, shape)
-        floating = need is _Need.FLOAT or any(ty.kind == "float" for _, ty in operands)
+        if need is Need.BOOL:
+            raise _Reject(span, f"{what} needs bool operands, got numbers; use true or false")
+        floating = need is Need.FLOAT or any(ty.kind == "float" for _, ty in operands)
         return _Weak("float" if floating else "int", shape)
 
     def _unify(self, span, what, operands, need) -> str | None:
@@ -558,7 +520,7 @@ class _Checker:
 
     def _power(self, node, span, what, base: ast.Expr, exponent: ast.Expr) -> _Ty:
         value = _constant(exponent)
-        ty = self._elementwise(span, what, [(base, base.ty), (exponent, exponent.ty)], _Need.NUMERIC)
+        ty = self._elementwise(span, what, [(base, base.ty), (exponent, exponent.ty)], Need.NUMERIC)
         negative = isinstance(value, int) and value < 0
         if negative and isinstance(ty, TensorTy) and ty.is_int:
             message = (
@@ -580,7 +542,7 @@ class _Checker:
                     "use '*' to scale"
                 )
                 raise _Reject(e.op_span, message)
-        self._unify(e.op_span, "'@'", [(e.lhs, a), (e.rhs, b)], _Need.NUMERIC)
+        self._unify(e.op_span, "'@'", [(e.lhs, a), (e.rhs, b)], Need.NUMERIC)
         lhs_1d, rhs_1d = a.rank == 1, b.rank == 1
         a_shape = (1,) + a.shape if lhs_1d else a.shape
         b_shape = b.shape + (1,) if rhs_1d else b.shape
@@ -605,16 +567,16 @@ class _Checker:
     def _call(self, call: ast.Call) -> _Ty:
         if call.func in self.signatures:
             return self._user_call(call, self.signatures[call.func])
-        builtin = _BUILTINS.get(call.func)
+        builtin = BUILTINS.get(call.func)
         if builtin is None:
             if call.func in self.env:
                 raise _Reject(call.func_span, f"'{call.func}' is a value, not a function")
-            known = list(_BUILTINS) + list(self.signatures)
+            known = list(BUILTINS) + list(self.signatures)
             raise _Reject(call.func_span, f"unknown function '{call.func}'" + _suggest(call.func, known))
         args = self._bind(call, builtin)
-        return builtin.rule(self, call, builtin, args)
+        return getattr(self, f"_{builtin.rule}_rule")(call, builtin, args)
 
-    def _bind(self, call: ast.Call, builtin: _Builtin) -> _Args:
+    def _bind(self, call: ast.Call, builtin: Builtin) -> _Args:
         """Place the arguments of a builtin call, as Python binds them, then check each."""
         params = {p.name: p for p in builtin.params}
         listing = ", ".join(params)
@@ -642,7 +604,7 @@ class _Checker:
             args.spans[param.name] = spans.get(param.name, call.span)
             if param.name not in given:
                 args.attrs[param.name] = param.default
-            elif param.kind is _Arg.TENSOR:
+            elif param.kind is Arg.TENSOR:
                 args.exprs[param.name] = given[param.name]
                 failed |= self._expr(given[param.name]) is _ERROR
             else:
@@ -708,20 +670,18 @@ class _Checker:
 
     # -- builtin rules: (call, builtin, args) -> type, each setting call.info --
 
-    def _unary_rule(self, call, builtin, args) -> _Ty:
-        x = args.exprs["x"]
-        ty = self._elementwise(call.span, builtin.name, [(x, x.ty)], builtin.need)
-        call.info = ElementwiseInfo((x,), builtin.name)
-        return ty
-
-    def _binary_rule(self, call, builtin, args) -> _Ty:
-        x, y = args.exprs["x"], args.exprs["y"]
-        ty = self._elementwise(call.span, builtin.name, [(x, x.ty), (y, y.ty)], builtin.need)
-        call.info = ElementwiseInfo((x, y), builtin.name)
-        return ty
-
-    def _pow_rule(self, call, builtin, args) -> _Ty:
-        return self._power(call, call.span, builtin.name, args.exprs["x"], args.exprs["y"])
+    def _elementwise_rule(self, call, builtin, args) -> _Ty:
+        if builtin.name == "pow":
+            return self._power(call, call.span, builtin.name, args.exprs["x"], args.exprs["y"])
+        operands = [args.exprs[p.name] for p in builtin.params]
+        ty = self._elementwise(call.span, builtin.name, [(x, x.ty) for x in operands], builtin.need)
+        call.info = ElementwiseInfo(tuple(operands), builtin.name)
+        if not BY_NAME[builtin.name].predicate:
+            return ty
+        if isinstance(ty, _Weak):  # isnan(1.0): the literal takes its default dtype
+            for x in operands:
+                self._settle(x, _DEFAULT_DTYPE[ty.kind])
+        return TensorTy("bool", ty.shape)
 
     def _where_rule(self, call, builtin, args) -> _Ty:
         cond, x, y = (args.exprs[n] for n in ("cond", "x", "y"))
@@ -766,7 +726,7 @@ class _Checker:
         if ty.rank == 0:
             raise _Reject(call.span, f"{builtin.name} needs a tensor of rank 1 or more, got {ty}")
         want = TensorTy(ty.dtype, ty.shape[-1:])
-        scales = [p.name for p in builtin.params[1:] if p.kind is _Arg.TENSOR]
+        scales = [p.name for p in builtin.params[1:] if p.kind is Arg.TENSOR]
         for name in scales:
             got = self._strong(args.exprs[name])
             if got != want:
@@ -857,7 +817,11 @@ class _Checker:
 
 # ---- helpers -------------------------------------------------------------------------------
 
-_ARITHMETIC = {"+": "add", "-": "sub", "*": "mul", "/": "div"}
+_ARITHMETIC = {
+    "+": "add", "-": "sub", "*": "mul", "/": "div", "//": "floordiv", "%": "mod",
+    "and": "logical_and", "or": "logical_or",
+}  # fmt: skip
+_UNARY_OPERATORS = {"-": "neg", "not": "logical_not"}
 _COMPARISONS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
 
 
@@ -868,12 +832,16 @@ def _fits(kind: str, dtype: str | None) -> bool:
     return kind == "int" or dtype in FLOAT_DTYPES
 
 
-def _require(span: Span, what: str, dtype: str, need: _Need) -> None:
-    if need is _Need.ANY:
+def _require(span: Span, what: str, dtype: str, need: Need) -> None:
+    if need is Need.ANY:
+        return
+    if need is Need.BOOL:
+        if dtype != "bool":
+            raise _Reject(span, f"{what} needs bool tensors, got {dtype}; compare, as in x > 0")
         return
     if dtype == "bool":
         raise _Reject(span, f"{what} does not take bool tensors; use cast(...)")
-    if need is _Need.FLOAT and dtype not in FLOAT_DTYPES:
+    if need is Need.FLOAT and dtype not in FLOAT_DTYPES:
         raise _Reject(span, f"{what} needs a float dtype, got {dtype}; use cast(...)")
 
 
@@ -887,13 +855,18 @@ def _constant(e: ast.Expr) -> int | float | None:
     return None
 
 
+def _infinite_or_nan(value: int | float) -> bool:
+    """`inf` and `nan` written out, which every float dtype holds."""
+    return isinstance(value, float) and not math.isfinite(value)
+
+
 def _check_range(span: Span, value: int | float, dtype: str) -> None:
     np_dtype = numpy_dtype(dtype)
     if np.issubdtype(np_dtype, np.integer):
         limits = np.iinfo(np_dtype)
         if not limits.min <= value <= limits.max:
             raise _Reject(span, f"{value} does not fit in {dtype} ({limits.min} to {limits.max})")
-    elif abs(value) > (largest := float(np.finfo(np_dtype).max)):
+    elif not _infinite_or_nan(value) and abs(value) > (largest := float(np.finfo(np_dtype).max)):
         raise _Reject(span, f"{value} is out of range for {dtype} (largest {largest:g})")
 
 
@@ -981,7 +954,7 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
-def _arity(builtin: _Builtin) -> str:
+def _arity(builtin: Builtin) -> str:
     low = sum(p.required for p in builtin.params)
     high = len(builtin.params)
     return _count(high, "argument") if low == high else f"{low} to {high} arguments"
@@ -992,32 +965,32 @@ def _suggest(name: str, candidates) -> str:
     return f"; did you mean '{close[0]}'?" if close else ""
 
 
-def _attribute(param: _Param, e: ast.Expr, builtin: _Builtin, sizes: tuple[str, ...]) -> object:
+def _attribute(param: Param, e: ast.Expr, builtin: Builtin, sizes: tuple[str, ...]) -> object:
     """The Python value of a non-tensor argument, which must be written as a literal."""
     where = f"{builtin.name}: {param.name}"
     kind = param.kind
     value = _constant(e)
-    if kind is _Arg.AXIS:
+    if kind is Arg.AXIS:
         if isinstance(value, int):
             return value
         raise _Reject(e.span, f"{where} must be an integer, as in {param.name}=-1")
-    if kind is _Arg.AXES:
+    if kind is Arg.AXES:
         if isinstance(value, int):
             return value
         if isinstance(e, ast.TupleLit) and all(isinstance(i, int) for i in e.items):
             return e.items
         example = f"{param.name}=-1 or {param.name}=(0, 1)"
         raise _Reject(e.span, f"{where} must be an integer or a tuple of integers, as in {example}")
-    if kind is _Arg.BOOL:
+    if kind is Arg.BOOL:
         if isinstance(e, ast.BoolLit):
             return e.value
         raise _Reject(e.span, f"{where} must be true or false")
-    if kind is _Arg.NUMBER:
+    if kind is Arg.NUMBER:
         if value is not None and value >= 0:
             return float(value)
         example = f"{param.name}={param.default:g}"
         raise _Reject(e.span, f"{where} must be a non-negative number, as in {example}")
-    if kind is _Arg.DTYPE:
+    if kind is Arg.DTYPE:
         if isinstance(e, ast.Name) and e.name in DTYPES:
             return e.name
         dtypes = ", ".join(DTYPES)
@@ -1025,11 +998,11 @@ def _attribute(param: _Param, e: ast.Expr, builtin: _Builtin, sizes: tuple[str, 
             message = f"{builtin.name}: '{e.name}' is not a dtype; the dtypes are {dtypes}"
             raise _Reject(e.span, message + _suggest(e.name, DTYPES))
         raise _Reject(e.span, f"{where} must be a dtype: one of {dtypes}")
-    if kind is _Arg.PERM:
+    if kind is Arg.PERM:
         if isinstance(e, ast.TupleLit) and all(isinstance(i, int) for i in e.items):
             return e.items
         raise _Reject(e.span, f"{where} must be a tuple of integers, as in (1, 0)")
-    # _Arg.SHAPE: integers and size names of the function.
+    # Arg.SHAPE: integers and size names of the function.
     items = (value,) if isinstance(value, int) else e.items if isinstance(e, ast.TupleLit) else None
     if isinstance(e, ast.Name):
         items = (e.name,)
@@ -1041,47 +1014,3 @@ def _attribute(param: _Param, e: ast.Expr, builtin: _Builtin, sizes: tuple[str, 
             message = f"{builtin.name}: '{unbound}' is not a size of this function ({known})"
             raise _Reject(e.span, message + _suggest(unbound, sizes))
     return tuple(items)
-
-
-# ---- the table of builtins -----------------------------------------------------------------
-
-_X = _Param("x")
-_Y = _Param("y")
-_FLOAT_UNARY = ("exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "erf", "sigmoid", "gelu", "silu")
-_NUMERIC_UNARY = ("abs", "relu")
-_REDUCTIONS = {"sum": _Need.NUMERIC, "max": _Need.NUMERIC, "min": _Need.NUMERIC, "mean": _Need.FLOAT}
-_AXES = _Param("axis", _Arg.AXES, None)  # None: all axes
-_KEEPDIMS = _Param("keepdims", _Arg.BOOL, False)
-
-_BUILTINS: dict[str, _Builtin] = {
-    b.name: b
-    for b in (
-        *(_Builtin(n, (_X,), _Checker._unary_rule, _Need.FLOAT) for n in _FLOAT_UNARY),
-        *(_Builtin(n, (_X,), _Checker._unary_rule, _Need.NUMERIC) for n in _NUMERIC_UNARY),
-        _Builtin("maximum", (_X, _Y), _Checker._binary_rule, _Need.NUMERIC),
-        _Builtin("minimum", (_X, _Y), _Checker._binary_rule, _Need.NUMERIC),
-        _Builtin("pow", (_X, _Y), _Checker._pow_rule, _Need.NUMERIC),
-        _Builtin("where", (_Param("cond"), _X, _Y), _Checker._where_rule, _Need.ANY),
-        _Builtin("cast", (_X, _Param("dtype", _Arg.DTYPE)), _Checker._cast_rule, _Need.ANY),
-        *(
-            _Builtin(n, (_X, _AXES, _KEEPDIMS), _Checker._reduce_rule, need)
-            for n, need in _REDUCTIONS.items()
-        ),
-        _Builtin("softmax", (_X, _Param("axis", _Arg.AXIS, -1)), _Checker._softmax_rule, _Need.FLOAT),
-        _Builtin(
-            "layernorm",
-            (_X, _Param("gamma"), _Param("beta"), _Param("eps", _Arg.NUMBER, 1e-5)),
-            _Checker._norm_rule,
-            _Need.FLOAT,
-        ),
-        _Builtin(
-            "rmsnorm",
-            (_X, _Param("gamma"), _Param("eps", _Arg.NUMBER, 1e-6)),
-            _Checker._norm_rule,
-            _Need.FLOAT,
-        ),
-        _Builtin("transpose", (_X, _Param("perm", _Arg.PERM, None)), _Checker._transpose_rule, _Need.ANY),
-        _Builtin("reshape", (_X, _Param("shape", _Arg.SHAPE)), _Checker._reshape_rule, _Need.ANY),
-        _Builtin("broadcast_to", (_X, _Param("shape", _Arg.SHAPE)), _Checker._broadcast_to_rule, _Need.ANY),
-    )
-}

@@ -40,31 +40,6 @@ from dialects.sizes import is_derived, substitute
 from dialects.tensor_types import Dim, tensor_type
 from passes.inline import DEFAULT_MAX_INLINED_OPS, CallTree, InlineSizeError
 
-UNARY: dict[str, type[graph.UnaryOp]] = {
-    "neg": graph.NegOp,
-    "abs": graph.AbsOp,
-    "exp": graph.ExpOp,
-    "log": graph.LogOp,
-    "sqrt": graph.SqrtOp,
-    "rsqrt": graph.RsqrtOp,
-    "sin": graph.SinOp,
-    "cos": graph.CosOp,
-    "tanh": graph.TanhOp,
-    "erf": graph.ErfOp,
-    "sigmoid": graph.SigmoidOp,
-    "relu": graph.ReluOp,
-    "gelu": graph.GeluOp,
-    "silu": graph.SiluOp,
-}
-BINARY: dict[str, type[graph.BinaryOp]] = {
-    "add": graph.AddOp,
-    "sub": graph.SubOp,
-    "mul": graph.MulOp,
-    "div": graph.DivOp,
-    "pow": graph.PowOp,
-    "maximum": graph.MaximumOp,
-    "minimum": graph.MinimumOp,
-}
 COMPARE = {p.value: p for p in graph.ComparePredicate}
 REDUCE = {k.value: k for k in graph.ReduceKind}
 
@@ -269,10 +244,8 @@ class _FunctionBuilder:
                     self.widen(self.expr(rhs), TensorTy(dtype, shape)),
                 )
             )
-        operands = [self.widen(self.expr(o), e.ty) for o in info.operands]
-        if len(operands) == 1:
-            return self.emit(UNARY[info.op](operands[0]))
-        return self.emit(BINARY[info.op](*operands))
+        operands = [self.widen(self.expr(o), TensorTy(o.ty.dtype, e.ty.shape)) for o in info.operands]
+        return self.emit(graph.ELEMENTWISE[info.op](*operands))
 
     def power(self, e: ast.Expr) -> SSAValue:
         base, exponent = (self.widen(self.expr(o), e.ty) for o in e.info.operands)

@@ -7,6 +7,8 @@ turned into one diagnostic at the offending token, worded for a user of the lang
 
 from __future__ import annotations
 
+import math
+
 from functools import cache
 from importlib.resources import files
 
@@ -25,7 +27,7 @@ MAX_NESTING = 100
 # where an expression is missing.
 _EXPRESSION_START = {"NAME", "INT", "FLOAT", "LPAR", "MINUS", "TRUE", "FALSE"}
 # Terminals that can only follow a complete expression.
-_BINARY_OPERATORS = {"PLUS", "STAR", "SLASH", "AT", "POW", "COMPARE"}
+_BINARY_OPERATORS = {"PLUS", "STAR", "SLASH", "FLOORDIV", "PERCENT", "AT", "POW", "COMPARE"}
 _REGEX_TERMINALS = {
     "NAME": "a name",
     "INT": "an integer",
@@ -103,7 +105,8 @@ def _unexpected_token_message(token: Token, accepted: set[str]) -> str:
         return f"expected a statement (`name = expr` or `return expr`) or '}}', but found {found}"
     if accepted == {"EQUAL"}:
         return f"expected '=' (a statement is `name = expr` or `return expr`), but found {found}"
-    wanted = sorted(_describe_terminal(name) for name in accepted)
+    # `and` / `or` may follow any expression: naming them would not help
+    wanted = sorted(_describe_terminal(name) for name in accepted - {"AND", "OR"})
     if 1 <= len(wanted) <= 4:
         listed = wanted[0] if len(wanted) == 1 else ", ".join(wanted[:-1]) + " or " + wanted[-1]
         return f"expected {listed}, but found {found}"
@@ -139,8 +142,7 @@ def _end_of_input(source: SourceFile) -> Span:
 
 
 def _strip_comment(line: str) -> str:
-    cut = [i for i in (line.find("#"), line.find("//")) if i >= 0]
-    return line[: min(cut)] if cut else line
+    return line.split("#", 1)[0]
 
 
 def _check_nesting(tree: Tree, source: SourceFile) -> None:
@@ -230,6 +232,10 @@ class _Builder(Transformer_NonRecursive):
         _, operand = children
         return ast.Unary("-", operand, span=_meta_span(meta))
 
+    def logical_not(self, meta, children):
+        _, operand = children
+        return ast.Unary("not", operand, span=_meta_span(meta))
+
     def name(self, meta, children):
         return ast.Name(str(children[0]), span=_meta_span(meta))
 
@@ -237,7 +243,11 @@ class _Builder(Transformer_NonRecursive):
         return ast.IntLit(_integer(children[0], "this integer"), span=_meta_span(meta))
 
     def float_lit(self, meta, children):
-        return ast.FloatLit(float(children[0]), span=_meta_span(meta))
+        (token,) = children
+        value = float(token)
+        if math.isinf(value) and token != "inf":
+            raise _BadSyntax(_token_span(token), f"{token} is out of range for every float dtype (largest 1.79769e+308)")
+        return ast.FloatLit(value, span=_meta_span(meta))
 
     def true_lit(self, meta, _):
         return ast.BoolLit(True, span=_meta_span(meta))

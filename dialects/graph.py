@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, ClassVar
 
 from xdsl.dialect_interfaces.constant_materialization import ConstantMaterializationInterface
 from xdsl.dialects.builtin import (
+    I64,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     Float64Type,
     FloatAttr,
-    I64,
     IntegerAttr,
     StringAttr,
     TensorType,
@@ -54,13 +54,15 @@ from xdsl.traits import (
     IsolatedFromAbove,
     IsTerminator,
     Pure,
-    RecursiveMemoryEffect,
     RecursivelySpeculatable,
+    RecursiveMemoryEffect,
     SingleBlockImplicitTerminator,
 )
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
+from dialects.elementwise import OPS as ELEMENTWISE_ENTRIES
+from dialects.elementwise import Accepts, Elementwise
 from dialects.tensor_types import (
     Shape,
     broadcast_shapes,
@@ -176,7 +178,18 @@ class ComparePredicateAttr(EnumAttribute[ComparePredicate], SpacedOpaqueSyntaxAt
 
 
 # ---------------------------------------------------------------------------
-# Elementwise
+# Elementwise: one op class per entry of `dialects.elementwise`, made here from it
+
+
+def _verify_accepts(op: IRDLOperation, operand: SSAValue, accepts: Accepts) -> None:
+    if accepts is Accepts.BOOL:
+        if not is_bool(operand.type):
+            raise VerifyException(f"{op.name} expects bool tensors, got {operand.type}")
+        return
+    if is_bool(operand.type):
+        raise VerifyException(f"{op.name} does not take bool tensors")
+    if accepts is Accepts.FLOAT and not is_float(operand.type):
+        raise VerifyException(f"{op.name} expects floating-point tensors, got {operand.type}")
 
 
 class UnaryOp(IRDLOperation):
@@ -188,8 +201,7 @@ class UnaryOp(IRDLOperation):
     traits = traits_def(Pure(), *_CANONICAL)
     assembly_format = "$input attr-dict `:` type($result)"
 
-    #: whether the op is only defined on floating-point tensors
-    FLOAT_ONLY: ClassVar[bool] = True
+    ENTRY: ClassVar[Elementwise]
 
     def __init__(self, input: SSAValue | Operation):
         input = SSAValue.get(input)
@@ -197,115 +209,28 @@ class UnaryOp(IRDLOperation):
 
     def verify_(self) -> None:
         _verify_all_tensors(self)
-        if is_bool(self.input.type):
-            raise VerifyException(f"{self.name} does not take bool tensors")
-        if self.FLOAT_ONLY and not is_float(self.input.type):
-            raise VerifyException(f"{self.name} expects a floating-point tensor, got {self.input.type}")
+        _verify_accepts(self, self.input, self.ENTRY.accepts)
 
 
-@irdl_op_definition
-class NegOp(UnaryOp):
-    """Negation: ``%y = graph.neg %x : tensor<4xf32>``."""
+class PredicateOp(IRDLOperation):
+    """Base of the elementwise tests: one operand, a bool result of its shape."""
 
-    name = "graph.neg"
-    FLOAT_ONLY: ClassVar[bool] = False
+    input = operand_def(TensorConstraint)
+    result = result_def(TensorConstraint)
+    traits = traits_def(Pure(), *_CANONICAL)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
+    ENTRY: ClassVar[Elementwise]
 
-@irdl_op_definition
-class AbsOp(UnaryOp):
-    """Absolute value: ``%y = graph.abs %x : tensor<4xf32>``."""
+    def __init__(self, input: SSAValue | Operation):
+        input = SSAValue.get(input)
+        super().__init__(operands=[input], result_types=[tensor_type("bool", shape_of(input.type))])
 
-    name = "graph.abs"
-    FLOAT_ONLY: ClassVar[bool] = False
-
-
-@irdl_op_definition
-class ReluOp(UnaryOp):
-    """``max(x, 0)``: ``%y = graph.relu %x : tensor<4xf32>``."""
-
-    name = "graph.relu"
-    FLOAT_ONLY: ClassVar[bool] = False
-
-
-@irdl_op_definition
-class ExpOp(UnaryOp):
-    """``%y = graph.exp %x : tensor<4xf32>``."""
-
-    name = "graph.exp"
-
-
-@irdl_op_definition
-class LogOp(UnaryOp):
-    """Natural logarithm: ``%y = graph.log %x : tensor<4xf32>``."""
-
-    name = "graph.log"
-
-
-@irdl_op_definition
-class SqrtOp(UnaryOp):
-    """``%y = graph.sqrt %x : tensor<4xf32>``."""
-
-    name = "graph.sqrt"
-
-
-@irdl_op_definition
-class RsqrtOp(UnaryOp):
-    """``1 / sqrt(x)``: ``%y = graph.rsqrt %x : tensor<4xf32>``."""
-
-    name = "graph.rsqrt"
-
-
-@irdl_op_definition
-class SinOp(UnaryOp):
-    """``%y = graph.sin %x : tensor<4xf32>``."""
-
-    name = "graph.sin"
-
-
-@irdl_op_definition
-class CosOp(UnaryOp):
-    """``%y = graph.cos %x : tensor<4xf32>``."""
-
-    name = "graph.cos"
-
-
-@irdl_op_definition
-class TanhOp(UnaryOp):
-    """``%y = graph.tanh %x : tensor<4xf32>``."""
-
-    name = "graph.tanh"
-
-
-@irdl_op_definition
-class ErfOp(UnaryOp):
-    """The error function: ``%y = graph.erf %x : tensor<4xf32>``."""
-
-    name = "graph.erf"
-
-
-@irdl_op_definition
-class SigmoidOp(UnaryOp):
-    """``1 / (1 + exp(-x))``, a composite: ``%y = graph.sigmoid %x : tensor<4xf32>``."""
-
-    name = "graph.sigmoid"
-
-
-@irdl_op_definition
-class GeluOp(UnaryOp):
-    """GELU, tanh approximation, a composite:
-    ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``.
-
-        %y = graph.gelu %x : tensor<8x16xf32>
-    """
-
-    name = "graph.gelu"
-
-
-@irdl_op_definition
-class SiluOp(UnaryOp):
-    """``x * sigmoid(x)``, a composite: ``%y = graph.silu %x : tensor<4xf32>``."""
-
-    name = "graph.silu"
+    def verify_(self) -> None:
+        _verify_all_tensors(self)
+        _verify_accepts(self, self.input, self.ENTRY.accepts)
+        if not is_bool(self.result.type) or shape_of(self.result.type) != shape_of(self.input.type):
+            raise VerifyException(f"result must be a bool tensor of the operand's shape, got {self.result.type}")
 
 
 class BinaryOp(IRDLOperation):
@@ -318,7 +243,7 @@ class BinaryOp(IRDLOperation):
     traits = traits_def(Pure(), *_CANONICAL)
     assembly_format = "$lhs `,` $rhs attr-dict `:` type($result)"
 
-    FLOAT_ONLY: ClassVar[bool] = False
+    ENTRY: ClassVar[Elementwise]
 
     def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
         lhs = SSAValue.get(lhs)
@@ -326,60 +251,55 @@ class BinaryOp(IRDLOperation):
 
     def verify_(self) -> None:
         _verify_all_tensors(self)
-        if is_bool(self.lhs.type):
-            raise VerifyException(f"{self.name} does not take bool tensors")
-        if self.FLOAT_ONLY and not is_float(self.lhs.type):
-            raise VerifyException(f"{self.name} expects floating-point tensors, got {self.lhs.type}")
+        _verify_accepts(self, self.lhs, self.ENTRY.accepts)
 
 
-@irdl_op_definition
-class AddOp(BinaryOp):
-    """``%z = graph.add %x, %y : tensor<4xf32>``."""
+class TernaryOp(IRDLOperation):
+    """Base of the elementwise ops of three operands, all of one type."""
 
-    name = "graph.add"
+    T: ClassVar = VarConstraint("T", TensorConstraint)
+    first = operand_def(T)
+    second = operand_def(T)
+    third = operand_def(T)
+    result = result_def(T)
+    traits = traits_def(Pure(), *_CANONICAL)
+    assembly_format = "$first `,` $second `,` $third attr-dict `:` type($result)"
 
+    ENTRY: ClassVar[Elementwise]
 
-@irdl_op_definition
-class SubOp(BinaryOp):
-    """``%z = graph.sub %x, %y : tensor<4xf32>``."""
+    def __init__(self, first: SSAValue | Operation, second: SSAValue | Operation, third: SSAValue | Operation):
+        first = SSAValue.get(first)
+        super().__init__(operands=[first, second, third], result_types=[first.type])
 
-    name = "graph.sub"
-
-
-@irdl_op_definition
-class MulOp(BinaryOp):
-    """``%z = graph.mul %x, %y : tensor<4xf32>``."""
-
-    name = "graph.mul"
-
-
-@irdl_op_definition
-class DivOp(BinaryOp):
-    """True division of floats: ``%z = graph.div %x, %y : tensor<4xf32>``."""
-
-    name = "graph.div"
-    FLOAT_ONLY: ClassVar[bool] = True
+    def verify_(self) -> None:
+        _verify_all_tensors(self)
+        _verify_accepts(self, self.first, self.ENTRY.accepts)
 
 
-@irdl_op_definition
-class PowOp(BinaryOp):
-    """``x ** y``: ``%z = graph.pow %x, %y : tensor<4xf32>``."""
+def _elementwise_class(entry: Elementwise) -> type[IRDLOperation]:
+    """The op class of one entry, e.g. ``ExpOp`` for ``exp``, its docstring showing it in IR."""
+    base = PredicateOp if entry.predicate else {1: UnaryOp, 2: BinaryOp, 3: TernaryOp}[entry.arity]
+    operands = ", ".join(f"%{p}" for p in entry.params)
+    kind = "a composite, " if entry.composite else ""
+    result_type = "tensor<4xf32> -> tensor<4xi1>" if entry.predicate else "tensor<4xf32>"
+    doc = f"{entry.doc} ({kind}{entry.accepts.value}): ``%r = {entry.op_name} {operands} : {result_type}``."
+    namespace = {
+        "name": entry.op_name,
+        "ENTRY": entry,
+        "__annotations__": {"ENTRY": ClassVar[Elementwise]},
+        "__doc__": doc,
+        "__module__": __name__,
+    }
+    cls = type(entry.class_name, (base,), namespace)
+    return irdl_op_definition(cls)
 
-    name = "graph.pow"
 
-
-@irdl_op_definition
-class MaximumOp(BinaryOp):
-    """Elementwise maximum: ``%z = graph.maximum %x, %y : tensor<4xf32>``."""
-
-    name = "graph.maximum"
-
-
-@irdl_op_definition
-class MinimumOp(BinaryOp):
-    """Elementwise minimum: ``%z = graph.minimum %x, %y : tensor<4xf32>``."""
-
-    name = "graph.minimum"
+#: the op class of every elementwise entry, by the entry's name
+ELEMENTWISE: dict[str, type[IRDLOperation]] = {entry.name: _elementwise_class(entry) for entry in ELEMENTWISE_ENTRIES}
+globals().update({cls.__name__: cls for cls in ELEMENTWISE.values()})
+UNARY_OPS: tuple[type[UnaryOp | PredicateOp], ...] = tuple(c for c in ELEMENTWISE.values() if c.ENTRY.arity == 1)
+BINARY_OPS: tuple[type[BinaryOp], ...] = tuple(c for c in ELEMENTWISE.values() if c.ENTRY.arity == 2)
+TERNARY_OPS: tuple[type[TernaryOp], ...] = tuple(c for c in ELEMENTWISE.values() if c.ENTRY.arity == 3)
 
 
 @irdl_op_definition
@@ -977,19 +897,11 @@ class GraphConstantMaterialization(ConstantMaterializationInterface):
         return None
 
 
-UNARY_OPS: tuple[type[UnaryOp], ...] = (
-    NegOp, AbsOp, ReluOp, ExpOp, LogOp, SqrtOp, RsqrtOp, SinOp, CosOp, TanhOp, ErfOp,
-    SigmoidOp, GeluOp, SiluOp,
-)  # fmt: skip
-BINARY_OPS: tuple[type[BinaryOp], ...] = (
-    AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp,
-)  # fmt: skip
 
 Graph = Dialect(
     "graph",
     [
-        *UNARY_OPS,
-        *BINARY_OPS,
+        *ELEMENTWISE.values(),
         CompareOp,
         SelectOp,
         CastOp,

@@ -45,7 +45,7 @@ from dialects.graph import (
     SubOp,
     TransposeOp,
 )
-from dialects.graph_semantics import BINARY, COMPARE, UNARY, numpy_dtype
+from dialects.graph_semantics import COMPARE, ELEMENTWISE as MEANINGS, numpy_dtype
 from dialects.tensor_types import dtype_of, is_float, shape_of
 
 # ---------------------------------------------------------------------------
@@ -75,7 +75,7 @@ class Emitter:
 # ---------------------------------------------------------------------------
 # Evaluating elementwise ops on constants
 
-ELEMENTWISE = (*UNARY, *BINARY, CompareOp, SelectOp, CastOp)
+ELEMENTWISE = (*MEANINGS, CompareOp, SelectOp, CastOp)
 
 
 def constant_array(value: SSAValue) -> np.ndarray | None:
@@ -117,10 +117,8 @@ def evaluate(op: Operation, args: Sequence[np.ndarray]) -> np.ndarray | None:
     result_dtype = numpy_dtype(op.results[0].type)
     try:
         with np.errstate(all="ignore"):
-            if type(op) in UNARY:
-                result = UNARY[type(op)](args[0])
-            elif type(op) in BINARY:
-                result = BINARY[type(op)](args[0], args[1])
+            if type(op) in MEANINGS:
+                result = MEANINGS[type(op)](*args)
             elif isinstance(op, CompareOp):
                 result = COMPARE[op.predicate.data](args[0], args[1])
             elif isinstance(op, SelectOp):

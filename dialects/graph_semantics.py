@@ -13,7 +13,6 @@ import numpy as np
 from xdsl.ir import Attribute, Operation
 
 from dialects import graph
-from dialects.elementwise import BY_OP_NAME
 from dialects.tensor_types import NUMPY_DTYPES, dtype_of
 
 Array = np.ndarray
@@ -25,10 +24,7 @@ def numpy_dtype(type_: Attribute) -> np.dtype:
 
 
 #: what each elementwise op computes, from its entry in `dialects.elementwise`
-UNARY: dict[type[Operation], Callable[[Array], Array]] = {op: BY_OP_NAME[op.name].numpy for op in graph.UNARY_OPS}
-BINARY: dict[type[Operation], Callable[[Array, Array], Array]] = {
-    op: BY_OP_NAME[op.name].numpy for op in graph.BINARY_OPS
-}
+ELEMENTWISE: dict[type[Operation], Callable[..., Array]] = {cls: cls.ENTRY.numpy for cls in graph.ELEMENTWISE.values()}
 COMPARE: dict[graph.ComparePredicate, Callable[[Array, Array], Array]] = {
     graph.ComparePredicate.LT: np.less,
     graph.ComparePredicate.LE: np.less_equal,

@@ -57,8 +57,10 @@ import math
 import weakref
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
+    AnyFloatConstr,
     DYNAMIC_INDEX,
     ArrayAttr,
     DenseArrayBase,
@@ -85,6 +87,7 @@ from xdsl.ir import (
 )
 from xdsl.irdl import (
     IRDLOperation,
+    VarConstraint,
     base,
     irdl_attr_definition,
     irdl_op_definition,
@@ -449,6 +452,43 @@ class DimOp(IRDLOperation):
         rank = self.source.type.get_num_dims()
         if not 0 <= self.index.value.data < rank:
             raise VerifyException(f"dimension {self.index.value.data} out of range for rank {rank}")
+
+
+class _FloatDivisionOp(IRDLOperation):
+    T: ClassVar = VarConstraint("T", AnyFloatConstr)
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$lhs `,` $rhs attr-dict `:` type($result)"
+
+    def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
+        lhs = SSAValue.get(lhs)
+        super().__init__(operands=[lhs, rhs], result_types=[lhs.type])
+
+
+@irdl_op_definition
+class FloorDivFOp(_FloatDivisionOp):
+    """NumPy's (and Python's) floor division of floats: the quotient rounded down, exact
+    (``npy_divmod``); ``x / y`` for a zero divisor. ``arith`` has no such op, and building
+    it from ``arith.divf`` would let the CPU kernels' ``arcp`` flag make the quotient
+    inexact, so the code generators compute it apart.
+
+        %q = loop.floordivf %x, %y : f32
+    """
+
+    name = "loop.floordivf"
+
+
+@irdl_op_definition
+class ModFOp(_FloatDivisionOp):
+    """NumPy's (and Python's) remainder of floats, with the divisor's sign; nan for a
+    zero divisor (see ``loop.floordivf``).
+
+        %r = loop.modf %x, %y : f32
+    """
+
+    name = "loop.modf"
 
 
 @irdl_op_definition
@@ -1141,6 +1181,8 @@ Loop = Dialect(
     [
         KernelOp,
         DimOp,
+        FloorDivFOp,
+        ModFOp,
         LoadOp,
         StoreOp,
         ScratchOp,

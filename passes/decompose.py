@@ -1,6 +1,7 @@
 """``decompose-composites``: the composite ops become the primitive ops they stand for.
 
-softmax, layernorm, rmsnorm, gelu (tanh form), silu and sigmoid are written out in
+softmax, layernorm, rmsnorm and the elementwise composites (gelu, silu, sigmoid,
+softplus, clip: the entries of ``dialects.elementwise`` with an expansion) are written out in
 elementwise ops, reductions and explicit broadcasts, and ``graph.reduce mean`` becomes a
 sum times ``1/n``, so fusion and the loop level see only primitives: a layernorm is then
 two row reductions with an elementwise prologue and epilogue, which fusion makes one
@@ -17,6 +18,7 @@ from typing import Any
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
@@ -24,33 +26,25 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
-from xdsl.passes import ModulePass
 
+from dialects.elementwise import Elementwise
 from dialects.graph import (
+    ELEMENTWISE,
     AddOp,
     DimSizeOp,
     DivOp,
     ExpOp,
-    GeluOp,
     LayerNormOp,
     MulOp,
-    NegOp,
     ReduceKind,
     ReduceOp,
     RmsNormOp,
     RsqrtOp,
-    SigmoidOp,
-    SiluOp,
     SoftmaxOp,
     SubOp,
-    TanhOp,
 )
-from dialects.tensor_types import dtype_of, shape_of
 from dialects.graph_canonicalization import Emitter
-
-#: sqrt(2 / pi), the constant of the tanh approximation of GELU
-GELU_C = math.sqrt(2.0 / math.pi)
-
+from dialects.tensor_types import dtype_of, is_float, shape_of
 
 # ---------------------------------------------------------------------------
 # The decompositions, as functions building ops
@@ -100,24 +94,25 @@ def rmsnorm(e: Emitter, x: SSAValue, gamma: SSAValue, eps: float) -> SSAValue:
     return e(MulOp(e(MulOp(x, e.broadcast(scale, x.type))), e.broadcast(gamma, x.type)))
 
 
-def gelu(e: Emitter, x: SSAValue) -> SSAValue:
-    """gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x*x*x)))."""
-    cube = e(MulOp(e(MulOp(x, x)), x))
-    inner = e(AddOp(x, e(MulOp(e.splat(0.044715, x.type), cube))))
-    t = e(TanhOp(e(MulOp(e.splat(GELU_C, x.type), inner))))
-    half_x = e(MulOp(e.splat(0.5, x.type), x))
-    return e(MulOp(half_x, e(AddOp(e.splat(1.0, x.type), t))))
+class TensorBuilder:
+    """The builder an elementwise composite's expansion (``dialects.elementwise``) is
+    applied with here: entries by name become their graph ops (composites expanded in
+    turn), constants splats."""
 
+    def __init__(self, e: Emitter):
+        self.e = e
 
-def sigmoid(e: Emitter, x: SSAValue) -> SSAValue:
-    """sigmoid(x) = 1 / (1 + exp(-x))."""
-    one = e.splat(1.0, x.type)
-    return e(DivOp(one, e(AddOp(one, e(ExpOp(e(NegOp(x))))))))
+    def __call__(self, name: str, *operands: SSAValue) -> SSAValue:
+        op = ELEMENTWISE[name]
+        if op.ENTRY.expand is not None:  # a composite in a composite (silu's sigmoid)
+            return op.ENTRY.expand(self, *operands)
+        return self.e(op(*operands))
 
+    def const(self, value: float | int | bool, like: SSAValue) -> SSAValue:
+        return self.e.splat(value, like.type)
 
-def silu(e: Emitter, x: SSAValue) -> SSAValue:
-    """silu(x) = x * sigmoid(x)."""
-    return e(MulOp(x, sigmoid(e, x)))
+    def is_float(self, value: SSAValue) -> bool:
+        return is_float(value.type)
 
 
 # ---------------------------------------------------------------------------
@@ -129,9 +124,6 @@ DECOMPOSITIONS: dict[type[Operation], Callable[[Emitter, Any], SSAValue]] = {
     SoftmaxOp: lambda e, op: softmax(e, op.input, op.axis.value.data),
     LayerNormOp: lambda e, op: layernorm(e, op.input, op.gamma, op.beta, op.eps.value.data),
     RmsNormOp: lambda e, op: rmsnorm(e, op.input, op.gamma, op.eps.value.data),
-    GeluOp: lambda e, op: gelu(e, op.input),
-    SiluOp: lambda e, op: silu(e, op.input),
-    SigmoidOp: lambda e, op: sigmoid(e, op.input),
 }
 
 
@@ -140,14 +132,17 @@ class DecomposeComposite(RewritePattern):
     softmax(x, a) = s / broadcast(sum(s, a)), s = exp(x - broadcast(max(x, a)));
     layernorm(x, g, b) = c * rsqrt(mean(c*c) + eps) * g + b, c = x - mean(x);
     rmsnorm(x, g) = x * rsqrt(mean(x*x) + eps) * g;
-    gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x*x*x)));
-    silu(x) = x * sigmoid(x); sigmoid(x) = 1 / (1 + exp(-x))."""
+    and each elementwise composite (gelu, silu, sigmoid, softplus, clip, ...) is its
+    entry's expansion in ``dialects.elementwise``."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if (build := DECOMPOSITIONS.get(type(op))) is None:
-            return
         e = Emitter()
-        result = build(e, op)
+        if (build := DECOMPOSITIONS.get(type(op))) is not None:
+            result = build(e, op)
+        elif isinstance(entry := getattr(op, "ENTRY", None), Elementwise) and entry.expand is not None:
+            result = entry.expand(TensorBuilder(e), *op.operands)
+        else:
+            return
         rewriter.replace(op, e.ops, [result])
 
 
@@ -166,7 +161,7 @@ class DecomposeMean(RewritePattern):
 
 @dataclass(frozen=True)
 class DecomposeCompositesPass(ModulePass):
-    """Writes softmax, layernorm, rmsnorm, gelu, silu, sigmoid and mean out in
+    """Writes softmax, layernorm, rmsnorm, mean and the elementwise composites out in
     primitive graph ops."""
 
     name = "decompose-composites"

@@ -42,14 +42,12 @@ one op each.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, func
-from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
@@ -70,6 +68,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import PassFailedException
 
 from dialects import graph, loop
+from dialects.elementwise import BY_NAME
 from dialects.sizes import Size, is_derived
 from dialects.tensor_types import Dim, is_bool, is_float, shape_of
 from passes.fusion.strategy import LIBRARY, group_strategy
@@ -119,10 +118,9 @@ class _Frame:
 
 
 _INDEX_MAP_OPS = (graph.BroadcastOp, graph.TransposeOp, graph.ReshapeOp)
-_TRANSCENDENTAL_OPS = (
-    graph.ExpOp, graph.LogOp, graph.SqrtOp, graph.RsqrtOp, graph.SinOp, graph.CosOp, graph.TanhOp,
-    graph.ErfOp, graph.SigmoidOp, graph.GeluOp, graph.SiluOp, graph.PowOp,
-)  # fmt: skip
+#: the elementwise ops costly enough to keep rather than recompute: transcendentals,
+#: square roots, divisions (four FLOPs or more by `dialects.elementwise`)
+_TRANSCENDENTAL_OPS = tuple(cls for cls in graph.ELEMENTWISE.values() if cls.ENTRY.flops >= 4)
 _CONTRACTIONS = (graph.ReduceOp, graph.MatmulOp)
 
 
@@ -565,84 +563,42 @@ def _handles(*types: type[Operation]):
     return register
 
 
-def _float_op(float_cls, int_cls=None):
-    def lower(e: _KernelEmitter, op: Operation, idx):
-        operands = e.values_at([(v, idx) for v in op.operands])
-        if is_float(op.results[0].type) or int_cls is None:
-            return e.scalar(float_cls.name, operands, lambda: float_cls(*operands))
-        return e.scalar(int_cls.name, operands, lambda: int_cls(*operands))
+class _ScalarBuilder:
+    """The builder (``dialects.elementwise.Builder``) the elementwise entries lower with,
+    on one kernel's scalars: an entry by name is its lowering (or its expansion, for a
+    composite), and every op is placed and reused as the emitter places any scalar."""
 
-    return lower
+    def __init__(self, e: _KernelEmitter):
+        self.e = e
+
+    def __call__(self, name: str, *operands: SSAValue) -> SSAValue:
+        entry = BY_NAME[name]
+        return (entry.lower or entry.expand)(self, *operands)
+
+    def const(self, value: float | bool, like: SSAValue) -> SSAValue:
+        return self.e.const(value, like.type)
+
+    def op(self, cls: type[Operation], *operands: SSAValue, **attributes) -> SSAValue:
+        key = (cls.name, *sorted(attributes.items()))
+        return self.e.scalar(key if attributes else cls.name, operands, lambda: cls(*operands, **attributes))
+
+    def is_float(self, value: SSAValue) -> bool:
+        return is_float(value.type)
 
 
-_HANDLERS[graph.AddOp] = _float_op(arith.AddfOp, arith.AddiOp)
-_HANDLERS[graph.SubOp] = _float_op(arith.SubfOp, arith.SubiOp)
-_HANDLERS[graph.MulOp] = _float_op(arith.MulfOp, arith.MuliOp)
-_HANDLERS[graph.DivOp] = _float_op(arith.DivfOp)
-_HANDLERS[graph.MaximumOp] = _float_op(arith.MaximumfOp, arith.MaxSIOp)
-_HANDLERS[graph.MinimumOp] = _float_op(arith.MinimumfOp, arith.MinSIOp)
-_HANDLERS[graph.ExpOp] = _float_op(mathd.ExpOp)
-_HANDLERS[graph.LogOp] = _float_op(mathd.LogOp)
-_HANDLERS[graph.SqrtOp] = _float_op(mathd.SqrtOp)
-_HANDLERS[graph.RsqrtOp] = _float_op(mathd.RsqrtOp)
-_HANDLERS[graph.SinOp] = _float_op(mathd.SinOp)
-_HANDLERS[graph.CosOp] = _float_op(mathd.CosOp)
-_HANDLERS[graph.TanhOp] = _float_op(mathd.TanhOp)
-_HANDLERS[graph.ErfOp] = _float_op(mathd.ErfOp)
-_HANDLERS[graph.AbsOp] = _float_op(mathd.AbsFOp, mathd.AbsIOp)
+def _elementwise(e: _KernelEmitter, op: Operation, idx):
+    operands = e.values_at([(v, idx) for v in op.operands])
+    return _ScalarBuilder(e)(op.ENTRY.name, *operands)
+
+
+for _op_class in graph.ELEMENTWISE.values():
+    _HANDLERS[_op_class] = _elementwise
 
 
 def _f(e: _KernelEmitter, name: str, *operands: SSAValue) -> SSAValue:
     """A float scalar op by short name, on operands of one float type."""
-    cls = {
-        "add": arith.AddfOp, "sub": arith.SubfOp, "mul": arith.MulfOp, "div": arith.DivfOp,
-        "exp": mathd.ExpOp, "tanh": mathd.TanhOp, "neg": arith.NegfOp,
-    }[name]  # fmt: skip
+    cls = {"mul": arith.MulfOp, "div": arith.DivfOp}[name]
     return e.scalar(cls.name, operands, lambda: cls(*operands))
-
-
-@_handles(graph.NegOp)
-def _neg(e: _KernelEmitter, op: graph.NegOp, idx):
-    x = e.value_at(op.input, idx)
-    if is_float(op.result.type):
-        return _f(e, "neg", x)
-    zero = e.const(0, x.type)
-    return e.scalar(arith.SubiOp.name, (zero, x), lambda: arith.SubiOp(zero, x))
-
-
-@_handles(graph.ReluOp)
-def _relu(e: _KernelEmitter, op: graph.ReluOp, idx):
-    x = e.value_at(op.input, idx)
-    zero = e.const(0, x.type)
-    if is_float(op.result.type):
-        return e.scalar(arith.MaximumfOp.name, (x, zero), lambda: arith.MaximumfOp(x, zero))
-    return e.scalar(arith.MaxSIOp.name, (x, zero), lambda: arith.MaxSIOp(x, zero))
-
-
-def _sigmoid_of(e: _KernelEmitter, x: SSAValue) -> SSAValue:
-    one = e.const(1.0, x.type)
-    return _f(e, "div", one, _f(e, "add", one, _f(e, "exp", _f(e, "neg", x))))
-
-
-@_handles(graph.SigmoidOp)
-def _sigmoid(e: _KernelEmitter, op: graph.SigmoidOp, idx):
-    return _sigmoid_of(e, e.value_at(op.input, idx))
-
-
-@_handles(graph.SiluOp)
-def _silu(e: _KernelEmitter, op: graph.SiluOp, idx):
-    x = e.value_at(op.input, idx)
-    return _f(e, "mul", x, _sigmoid_of(e, x))
-
-
-@_handles(graph.GeluOp)
-def _gelu(e: _KernelEmitter, op: graph.GeluOp, idx):
-    """0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))"""
-    x = e.value_at(op.input, idx)
-    t = x.type
-    x3 = _f(e, "mul", _f(e, "mul", x, x), x)
-    inner = _f(e, "mul", e.const(math.sqrt(2.0 / math.pi), t), _f(e, "add", x, _f(e, "mul", e.const(0.044715, t), x3)))
-    return _f(e, "mul", _f(e, "mul", e.const(0.5, t), x), _f(e, "add", e.const(1.0, t), _f(e, "tanh", inner)))
 
 
 def _constant_scalar(value: SSAValue) -> float | int | None:
@@ -687,14 +643,10 @@ def _pow(e: _KernelEmitter, op: graph.PowOp, idx):
             return _int_power(e, x, n, is_f)
         if is_f:
             return _f(e, "div", e.const(1.0, x.type), _int_power(e, x, -n, True))
-    if c is not None and is_f and c == 0.5:
-        return e.scalar(mathd.SqrtOp.name, (x,), lambda: mathd.SqrtOp(x))
-    if c is not None and is_f and c == -0.5:
-        return e.scalar(mathd.RsqrtOp.name, (x,), lambda: mathd.RsqrtOp(x))
-    y = e.value_at(op.rhs, idx)
-    if is_f:
-        return e.scalar(mathd.PowFOp.name, (x, y), lambda: mathd.PowFOp(x, y))
-    return e.scalar(mathd.IPowIOp.name, (x, y), lambda: mathd.IPowIOp(x, y))
+    b = _ScalarBuilder(e)
+    if c is not None and is_f and c in (0.5, -0.5):
+        return b("sqrt" if c > 0 else "rsqrt", x)
+    return b("pow", x, e.value_at(op.rhs, idx))
 
 
 _FLOAT_PREDICATES = {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": "une"}

@@ -14,8 +14,8 @@ its buffers (inputs, then outputs), built from the loop IR op by op:
   ``math.*`` are scalar libm calls on the CPU, which keep a loop from vectorising,
   and NumPy's float32 ones are SIMD (notes/numba.md section 2). float64 keeps
   ``math.*`` (NumPy's float64 sin, cos, exp and log are scalar libm speed too), but
-  ``math.tanh`` is emitted as ``1 - 2/(exp(min(2z, 40)) + 1)`` (faster than NumPy's,
-  but only absolutely accurate near 0: 8e-8 relative at 1e-10); ``math.erf`` stays
+  ``math.tanh`` is emitted as ``expm1(2z) / (expm1(2z) + 2)`` with 2z capped at 40
+  (relatively accurate near 0 too, where ``1 - 2/(exp(2z) + 1)`` cancelled); ``math.erf`` stays
   ``math.erf`` (scalar) in float64;
   ``math.rsqrt`` is ``1/sqrt``; integer powers were already turned into multiplies by
   ``lower-to-loops``;
@@ -73,6 +73,10 @@ class _KernelSource(ScalarSource):
 
     def rsqrt(self, x: str, type_) -> str:
         return f"rsqrt({x})"  # no reciprocal estimate under the kernels' arcp/afn
+
+    def float_division(self, operator: str, a: str, b: str) -> str:
+        # apart from the kernels' arcp, which would make the quotient inexact
+        return f"{'floordiv' if operator == '//' else 'mod'}({a}, {b})"
 
     # -------------------------------------------------------------------------
 
@@ -203,8 +207,10 @@ class _KernelSource(ScalarSource):
 
 
 #: what every kernel imports from runtime/cpu_math.py: the float32 functions, and the
-#: helpers ``extremum`` and ``rsqrt`` emit
-CPU_MATH_IMPORTS = tuple(sorted({*_KernelSource.FLOAT32_CALLS.values(), "fmaximum", "fminimum", "rsqrt"}))
+#: helpers ``extremum``, ``rsqrt`` and ``float_division`` emit
+CPU_MATH_IMPORTS = tuple(
+    sorted({*_KernelSource.FLOAT32_CALLS.values(), "fmaximum", "fminimum", "rsqrt", "floordiv", "mod"})
+)
 
 
 def kernel_source(kernel: loop.KernelOp) -> str:

@@ -84,10 +84,13 @@ COMBINER_SYMBOL = {"add": "+", "mul": "*"}
 _MATH1 = {
     mathd.ExpOp: "math.exp", mathd.LogOp: "math.log", mathd.SqrtOp: "math.sqrt",
     mathd.SinOp: "math.sin", mathd.CosOp: "math.cos", mathd.ErfOp: "math.erf",
-    mathd.AbsFOp: "abs", mathd.FloorOp: "math.floor", mathd.CeilOp: "math.ceil",
+    mathd.AbsFOp: "abs", mathd.Exp2Op: "math.exp2",
+    # NumPy's, not math's: Numba's math.floor gives an integer (and nan cannot be one)
+    mathd.FloorOp: "np.floor", mathd.CeilOp: "np.ceil",
     mathd.Log2Op: "math.log2", mathd.Log10Op: "math.log10", mathd.Log1pOp: "math.log1p",
     mathd.ExpM1Op: "math.expm1", mathd.TanOp: "math.tan", mathd.AtanOp: "math.atan",
 }  # fmt: skip
+_MATH2 = {mathd.Atan2Op: "math.atan2"}
 _CMPF = {"oeq": "==", "ogt": ">", "oge": ">=", "olt": "<", "ole": "<=", "one": "!=", "une": "!=",
          "ueq": "==", "ugt": ">", "uge": ">=", "ult": "<", "ule": "<="}  # fmt: skip
 _CMPI = {"eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">=",
@@ -111,7 +114,7 @@ class ScalarSource:
 
     #: the functions computing ``math`` ops on float32 (and float16, computed in float32)
     #: where they are not ``_MATH1``'s ``math.*``: the CPU's vectorisable ``exp_f32``, ...;
-    #: none on the GPU. ``math.tanh`` not named here becomes ``1 - 2/(exp(2z) + 1)``.
+    #: none on the GPU. ``math.tanh`` not named here becomes ``expm1(2z) / (expm1(2z) + 2)``.
     FLOAT32_CALLS: ClassVar[dict[type[Operation], str]] = {}
 
     def __init__(self, kernel: loop.KernelOp):
@@ -147,6 +150,11 @@ class ScalarSource:
             self.constants[key] = name
             self.constant_lines.append(f"{name} = {type_name}({literal})")
         return self.constants[key]
+
+    def float_division(self, operator: str, a: str, b: str) -> str:
+        """``a // b`` or ``a % b`` of floats: Numba's are NumPy's (``npy_divmod``), zero
+        divisors included, where no fast-math flag applies."""
+        return f"{a} {operator} {b}"
 
     def const_of(self, value: float | int, type_: Attribute) -> str:
         if isinstance(type_, IntegerType):
@@ -250,22 +258,29 @@ class ScalarSource:
             return f"{self.FLOAT32_CALLS[type(op)]}({n[0]})"
         if type(op) in _MATH1:
             return f"{_MATH1[type(op)]}({n[0]})"
+        if type(op) in _MATH2:
+            return f"{_MATH2[type(op)]}({n[0]}, {n[1]})"
+        if isinstance(op, loop.FloorDivFOp | loop.ModFOp):
+            return self.float_division("//" if isinstance(op, loop.FloorDivFOp) else "%", n[0], n[1])
         if isinstance(op, arith.NegfOp):
             return f"-{n[0]}"
         if isinstance(op, mathd.TanhOp):
-            # 1 - 2/(exp(2z) + 1), with 2z capped at 40 (tanh is 1.0 there in f32 and
-            # f64): exp never overflows, since with exp(2z) = inf reassociation turned
-            # the formula into inf/inf = nan.
-            one = self.const_of(1.0, result_type)
+            # expm1(2z) / (expm1(2z) + 2), with 2z capped at 40 (tanh is 1.0 there in f32
+            # and f64): expm1 never overflows (inf/inf would be nan), and near 0 it keeps
+            # every digit, where 1 - 2/(exp(2z) + 1) cancelled (tanh(1e-40) was 0).
             two = self.const_of(2.0, result_type)
             cap = self.const_of(40.0, result_type)
-            return f"{one} - {two} / (math.exp(min({two} * {n[0]}, {cap})) + {one})"
+            em = f"math.expm1(min({two} * {n[0]}, {cap}))"
+            return f"{em} / ({em} + {two})"
         if isinstance(op, mathd.RsqrtOp):
             return self.rsqrt(n[0], result_type)
         if isinstance(op, mathd.PowFOp | mathd.IPowIOp | mathd.FPowIOp):
             return f"{n[0]} ** {n[1]}"
         if isinstance(op, arith.CmpfOp):
-            return f"{n[0]} {_CMPF[_predicate(op, arith.CMPF_COMPARISON_OPERATIONS)]} {n[1]}"
+            predicate = _predicate(op, arith.CMPF_COMPARISON_OPERATIONS)
+            if predicate == "uno":
+                return f"math.isnan({n[0]}) or math.isnan({n[1]})"
+            return f"{n[0]} {_CMPF[predicate]} {n[1]}"
         if isinstance(op, arith.CmpiOp):
             return f"{n[0]} {_CMPI[_predicate(op, arith.CMPI_COMPARISON_OPERATIONS)]} {n[1]}"
         if isinstance(op, arith.SelectOp):

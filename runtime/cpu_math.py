@@ -33,7 +33,8 @@ float64 arithmetic, so they do not depend on the C library.
 `fmaximum`/`fminimum` are LLVM's NaN-propagating `llvm.maximum`/`llvm.minimum`: NumPy's
 `maximum`, and a max reduction LLVM vectorises (Python's `max` drops a NaN in its second
 argument, and its select form does not vectorise as a reduction). `rsqrt` keeps `1/sqrt`
-exact where the kernels' `arcp`/`afn` flags would let LLVM use a reciprocal estimate.
+exact where the kernels' `arcp`/`afn` flags would let LLVM use a reciprocal estimate, and
+`floordiv`/`mod` keep NumPy's float `//` and `%` exact the same way.
 
 Generated kernels import these by name; its source is part of every kernel's cache key
 (`runtime.kernel_cache`), so editing this file recompiles the kernels that use it.
@@ -444,6 +445,36 @@ fminimum = _nan_propagating("minimum")
 def rsqrt(x):
     """1 / sqrt(x), correctly rounded in both steps (no reciprocal estimate)."""
     return 1 / np.sqrt(x)
+
+
+def floordiv(x, y):
+    """x // y of floats, NumPy's floor division (Numba's float ``//`` is ``npy_divmod``)."""
+    return np.floor_divide(x, y)
+
+
+def mod(x, y):
+    """x % y of floats, NumPy's remainder, with the divisor's sign."""
+    return np.mod(x, y)
+
+
+#: compiled apart from the kernels' ``arcp``/``reassoc``, under which the quotient inside
+#: ``npy_divmod`` would be a product by an inexact reciprocal (7 // 1e-40 off by an ulp,
+#: 0 // 1e-40 nan in float32, where 1/1e-40 overflows)
+_EXACT_DIVISION = {"fastmath": {"nsz", "contract"}, "error_model": "numpy"}
+
+
+@overload(floordiv, jit_options=_EXACT_DIVISION)
+def _floordiv(x, y):
+    if isinstance(x, types.Float):
+        return lambda x, y: x // y
+    return None
+
+
+@overload(mod, jit_options=_EXACT_DIVISION)
+def _mod(x, y):
+    if isinstance(x, types.Float):
+        return lambda x, y: x % y
+    return None
 
 
 # compiled as a function of its own, like exp_f32, so that its flags and not the

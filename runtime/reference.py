@@ -29,7 +29,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
 from dialects import graph
-from dialects.graph_semantics import BINARY, COMPARE, UNARY, numpy_dtype
+from dialects.graph_semantics import COMPARE, ELEMENTWISE, numpy_dtype
 from dialects.sizes import Size, SizeError, evaluate_dim, is_derived, solve
 from dialects.tensor_types import format_shape, shape_of
 from runtime.errors import ExecutionError
@@ -109,10 +109,8 @@ def _impl(*op_types: type[Operation]) -> Callable[[Impl], Impl]:
     return register
 
 
-for _op_type, _fn in UNARY.items():
-    _IMPLS[_op_type] = lambda op, args, frame, fn=_fn: fn(args[0])
-for _op_type, _fn in BINARY.items():
-    _IMPLS[_op_type] = lambda op, args, frame, fn=_fn: fn(args[0], args[1])
+for _op_type, _fn in ELEMENTWISE.items():
+    _IMPLS[_op_type] = lambda op, args, frame, fn=_fn: fn(*args)
 
 
 @_impl(graph.CompareOp)

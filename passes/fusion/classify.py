@@ -36,8 +36,7 @@ class OpClass(IntEnum):
 
 #: the class of each graph op; an op not listed here is OPAQUE
 OP_CLASSES: dict[type[Operation], OpClass] = {
-    **{op: OpClass.ELEMENTWISE for op in graph.UNARY_OPS},  # incl. the gelu/silu/sigmoid composites
-    **{op: OpClass.ELEMENTWISE for op in graph.BINARY_OPS},
+    **{op: OpClass.ELEMENTWISE for op in graph.ELEMENTWISE.values()},  # composites too
     graph.CompareOp: OpClass.ELEMENTWISE,
     graph.SelectOp: OpClass.ELEMENTWISE,
     graph.CastOp: OpClass.ELEMENTWISE,

@@ -21,6 +21,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from compiler.context import make_context
 from dialects import graph as g
+from dialects.elementwise import Accepts
 from dialects.tensor_types import tensor_type as T
 from tests.dialects import fusion_group, single_func
 
@@ -68,18 +69,15 @@ def case(op: type[Operation], id: str):
 # ---------------------------------------------------------------------------
 # One or more modules per op
 
-for _op in g.UNARY_OPS:
+# each elementwise op on the dtypes its entry accepts
+_ELEMENT_DTYPES = {Accepts.FLOAT: ("f32", "f16"), Accepts.NUMERIC: ("f32", "i32"), Accepts.BOOL: ("bool",)}
+for _op in g.ELEMENTWISE.values():
+    _main, *_others = _ELEMENT_DTYPES[_op.ENTRY.accepts]
+    _arity = _op.ENTRY.arity
     for _kind, _shape in SHAPES.items():
-        case(_op, f"f32-{_kind}")(lambda op=_op, s=_shape: single_func([T("f32", s)], op))
-    case(_op, "f16-rank0")(lambda op=_op: single_func([T("f16", ())], op))
-for _op in (g.NegOp, g.AbsOp, g.ReluOp):
-    case(_op, "i32-symbolic")(lambda op=_op: single_func([T("i32", ("B", "N"))], op))
-
-for _op in g.BINARY_OPS:
-    for _kind, _shape in SHAPES.items():
-        case(_op, f"f32-{_kind}")(lambda op=_op, s=_shape: single_func([T("f32", s)] * 2, op))
-    if _op is not g.DivOp:
-        case(_op, "i64-symbolic")(lambda op=_op: single_func([T("i64", ("N",))] * 2, op))
+        case(_op, f"{_main}-{_kind}")(lambda op=_op, s=_shape, d=_main, n=_arity: single_func([T(d, s)] * n, op))
+    for _other in _others:
+        case(_op, f"{_other}-rank0")(lambda op=_op, d=_other, n=_arity: single_func([T(d, ())] * n, op))
 
 for _pred in g.ComparePredicate:
     for _kind, _shape in SHAPES.items():
@@ -342,8 +340,8 @@ INVALID: list[tuple[str, list[str], str, str]] = [
      "result #0 type .* must name each dynamic size"),
     # elementwise
     ("unary-float-only", [I], f'%0 = "graph.exp"(%a) : ({I}) -> {I}',
-     r"graph.exp expects a floating-point tensor, got tensor<4x8xi32>"),
-    ("unary-gelu-int", [I], f'%0 = "graph.gelu"(%a) : ({I}) -> {I}', "graph.gelu expects a floating-point tensor"),
+     r"graph.exp expects floating-point tensors, got tensor<4x8xi32>"),
+    ("unary-gelu-int", [I], f'%0 = "graph.gelu"(%a) : ({I}) -> {I}', "graph.gelu expects floating-point tensors"),
     ("unary-bool", [B], f'%0 = "graph.neg"(%a) : ({B}) -> {B}', "graph.neg does not take bool tensors"),
     ("unary-result-type", [F], f'%0 = "graph.exp"(%a) : ({F}) -> tensor<4x8xf16>',
      "expected from variable 'T'"),
@@ -471,17 +469,18 @@ INVALID: list[tuple[str, list[str], str, str]] = [
 ]
 
 # the rules shared by a family of ops, for every member
-for _op in g.UNARY_OPS:
-    INVALID.append((f"{_op.name}-bool", [B], f'%0 = "{_op.name}"(%a) : ({B}) -> {B}', f"{_op.name} does not take bool tensors"))
-    if _op.FLOAT_ONLY:
-        INVALID.append((f"{_op.name}-int", [I], f'%0 = "{_op.name}"(%a) : ({I}) -> {I}',
-                        f"{_op.name} expects a floating-point tensor, got tensor<4x8xi32>"))
-for _op in g.BINARY_OPS:
-    INVALID.append((f"{_op.name}-bool", [B, B], f'%0 = "{_op.name}"(%a, %b) : ({B}, {B}) -> {B}',
-                    f"{_op.name} does not take bool tensors"))
-    if _op.FLOAT_ONLY:
-        INVALID.append((f"{_op.name}-int", [I, I], f'%0 = "{_op.name}"(%a, %b) : ({I}, {I}) -> {I}',
-                        f"{_op.name} expects floating-point tensors, got tensor<4x8xi32>"))
+for _op in g.ELEMENTWISE.values():
+    _accepts, _arity = _op.ENTRY.accepts, _op.ENTRY.arity
+    _operands = ", ".join(f"%{n}" for n in "abc"[:_arity])
+    _result = B if _op.ENTRY.predicate else None
+    def _text(t: str, op=_op, n=_arity, operands=_operands, result=_result) -> str:
+        return f'%0 = "{op.name}"({operands}) : ({", ".join([t] * n)}) -> {result or t}'
+    if _accepts is Accepts.BOOL:
+        INVALID.append((f"{_op.name}-float", [F] * _arity, _text(F), f"{_op.name} expects bool tensors, got {F}"))
+        continue
+    INVALID.append((f"{_op.name}-bool", [B] * _arity, _text(B), f"{_op.name} does not take bool tensors"))
+    if _accepts is Accepts.FLOAT:
+        INVALID.append((f"{_op.name}-int", [I] * _arity, _text(I), f"{_op.name} expects floating-point tensors, got {I}"))
 
 
 def _invalid_module(arg_types: list[str], op_text: str) -> str:
@@ -512,7 +511,7 @@ def test_invalid_cases_cover_every_op():
 def test_python_built_invalid_op_fails_verify():
     """The same rules reach ops built in Python (not only parsed ones)."""
     module = single_func([T("i32", STATIC)], g.ExpOp)
-    with pytest.raises(VerifyException, match="graph.exp expects a floating-point tensor"):
+    with pytest.raises(VerifyException, match="graph.exp expects floating-point tensors"):
         module.verify()
     module = single_func([T("f32", STATIC)], lambda x: g.BroadcastOp(x, T("f32", ("N", 8))))
     with pytest.raises(VerifyException, match=r"cannot broadcast \[4, 8\] to \[N, 8\]"):

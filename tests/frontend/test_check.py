@@ -21,6 +21,8 @@ from compiler.check import (
 from compiler.diagnostics import SourceError
 from compiler.frontend import load
 from compiler.types import TensorTy
+from dialects.elementwise import OPS as ELEMENTWISE_OPS
+from dialects.elementwise import Accepts
 
 SAMPLES = sorted((Path(__file__).parents[2] / "samples").glob("*.tdsl"))
 
@@ -410,7 +412,13 @@ def test_shared_size_names_match():
         ("^layernorm(i, v, v)", "layernorm needs a float dtype, got i32; use cast(...)"),
         ("h * ^70000.0", "70000.0 is out of range for f16 (largest 65504)"),
         ("i + ^3000000000", "3000000000 does not fit in i32 (-2147483648 to 2147483647)"),
-        ("^1e999", "inf is out of range for f32 (largest 3.40282e+38)"),
+        ("^1e999", "1e999 is out of range for every float dtype (largest 1.79769e+308)"),
+        ("i + ^inf", "a decimal number cannot take the integer dtype i32 of the tensor it meets; cast(...) the tensor to a float dtype"),
+        ("^not x", "'not' needs bool tensors, got f32; compare, as in x > 0"),
+        ("b ^and x", "dtype mismatch: bool and f32; use cast(...)"),
+        ("^logical_and(1, 2)", "unknown function 'logical_and'"),
+        ("^isnan(i)", "isnan needs a float dtype, got i32; use cast(...)"),
+        ("^clip(b, 0, 1)", "clip does not take bool tensors; use cast(...)"),
         # shapes
         ("x ^+ w", "shape mismatch: f32[N, D] and f32[D, F] cannot be broadcast together (D and F are different sizes)"),
         (
@@ -506,9 +514,10 @@ def test_statement_errors(statement, message):
     assert statement_error(statement) == message
 
 
-@pytest.mark.parametrize("name", ["exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "erf", "sigmoid", "gelu", "silu"])
-def test_float_only_builtins_reject_integers(name):
-    assert statement_error(f"^{name}(i)") == f"{name} needs a float dtype, got i32; use cast(...)"
+@pytest.mark.parametrize("entry", [e for e in ELEMENTWISE_OPS if e.builtin and e.accepts is Accepts.FLOAT], ids=lambda e: e.name)
+def test_float_only_builtins_reject_integers(entry):
+    call = f"{entry.name}({', '.join(['i'] * entry.arity)})"
+    assert statement_error(f"^{call}") == f"{entry.name} needs a float dtype, got i32; use cast(...)"
 
 
 def test_full_rendering_of_several_errors_without_cascades():

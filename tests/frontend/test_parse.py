@@ -21,7 +21,7 @@ def sexpr(e: ast.Expr) -> str:
         case ast.TupleLit():
             return repr(e.items)
         case ast.Unary():
-            return f"(neg {sexpr(e.operand)})"
+            return f"({'neg' if e.op == '-' else e.op} {sexpr(e.operand)})"
         case ast.Binary():
             return f"({e.op} {sexpr(e.lhs)} {sexpr(e.rhs)})"
         case ast.Call():
@@ -120,10 +120,10 @@ def test_numbers(text, value):
 
 def test_comments_and_newlines_are_insignificant():
     module = parse(
-        "// RUN: fusec %s --emit graph | filecheck %s\n"
+        "# RUN: fusec %s --emit graph | filecheck %s\n"
         "# a comment\n"
         "fn f(x: f32) -> f32 {  # trailing\n"
-        "    y = x +   // continued\n"
+        "    y = x +   # continued\n"
         "        1\n"
         "    return y\n"
         "}\n",
@@ -135,6 +135,18 @@ def test_comments_and_newlines_are_insignificant():
 def test_keywords_do_not_swallow_longer_names():
     (fn,) = parse("fn f(fnord: f32) -> f32 { returned = fnord\n trueish = returned\n return trueish }", "t.tdsl").functions
     assert [s.name for s in fn.body[:2]] == ["returned", "trueish"]
+    (fn,) = parse("fn f(x: f32) -> f32 { nothing = x\n info = nothing\n nan_count = info\n return nan_count }", "t.tdsl").functions
+    assert [s.name for s in fn.body[:3]] == ["nothing", "info", "nan_count"]
+
+
+def test_floor_division_modulo_and_logic_bind_as_in_python():
+    (fn,) = parse("fn f(a: f32) -> f32 { return not a < 1 and a // 2 % 3 > 0 or a }", "t.tdsl").functions
+    assert sexpr(fn.body[0].values[0]) == "(or (and (not (< a 1)) (> (% (// a 2) 3) 0)) a)"
+
+
+def test_inf_and_nan_are_float_literals():
+    (fn,) = parse("fn f(a: f32) -> f32 { return a + -inf * nan }", "t.tdsl").functions
+    assert sexpr(fn.body[0].values[0]) == "(+ a (* (neg inf) nan))"
 
 
 def test_spans_are_one_based_with_exclusive_ends():

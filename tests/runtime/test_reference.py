@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerAttr, i32
 from compiler.context import make_context
 from dialects.tensor_types import NUMPY_DTYPES
 from dialects import graph as g
+from dialects.elementwise import Accepts
 from dialects.tensor_types import tensor_type as T
 from runtime import reference
 from runtime.reference import EvaluationError, InterpreterError, evaluate
@@ -84,15 +85,29 @@ UNARY = {
     g.SigmoidOp: _sigmoid64,
     g.GeluOp: lambda x: 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3))),
     g.SiluOp: lambda x: x * _sigmoid64(x),
+    g.SignOp: np.sign,
+    g.Exp2Op: lambda x: 2.0**x,
+    g.Expm1Op: np.expm1,
+    g.Log2Op: lambda x: np.log(np.abs(x)) / np.log(2.0),
+    g.Log1pOp: lambda x: np.log1p(np.abs(x)),
+    g.TanOp: lambda x: np.sin(x) / np.cos(x),
+    g.AtanOp: np.arctan,
+    g.FloorOp: np.floor,
+    g.CeilOp: np.ceil,
+    g.RoundOp: np.rint,
+    g.SoftplusOp: lambda x: np.log(1.0 + np.exp(x)),
 }
-POSITIVE_ONLY = (g.LogOp, g.SqrtOp, g.RsqrtOp)
+POSITIVE_ONLY = (g.LogOp, g.SqrtOp, g.RsqrtOp, g.Log2Op, g.Log1pOp)
+#: the unary ops giving bool, or taking it: tested on their own below
+PREDICATES = {g.IsnanOp: np.isnan, g.IsinfOp: np.isinf}
+LOGIC = {g.LogicalNotOp: lambda x: ~x, g.LogicalAndOp: lambda a, b: a & b, g.LogicalOrOp: lambda a, b: a | b}
 
 
 def test_unary_table_covers_every_unary_op():
-    assert set(UNARY) == set(g.UNARY_OPS)
+    assert set(UNARY) | set(PREDICATES) | set(LOGIC) >= set(g.UNARY_OPS)
 
 
-@pytest.mark.parametrize("op", g.UNARY_OPS, ids=lambda op: op.name)
+@pytest.mark.parametrize("op", list(UNARY), ids=lambda op: op.name)
 @pytest.mark.parametrize("shape", [(3, 5), ("N", 5), ()], ids=["static", "symbolic", "rank0"])
 def test_unary_f32(op, shape, rng):
     concrete = tuple(7 if d == "N" else d for d in shape)
@@ -103,7 +118,7 @@ def test_unary_f32(op, shape, rng):
     check(got, UNARY[op](x.astype(np.float64)), np.float32)
 
 
-@pytest.mark.parametrize("op", g.UNARY_OPS, ids=lambda op: op.name)
+@pytest.mark.parametrize("op", list(UNARY), ids=lambda op: op.name)
 def test_unary_f16_stays_f16(op, rng):
     x = (np.abs(normal(rng, (4, 6))) + 0.1).astype(np.float16)
     got = run1([T("f16", (4, 6))], op, x)
@@ -133,6 +148,23 @@ def test_erf_is_accurate_in_f64(rng):
     np.testing.assert_array_equal(got, _erf64(x))
 
 
+@pytest.mark.parametrize("op", list(PREDICATES), ids=lambda op: op.name)
+def test_predicates(op):
+    x = np.array([0.0, -1.5, np.nan, np.inf, -np.inf, 3.0], dtype=np.float32)
+    got = run1([T("f32", (6,))], op, x)
+    assert got.dtype == np.bool_
+    np.testing.assert_array_equal(got, PREDICATES[op](x))
+
+
+@pytest.mark.parametrize("op", list(LOGIC), ids=lambda op: op.name)
+def test_logic(op):
+    a = np.array([True, True, False, False])
+    b = np.array([True, False, True, False])
+    operands = (a, b)[: op.ENTRY.arity]
+    got = run1([T("bool", (4,))] * len(operands), op, *operands)
+    np.testing.assert_array_equal(got, LOGIC[op](*operands))
+
+
 BINARY = {
     g.AddOp: lambda a, b: a + b,
     g.SubOp: lambda a, b: a - b,
@@ -141,14 +173,17 @@ BINARY = {
     g.PowOp: lambda a, b: np.abs(a) ** b,
     g.MaximumOp: np.maximum,
     g.MinimumOp: np.minimum,
+    g.Atan2Op: np.arctan2,
+    g.FloordivOp: lambda a, b: np.floor(a / b),
+    g.ModOp: lambda a, b: a - np.floor(a / b) * b,
 }
 
 
 def test_binary_table_covers_every_binary_op():
-    assert set(BINARY) == set(g.BINARY_OPS)
+    assert set(BINARY) | set(LOGIC) == set(g.BINARY_OPS) | {g.LogicalNotOp}
 
 
-@pytest.mark.parametrize("op", g.BINARY_OPS, ids=lambda op: op.name)
+@pytest.mark.parametrize("op", list(BINARY), ids=lambda op: op.name)
 @pytest.mark.parametrize("dtype", ["f32", "f16", "f64"])
 @pytest.mark.parametrize("shape", [(3, 5), ("B", "N"), ()], ids=["static", "symbolic", "rank0"])
 def test_binary_float(op, dtype, shape, rng):
@@ -162,17 +197,27 @@ def test_binary_float(op, dtype, shape, rng):
     check(got, BINARY[op](a.astype(np.float64), b.astype(np.float64)), np_dtype, **tol)
 
 
-@pytest.mark.parametrize("op", [o for o in g.BINARY_OPS if not o.FLOAT_ONLY], ids=lambda op: op.name)
+@pytest.mark.parametrize("op", [o for o in BINARY if o.ENTRY.accepts is Accepts.NUMERIC], ids=lambda op: op.name)
 @pytest.mark.parametrize("dtype", ["i32", "i64"])
 def test_binary_integer(op, dtype):
     np_dtype = NUMPY_DTYPES[dtype]
     a = np.array([[-7, 0, 3], [2, 5, -1]], dtype=np_dtype)
     b = np.array([[2, 3, 3], [0, 1, 4]], dtype=np_dtype)
     got = run1([T(dtype, (2, 3))] * 2, op, a, b)
-    want = {g.AddOp: a + b, g.SubOp: a - b, g.MulOp: a * b, g.PowOp: a**b,
-            g.MaximumOp: np.maximum(a, b), g.MinimumOp: np.minimum(a, b)}[op]  # fmt: skip
+    with np.errstate(divide="ignore"):  # NumPy's integer // 0 and % 0 are 0
+        want = {g.AddOp: a + b, g.SubOp: a - b, g.MulOp: a * b, g.PowOp: a**b,
+                g.MaximumOp: np.maximum(a, b), g.MinimumOp: np.minimum(a, b),
+                g.FloordivOp: a // b, g.ModOp: a % b}[op]  # fmt: skip
     assert got.dtype == np_dtype
     np.testing.assert_array_equal(got, want)
+
+
+def test_clip_is_minimum_of_maximum_and_propagates_nan():
+    x = np.array([-2.0, 0.5, 3.0, np.nan, 1.0], dtype=np.float32)
+    lo = np.array([0.0, 0.0, 0.0, 0.0, np.nan], dtype=np.float32)
+    hi = np.full(5, 1.0, dtype=np.float32)
+    got = run1([T("f32", (5,))] * 3, g.ClipOp, x, lo, hi)
+    np.testing.assert_array_equal(got, np.clip(x, lo, hi))
 
 
 def test_integer_pow_to_a_negative_power_is_an_error():

@@ -62,7 +62,7 @@ func.func @constant_encoding() {
 
 // -----
 
-// CHECK: {{^}}graph.exp expects a floating-point tensor, got tensor<4x8xi32>
+// CHECK: {{^}}graph.exp expects floating-point tensors, got tensor<4x8xi32>
 func.func @unary_float_only(%a: tensor<4x8xi32>) {
   %0 = "graph.exp"(%a) : (tensor<4x8xi32>) -> tensor<4x8xi32>
   func.return
@@ -70,7 +70,7 @@ func.func @unary_float_only(%a: tensor<4x8xi32>) {
 
 // -----
 
-// CHECK: {{^}}graph.gelu expects a floating-point tensor, got tensor<4x8xi32>
+// CHECK: {{^}}graph.gelu expects floating-point tensors, got tensor<4x8xi32>
 func.func @unary_gelu_int(%a: tensor<4x8xi32>) {
   %0 = "graph.gelu"(%a) : (tensor<4x8xi32>) -> tensor<4x8xi32>
   func.return

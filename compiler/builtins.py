@@ -1,0 +1,92 @@
+"""The builtin functions of the language: each one's parameters, how each argument is
+read, and which rule of the checker types a call.
+
+The elementwise builtins are made from `dialects.elementwise`, one per entry, with the
+entry's parameter names and dtype rule; the others are listed here. The checker
+(`compiler/check.py`) binds a call's arguments to a builtin's parameters and runs the
+builtin's rule, its method `_<rule>_rule`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum, auto
+
+from dialects.elementwise import OPS, Accepts
+
+
+class Need(Enum):
+    """What an operation requires of its operands' dtype."""
+
+    ANY = auto()
+    NUMERIC = auto()  # not bool
+    FLOAT = auto()
+    BOOL = auto()
+
+
+#: the requirement of an elementwise entry's dtype rule
+NEEDS = {Accepts.FLOAT: Need.FLOAT, Accepts.NUMERIC: Need.NUMERIC, Accepts.BOOL: Need.BOOL}
+
+
+class Arg(Enum):
+    """How a builtin reads an argument."""
+
+    TENSOR = auto()  # a value: any expression, type-checked
+    AXIS = auto()  # an integer literal
+    AXES = auto()  # an integer literal or a tuple of them
+    BOOL = auto()  # true or false
+    NUMBER = auto()  # a non-negative numeric literal
+    DTYPE = auto()  # a dtype name
+    PERM = auto()  # a tuple of integers
+    SHAPE = auto()  # a tuple of integers and size names
+
+
+REQUIRED = object()
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kind: Arg = Arg.TENSOR
+    default: object = REQUIRED
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+
+@dataclass(frozen=True)
+class Builtin:
+    name: str
+    params: tuple[Param, ...]
+    rule: str  # the checker's method typing a call: `_<rule>_rule`
+    need: Need = Need.NUMERIC  # for the elementwise ones
+
+
+_X = Param("x")
+_Y = Param("y")
+_REDUCTIONS = {"sum": Need.NUMERIC, "max": Need.NUMERIC, "min": Need.NUMERIC, "mean": Need.FLOAT}
+_AXES = Param("axis", Arg.AXES, None)  # None: all axes
+_KEEPDIMS = Param("keepdims", Arg.BOOL, False)
+
+BUILTINS: dict[str, Builtin] = {
+    b.name: b
+    for b in (
+        *(
+            Builtin(op.name, tuple(Param(p) for p in op.params), "elementwise", NEEDS[op.accepts])
+            for op in OPS
+            if op.builtin
+        ),
+        Builtin("where", (Param("cond"), _X, _Y), "where", Need.ANY),
+        Builtin("cast", (_X, Param("dtype", Arg.DTYPE)), "cast", Need.ANY),
+        *(Builtin(n, (_X, _AXES, _KEEPDIMS), "reduce", need) for n, need in _REDUCTIONS.items()),
+        Builtin("softmax", (_X, Param("axis", Arg.AXIS, -1)), "softmax", Need.FLOAT),
+        Builtin(
+            "layernorm", (_X, Param("gamma"), Param("beta"), Param("eps", Arg.NUMBER, 1e-5)), "norm", Need.FLOAT
+        ),
+        Builtin("rmsnorm", (_X, Param("gamma"), Param("eps", Arg.NUMBER, 1e-6)), "norm", Need.FLOAT),
+        Builtin("transpose", (_X, Param("perm", Arg.PERM, None)), "transpose", Need.ANY),
+        Builtin("reshape", (_X, Param("shape", Arg.SHAPE)), "reshape", Need.ANY),
+        Builtin("broadcast_to", (_X, Param("shape", Arg.SHAPE)), "broadcast_to", Need.ANY),
+    )
+}
