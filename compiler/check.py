@@ -127,6 +127,26 @@ class BroadcastToInfo:
 
 
 @dataclass(frozen=True)
+class IotaInfo:
+    """`iota(shape, axis, dtype)`, and `arange(n, dtype)` as the iota of shape `(n,)`."""
+
+    shape: Shape
+    axis: int  # non-negative
+    dtype: str
+    operands: tuple[ast.Expr, ...] = ()
+    op: ClassVar[str] = "iota"
+
+
+@dataclass(frozen=True)
+class GatherInfo:
+    """`gather(x, indices, axis)`: NumPy's `take`. `operands` are x and the indices."""
+
+    operands: tuple[ast.Expr, ...]
+    axis: int  # non-negative
+    op: ClassVar[str] = "gather"
+
+
+@dataclass(frozen=True)
 class MatmulInfo:
     """NumPy matmul. A 1-D left operand is taken as [1, K] and a 1-D right one as [K, 1],
     and that axis is dropped from the result; `batch_shape` is the broadcast of both
@@ -231,6 +251,7 @@ class _Arg(Enum):
     DTYPE = auto()  # a dtype name
     PERM = auto()  # a tuple of integers
     SHAPE = auto()  # a tuple of integers and size names
+    SIZE = auto()  # an integer or a size name
 
 
 _REQUIRED = object()
@@ -828,6 +849,35 @@ class _Checker:
         call.info = BroadcastToInfo((x,), target)
         return TensorTy(ty.dtype, target)
 
+    def _arange_rule(self, call, builtin, args) -> _Ty:
+        n = args.attrs["n"]
+        _check_dims(args.spans["n"], builtin.name, (n,), allow_infer=False)
+        return self._iota(call, builtin, args, (n,), 0)
+
+    def _iota_rule(self, call, builtin, args) -> _Ty:
+        shape = tuple(args.attrs["shape"])
+        _check_dims(args.spans["shape"], builtin.name, shape, allow_infer=False)
+        (axis,) = _normalize_axes(args.spans["axis"], builtin.name, (args.attrs["axis"],), TensorTy(args.attrs["dtype"], shape))
+        return self._iota(call, builtin, args, shape, axis)
+
+    def _iota(self, call, builtin, args, shape: Shape, axis: int) -> _Ty:
+        dtype = args.attrs["dtype"]
+        if dtype == "bool":
+            raise _Reject(args.spans["dtype"], f"{builtin.name}: dtype must be a number type, not bool")
+        call.info = IotaInfo(shape, axis, dtype)
+        return TensorTy(dtype, shape)
+
+    def _gather_rule(self, call, builtin, args) -> _Ty:
+        x, indices = args.exprs["x"], args.exprs["indices"]
+        ty = self._strong(x)
+        index_ty = self._strong(indices)
+        if not index_ty.is_int:
+            message = f"gather: indices must be an integer tensor, got {index_ty}; use cast(indices, i64)"
+            raise _Reject(indices.span, message)
+        (axis,) = _normalize_axes(args.spans["axis"], builtin.name, (args.attrs["axis"],), ty)
+        call.info = GatherInfo((x, indices), axis)
+        return TensorTy(ty.dtype, (*ty.shape[:axis], *index_ty.shape, *ty.shape[axis + 1 :]))
+
     # -- whole-module --
 
     def _call_order(self) -> tuple[str, ...]:
@@ -1029,10 +1079,12 @@ def _attribute(param: _Param, e: ast.Expr, builtin: _Builtin, sizes: tuple[str, 
         if isinstance(e, ast.TupleLit) and all(isinstance(i, int) for i in e.items):
             return e.items
         raise _Reject(e.span, f"{where} must be a tuple of integers, as in (1, 0)")
-    # _Arg.SHAPE: integers and size names of the function.
+    # _Arg.SHAPE: integers and size names of the function; _Arg.SIZE: one of them.
     items = (value,) if isinstance(value, int) else e.items if isinstance(e, ast.TupleLit) else None
     if isinstance(e, ast.Name):
         items = (e.name,)
+    if kind is _Arg.SIZE and (items is None or isinstance(e, ast.TupleLit)):
+        raise _Reject(e.span, f"{where} must be an integer or a size of the function, as in {builtin.name}(N)")
     if items is None:
         raise _Reject(e.span, f"{where} must be a tuple of integers and sizes, as in (N, -1)")
     for item in items:
@@ -1040,7 +1092,7 @@ def _attribute(param: _Param, e: ast.Expr, builtin: _Builtin, sizes: tuple[str, 
             known = f"its sizes are {', '.join(sizes)}" if sizes else "it has none"
             message = f"{builtin.name}: '{unbound}' is not a size of this function ({known})"
             raise _Reject(e.span, message + _suggest(unbound, sizes))
-    return tuple(items)
+    return items[0] if kind is _Arg.SIZE else tuple(items)
 
 
 # ---- the table of builtins -----------------------------------------------------------------
@@ -1052,6 +1104,7 @@ _NUMERIC_UNARY = ("abs", "relu")
 _REDUCTIONS = {"sum": _Need.NUMERIC, "max": _Need.NUMERIC, "min": _Need.NUMERIC, "mean": _Need.FLOAT}
 _AXES = _Param("axis", _Arg.AXES, None)  # None: all axes
 _KEEPDIMS = _Param("keepdims", _Arg.BOOL, False)
+_INDEX_DTYPE = _Param("dtype", _Arg.DTYPE, "i64")
 
 _BUILTINS: dict[str, _Builtin] = {
     b.name: b
@@ -1083,5 +1136,13 @@ _BUILTINS: dict[str, _Builtin] = {
         _Builtin("transpose", (_X, _Param("perm", _Arg.PERM, None)), _Checker._transpose_rule, _Need.ANY),
         _Builtin("reshape", (_X, _Param("shape", _Arg.SHAPE)), _Checker._reshape_rule, _Need.ANY),
         _Builtin("broadcast_to", (_X, _Param("shape", _Arg.SHAPE)), _Checker._broadcast_to_rule, _Need.ANY),
+        _Builtin("arange", (_Param("n", _Arg.SIZE), _INDEX_DTYPE), _Checker._arange_rule, _Need.ANY),
+        _Builtin(
+            "iota",
+            (_Param("shape", _Arg.SHAPE), _Param("axis", _Arg.AXIS), _INDEX_DTYPE),
+            _Checker._iota_rule,
+            _Need.ANY,
+        ),
+        _Builtin("gather", (_X, _Param("indices"), _Param("axis", _Arg.AXIS, 0)), _Checker._gather_rule, _Need.ANY),
     )
 }
