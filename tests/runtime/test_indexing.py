@@ -126,3 +126,17 @@ def test_causal_mask_fuses_into_the_softmax(rng):
     masked = np.where(np.tril(np.ones((6, 6), bool)), s, np.float32(-1e30))
     e = np.exp(masked - masked.max(axis=-1, keepdims=True))
     np.testing.assert_allclose(program.main(s), e / e.sum(axis=-1, keepdims=True), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("fuse", [True, False], ids=["fused", "unfused"])
+def test_a_kernel_gets_the_sizes_of_an_iota_from_an_argument(fuse):
+    """Summed over D, the iota leaves no buffer of size D in its kernel: the kernel reads
+    D from an argument that has it (for its shape only, moving no bytes)."""
+    src = """
+    fn main(x: f32[N, D]) -> f32[N] {
+        return sum(iota((N, D), 1, dtype=f32), axis=1) + sum(x, axis=1)
+    }
+    """
+    x = np.ones((3, 4), np.float32)
+    program = fusec.compile(src, target="cpu", fuse=fuse)
+    np.testing.assert_array_equal(program.main(x), np.full(3, 6 + 4, np.float32))
