@@ -17,6 +17,14 @@ would, as PyTorch Inductor's generated ``call(args)`` does for its kernels:
             profile.setdefault('k0_softmax', []).append(perf_counter() - start)
         return (s1,) if out is None else finish(out, (s1,))
 
+A kernel with index checks (``loop.index_checks``) gets a zeroed error record after its
+buffers, and the call raises ``IndexOutOfRangeError`` when the kernel wrote one:
+
+        e7 = zeros(3, int64)
+        k1(s0, s1, s2, e7)
+        if e7[0]:
+            raise index_error('k1_gather', checks2, e7)
+
 ``out``: the caller's result arrays or None; ``profile``: a dict receiving each
 launch's seconds, or None; ``pool``: the calling thread's intermediate buffers of this
 entry, by slot, reused while their shape stays (results are never pooled).

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import fusec
+from compiler.report import build_report
 from runtime.errors import ExecutionError, IndexOutOfRangeError
 from runtime.reference import EvaluationError
 from tests.passes.fusion.schedule import assert_kernel_count
@@ -112,6 +113,8 @@ def test_iota_and_arange(rng):
 def test_embedding_lookup_and_layernorm_are_one_kernel(rng):
     program = fusec.compile(EMBED_LAYERNORM, target="cpu")
     assert_kernel_count(program.compilation("main").stage("fused"), 1, entry="main")
+    (group,) = build_report(program, program.compilation("main"))["groups"]
+    assert group["kind"] == "reduction" and group["ops"][0] == "gather_0"
     table = rng.standard_normal((11, 16)).astype(np.float32)
     ids = rng.integers(-11, 11, (2, 5)).astype(np.int32)
     gamma, beta = rng.standard_normal(16).astype(np.float32), rng.standard_normal(16).astype(np.float32)
