@@ -857,7 +857,8 @@ class _Checker:
     def _iota_rule(self, call, builtin, args) -> _Ty:
         shape = tuple(args.attrs["shape"])
         _check_dims(args.spans["shape"], builtin.name, shape, allow_infer=False)
-        (axis,) = _normalize_axes(args.spans["axis"], builtin.name, (args.attrs["axis"],), TensorTy(args.attrs["dtype"], shape))
+        ty = TensorTy(args.attrs["dtype"], shape)
+        (axis,) = _normalize_axes(args.spans["axis"], builtin.name, (args.attrs["axis"],), ty)
         return self._iota(call, builtin, args, shape, axis)
 
     def _iota(self, call, builtin, args, shape: Shape, axis: int) -> _Ty:

@@ -81,7 +81,8 @@ def test_an_index_out_of_range_is_an_error_naming_it(bad):
     x = np.ones((7, 2), np.float32)
     indices = np.array([0, bad, 1])
     program = fusec.compile(src, target="cpu")
-    with pytest.raises(IndexOutOfRangeError, match=rf"gather of x along axis 0: index {bad} is out of range for an axis of size 7"):
+    message = rf"gather of x along axis 0: index {bad} is out of range for an axis of size 7"
+    with pytest.raises(IndexOutOfRangeError, match=message):
         program.main(x, indices)
     with pytest.raises(EvaluationError, match=rf"graph.gather: index {bad} is out of range for axis 0 of size 7"):
         fusec.compile(src, target="numpy").main(x, indices)
