@@ -215,8 +215,10 @@ class ScalarSource:
         self.emit(indent + 1, f"{j} = 0")
 
     def record_error(self, indent: int, number: int, value: str, size: str) -> None:
-        """Writes (check number, bad value, size) into the error record. Threads racing
-        here each write whole entries: the host reads one of the failures."""
+        """Writes (check number, bad value, size) into the error record. Threads that fail
+        at once race here: the record holds a failure, though where two different
+        checks of one kernel fail together its entries may come from both (the GPU's
+        ``record_error`` keeps them together)."""
         err = self.ERROR_RECORD
         self.emit(indent, f"{err}[0] = {number}")
         self.emit(indent, f"{err}[1] = {value}")
