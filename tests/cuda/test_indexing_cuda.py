@@ -38,3 +38,12 @@ def test_gather_layernorm_and_an_index_out_of_range_on_cuda():
     # the record is cleared before each launch: a good call after a bad one runs
     y, _ = program.main(table, ids[::-1].copy(), gamma, beta)
     np.testing.assert_allclose(y, layernorm(np.take(table, ids[::-1], axis=0), gamma, beta), rtol=1e-5, atol=1e-5)
+
+
+def test_a_whole_tensor_reduction_of_a_gather_checks_its_indices_too():
+    """A split reduction's kernel takes its partials and counter, then the error record."""
+    program = fusec.compile("fn main(x: f32[N], i: i64[T]) -> f32 { return sum(gather(x, i)) }", target="cuda")
+    x = np.arange(5, dtype=np.float32)
+    assert program.main(x, np.array([4, -5, 2])) == np.float32(6)
+    with pytest.raises(IndexOutOfRangeError, match="index -6 is out of range for an axis of size 5"):
+        program.main(x, np.array([0, -6, 1]))
