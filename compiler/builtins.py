@@ -39,6 +39,7 @@ class Arg(Enum):
     DTYPE = auto()  # a dtype name
     PERM = auto()  # a tuple of integers
     SHAPE = auto()  # a tuple of integers and size names
+    SIZE = auto()  # an integer or a size name
 
 
 REQUIRED = object()
@@ -68,6 +69,7 @@ _Y = Param("y")
 _REDUCTIONS = {"sum": Need.NUMERIC, "max": Need.NUMERIC, "min": Need.NUMERIC, "mean": Need.FLOAT}
 _AXES = Param("axis", Arg.AXES, None)  # None: all axes
 _KEEPDIMS = Param("keepdims", Arg.BOOL, False)
+_INDEX_DTYPE = Param("dtype", Arg.DTYPE, "i64")
 
 BUILTINS: dict[str, Builtin] = {
     b.name: b
@@ -88,5 +90,8 @@ BUILTINS: dict[str, Builtin] = {
         Builtin("transpose", (_X, Param("perm", Arg.PERM, None)), "transpose", Need.ANY),
         Builtin("reshape", (_X, Param("shape", Arg.SHAPE)), "reshape", Need.ANY),
         Builtin("broadcast_to", (_X, Param("shape", Arg.SHAPE)), "broadcast_to", Need.ANY),
+        Builtin("arange", (Param("n", Arg.SIZE), _INDEX_DTYPE), "arange", Need.ANY),
+        Builtin("iota", (Param("shape", Arg.SHAPE), Param("axis", Arg.AXIS), _INDEX_DTYPE), "iota", Need.ANY),
+        Builtin("gather", (_X, Param("indices"), Param("axis", Arg.AXIS, 0)), "gather", Need.ANY),
     )
 }

@@ -129,6 +129,26 @@ class BroadcastToInfo:
 
 
 @dataclass(frozen=True)
+class IotaInfo:
+    """`iota(shape, axis, dtype)`, and `arange(n, dtype)` as the iota of shape `(n,)`."""
+
+    shape: Shape
+    axis: int  # non-negative
+    dtype: str
+    operands: tuple[ast.Expr, ...] = ()
+    op: ClassVar[str] = "iota"
+
+
+@dataclass(frozen=True)
+class GatherInfo:
+    """`gather(x, indices, axis)`: NumPy's `take`. `operands` are x and the indices."""
+
+    operands: tuple[ast.Expr, ...]
+    axis: int  # non-negative
+    op: ClassVar[str] = "gather"
+
+
+@dataclass(frozen=True)
 class MatmulInfo:
     """NumPy matmul. A 1-D left operand is taken as [1, K] and a 1-D right one as [K, 1],
     and that axis is dropped from the result; `batch_shape` is the broadcast of both
@@ -788,6 +808,36 @@ class _Checker:
         call.info = BroadcastToInfo((x,), target)
         return TensorTy(ty.dtype, target)
 
+    def _arange_rule(self, call, builtin, args) -> _Ty:
+        n = args.attrs["n"]
+        _check_dims(args.spans["n"], builtin.name, (n,), allow_infer=False)
+        return self._iota(call, builtin, args, (n,), 0)
+
+    def _iota_rule(self, call, builtin, args) -> _Ty:
+        shape = tuple(args.attrs["shape"])
+        _check_dims(args.spans["shape"], builtin.name, shape, allow_infer=False)
+        ty = TensorTy(args.attrs["dtype"], shape)
+        (axis,) = _normalize_axes(args.spans["axis"], builtin.name, (args.attrs["axis"],), ty)
+        return self._iota(call, builtin, args, shape, axis)
+
+    def _iota(self, call, builtin, args, shape: Shape, axis: int) -> _Ty:
+        dtype = args.attrs["dtype"]
+        if dtype == "bool":
+            raise _Reject(args.spans["dtype"], f"{builtin.name}: dtype must be a number type, not bool")
+        call.info = IotaInfo(shape, axis, dtype)
+        return TensorTy(dtype, shape)
+
+    def _gather_rule(self, call, builtin, args) -> _Ty:
+        x, indices = args.exprs["x"], args.exprs["indices"]
+        ty = self._strong(x)
+        index_ty = self._strong(indices)
+        if not index_ty.is_int:
+            message = f"gather: indices must be an integer tensor, got {index_ty}; use cast(indices, i64)"
+            raise _Reject(indices.span, message)
+        (axis,) = _normalize_axes(args.spans["axis"], builtin.name, (args.attrs["axis"],), ty)
+        call.info = GatherInfo((x, indices), axis)
+        return TensorTy(ty.dtype, (*ty.shape[:axis], *index_ty.shape, *ty.shape[axis + 1 :]))
+
     # -- whole-module --
 
     def _call_order(self) -> tuple[str, ...]:
@@ -1002,10 +1052,12 @@ def _attribute(param: Param, e: ast.Expr, builtin: Builtin, sizes: tuple[str, ..
         if isinstance(e, ast.TupleLit) and all(isinstance(i, int) for i in e.items):
             return e.items
         raise _Reject(e.span, f"{where} must be a tuple of integers, as in (1, 0)")
-    # Arg.SHAPE: integers and size names of the function.
+    # Arg.SHAPE: integers and size names of the function; Arg.SIZE: one of them.
     items = (value,) if isinstance(value, int) else e.items if isinstance(e, ast.TupleLit) else None
     if isinstance(e, ast.Name):
         items = (e.name,)
+    if kind is Arg.SIZE and (items is None or isinstance(e, ast.TupleLit)):
+        raise _Reject(e.span, f"{where} must be an integer or a size of the function, as in {builtin.name}(N)")
     if items is None:
         raise _Reject(e.span, f"{where} must be a tuple of integers and sizes, as in (N, -1)")
     for item in items:
@@ -1013,4 +1065,4 @@ def _attribute(param: Param, e: ast.Expr, builtin: Builtin, sizes: tuple[str, ..
             known = f"its sizes are {', '.join(sizes)}" if sizes else "it has none"
             message = f"{builtin.name}: '{unbound}' is not a size of this function ({known})"
             raise _Reject(e.span, message + _suggest(unbound, sizes))
-    return tuple(items)
+    return items[0] if kind is Arg.SIZE else tuple(items)

@@ -24,6 +24,8 @@ from compiler.check import (
     CheckedFunction,
     CheckedModule,
     ElementwiseInfo,
+    GatherInfo,
+    IotaInfo,
     MatmulInfo,
     NormInfo,
     PowInfo,
@@ -283,6 +285,14 @@ class _FunctionBuilder:
         (x,) = e.info.operands
         return self.widen(self.expr(x), e.ty)
 
+    def iota(self, e: ast.Expr) -> SSAValue:
+        return self.emit(graph.IotaOp(self.type(e.ty), e.info.axis))
+
+    def gather(self, e: ast.Expr) -> SSAValue:
+        info: GatherInfo = e.info
+        x, indices = (self.expr(o) for o in info.operands)
+        return self.emit(graph.GatherOp(x, indices, info.axis))
+
     def matmul(self, e: ast.Expr) -> SSAValue:
         info: MatmulInfo = e.info
         lhs_node, rhs_node = info.operands
@@ -317,6 +327,8 @@ _INFO_HANDLERS: dict[type, Callable[[_FunctionBuilder, ast.Expr], SSAValue]] = {
     ReshapeInfo: _FunctionBuilder.reshape,
     BroadcastToInfo: _FunctionBuilder.broadcast_to,
     MatmulInfo: _FunctionBuilder.matmul,
+    IotaInfo: _FunctionBuilder.iota,
+    GatherInfo: _FunctionBuilder.gather,
     CallInfo: _FunctionBuilder.call,
 }
 

@@ -709,6 +709,86 @@ class ReshapeOp(IRDLOperation):
 
 
 # ---------------------------------------------------------------------------
+# Index generation and indexed loads (iota, gather)
+
+
+def _is_integer(type_: Attribute) -> bool:
+    return not is_float(type_) and not is_bool(type_)
+
+
+@irdl_op_definition
+class IotaOp(IRDLOperation):
+    """A tensor whose element is its own index along ``axis`` (XLA's iota): no input,
+    so a consumer computes it from the loop index for free.
+
+        %i = graph.iota axis = 1 : tensor<4x8xi64>
+    """
+
+    name = "graph.iota"
+    axis = prop_def(IntegerAttr[I64])
+    result = result_def(TensorConstraint)
+    traits = traits_def(Pure())
+    assembly_format = "`axis` `=` $axis attr-dict `:` type($result)"
+
+    def __init__(self, result_type: TensorType, axis: int):
+        super().__init__(result_types=[result_type], properties={"axis": IntegerAttr(axis, i64)})
+
+    def verify_(self) -> None:
+        _verify_all_tensors(self)
+        rank = len(shape_of(self.result.type))
+        if not 0 <= self.axis.value.data < rank:
+            raise VerifyException(f"axis {self.axis.value.data} out of range for rank {rank}")
+        if is_bool(self.result.type):
+            raise VerifyException("iota does not make bool tensors")
+
+
+def gather_shape(source: Shape, indices: Shape, axis: int) -> Shape:
+    """The shape of ``np.take(x, indices, axis)``: the indices' shape in place of ``axis``."""
+    return (*source[:axis], *indices, *source[axis + 1 :])
+
+
+@irdl_op_definition
+class GatherOp(IRDLOperation):
+    """NumPy's ``take(input, indices, axis)``: the slices of ``input`` along ``axis``
+    at each (integer) index, a negative one counting from the end.
+
+        %y = graph.gather %table[%ids] axis = 0 : tensor<100x64xf32>, tensor<?xi64, ["T"]> -> tensor<?x64xf32, ["T", ""]>
+    """
+
+    name = "graph.gather"
+    input = operand_def(TensorConstraint)
+    indices = operand_def(TensorConstraint)
+    axis = prop_def(IntegerAttr[I64])
+    result = result_def(TensorConstraint)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `[` $indices `]` `axis` `=` $axis attr-dict `:` type($input) `,` type($indices) `->` type($result)"
+    )
+
+    def __init__(self, input: SSAValue | Operation, indices: SSAValue | Operation, axis: int):
+        input, indices = SSAValue.get(input), SSAValue.get(indices)
+        shape = gather_shape(shape_of(input.type), shape_of(indices.type), axis)
+        super().__init__(
+            operands=[input, indices],
+            result_types=[tensor_type(dtype_of(input.type), shape)],
+            properties={"axis": IntegerAttr(axis, i64)},
+        )
+
+    def verify_(self) -> None:
+        _verify_all_tensors(self)
+        source, axis = shape_of(self.input.type), self.axis.value.data
+        if not 0 <= axis < len(source):
+            raise VerifyException(f"axis {axis} out of range for rank {len(source)}")
+        if not _is_integer(self.indices.type):
+            raise VerifyException(f"indices must be an integer tensor, got {self.indices.type}")
+        expected = gather_shape(source, shape_of(self.indices.type), axis)
+        if shape_of(self.result.type) != expected or dtype_of(self.result.type) != dtype_of(self.input.type):
+            raise VerifyException(
+                f"result type {self.result.type} should be {dtype_of(self.input.type)}{format_shape(expected)}"
+            )
+
+
+# ---------------------------------------------------------------------------
 # Composites (decomposed into the ops above by a rewrite pass)
 
 
@@ -912,6 +992,8 @@ Graph = Dialect(
         MatmulOp,
         TransposeOp,
         ReshapeOp,
+        IotaOp,
+        GatherOp,
         SoftmaxOp,
         LayerNormOp,
         RmsNormOp,

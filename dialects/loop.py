@@ -588,6 +588,49 @@ class StoreOp(IRDLOperation):
 
 
 @irdl_op_definition
+class CheckIndexOp(IRDLOperation):
+    """An index read from data (a ``graph.gather``'s), made safe to load with: ``%i``, an
+    integer of any width, counts from the end when negative, as NumPy's indices do, and
+    becomes an ``index`` in ``[0, %n)``. An ``%i`` outside ``[-%n, %n)`` is an error of
+    the run, not of the kernel: the kernel records it in its error record (see
+    ``index_checks``) and goes on with index 0, so no load leaves its buffer; the host
+    raises the error, naming ``what``, once the kernel has finished.
+
+        %j = loop.check_index %i, %n "gather of %table along axis 0" : i64
+    """
+
+    name = "loop.check_index"
+    value = operand_def(base(IntegerType))
+    size = operand_def(IndexConstraint)
+    what = prop_def(StringAttr)
+    result = result_def(IndexType)
+    traits = traits_def(MemoryWriteEffect())  # the error record
+    assembly_format = "$value `,` $size $what attr-dict `:` type($value)"
+
+    def __init__(self, value: SSAValue | Operation, size: SSAValue | Operation, what: str):
+        super().__init__(operands=[value, size], properties={"what": StringAttr(what)}, result_types=[IndexType()])
+
+    def verify_(self) -> None:
+        assert isinstance(self.value.type, IntegerType)
+        if self.value.type.width.data == 1:
+            raise VerifyException("an index is an integer, not a bool")
+        if _kernel_of(self) is None:
+            raise VerifyException("loop.check_index must be inside a loop.kernel")
+
+
+#: the length of a kernel's error record: (number of the failed check + 1, its value,
+#: the size it was checked against); all zero while no check has failed
+ERROR_RECORD_LENGTH = 3
+
+
+def index_checks(kernel: KernelOp) -> list[CheckIndexOp]:
+    """The index checks of a kernel, numbered by their place in this list. A kernel
+    with any takes one more argument after its buffers, its error record: an
+    ``int64[ERROR_RECORD_LENGTH]`` the host zeroes before the launch and reads after."""
+    return [op for op in kernel.walk() if isinstance(op, CheckIndexOp)]
+
+
+@irdl_op_definition
 class ScratchOp(IRDLOperation):
     """A kernel-local temporary (say, one row of an intermediate that is too costly
     to recompute), live for the iteration of the loop that holds it; one size
@@ -1185,6 +1228,7 @@ Loop = Dialect(
         ModFOp,
         LoadOp,
         StoreOp,
+        CheckIndexOp,
         ScratchOp,
         ParallelOp,
         ForOp,

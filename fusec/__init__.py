@@ -7,7 +7,8 @@
 
 Every error it raises for a bad program, bad inputs or a failed run is a `FusecError`:
 a `SourceError` (diagnostics against the source), an `InputError` (arguments, files,
-options; `TargetError` where the target cannot run here) or an `ExecutionError`.
+options; `TargetError` where the target cannot run here) or an `ExecutionError`
+(`IndexOutOfRangeError` where a gather met an index outside its axis).
 
 A long-running process that compiles many programs can compile and run them in a
 worker process whose memory is returned: `fusec.Worker`, or `fusec.compile(...,
@@ -24,7 +25,7 @@ from compiler.api import Program, TargetError, compile
 from compiler.diagnostics import SourceError
 from compiler.stages import STAGES
 from compiler.worker import IsolatedProgram, Worker
-from runtime.errors import ExecutionError, FusecError, InputError
+from runtime.errors import ExecutionError, FusecError, IndexOutOfRangeError, InputError
 
 __version__ = "0.1.0"
 
@@ -41,6 +42,7 @@ __all__ = [
     "STAGES",
     "ExecutionError",
     "FusecError",
+    "IndexOutOfRangeError",
     "InputError",
     "IsolatedProgram",
     "Program",

@@ -792,6 +792,32 @@ def _reshape(e: _KernelEmitter, op: graph.ReshapeOp, idx):
     return e.value_at(op.input, inner)
 
 
+# ---------------------------------------------------------------------------
+# Index generation and indexed loads: an iota is its loop index, a gather a load at
+# an index read from its indices (through ``loop.check_index``)
+
+
+@_handles(graph.IotaOp)
+def _iota(e: _KernelEmitter, op: graph.IotaOp, idx):
+    return _index_to(e, idx[op.axis.value.data], _element(op.result.type))
+
+
+@_handles(graph.GatherOp)
+def _gather(e: _KernelEmitter, op: graph.GatherOp, idx):
+    """``y[a.., t.., b..] = x[a.., indices[t..], b..]``."""
+    axis = op.axis.value.data
+    rank = len(shape_of(op.indices.type))
+    inner = idx[axis : axis + rank]
+    raw = e.value_at(op.indices, inner)
+    size = e.size(shape_of(op.input.type)[axis])
+    name = f" of {op.input.name_hint}" if op.input.name_hint else ""
+    what = f"gather{name} along axis {axis}"
+    position = e.scalar(("check_index", what), (raw, size), lambda: loop.CheckIndexOp(raw, size, what))
+    # it varies with the loops its indices' index does
+    e.deps[position] = frozenset().union(*(e.deps[i] for i in inner))
+    return e.value_at(op.input, (*idx[:axis], position, *idx[axis + rank :]))
+
+
 _COMBINERS = {
     graph.ReduceKind.SUM: loop.Combiner.ADD,
     graph.ReduceKind.MEAN: loop.Combiner.ADD,

@@ -29,6 +29,10 @@ already keeps). The rules, for one size ``S``:
   splits ``S`` (``[B, S] -> [B*S]``) is unsplittable, even where ``S`` is the outer
   factor, whose chunks stay contiguous in the merged axis (a mapping of chunks that
   follows merged axes is not written);
+- ``iota`` along ``S`` is unsplittable (a chunk would need its offset in ``S``, which the
+  chunked program is not given); along another axis it is parallel in ``S``;
+- ``gather`` along an axis of ``S`` of its input is unsplittable (any index may land in
+  any chunk); the axes of its indices, and the other axes of its input, are parallel;
 - a reduction over ``S`` and a matmul contracting ``S`` are reductions; a reduction
   of a value that itself depends on one along ``S`` (``sum(exp(x - max(x)))``) is one
   pass more.
@@ -154,6 +158,14 @@ class _Analysis:
             if contracted_dim(op) == size:
                 self.reduction(op, "add", op.operands)
                 return
+        elif isinstance(op, graph.IotaOp):
+            if _dims(op.result)[op.axis.value.data] == size:
+                raise _Unsplittable(
+                    f"{op.name} counts along {size} from its start, which a chunk of {size} does not know"
+                )
+        elif isinstance(op, graph.GatherOp):
+            if _dims(op.input)[op.axis.value.data] == size:
+                raise _Unsplittable(f"{op.name} reads along {size} at indices known only when it runs")
         elif isinstance(op, graph.ReshapeOp):
             source, target = _dims(op.input), _dims(op.result)
             if (size in source or size in target) and not (size in source and _keeps(source, target, size)):

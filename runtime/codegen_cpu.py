@@ -91,7 +91,7 @@ class _KernelSource(ScalarSource):
             f"from runtime.cpu_math import {', '.join(CPU_MATH_IMPORTS)}",
             "",
         ]
-        body = [f"def {KERNEL_FUNCTION}({', '.join(args)}):", *(self.lines or ["    pass"])]
+        body = [f"def {KERNEL_FUNCTION}({', '.join(self.parameters(args))}):", *(self.lines or ["    pass"])]
         return "\n".join([*header, *self.constant_lines, "", "", *body, ""])
 
     def op(self, op: Operation, indent: int) -> None:
@@ -111,6 +111,9 @@ class _KernelSource(ScalarSource):
             return
         if isinstance(op, loop.StoreOp):
             self.emit(indent, f"{self.name(op.buffer)}[{self.subscript(op.indices)}] = {self.name(op.value)}")
+            return
+        if isinstance(op, loop.CheckIndexOp):
+            self.check_index(op, indent)
             return
         if isinstance(op, loop.ScratchOp):
             assert isinstance(op.result.type, MemRefType)

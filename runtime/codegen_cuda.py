@@ -216,7 +216,7 @@ class _CudaKernelSource(ScalarSource):
             "",
             f"U = {self.per_thread}",
         ]
-        params = [*args, *self.workspaces.values(), *partials]
+        params = self.parameters([*args, *self.workspaces.values(), *partials])
         kernel = [f"def {KERNEL_FUNCTION}({', '.join(params)}):", *self.lines]
         sizes = SizesSource(self.kernel).source()
         return "\n".join([*header, *self.constant_lines, "", "", *kernel, "", "", *sizes, ""])
@@ -310,6 +310,8 @@ class _CudaKernelSource(ScalarSource):
             self.store(op, indent)
         elif isinstance(op, loop.ScratchOp):
             self.scratch(op, indent)
+        elif isinstance(op, loop.CheckIndexOp):
+            self.check_index(op, indent)
         elif isinstance(op, loop.ParallelOp | loop.ForOp):
             self.serial_header(op, indent)
             self.block(op.body.block, indent + 1)
@@ -320,6 +322,14 @@ class _CudaKernelSource(ScalarSource):
             self.fold(op, accs, indent + 1)
         else:
             self.emit(indent, f"{self.define(op.results[0])} = {self.expression(op)}")
+
+    def record_error(self, indent: int, number: int, value: str, size: str) -> None:
+        """The first failed check takes the record (an atomic compare-and-swap of its
+        first entry), so its value and size stay together."""
+        err = self.ERROR_RECORD
+        self.emit(indent, f"if cuda.atomic.compare_and_swap({err}, 0, {number}) == 0:")
+        self.emit(indent + 1, f"{err}[1] = {value}")
+        self.emit(indent + 1, f"{err}[2] = {size}")
 
     def serial_header(self, op: Operation, indent: int) -> None:
         iv = self.define(op.body.block.args[0], "i")

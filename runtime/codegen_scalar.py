@@ -202,6 +202,36 @@ class ScalarSource:
             return
         raise CodegenError(f"unsupported constant {value}")
 
+    #: the name of the error record argument of a kernel with index checks
+    ERROR_RECORD = "err"
+
+    def parameters(self, names: Sequence[str]) -> list[str]:
+        """A kernel's parameters: ``names``, then its error record where it checks indices."""
+        return [*names, self.ERROR_RECORD] if loop.index_checks(self.kernel) else list(names)
+
+    def check_index(self, op: loop.CheckIndexOp, indent: int) -> None:
+        """``loop.check_index``: the index counted from the end when negative; out of
+        range, the check is recorded in the error record and index 0 is used."""
+        value, size = self.name(op.value), self.name(op.size)
+        j = self.define(op.result, "j")
+        number = loop.index_checks(self.kernel).index(op) + 1
+        self.emit(indent, f"{j} = np.int64({value})")
+        self.emit(indent, f"if {j} < 0:")
+        self.emit(indent + 1, f"{j} += {size}")
+        self.emit(indent, f"if {j} < 0 or {j} >= {size}:")
+        self.record_error(indent + 1, number, value, size)
+        self.emit(indent + 1, f"{j} = 0")
+
+    def record_error(self, indent: int, number: int, value: str, size: str) -> None:
+        """Writes (check number, bad value, size) into the error record. Threads that fail
+        at once race here: the record holds a failure, though where two different
+        checks of one kernel fail together its entries may come from both (the GPU's
+        ``record_error`` keeps them together)."""
+        err = self.ERROR_RECORD
+        self.emit(indent, f"{err}[0] = {number}")
+        self.emit(indent, f"{err}[1] = {value}")
+        self.emit(indent, f"{err}[2] = {size}")
+
     def extremum(self, kind: str, a: str, b: str) -> str:
         """NumPy's ``maximum(a, b)`` (``kind`` ``"max"``) or ``minimum``: NaN if either
         is NaN. This select form suits the GPU; the CPU overrides it with an intrinsic

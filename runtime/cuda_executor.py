@@ -54,6 +54,7 @@ from runtime.executor import (
 from runtime.autotune_cache import Tuning, TuningCache
 from runtime.gemm_library import as_cupy, cuda_gemm
 from runtime.cuda_launch import DirectLaunch, capture, default_stream, pack
+from runtime.errors import IndexOutOfRangeError
 from runtime.kernel_cache import load_kernel, load_module
 
 #: the most threads a block may have, and the grid's y extent
@@ -89,6 +90,9 @@ class Launch:
     bytes: int = 0  # of the buffers it reads and writes
     tuning: Tuning = Tuning()
     shapes: tuple[tuple[int, ...], ...] = ()  # of its buffers: the autotuner's key
+    #: what the kernel's index checks are (``loop.index_checks``); where it has any, its
+    #: last workspace is its error record
+    checks: tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -116,6 +120,7 @@ class _Kernel:
         # the module the loop variant's dispatcher will be compiled from (one file)
         self.sizes = load_module(default, {**self.jit_options, **_CACHE_KEY}, directory=cache_dir).sizes
         self.key = hashlib.sha256(default.encode()).hexdigest()[:16]
+        self.checks = tuple(c.what.data for c in loop.index_checks(op))
         self.workspace_types = {
             # f16 temporaries hold the float32 values computed, unrounded
             v: [storage_dtype(s.result.type.element_type) for s in codegen_cuda.global_scratches(op, v)]
@@ -209,7 +214,9 @@ class _Kernel:
             workspaces.append(cuda.device_array(grid[0], storage_dtype(type_)))
         if self.strategy == Strategy.SPLIT:
             workspaces.append(cuda.to_device(np.zeros(1, np.int32)))
-        return Launch(self.name, variant, grid, threads, slots, tuple(workspaces))
+        if self.checks:
+            workspaces.append(cuda.to_device(np.zeros(loop.ERROR_RECORD_LENGTH, np.int64)))
+        return Launch(self.name, variant, grid, threads, slots, tuple(workspaces), checks=self.checks)
 
 
 def _numba_cuda_version() -> str:
@@ -255,11 +262,12 @@ class CudaProgram:
         self.module = module
         self.cache_dir = cache_dir
         self.shuffles = not simulated()
-        #: launches packed once and replayed through cuda.core (a real GPU only)
-        self.direct = not simulated()
+        self.kernel_ops, self.functions = read_program(module, element_dtype)
+        #: launches packed once and replayed through cuda.core (a real GPU only); not
+        #: where a kernel checks indices, whose error record the host reads after it
+        self.direct = not simulated() and not any(loop.index_checks(k) for k in self.kernel_ops.values())
         #: CUDA graphs on (default: unless FUSEC_CUDA_GRAPHS=0)
         self.graphs = graphs if graphs is not None else os.environ.get("FUSEC_CUDA_GRAPHS", "1") != "0"
-        self.kernel_ops, self.functions = read_program(module, element_dtype)
         self.tuning = dict(tuning or {})
         #: autotuned launch parameters found on disk (``--autotune`` writes them)
         self.tuned = TuningCache(cache_dir)
@@ -505,6 +513,17 @@ class CudaProgram:
             profile.setdefault(name, []).append(begin.elapsed_time(end) * 1e-3 / PROFILE_REPEATS)
 
     def _launch(self, step: Launch, slots: list[Any], profile: dict[str, list[float]] | None) -> None:
+        if not step.checks:
+            self._run_kernel(step, slots, profile)
+            return
+        record = step.workspaces[-1]
+        record.copy_to_device(np.zeros(loop.ERROR_RECORD_LENGTH, np.int64))
+        self._run_kernel(step, slots, profile)
+        found = record.copy_to_host()  # waits for the kernel
+        if found[0]:
+            raise IndexOutOfRangeError.from_record(step.kernel, step.checks, found)
+
+    def _run_kernel(self, step: Launch, slots: list[Any], profile: dict[str, list[float]] | None) -> None:
         kernel = self.kernel(step.kernel, step.tuning).dispatcher(step.variant, step.block)
         args = [_flat0(slots[s]) for s in step.args]
         grid = step.grid if len(step.grid) > 1 else step.grid[0]

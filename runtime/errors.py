@@ -23,3 +23,18 @@ class InputError(FusecError):
 class ExecutionError(FusecError):
     """A run that failed on its arguments: sizes that disagree inside the program, an
     operation NumPy refuses, buffers that cannot be allocated."""
+
+
+class IndexOutOfRangeError(ExecutionError, IndexError):
+    """An index read from the data (a ``gather``'s) outside its axis: the kernel that met
+    it recorded it instead of loading out of bounds, and the host raises it once the
+    kernel has finished."""
+
+    @classmethod
+    def from_record(cls, kernel: str, checks: tuple[str, ...], record) -> IndexOutOfRangeError:
+        """The error a kernel's error record (check number + 1, value, size) describes,
+        ``checks`` naming its index checks in order."""
+        number, value, size = (int(v) for v in record[:3])
+        return cls(
+            f"{checks[number - 1]}: index {value} is out of range for an axis of size {size} (kernel {kernel})"
+        )

@@ -433,7 +433,9 @@ class CompiledProgram:
                 steps.append(step)
             elif kind == "launch":
                 _, name, args = step
-                steps.append(("launch", name, *self._variant(name, [shapes[s] for s in args]), args))
+                kernel, lock = self._variant(name, [shapes[s] for s in args])
+                checks = tuple(c.what.data for c in loop.index_checks(self.kernels[name]))
+                steps.append(("launch", name, kernel, lock, args, checks))
             else:
                 steps.append(step)
         if plan.result_params:

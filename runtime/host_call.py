@@ -17,6 +17,14 @@ would, as PyTorch Inductor's generated ``call(args)`` does for its kernels:
             profile.setdefault('k0_softmax', []).append(perf_counter() - start)
         return (s1,) if out is None else finish(out, (s1,))
 
+A kernel with index checks (``loop.index_checks``) gets a zeroed error record after its
+buffers, and the call raises ``IndexOutOfRangeError`` when the kernel wrote one:
+
+        e7 = zeros(3, int64)
+        k1(s0, s1, s2, e7)
+        if e7[0]:
+            raise index_error('k1_gather', checks2, e7)
+
 ``out``: the caller's result arrays or None; ``profile``: a dict receiving each
 launch's seconds, or None; ``pool``: the calling thread's intermediate buffers of this
 entry, by slot, reused while their shape stays (results are never pooled).
@@ -30,6 +38,8 @@ from typing import Any
 
 import numpy as np
 
+from dialects.loop import ERROR_RECORD_LENGTH
+from runtime.errors import IndexOutOfRangeError
 from runtime.gemm_library import cpu_gemm
 
 #: what every generated call function may use, besides its own constants
@@ -39,6 +49,9 @@ _HELPERS: dict[str, Any] = {
     "copyto": np.copyto,
     "perf_counter": time.perf_counter,
     "gemm": cpu_gemm,
+    "zeros": np.zeros,
+    "int64": np.int64,
+    "index_error": IndexOutOfRangeError.from_record,
 }
 
 
@@ -116,10 +129,18 @@ def call_function(
 def _step(source: _Source, step: tuple) -> None:
     kind = step[0]
     if kind == "launch":
-        _, name, kernel, lock, args = step
+        _, name, kernel, lock, args, checks = step
         kernel_name = source.constant("k", kernel)
         lock_name = source.constant("lock", lock) if lock is not None else None
-        source.timed(name, f"{kernel_name}({', '.join(f's{a}' for a in args)})", lock_name)
+        arguments = [f"s{a}" for a in args]
+        if checks:  # the kernel's error record, read once it has finished
+            record = f"e{len(source.lines)}"
+            source.emit(f"{record} = zeros({ERROR_RECORD_LENGTH}, int64)")
+            arguments.append(record)
+        source.timed(name, f"{kernel_name}({', '.join(arguments)})", lock_name)
+        if checks:
+            source.emit(f"if {record}[0]:")
+            source.emit(f"raise index_error({name!r}, {source.constant('checks', checks)}, {record})", 2)
     elif kind == "gemm":
         _, name, (a, b, c), (transpose_a, transpose_b) = step
         source.timed(name, f"gemm(s{a}, s{b}, s{c}, {transpose_a}, {transpose_b})", None)

@@ -178,6 +178,24 @@ def _reshape(op: graph.ReshapeOp, args, frame):
     return np.reshape(args[0], frame.resolve(op.result.type))
 
 
+@_impl(graph.IotaOp)
+def _iota(op: graph.IotaOp, args, frame):
+    shape, axis = frame.resolve(op.result.type), op.axis.value.data
+    positions = np.arange(shape[axis], dtype=numpy_dtype(op.result.type))
+    return np.broadcast_to(positions.reshape([-1 if a == axis else 1 for a in range(len(shape))]), shape)
+
+
+@_impl(graph.GatherOp)
+def _gather(op: graph.GatherOp, args, frame):
+    x, indices = args
+    axis = op.axis.value.data
+    size = x.shape[axis]
+    bad = (indices < -size) | (indices >= size)
+    if bad.any():
+        raise ValueError(f"index {indices[bad].flat[0]} is out of range for axis {axis} of size {size}")
+    return np.take(x, indices, axis=axis)
+
+
 @_impl(graph.SoftmaxOp)
 def _softmax(op: graph.SoftmaxOp, args, frame):
     (x,), axis = args, op.axis.value.data

@@ -5,7 +5,7 @@
 The lower an op's class, the more freely it fuses: an elementwise op fuses into
 anything, a reduction takes an elementwise prologue and epilogue, a matmul
 (output-fusable) takes only an epilogue, an opaque op is a kernel of its own.
-FREE ops (constants, ``graph.dim_size``) cost nothing: the fusion pass clones them
+FREE ops (constants, ``graph.dim_size``, ``graph.iota``) cost nothing: the fusion pass clones them
 into every group that uses them, so they are never a group input nor a group.
 
 A ``graph.transpose`` / ``graph.reshape`` carrying the unit attribute ``index_map``
@@ -45,8 +45,12 @@ OP_CLASSES: dict[type[Operation], OpClass] = {
     graph.ReshapeOp: OpClass.INJECTIVE,
     graph.ReduceOp: OpClass.REDUCTION,
     graph.MatmulOp: OpClass.OUT_FUSABLE,
+    # a load at data-dependent indices: like a broadcast, it reads each output element
+    # from one element of its input, so it fuses wherever a broadcast does
+    graph.GatherOp: OpClass.BROADCAST,
     graph.ConstantOp: OpClass.FREE,
     graph.DimSizeOp: OpClass.FREE,
+    graph.IotaOp: OpClass.FREE,  # computed from the loop index: no memory traffic
     # softmax / layernorm / rmsnorm are decomposed before fusion; one that survives
     # is a kernel of its own
     graph.SoftmaxOp: OpClass.OPAQUE,

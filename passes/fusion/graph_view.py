@@ -3,7 +3,9 @@
 Ops are numbered in program order (which is topological). FREE ops (constants,
 ``graph.dim_size``) are not nodes: they are cloned into every group that uses
 them. A ``graph.dim_size`` reads only the shape of its operand, so that operand
-is a *shape-only* input of a group that uses it (a kernel argument moving no bytes).
+is a *shape-only* input of a group that uses it (a kernel argument moving no bytes), as
+is an argument giving a size that the group's loops run over and no other buffer of it
+has (``iota((N, D), 0)`` summed over ``D``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from xdsl.dialects import func
 from xdsl.ir import Block, Operation, OpResult, SSAValue
 from xdsl.traits import IsTerminator
 
+from dialects.sizes import Size
 from dialects.tensor_types import Shape, num_elements, shape_of
 from passes.fusion.classify import OpClass, classify, is_free, is_groupable, is_index_map
 from passes.fusion.cost import (
@@ -177,6 +180,13 @@ class FuncGraph:
             r for i in sorted(group) for r in self.ops[i].results if self.is_used_outside(r, group)
         ]
         free_ops = sorted(free_needed, key=self.free_position.__getitem__)
+        # a size the kernel's loops run over but none of its buffers has (a free iota or
+        # broadcast constant spans it): read from an argument that has it, for its shape
+        have = _size_names(v for v in (*inputs, *outputs))
+        for name in _size_names(r for op in (*self.group_ops(group), *free_ops) for r in op.results) - have:
+            carrier = next((a for a in self.func.body.block.args if name in _size_names([a])), None)
+            if carrier is not None:
+                add_input(carrier, True)
         return GroupIO(inputs, shape_only, outputs, free_ops)
 
     def group_ops(self, group: OpSet) -> list[Operation]:
@@ -213,6 +223,11 @@ class FuncGraph:
         if value not in self._counts:
             self._counts[value] = num_elements(self.shape(value))
         return self._counts[value]
+
+
+def _size_names(values: Iterable[SSAValue]) -> set[str]:
+    """The size names in the shapes of ``values`` (those of a derived size included)."""
+    return {n for v in values for d in shape_of(v.type) if isinstance(d, str) for n in Size.of(d).names}
 
 
 #: kinds of kernels that run one row at a time and hoist per-row values

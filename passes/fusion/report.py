@@ -87,8 +87,9 @@ def op_labels(fn: func.FuncOp) -> dict[Operation, str]:
 
 
 def _shape_only(arg: BlockArgument) -> bool:
-    """A group input read only through ``graph.dim_size`` moves no bytes."""
-    return bool(arg.uses) and all(isinstance(u.operation, graph.DimSizeOp) for u in arg.uses)
+    """A group input read only through ``graph.dim_size``, or not read at all (it gives
+    the kernel a size), moves no bytes."""
+    return all(isinstance(u.operation, graph.DimSizeOp) for u in arg.uses)
 
 
 def _attr(op: Operation, name: str) -> str | None:

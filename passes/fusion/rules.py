@@ -210,6 +210,12 @@ def _pad(shape: Shape, rank: int) -> Shape:
     return (1,) * (rank - len(shape)) + tuple(shape)
 
 
+#: a gather reads its input at indices known only when it runs, so it stays out of a
+#: kernel whose own result it would read: that kernel computes its result tile by tile
+#: (a matmul, attention) or row by row (a reduction), never at an arbitrary index
+_GATHERS_RESULT = "gather reads the result of {what} at data-dependent indices"
+
+
 def check_elementwise(f: GroupFacts) -> str | None:
     """EW+: one parallel loop nest; every output the same number of elements (the
     kind holds no op above INJECTIVE)."""
@@ -239,6 +245,8 @@ def check_rows(f: GroupFacts, domain: Domain, what: str) -> str | None:
             return None
         if cls > OpClass.REDUCTION:
             return f"no rule fuses {name} into {what}"
+        if row_dependent and isinstance(op, graph.GatherOp):
+            return _GATHERS_RESULT.format(what="a reduction")
         shape = g.shape(op.results[0])
         if cls == OpClass.INJECTIVE:
             if not is_index_map(op):
@@ -332,6 +340,8 @@ def check_matmul(f: GroupFacts) -> str | None:
             return f"no rule fuses {name} into a matmul epilogue"
         if cls > OpClass.OUT_FUSABLE:
             return f"no rule fuses {name} into a matmul kernel"
+        if from_matmul and isinstance(op, graph.GatherOp):
+            return _GATHERS_RESULT.format(what="a matmul")
         if cls == OpClass.BROADCAST and from_matmul and g.count(op.operands[0]) != out_count:
             return "matmul result is broadcast in its epilogue"
         if g.count(op.results[0]) != out_count:
@@ -382,6 +392,8 @@ def check_attention(f: GroupFacts) -> str | None:
         if cls > OpClass.INJECTIVE or (cls == OpClass.INJECTIVE and not is_index_map(op)):
             return f"no rule fuses {name} into an attention kernel"
         count = g.count(op.results[0])
+        if isinstance(op, graph.GatherOp) and (i in from_output or i in from_core):
+            return _GATHERS_RESULT.format(what="the attention")
         if i in from_output:
             if cls == OpClass.BROADCAST and g.count(op.operands[0]) != out_count:
                 return "attention result is broadcast in its epilogue"

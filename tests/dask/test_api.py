@@ -184,3 +184,23 @@ def test_gpu_kernels_run_the_chunks_too():
     x = (np.random.default_rng(6).standard_normal((2, 12)) * 0.1).astype(np.float32)
     got = fusec.dask.compile(program)(da.from_array(x, chunks=(2, 5))).compute(scheduler="sync")
     np.testing.assert_allclose(got, program.main(x), rtol=2e-6, atol=1e-7)
+
+
+EMBED = """
+fn main(table: f32[V, D], ids: i32[T], gamma: f32[D], beta: f32[D]) -> f32[T, D] {
+    return layernorm(gather(table, ids), gamma, beta)
+}
+"""
+
+
+def test_a_gather_splits_along_its_indices_and_not_along_the_table():
+    program = fusec.compile(EMBED, target="cpu")
+    rng = np.random.default_rng(0)
+    table, gamma, beta = (rng.standard_normal(s).astype(np.float32) for s in ((9, 6), 6, 6))
+    ids = rng.integers(-9, 9, 11).astype(np.int32)
+    want = program.main(table, ids, gamma, beta)
+    run = fusec.dask.compile(program)
+    (got,) = compute(run(table, da.from_array(ids, chunks=CHUNK), gamma, beta))
+    np.testing.assert_array_equal(got, want)
+    with pytest.raises(fusec.InputError, match="graph.gather reads along V at indices known only when it runs"):
+        run(da.from_array(table, chunks=(4, -1)), ids, gamma, beta)

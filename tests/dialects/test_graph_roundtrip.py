@@ -188,6 +188,19 @@ for _src, _dst in (
 
 for _kind, _shape in SHAPES.items():
     for _axis in (0, 1):
+        case(g.IotaOp, f"{_kind}-axis{_axis}")(lambda s=_shape, a=_axis: single_func([], lambda: g.IotaOp(T("i64", s), a)))
+        case(g.GatherOp, f"{_kind}-axis{_axis}")(
+            lambda s=_shape, a=_axis: single_func(
+                [T("f32", s), T("i32", ("T", 3))], lambda x, i: g.GatherOp(x, i, a)
+            )
+        )
+case(g.IotaOp, "f16-rank1")(lambda: single_func([], lambda: g.IotaOp(T("f16", (5,)), 0)))
+case(g.GatherOp, "rank0-indices")(
+    lambda: single_func([T("f64", ("V", "D")), T("i64", ())], lambda x, i: g.GatherOp(x, i, 0))
+)
+
+for _kind, _shape in SHAPES.items():
+    for _axis in (0, 1):
         case(g.SoftmaxOp, f"{_kind}-axis{_axis}")(
             lambda s=_shape, a=_axis: single_func([T("f32", s)], lambda x: g.SoftmaxOp(x, a))
         )
@@ -434,6 +447,19 @@ INVALID: list[tuple[str, list[str], str, str]] = [
     ("reshape-drops-name", [FN], f'%0 = "graph.reshape"(%a) : ({FN}) -> tensor<8xf32>',
      "element counts differ"),
     ("reshape-dtype", [F], f'%0 = "graph.reshape"(%a) : ({F}) -> tensor<32xi32>', "reshape must keep the element type"),
+    # indexing
+    ("iota-axis", [], '%0 = "graph.iota"() <{axis = 2 : i64}> : () -> tensor<4x8xi64>', "axis 2 out of range for rank 2"),
+    ("iota-bool", [], '%0 = "graph.iota"() <{axis = 0 : i64}> : () -> tensor<4xi1>', "iota does not make bool tensors"),
+    ("gather-axis", [F, "tensor<3xi64>"], f'%0 = "graph.gather"(%a, %b) <{{axis = -1 : i64}}> : ({F}, tensor<3xi64>) -> {F}',
+     "axis -1 out of range for rank 2"),
+    ("gather-float-indices", [F, F], f'%0 = "graph.gather"(%a, %b) <{{axis = 0 : i64}}> : ({F}, {F}) -> tensor<4x8x8xf32>',
+     r"indices must be an integer tensor, got tensor<4x8xf32>"),
+    ("gather-bool-indices", [F, B], f'%0 = "graph.gather"(%a, %b) <{{axis = 0 : i64}}> : ({F}, {B}) -> tensor<4x8x8xf32>',
+     "indices must be an integer tensor"),
+    ("gather-result-shape", [F, "tensor<3xi32>"], f'%0 = "graph.gather"(%a, %b) <{{axis = 1 : i64}}> : ({F}, tensor<3xi32>) -> {F}',
+     r"result type tensor<4x8xf32> should be f32\[4, 3\]"),
+    ("gather-result-dtype", [F, "tensor<3xi32>"], f'%0 = "graph.gather"(%a, %b) <{{axis = 1 : i64}}> : ({F}, tensor<3xi32>) -> tensor<4x3xf16>',
+     "should be f32"),
     # composites
     ("softmax-axis", [F], f'%0 = "graph.softmax"(%a) <{{axis = 2 : i64}}> : ({F}) -> {F}', "axis 2 out of range for rank 2"),
     ("softmax-negative-axis", [F], f'%0 = "graph.softmax"(%a) <{{axis = -1 : i64}}> : ({F}) -> {F}', "axis -1 out of range for rank 2"),

@@ -608,3 +608,43 @@ func.func @group_encoding(%a: tensor<?x8xf32, ["N", ""]>) {
 func.func @yield_outside_group(%a: tensor<4x8xf32>) {
   "graph.yield"(%a) : (tensor<4x8xf32>) -> ()
 }
+
+// -----
+
+// CHECK: {{^}}axis 2 out of range for rank 2
+func.func @iota_axis() {
+  %0 = graph.iota axis = 2 : tensor<4x8xi64>
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}iota does not make bool tensors
+func.func @iota_bool() {
+  %0 = graph.iota axis = 0 : tensor<4xi1>
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}indices must be an integer tensor, got tensor<3xf32>
+func.func @gather_float_indices(%x: tensor<4x8xf32>, %i: tensor<3xf32>) {
+  %0 = "graph.gather"(%x, %i) <{axis = 0 : i64}> : (tensor<4x8xf32>, tensor<3xf32>) -> tensor<3x8xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}axis 2 out of range for rank 2
+func.func @gather_axis(%x: tensor<4x8xf32>, %i: tensor<3xi64>) {
+  %0 = "graph.gather"(%x, %i) <{axis = 2 : i64}> : (tensor<4x8xf32>, tensor<3xi64>) -> tensor<3x8xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}result type tensor<4x8xf32> should be f32[4, 3]
+func.func @gather_shape(%x: tensor<4x8xf32>, %i: tensor<3xi64>) {
+  %0 = "graph.gather"(%x, %i) <{axis = 1 : i64}> : (tensor<4x8xf32>, tensor<3xi64>) -> tensor<4x8xf32>
+  func.return
+}

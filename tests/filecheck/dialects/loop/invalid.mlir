@@ -241,3 +241,21 @@ func.func @gemm_types(%a: memref<?x4xf32>, %b: memref<4x4xf64>, %c: memref<?x4xf
   loop.gemm %a, %b, %c : memref<?x4xf32>, memref<4x4xf64>, memref<?x4xf32>
   func.return
 }
+
+// -----
+
+// CHECK: {{^}}an index is an integer, not a bool
+loop.kernel @check_index_bool ins(%x: memref<?xi1>) outs() {
+  %c0 = arith.constant 0 : index
+  %n = loop.dim %x, 0 : memref<?xi1>
+  %b = loop.load %x[%c0] : memref<?xi1>
+  %i = loop.check_index %b, %n "a bool" : i1
+}
+
+// -----
+
+// CHECK: {{^}}loop.check_index must be inside a loop.kernel
+func.func @check_index_outside(%i: i64, %n: index) -> index {
+  %j = loop.check_index %i, %n "outside" : i64
+  func.return %j : index
+}
