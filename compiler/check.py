@@ -81,12 +81,15 @@ class CastInfo:
 
 @dataclass(frozen=True)
 class ReduceInfo:
-    """op: sum max min mean. `axes`: sorted, non-negative, all of them when none is given."""
+    """op: sum prod max min mean any all argmax argmin, and the statistics logsumexp var
+    std. `axes`: sorted, non-negative, all of them when none is given (an argmax's one
+    axis, or all of them flattened). `ddof`: of var and std."""
 
     operands: tuple[ast.Expr, ...]
     op: str
     axes: tuple[int, ...]
     keepdims: bool
+    ddof: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -748,8 +751,8 @@ class _Checker:
         axes = _normalize_axes(args.spans["axis"], builtin.name, axes, ty)
         keepdims = args.attrs["keepdims"]
         shape = tuple(1 if i in axes else d for i, d in enumerate(ty.shape) if keepdims or i not in axes)
-        call.info = ReduceInfo((x,), builtin.name, axes, keepdims)
-        return TensorTy(ty.dtype, shape)
+        call.info = ReduceInfo((x,), builtin.name, axes, keepdims, args.attrs.get("ddof", 0.0))
+        return TensorTy(_REDUCED_DTYPE.get(builtin.name, ty.dtype), shape)
 
     def _softmax_rule(self, call, builtin, args) -> _Ty:
         x = args.exprs["x"]
@@ -1049,8 +1052,13 @@ _X = _Param("x")
 _Y = _Param("y")
 _FLOAT_UNARY = ("exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "erf", "sigmoid", "gelu", "silu")
 _NUMERIC_UNARY = ("abs", "relu")
-_REDUCTIONS = {"sum": _Need.NUMERIC, "max": _Need.NUMERIC, "min": _Need.NUMERIC, "mean": _Need.FLOAT}
+_REDUCTIONS = {"sum": _Need.NUMERIC, "prod": _Need.NUMERIC, "max": _Need.NUMERIC, "min": _Need.NUMERIC,
+               "mean": _Need.FLOAT, "logsumexp": _Need.FLOAT,
+               "any": _Need.ANY, "all": _Need.ANY}  # fmt: skip
+#: any and all read a number as NumPy does, true when nonzero (NaN included)
+_REDUCED_DTYPE = {"any": "bool", "all": "bool", "argmax": "i64", "argmin": "i64"}
 _AXES = _Param("axis", _Arg.AXES, None)  # None: all axes
+_AXIS_OR_ALL = _Param("axis", _Arg.AXIS, None)  # None: all axes, flattened
 _KEEPDIMS = _Param("keepdims", _Arg.BOOL, False)
 
 _BUILTINS: dict[str, _Builtin] = {
@@ -1066,6 +1074,11 @@ _BUILTINS: dict[str, _Builtin] = {
         *(
             _Builtin(n, (_X, _AXES, _KEEPDIMS), _Checker._reduce_rule, need)
             for n, need in _REDUCTIONS.items()
+        ),
+        *(_Builtin(n, (_X, _AXIS_OR_ALL, _KEEPDIMS), _Checker._reduce_rule) for n in ("argmax", "argmin")),
+        *(
+            _Builtin(n, (_X, _AXES, _KEEPDIMS, _Param("ddof", _Arg.NUMBER, 0.0)), _Checker._reduce_rule, _Need.FLOAT)
+            for n in ("var", "std")
         ),
         _Builtin("softmax", (_X, _Param("axis", _Arg.AXIS, -1)), _Checker._softmax_rule, _Need.FLOAT),
         _Builtin(

@@ -1,8 +1,8 @@
 """``decompose-composites``: the composite ops become the primitive ops they stand for.
 
-softmax, layernorm, rmsnorm, gelu (tanh form), silu and sigmoid are written out in
-elementwise ops, reductions and explicit broadcasts, and ``graph.reduce mean`` becomes a
-sum times ``1/n``, so fusion and the loop level see only primitives: a layernorm is then
+softmax, layernorm, rmsnorm, gelu (tanh form), silu, sigmoid, logsumexp, var and std
+are written out in elementwise ops, reductions and explicit broadcasts, and
+``graph.reduce mean`` becomes a sum times ``1/n``, so fusion and the loop level see only primitives: a layernorm is then
 two row reductions with an elementwise prologue and epilogue, which fusion makes one
 kernel.
 """
@@ -27,23 +27,34 @@ from xdsl.pattern_rewriter import (
 from xdsl.passes import ModulePass
 
 from dialects.graph import (
+    AbsOp,
     AddOp,
+    ComparePredicate,
+    CompareOp,
     DimSizeOp,
     DivOp,
     ExpOp,
     GeluOp,
     LayerNormOp,
+    LogOp,
+    LogSumExpOp,
+    MaximumOp,
     MulOp,
     NegOp,
     ReduceKind,
     ReduceOp,
+    ReshapeOp,
     RmsNormOp,
     RsqrtOp,
+    SelectOp,
     SigmoidOp,
     SiluOp,
     SoftmaxOp,
+    SqrtOp,
+    StdOp,
     SubOp,
     TanhOp,
+    VarOp,
 )
 from dialects.tensor_types import dtype_of, shape_of
 from dialects.graph_canonicalization import Emitter
@@ -56,21 +67,59 @@ GELU_C = math.sqrt(2.0 / math.pi)
 # The decompositions, as functions building ops
 
 
-def mean(e: Emitter, x: SSAValue, axes: Sequence[int], keepdims: bool = True) -> SSAValue:
-    """mean(x, axes) = sum(x, axes) * (1/n) for a static count n,
-    sum(x, axes) / (n_static * dim_size(x, a) * ...) when some reduced size is symbolic."""
-    total = e(ReduceOp(x, ReduceKind.SUM, axes, keepdims))
+def count(e: Emitter, x: SSAValue, axes: Sequence[int]) -> int | SSAValue:
+    """How many elements of ``x`` a reduction over ``axes`` folds: an int when every
+    reduced size is static, else n_static * dim_size(x, a) * ..., a rank-0 tensor of
+    ``x``'s dtype."""
     shape, dtype = shape_of(x.type), dtype_of(x.type)
     static = math.prod(d for i, d in enumerate(shape) if i in axes and isinstance(d, int))
     symbolic = [i for i in axes if isinstance(shape[i], str)]
     if not symbolic:
-        return e(MulOp(total, e.splat(1.0 / static if static else math.nan, total.type)))
-    count = e(DimSizeOp(x, symbolic[0], dtype))
+        return static
+    total = e(DimSizeOp(x, symbolic[0], dtype))
     for axis in symbolic[1:]:
-        count = e(MulOp(count, e(DimSizeOp(x, axis, dtype))))
+        total = e(MulOp(total, e(DimSizeOp(x, axis, dtype))))
     if static != 1:
-        count = e(MulOp(count, e.splat(static, count.type)))
-    return e(DivOp(total, e.broadcast(count, total.type)))
+        total = e(MulOp(total, e.splat(static, total.type)))
+    return total
+
+
+def mean(e: Emitter, x: SSAValue, axes: Sequence[int], keepdims: bool = True) -> SSAValue:
+    """mean(x, axes) = sum(x, axes) * (1/n) for a static count n,
+    sum(x, axes) / (n_static * dim_size(x, a) * ...) when some reduced size is symbolic."""
+    total = e(ReduceOp(x, ReduceKind.SUM, axes, keepdims))
+    n = count(e, x, axes)
+    if isinstance(n, int):
+        return e(MulOp(total, e.splat(1.0 / n if n else math.nan, total.type)))
+    return e(DivOp(total, e.broadcast(n, total.type)))
+
+
+def logsumexp(e: Emitter, x: SSAValue, axes: Sequence[int], keepdims: bool) -> SSAValue:
+    """logsumexp(x, axes) = log(sum(exp(x - broadcast(s)), axes)) + s, with
+    s = where(abs(m) < inf, m, 0) and m = max(x, axes) (SciPy's shift: a row whose
+    maximum is +-inf or NaN is not shifted, so inf - inf makes no NaN there, and a NaN
+    still reaches the sum)."""
+    top = e(ReduceOp(x, ReduceKind.MAX, axes, keepdims=True))
+    finite = e(CompareOp(ComparePredicate.LT, e(AbsOp(top)), e.splat(math.inf, top.type)))
+    shift = e(SelectOp(finite, top, e.splat(0.0, top.type)))
+    exps = e(ExpOp(e(SubOp(x, e.broadcast(shift, x.type)))))
+    total = e(ReduceOp(exps, ReduceKind.SUM, axes, keepdims))
+    if not keepdims:
+        shift = e(ReshapeOp(shift, total.type))
+    return e(AddOp(e(LogOp(total)), shift))
+
+
+def var(e: Emitter, x: SSAValue, axes: Sequence[int], keepdims: bool, ddof: float) -> SSAValue:
+    """var(x, axes) = sum(c*c, axes) / max(n - ddof, 0), c = x - broadcast(mean(x, axes))
+    (NumPy's two passes and divisor)."""
+    centred = e(SubOp(x, e.broadcast(mean(e, x, axes), x.type)))
+    total = e(ReduceOp(e(MulOp(centred, centred)), ReduceKind.SUM, axes, keepdims))
+    n = count(e, x, axes)
+    if isinstance(n, int):
+        divisor = e.splat(max(n - ddof, 0), total.type)
+    else:
+        divisor = e(MaximumOp(e(SubOp(n, e.splat(ddof, n.type))), e.splat(0.0, n.type)))
+    return e(DivOp(total, e.broadcast(divisor, total.type)))
 
 
 def softmax(e: Emitter, x: SSAValue, axis: int) -> SSAValue:
@@ -132,6 +181,9 @@ DECOMPOSITIONS: dict[type[Operation], Callable[[Emitter, Any], SSAValue]] = {
     GeluOp: lambda e, op: gelu(e, op.input),
     SiluOp: lambda e, op: silu(e, op.input),
     SigmoidOp: lambda e, op: sigmoid(e, op.input),
+    LogSumExpOp: lambda e, op: logsumexp(e, op.input, op.axes_list, op.keepdims is not None),
+    VarOp: lambda e, op: var(e, op.input, op.axes_list, op.keepdims is not None, op.ddof.value.data),
+    StdOp: lambda e, op: e(SqrtOp(var(e, op.input, op.axes_list, op.keepdims is not None, op.ddof.value.data))),
 }
 
 
@@ -141,7 +193,9 @@ class DecomposeComposite(RewritePattern):
     layernorm(x, g, b) = c * rsqrt(mean(c*c) + eps) * g + b, c = x - mean(x);
     rmsnorm(x, g) = x * rsqrt(mean(x*x) + eps) * g;
     gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x*x*x)));
-    silu(x) = x * sigmoid(x); sigmoid(x) = 1 / (1 + exp(-x))."""
+    silu(x) = x * sigmoid(x); sigmoid(x) = 1 / (1 + exp(-x));
+    logsumexp(x, a) = log(sum(exp(x - s), a)) + s, s = max(x, a) where finite, else 0;
+    var(x, a) = sum(c*c, a) / max(n - ddof, 0), c = x - mean(x, a); std(x, a) = sqrt(var(x, a))."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if (build := DECOMPOSITIONS.get(type(op))) is None:
@@ -166,8 +220,8 @@ class DecomposeMean(RewritePattern):
 
 @dataclass(frozen=True)
 class DecomposeCompositesPass(ModulePass):
-    """Writes softmax, layernorm, rmsnorm, gelu, silu, sigmoid and mean out in
-    primitive graph ops."""
+    """Writes softmax, layernorm, rmsnorm, gelu, silu, sigmoid, logsumexp, var, std
+    and mean out in primitive graph ops."""
 
     name = "decompose-composites"
 

@@ -842,9 +842,16 @@ def _reshape(e: _KernelEmitter, op: graph.ReshapeOp, idx):
 
 _COMBINERS = {
     graph.ReduceKind.SUM: loop.Combiner.ADD,
+    graph.ReduceKind.PROD: loop.Combiner.MUL,
     graph.ReduceKind.MEAN: loop.Combiner.ADD,
     graph.ReduceKind.MAX: loop.Combiner.MAX,
     graph.ReduceKind.MIN: loop.Combiner.MIN,
+    # a bool is folded as an i32 0 or 1 (the combiners are signed, and i1 true is -1)
+    graph.ReduceKind.ANY: loop.Combiner.MAX,
+    graph.ReduceKind.ALL: loop.Combiner.MIN,
+    # the extreme's value, then the first index holding it (see _arg_reduce)
+    graph.ReduceKind.ARGMAX: loop.Combiner.MAX,
+    graph.ReduceKind.ARGMIN: loop.Combiner.MIN,
 }
 
 
@@ -854,7 +861,7 @@ def _reduce(e: _KernelEmitter, op: graph.ReduceOp, idx):
     axes = op.axes_list
     keepdims = op.keepdims is not None
     kind = op.kind.data
-    element = _element(op.input.type)
+    element = IntegerType(32) if kind in graph.BOOL_REDUCTIONS else _element(op.input.type)
     # the input index with holes at the reduced axes
     kept: list[SSAValue | None] = []
     it = iter(idx)
@@ -875,17 +882,56 @@ def _reduce(e: _KernelEmitter, op: graph.ReduceOp, idx):
         full = list(kept)
         for axis, iv in zip(axes, ivs):
             full[axis] = iv
-        return e.value_at(op.input, tuple(full))  # type: ignore[arg-type]
+        return convert(e, e.value_at(op.input, tuple(full)), element)  # type: ignore[arg-type]
 
+    if kind in graph.ARG_REDUCTIONS:
+        return _arg_reduce(e, op, extents, level, e.reduce_loops(level, combiner, init, extents, body), body)
     if not axes:
-        return body([])
+        return convert(e, body([]), _element(op.result.type))
     result = e.reduce_loops(level, combiner, init, extents, body)
+    if kind in graph.BOOL_REDUCTIONS:
+        return convert(e, result, _element(op.result.type))
     if kind == graph.ReduceKind.MEAN:
         count = e.index(1)
         for extent in extents:
             count = e.mul(count, extent)
         return _f(e, "div", result, _index_to(e, count, element))
     return result
+
+
+def _arg_reduce(
+    e: _KernelEmitter,
+    op: graph.ReduceOp,
+    extents: Sequence[SSAValue],
+    level: int,
+    extreme: SSAValue,
+    body: Callable[[list[SSAValue]], SSAValue],
+) -> SSAValue:
+    """argmax = min { k : x[k] == max(x) or x[k] is NaN }, the index k counted row-major
+    over the reduced axes: a second ``loop.reduce`` after the one finding the extreme.
+    Both are plain min/max reductions, so the first occurrence wins however a target
+    splits them over threads; NaN is the extreme when there is one (max and min
+    propagate it), and then only a NaN matches."""
+    i64 = IntegerType(64)
+    if not extents:
+        return e.const(0, i64)
+    none = e.const(loop.combiner_identity(loop.Combiner.MIN, i64), i64)
+
+    def first_index(ivs: list[SSAValue]) -> SSAValue:
+        x = body(ivs)
+        if is_float(op.input.type):
+            equal = e.scalar(("cmpf", "oeq"), (x, extreme), lambda: arith.CmpfOp(x, extreme, "oeq"))
+            nan = e.scalar(("cmpf", "une"), (x, x), lambda: arith.CmpfOp(x, x, "une"))
+            match = e.scalar(arith.OrIOp.name, (equal, nan), lambda: arith.OrIOp(equal, nan))
+        else:
+            match = e.scalar(("cmpi", "eq"), (x, extreme), lambda: arith.CmpiOp(x, extreme, "eq"))
+        flat = ivs[0]
+        for iv, extent in zip(ivs[1:], extents[1:]):
+            flat = e.add(e.mul(flat, extent), iv)
+        k = _index_to(e, flat, i64)
+        return e.scalar("select", (match, k, none), lambda: arith.SelectOp(match, k, none))
+
+    return e.reduce_loops(max(level, e._level([extreme])), loop.Combiner.MIN, none, extents, first_index)
 
 
 def _broadcast_batch(e: _KernelEmitter, operand_batch: Sequence[Dim], out_batch: Sequence[Dim], idx: Sequence[SSAValue]) -> list[SSAValue]:
