@@ -855,6 +855,9 @@ _COMBINERS = {
 }
 
 
+_BOOL_IDENTITY = {graph.ReduceKind.ANY: 0, graph.ReduceKind.ALL: 1}
+
+
 @_handles(graph.ReduceOp)
 def _reduce(e: _KernelEmitter, op: graph.ReduceOp, idx):
     shape = shape_of(op.input.type)
@@ -875,7 +878,9 @@ def _reduce(e: _KernelEmitter, op: graph.ReduceOp, idx):
     outer = [c for c in kept if c is not None]
     extents = [e.size(shape[a]) for a in axes]
     combiner = _COMBINERS[kind]
-    init = e.const(loop.combiner_identity(combiner, element), element)
+    # any and all start from false and true: over no elements they are NumPy's
+    identity = _BOOL_IDENTITY.get(kind, loop.combiner_identity(combiner, element))
+    init = e.const(identity, element)
     level = e._level([*outer, *extents, init])
 
     def body(ivs: list[SSAValue]) -> SSAValue:
