@@ -149,7 +149,10 @@ def _scratch_candidates(block: Block) -> set[SSAValue]:
     1. a reduction or matmul result that another reduction or matmul reads;
     2. a costly operand of a matmul (each column of the product would recompute it);
     3. a value with transcendentals that a reduction reads and something else too
-       (softmax's ``exp(x - max)``: computed once per element, not once per loop).
+       (softmax's ``exp(x - max)``: computed once per element, not once per loop);
+    4. the computed operand of an argmax/argmin over one axis: its second loop looks
+       for the first loop's extreme, which needs the same bits, and the CPU's fast-math
+       flags do not promise them for a value computed twice.
     """
     memo: dict = {}
     reaches: dict[SSAValue, bool] = {}
@@ -186,6 +189,10 @@ def _scratch_candidates(block: Block) -> set[SSAValue]:
                 operand = _through_index_maps(operand)
                 if _contains(operand, _TRANSCENDENTAL_OPS + _CONTRACTIONS, memo):
                     candidates.add(operand)
+        if isinstance(op, graph.ReduceOp) and op.kind.data in graph.ARG_REDUCTIONS and len(op.axes_list) == 1:
+            operand = _through_index_maps(op.input)
+            if not isinstance(operand, BlockArgument):
+                candidates.add(operand)
         if op.results and not isinstance(op, _INDEX_MAP_OPS + _CONTRACTIONS + (graph.YieldOp,)):
             value = op.results[0]
             found = users(value)

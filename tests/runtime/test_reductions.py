@@ -8,6 +8,7 @@ import pytest
 
 import fusec
 from dialects import graph
+from passes.fusion.report import fusion_report
 from runtime.device import simulated
 from tests.runtime.test_numeric_semantics import TARGETS, assert_same_bits_as_numpy, run
 
@@ -135,7 +136,11 @@ def test_var_with_ddof_beyond_the_count_is_numpys():
 
 
 def test_var_of_symbolic_and_static_axes():
-    source = "fn main(x: f32[B, 4, N]) -> (f32[4], f32[B, 1, 1]) { return var(x, axis=(0, 2)), std(x, axis=(1, 2), keepdims=true, ddof=2) }"
+    source = """\
+fn main(x: f32[B, 4, N]) -> (f32[4], f32[B, 1, 1]) {
+    return var(x, axis=(0, 2)), std(x, axis=(1, 2), keepdims=true, ddof=2)
+}
+"""
     x = np.random.default_rng(7).standard_normal((3, 4, 5)).astype(np.float32)
     got = run(source, "cpu", True, x)
     np.testing.assert_allclose(got[0], np.var(x, axis=(0, 2)), rtol=1e-5)
@@ -158,6 +163,9 @@ fn main(x: f32[T, D], w: f32[D, V]) -> (i64[T], i64[T], f32[T]) {
 """
     program = fusec.compile(source, target="cpu")
     assert fusion_groups(program) == 2
+    report = fusion_report(program.compilation().stage("fused"))
+    (row_kernel,) = [group for group in report["groups"] if group["kind"] == "reduction"]
+    assert {"reduce_argmax", "reduce_argmin", "reduce_max"} <= {op.rsplit("_", 1)[0] for op in row_kernel["ops"]}
     for reduction, dtype in (("argmax", "i64"), ("max", "f32")):
         alone = f"fn main(x: f32[T, D], w: f32[D, V]) -> {dtype}[T] {{ return {reduction}(x @ w, axis=-1) }}"
         assert fusion_groups(fusec.compile(alone, target="cpu")) == 2

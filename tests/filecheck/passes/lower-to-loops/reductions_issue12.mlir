@@ -79,3 +79,27 @@ func.func @any_prod(%b: tensor<?x?xi1, ["B", "N"]>, %k: tensor<?x?xi32, ["B", "N
   }
   func.return %0#0, %0#1 : tensor<?xi1, ["B"]>, tensor<?xi32, ["B"]>
 }
+
+// A computed operand of an argmax is kept in a scratch row: both loops read the same bits
+// (fast math may compute a value twice differently, and then no index would match).
+// CHECK-LABEL: loop.kernel @{{.*}} ins(%a: memref<?x?xf32>, %b: memref<?x?xf32>) outs(%i: memref<?xi64>)
+// CHECK:         loop.parallel %[[R:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:      %[[ROW:.*]] = loop.scratch(%{{.*}}) : memref<?xf32>
+// CHECK-NEXT:      loop.parallel %[[T:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:             loop.store %{{.*}}, %[[ROW]][%[[T]]] : memref<?xf32>
+// CHECK-NEXT:      }
+// CHECK-NEXT:      %[[M:.*]] = loop.reduce max %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} init(%{{.*}}) : f32 {
+// CHECK-NEXT:        loop.load %[[ROW]][%[[K]]] : memref<?xf32>
+// CHECK:           loop.reduce min %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} init(%{{.*}}) : i64 {
+// CHECK-NEXT:        %[[X:.*]] = loop.load %[[ROW]][%[[K]]] : memref<?xf32>
+// CHECK-NEXT:        arith.cmpf oeq, %[[X]], %[[M]] : f32
+func.func @argmax_of_computed(%x: tensor<?x?xf32, ["B", "N"]>, %y: tensor<?x?xf32, ["B", "N"]>) -> tensor<?xi64, ["B"]> {
+  %0 = graph.fusion_group(%x, %y) : (tensor<?x?xf32, ["B", "N"]>, tensor<?x?xf32, ["B", "N"]>) -> tensor<?xi64, ["B"]> {
+  ^bb0(%a: tensor<?x?xf32, ["B", "N"]>, %b: tensor<?x?xf32, ["B", "N"]>):
+    %s = graph.mul %a, %b : tensor<?x?xf32, ["B", "N"]>
+    %t = graph.add %s, %a : tensor<?x?xf32, ["B", "N"]>
+    %i = graph.reduce argmax %t axes = [1] : tensor<?x?xf32, ["B", "N"]> -> tensor<?xi64, ["B"]>
+    graph.yield %i : tensor<?xi64, ["B"]>
+  }
+  func.return %0 : tensor<?xi64, ["B"]>
+}
