@@ -651,8 +651,10 @@ class ReduceOp(IRDLOperation):
             )
         if kind == ReduceKind.MEAN and not is_float(self.input.type):
             raise VerifyException("mean expects a floating-point tensor")
-        if (kind in BOOL_REDUCTIONS) != is_bool(self.input.type):
-            raise VerifyException("any and all take bool tensors, and only they do")
+        if kind in BOOL_REDUCTIONS and not is_bool(self.input.type):
+            raise VerifyException(f"{kind.value} takes bool tensors")
+        if kind not in BOOL_REDUCTIONS and is_bool(self.input.type):
+            raise VerifyException("reductions other than any and all do not take bool tensors")
         if kind in ARG_REDUCTIONS and len(axes) not in (1, len(shape)):
             raise VerifyException(f"{kind.value} reduces one axis or all of them, not {list(axes)}")
 

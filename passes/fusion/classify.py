@@ -48,11 +48,14 @@ OP_CLASSES: dict[type[Operation], OpClass] = {
     graph.MatmulOp: OpClass.OUT_FUSABLE,
     graph.ConstantOp: OpClass.FREE,
     graph.DimSizeOp: OpClass.FREE,
-    # softmax / layernorm / rmsnorm are decomposed before fusion; one that survives
-    # is a kernel of its own
+    # softmax / layernorm / rmsnorm and the statistics are decomposed before fusion;
+    # one that survives is a kernel of its own
     graph.SoftmaxOp: OpClass.OPAQUE,
     graph.LayerNormOp: OpClass.OPAQUE,
     graph.RmsNormOp: OpClass.OPAQUE,
+    graph.LogSumExpOp: OpClass.OPAQUE,
+    graph.VarOp: OpClass.OPAQUE,
+    graph.StdOp: OpClass.OPAQUE,
 }
 
 
