@@ -1055,7 +1055,8 @@ _NUMERIC_UNARY = ("abs", "relu")
 _REDUCTIONS = {"sum": _Need.NUMERIC, "prod": _Need.NUMERIC, "max": _Need.NUMERIC, "min": _Need.NUMERIC,
                "mean": _Need.FLOAT, "logsumexp": _Need.FLOAT,
                "any": _Need.ANY, "all": _Need.ANY}  # fmt: skip
-#: any and all read a number as NumPy does, true when nonzero (NaN included)
+#: the reductions whose result dtype is not x's: any and all give bool (reading a number
+#: as NumPy does, true when nonzero, NaN included), argmax and argmin indices
 _REDUCED_DTYPE = {"any": "bool", "all": "bool", "argmax": "i64", "argmin": "i64"}
 _AXES = _Param("axis", _Arg.AXES, None)  # None: all axes
 _AXIS_OR_ALL = _Param("axis", _Arg.AXIS, None)  # None: all axes, flattened

@@ -7,10 +7,10 @@ function's ``partition`` attribute one of:
 - ``parallel``: no op mixes elements across ``S``, so each chunk of ``S`` runs the
   whole function on its own (the batch axis of a transformer block, softmax's rows);
 - ``reduction(add, max; 2 passes)``: reductions (``sum``, ``mean`` as sum and count,
-  ``prod``, ``max``, ``min``, ``any``, ``all``) or matmul contractions run along ``S``; each splits into a partial
-  per chunk and a combine with the listed combiners. ``passes`` counts the rounds of
-  them that depend on each other: softmax's max, then its sum of exponentials, is 2;
-  layernorm's mean, then its variance, is 2;
+  ``prod``, ``max``, ``min``, ``any``, ``all``) or matmul contractions run along ``S``;
+  each splits into a partial per chunk and a combine with the listed combiners.
+  ``passes`` counts the rounds of them that depend on each other: softmax's max, then
+  its sum of exponentials, is 2; layernorm's mean, then its variance, is 2;
 - ``unsplittable: <reason>``: an op needs all of ``S`` at once, with the op named.
 
     func.func @main(%x: tensor<?x?xf32, ["B", "N"]>) ...
