@@ -66,8 +66,11 @@ class Builtin:
 
 _X = Param("x")
 _Y = Param("y")
-_REDUCTIONS = {"sum": Need.NUMERIC, "max": Need.NUMERIC, "min": Need.NUMERIC, "mean": Need.FLOAT}
+_REDUCTIONS = {"sum": Need.NUMERIC, "prod": Need.NUMERIC, "max": Need.NUMERIC, "min": Need.NUMERIC,
+               "mean": Need.FLOAT, "logsumexp": Need.FLOAT,
+               "any": Need.ANY, "all": Need.ANY}  # fmt: skip
 _AXES = Param("axis", Arg.AXES, None)  # None: all axes
+_AXIS_OR_ALL = Param("axis", Arg.AXIS, None)  # None: all axes, flattened
 _KEEPDIMS = Param("keepdims", Arg.BOOL, False)
 _INDEX_DTYPE = Param("dtype", Arg.DTYPE, "i64")
 
@@ -82,6 +85,11 @@ BUILTINS: dict[str, Builtin] = {
         Builtin("where", (Param("cond"), _X, _Y), "where", Need.ANY),
         Builtin("cast", (_X, Param("dtype", Arg.DTYPE)), "cast", Need.ANY),
         *(Builtin(n, (_X, _AXES, _KEEPDIMS), "reduce", need) for n, need in _REDUCTIONS.items()),
+        *(Builtin(n, (_X, _AXIS_OR_ALL, _KEEPDIMS), "reduce") for n in ("argmax", "argmin")),
+        *(
+            Builtin(n, (_X, _AXES, _KEEPDIMS, Param("ddof", Arg.NUMBER, 0.0)), "reduce", Need.FLOAT)
+            for n in ("var", "std")
+        ),
         Builtin("softmax", (_X, Param("axis", Arg.AXIS, -1)), "softmax", Need.FLOAT),
         Builtin(
             "layernorm", (_X, Param("gamma"), Param("beta"), Param("eps", Arg.NUMBER, 1e-5)), "norm", Need.FLOAT

@@ -83,12 +83,15 @@ class CastInfo:
 
 @dataclass(frozen=True)
 class ReduceInfo:
-    """op: sum max min mean. `axes`: sorted, non-negative, all of them when none is given."""
+    """op: sum prod max min mean any all argmax argmin, and the statistics logsumexp var
+    std. `axes`: sorted, non-negative, all of them when none is given (an argmax's one
+    axis, or all of them flattened). `ddof`: of var and std."""
 
     operands: tuple[ast.Expr, ...]
     op: str
     axes: tuple[int, ...]
     keepdims: bool
+    ddof: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -728,8 +731,8 @@ class _Checker:
         axes = _normalize_axes(args.spans["axis"], builtin.name, axes, ty)
         keepdims = args.attrs["keepdims"]
         shape = tuple(1 if i in axes else d for i, d in enumerate(ty.shape) if keepdims or i not in axes)
-        call.info = ReduceInfo((x,), builtin.name, axes, keepdims)
-        return TensorTy(ty.dtype, shape)
+        call.info = ReduceInfo((x,), builtin.name, axes, keepdims, args.attrs.get("ddof", 0.0))
+        return TensorTy(_REDUCED_DTYPE.get(builtin.name, ty.dtype), shape)
 
     def _softmax_rule(self, call, builtin, args) -> _Ty:
         x = args.exprs["x"]
@@ -867,6 +870,9 @@ class _Checker:
 
 # ---- helpers -------------------------------------------------------------------------------
 
+#: the reductions whose result dtype is not x's: any and all give bool (reading a number
+#: as NumPy does, true when nonzero, NaN included), argmax and argmin indices
+_REDUCED_DTYPE = {"any": "bool", "all": "bool", "argmax": "i64", "argmin": "i64"}
 _ARITHMETIC = {
     "+": "add", "-": "sub", "*": "mul", "/": "div", "//": "floordiv", "%": "mod",
     "and": "logical_and", "or": "logical_or",

@@ -44,6 +44,12 @@ from passes.inline import DEFAULT_MAX_INLINED_OPS, CallTree, InlineSizeError
 
 COMPARE = {p.value: p for p in graph.ComparePredicate}
 REDUCE = {k.value: k for k in graph.ReduceKind}
+#: the composites with a reduction's signature: (x, axes, keepdims, ddof) -> op
+STATISTICS: dict[str, Callable[..., Operation]] = {
+    "logsumexp": lambda x, axes, keepdims, ddof: graph.LogSumExpOp(x, axes, keepdims),
+    "var": graph.VarOp,
+    "std": graph.StdOp,
+}
 
 
 Substitution = dict[str, Dim]
@@ -260,7 +266,13 @@ class _FunctionBuilder:
     def reduce(self, e: ast.Expr) -> SSAValue:
         info: ReduceInfo = e.info
         (x,) = info.operands
-        return self.emit(graph.ReduceOp(self.expr(x), REDUCE[info.op], info.axes, info.keepdims))
+        value = self.expr(x)
+        if info.op in STATISTICS:
+            return self.emit(STATISTICS[info.op](value, info.axes, info.keepdims, info.ddof))
+        if REDUCE[info.op] in graph.BOOL_REDUCTIONS and x.ty.dtype != "bool":  # NumPy: nonzero is true
+            zero = self.emit(graph.ConstantOp.scalar(0, x.ty.dtype))
+            value = self.emit(graph.CompareOp(graph.ComparePredicate.NE, value, self.widen(zero, x.ty)))
+        return self.emit(graph.ReduceOp(value, REDUCE[info.op], info.axes, info.keepdims))
 
     def softmax(self, e: ast.Expr) -> SSAValue:
         (x,) = e.info.operands

@@ -148,10 +148,26 @@ _CANONICAL = (GraphFolder(), GraphCanonicalization())
 
 
 class ReduceKind(StrEnum):
+    """What a ``graph.reduce`` computes. ``sum``, ``prod``, ``max``, ``min`` keep the
+    dtype (integers wrap at its width); ``mean`` needs floats; ``any``/``all`` read and
+    give ``bool``; ``argmax``/``argmin`` give the ``i64`` index of the first extreme
+    (NaN counting as the extreme), over one axis or over all axes flattened."""
+
     SUM = "sum"
+    PROD = "prod"
     MAX = "max"
     MIN = "min"
     MEAN = "mean"
+    ANY = "any"
+    ALL = "all"
+    ARGMAX = "argmax"
+    ARGMIN = "argmin"
+
+
+#: the reductions whose result is an index into the reduced axes
+ARG_REDUCTIONS = (ReduceKind.ARGMAX, ReduceKind.ARGMIN)
+#: the reductions over bool tensors
+BOOL_REDUCTIONS = (ReduceKind.ANY, ReduceKind.ALL)
 
 
 @irdl_attr_definition
@@ -494,11 +510,19 @@ def reduced_shape(shape: Shape, axes: Sequence[int], keepdims: bool) -> Shape:
     return tuple(d for i, d in enumerate(shape) if i not in axes)
 
 
+def reduced_dtype(kind: ReduceKind, dtype: str) -> str:
+    """The dtype of a reduction's result: an arg reduction gives indices."""
+    return "i64" if kind in ARG_REDUCTIONS else dtype
+
+
 @irdl_op_definition
 class ReduceOp(IRDLOperation):
     """A reduction over some axes (sorted, non-negative), keeping them as size 1 or not.
+    An ``argmax``/``argmin`` reduces one axis or all of them, whose index it then counts
+    in the flattened (row-major) order, as NumPy's ``argmax(x)`` without an axis.
 
         %s = graph.reduce sum %x axes = [1] keepdims : tensor<4x8xf32> -> tensor<4x1xf32>
+        %i = graph.reduce argmax %x axes = [0, 1] : tensor<4x8xf32> -> tensor<i64>
     """
 
     name = "graph.reduce"
@@ -524,7 +548,7 @@ class ReduceOp(IRDLOperation):
             properties["keepdims"] = UnitAttr()
         super().__init__(
             operands=[input],
-            result_types=[tensor_type(dtype_of(input.type), reduced_shape(shape, axes, keepdims))],
+            result_types=[tensor_type(reduced_dtype(kind, dtype_of(input.type)), reduced_shape(shape, axes, keepdims))],
             properties=properties,
         )
 
@@ -538,15 +562,21 @@ class ReduceOp(IRDLOperation):
         axes = self.axes_list
         if list(axes) != sorted(set(axes)) or any(not 0 <= a < len(shape) for a in axes):
             raise VerifyException(f"invalid reduction axes {list(axes)} for rank {len(shape)}")
+        kind = self.kind.data
         expected = reduced_shape(shape, axes, self.keepdims is not None)
-        if shape_of(self.result.type) != expected or dtype_of(self.result.type) != dtype_of(self.input.type):
+        dtype = reduced_dtype(kind, dtype_of(self.input.type))
+        if shape_of(self.result.type) != expected or dtype_of(self.result.type) != dtype:
             raise VerifyException(
                 f"result type {self.result.type} does not match the reduction of {self.input.type}"
             )
-        if self.kind.data == ReduceKind.MEAN and not is_float(self.input.type):
+        if kind == ReduceKind.MEAN and not is_float(self.input.type):
             raise VerifyException("mean expects a floating-point tensor")
-        if is_bool(self.input.type):
-            raise VerifyException("reductions do not take bool tensors")
+        if kind in BOOL_REDUCTIONS and not is_bool(self.input.type):
+            raise VerifyException(f"{kind.value} takes bool tensors")
+        if kind not in BOOL_REDUCTIONS and is_bool(self.input.type):
+            raise VerifyException("reductions other than any and all do not take bool tensors")
+        if kind in ARG_REDUCTIONS and len(axes) not in (1, len(shape)):
+            raise VerifyException(f"{kind.value} reduces one axis or all of them, not {list(axes)}")
 
 
 def matmul_shape(lhs: Shape, rhs: Shape) -> Shape | None:
@@ -789,6 +819,101 @@ class GatherOp(IRDLOperation):
 
 
 # ---------------------------------------------------------------------------
+# Statistics over axes: composites with a reduction's signature (issue 12),
+# decomposed by ``decompose-composites`` into reductions and elementwise ops
+
+
+class _StatisticOp(IRDLOperation):
+    """A float composite over some axes (sorted, non-negative), shaped as ``graph.reduce``."""
+
+    input = operand_def(TensorConstraint)
+    axes = prop_def(DenseArrayBase.constr(i64))
+    keepdims = opt_prop_def(UnitAttr)
+    result = result_def(TensorConstraint)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `axes` `=` $axes (`keepdims` $keepdims^)? attr-dict `:` type($input) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue | Operation,
+        axes: Sequence[int],
+        keepdims: bool,
+        properties: dict[str, Attribute] | None = None,
+    ):
+        input = SSAValue.get(input)
+        properties = {"axes": DenseArrayBase.from_list(i64, list(axes)), **(properties or {})}
+        if keepdims:
+            properties["keepdims"] = UnitAttr()
+        super().__init__(
+            operands=[input],
+            result_types=[tensor_type(dtype_of(input.type), reduced_shape(shape_of(input.type), axes, keepdims))],
+            properties=properties,
+        )
+
+    @property
+    def axes_list(self) -> tuple[int, ...]:
+        return tuple(self.axes.get_values())
+
+    def verify_(self) -> None:
+        _verify_all_tensors(self)
+        shape = shape_of(self.input.type)
+        axes = self.axes_list
+        if list(axes) != sorted(set(axes)) or any(not 0 <= a < len(shape) for a in axes):
+            raise VerifyException(f"invalid reduction axes {list(axes)} for rank {len(shape)}")
+        expected = reduced_shape(shape, axes, self.keepdims is not None)
+        if shape_of(self.result.type) != expected or dtype_of(self.result.type) != dtype_of(self.input.type):
+            raise VerifyException(f"result type {self.result.type} does not match {self.name} of {self.input.type}")
+        if not is_float(self.input.type):
+            raise VerifyException(f"{self.name} expects a floating-point tensor")
+
+
+@irdl_op_definition
+class LogSumExpOp(_StatisticOp):
+    """``log(sum(exp(x)))`` over some axes, shifted by the maximum where it is finite
+    (SciPy's ``logsumexp``: no overflow, and infinities without NaN).
+
+        %l = graph.logsumexp %x axes = [1] : tensor<4x8xf32> -> tensor<4xf32>
+    """
+
+    name = "graph.logsumexp"
+
+
+class _MomentOp(_StatisticOp):
+    """A second moment over some axes, with NumPy's ``ddof`` (the divisor is N - ddof)."""
+
+    ddof = prop_def(FloatAttr[Float64Type])
+    assembly_format = (
+        "$input `axes` `=` $axes (`keepdims` $keepdims^)? `ddof` `=` $ddof attr-dict "
+        "`:` type($input) `->` type($result)"
+    )
+
+    def __init__(self, input: SSAValue | Operation, axes: Sequence[int], keepdims: bool, ddof: float):
+        super().__init__(input, axes, keepdims, {"ddof": FloatAttr(ddof, f64)})
+
+
+@irdl_op_definition
+class VarOp(_MomentOp):
+    """NumPy's ``var``: the mean of squared deviations from the mean, times N / (N - ddof).
+
+        %v = graph.var %x axes = [1] ddof = 0.000000e+00 : tensor<4x8xf32> -> tensor<4xf32>
+    """
+
+    name = "graph.var"
+
+
+@irdl_op_definition
+class StdOp(_MomentOp):
+    """NumPy's ``std``: the square root of ``var``.
+
+        %s = graph.std %x axes = [1] keepdims ddof = 1.000000e+00 : tensor<4x8xf32> -> tensor<4x1xf32>
+    """
+
+    name = "graph.std"
+
+
+# ---------------------------------------------------------------------------
 # Composites (decomposed into the ops above by a rewrite pass)
 
 
@@ -994,6 +1119,9 @@ Graph = Dialect(
         ReshapeOp,
         IotaOp,
         GatherOp,
+        LogSumExpOp,
+        VarOp,
+        StdOp,
         SoftmaxOp,
         LayerNormOp,
         RmsNormOp,

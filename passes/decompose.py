@@ -1,9 +1,10 @@
 """``decompose-composites``: the composite ops become the primitive ops they stand for.
 
-softmax, layernorm, rmsnorm and the elementwise composites (gelu, silu, sigmoid,
-softplus, clip: the entries of ``dialects.elementwise`` with an expansion) are written out in
-elementwise ops, reductions and explicit broadcasts, and ``graph.reduce mean`` becomes a
-sum times ``1/n``, so fusion and the loop level see only primitives: a layernorm is then
+softmax, layernorm, rmsnorm, logsumexp, var, std and the elementwise composites (gelu,
+silu, sigmoid, softplus, clip: the entries of ``dialects.elementwise`` with an expansion)
+are written out in elementwise ops, reductions and explicit broadcasts, and
+``graph.reduce mean`` becomes a sum times ``1/n``, so fusion and the loop level see only
+primitives: a layernorm is then
 two row reductions with an elementwise prologue and epilogue, which fusion makes one
 kernel.
 """
@@ -30,18 +31,29 @@ from xdsl.pattern_rewriter import (
 from dialects.elementwise import Elementwise
 from dialects.graph import (
     ELEMENTWISE,
+    AbsOp,
     AddOp,
+    ComparePredicate,
+    CompareOp,
     DimSizeOp,
     DivOp,
     ExpOp,
     LayerNormOp,
+    LogOp,
+    LogSumExpOp,
+    MaximumOp,
     MulOp,
     ReduceKind,
     ReduceOp,
+    ReshapeOp,
     RmsNormOp,
     RsqrtOp,
+    SelectOp,
     SoftmaxOp,
+    SqrtOp,
+    StdOp,
     SubOp,
+    VarOp,
 )
 from dialects.graph_canonicalization import Emitter
 from dialects.tensor_types import dtype_of, is_float, shape_of
@@ -50,21 +62,59 @@ from dialects.tensor_types import dtype_of, is_float, shape_of
 # The decompositions, as functions building ops
 
 
-def mean(e: Emitter, x: SSAValue, axes: Sequence[int], keepdims: bool = True) -> SSAValue:
-    """mean(x, axes) = sum(x, axes) * (1/n) for a static count n,
-    sum(x, axes) / (n_static * dim_size(x, a) * ...) when some reduced size is symbolic."""
-    total = e(ReduceOp(x, ReduceKind.SUM, axes, keepdims))
+def count(e: Emitter, x: SSAValue, axes: Sequence[int]) -> int | SSAValue:
+    """How many elements of ``x`` a reduction over ``axes`` folds: an int when every
+    reduced size is static, else n_static * dim_size(x, a) * ..., a rank-0 tensor of
+    ``x``'s dtype."""
     shape, dtype = shape_of(x.type), dtype_of(x.type)
     static = math.prod(d for i, d in enumerate(shape) if i in axes and isinstance(d, int))
     symbolic = [i for i in axes if isinstance(shape[i], str)]
     if not symbolic:
-        return e(MulOp(total, e.splat(1.0 / static if static else math.nan, total.type)))
-    count = e(DimSizeOp(x, symbolic[0], dtype))
+        return static
+    total = e(DimSizeOp(x, symbolic[0], dtype))
     for axis in symbolic[1:]:
-        count = e(MulOp(count, e(DimSizeOp(x, axis, dtype))))
+        total = e(MulOp(total, e(DimSizeOp(x, axis, dtype))))
     if static != 1:
-        count = e(MulOp(count, e.splat(static, count.type)))
-    return e(DivOp(total, e.broadcast(count, total.type)))
+        total = e(MulOp(total, e.splat(static, total.type)))
+    return total
+
+
+def mean(e: Emitter, x: SSAValue, axes: Sequence[int], keepdims: bool = True) -> SSAValue:
+    """mean(x, axes) = sum(x, axes) * (1/n) for a static count n,
+    sum(x, axes) / (n_static * dim_size(x, a) * ...) when some reduced size is symbolic."""
+    total = e(ReduceOp(x, ReduceKind.SUM, axes, keepdims))
+    n = count(e, x, axes)
+    if isinstance(n, int):
+        return e(MulOp(total, e.splat(1.0 / n if n else math.nan, total.type)))
+    return e(DivOp(total, e.broadcast(n, total.type)))
+
+
+def logsumexp(e: Emitter, x: SSAValue, axes: Sequence[int], keepdims: bool) -> SSAValue:
+    """logsumexp(x, axes) = log(sum(exp(x - broadcast(s)), axes)) + s, with
+    s = where(abs(m) < inf, m, 0) and m = max(x, axes) (SciPy's shift: a row whose
+    maximum is +-inf or NaN is not shifted, so inf - inf makes no NaN there, and a NaN
+    still reaches the sum)."""
+    top = e(ReduceOp(x, ReduceKind.MAX, axes, keepdims=True))
+    finite = e(CompareOp(ComparePredicate.LT, e(AbsOp(top)), e.splat(math.inf, top.type)))
+    shift = e(SelectOp(finite, top, e.splat(0.0, top.type)))
+    exps = e(ExpOp(e(SubOp(x, e.broadcast(shift, x.type)))))
+    total = e(ReduceOp(exps, ReduceKind.SUM, axes, keepdims))
+    if not keepdims:
+        shift = e(ReshapeOp(shift, total.type))
+    return e(AddOp(e(LogOp(total)), shift))
+
+
+def var(e: Emitter, x: SSAValue, axes: Sequence[int], keepdims: bool, ddof: float) -> SSAValue:
+    """var(x, axes) = sum(c*c, axes) / max(n - ddof, 0), c = x - broadcast(mean(x, axes))
+    (NumPy's two passes and divisor)."""
+    centred = e(SubOp(x, e.broadcast(mean(e, x, axes), x.type)))
+    total = e(ReduceOp(e(MulOp(centred, centred)), ReduceKind.SUM, axes, keepdims))
+    n = count(e, x, axes)
+    if isinstance(n, int):
+        divisor = e.splat(max(n - ddof, 0), total.type)
+    else:
+        divisor = e(MaximumOp(e(SubOp(n, e.splat(ddof, n.type))), e.splat(0.0, n.type)))
+    return e(DivOp(total, e.broadcast(divisor, total.type)))
 
 
 def softmax(e: Emitter, x: SSAValue, axis: int) -> SSAValue:
@@ -124,6 +174,9 @@ DECOMPOSITIONS: dict[type[Operation], Callable[[Emitter, Any], SSAValue]] = {
     SoftmaxOp: lambda e, op: softmax(e, op.input, op.axis.value.data),
     LayerNormOp: lambda e, op: layernorm(e, op.input, op.gamma, op.beta, op.eps.value.data),
     RmsNormOp: lambda e, op: rmsnorm(e, op.input, op.gamma, op.eps.value.data),
+    LogSumExpOp: lambda e, op: logsumexp(e, op.input, op.axes_list, op.keepdims is not None),
+    VarOp: lambda e, op: var(e, op.input, op.axes_list, op.keepdims is not None, op.ddof.value.data),
+    StdOp: lambda e, op: e(SqrtOp(var(e, op.input, op.axes_list, op.keepdims is not None, op.ddof.value.data))),
 }
 
 
@@ -132,6 +185,8 @@ class DecomposeComposite(RewritePattern):
     softmax(x, a) = s / broadcast(sum(s, a)), s = exp(x - broadcast(max(x, a)));
     layernorm(x, g, b) = c * rsqrt(mean(c*c) + eps) * g + b, c = x - mean(x);
     rmsnorm(x, g) = x * rsqrt(mean(x*x) + eps) * g;
+    logsumexp(x, a) = log(sum(exp(x - s), a)) + s, s = max(x, a) where finite, else 0;
+    var(x, a) = sum(c*c, a) / max(n - ddof, 0), c = x - mean(x, a); std(x, a) = sqrt(var(x, a));
     and each elementwise composite (gelu, silu, sigmoid, softplus, clip, ...) is its
     entry's expansion in ``dialects.elementwise``."""
 
@@ -161,8 +216,8 @@ class DecomposeMean(RewritePattern):
 
 @dataclass(frozen=True)
 class DecomposeCompositesPass(ModulePass):
-    """Writes softmax, layernorm, rmsnorm, mean and the elementwise composites out in
-    primitive graph ops."""
+    """Writes softmax, layernorm, rmsnorm, logsumexp, var, std, mean and the elementwise
+    composites out in primitive graph ops."""
 
     name = "decompose-composites"
 

@@ -147,7 +147,10 @@ def _scratch_candidates(block: Block) -> set[SSAValue]:
     1. a reduction or matmul result that another reduction or matmul reads;
     2. a costly operand of a matmul (each column of the product would recompute it);
     3. a value with transcendentals that a reduction reads and something else too
-       (softmax's ``exp(x - max)``: computed once per element, not once per loop).
+       (softmax's ``exp(x - max)``: computed once per element, not once per loop);
+    4. the computed operand of an argmax/argmin over one axis: its second loop looks
+       for the first loop's extreme, which needs the same bits, and the CPU's fast-math
+       flags do not promise them for a value computed twice.
     """
     memo: dict = {}
     reaches: dict[SSAValue, bool] = {}
@@ -184,6 +187,10 @@ def _scratch_candidates(block: Block) -> set[SSAValue]:
                 operand = _through_index_maps(operand)
                 if _contains(operand, _TRANSCENDENTAL_OPS + _CONTRACTIONS, memo):
                     candidates.add(operand)
+        if isinstance(op, graph.ReduceOp) and op.kind.data in graph.ARG_REDUCTIONS and len(op.axes_list) == 1:
+            operand = _through_index_maps(op.input)
+            if not isinstance(operand, BlockArgument):
+                candidates.add(operand)
         if op.results and not isinstance(op, _INDEX_MAP_OPS + _CONTRACTIONS + (graph.YieldOp,)):
             value = op.results[0]
             found = users(value)
@@ -820,10 +827,20 @@ def _gather(e: _KernelEmitter, op: graph.GatherOp, idx):
 
 _COMBINERS = {
     graph.ReduceKind.SUM: loop.Combiner.ADD,
+    graph.ReduceKind.PROD: loop.Combiner.MUL,
     graph.ReduceKind.MEAN: loop.Combiner.ADD,
     graph.ReduceKind.MAX: loop.Combiner.MAX,
     graph.ReduceKind.MIN: loop.Combiner.MIN,
+    # a bool is folded as an i32 0 or 1 (the combiners are signed, and i1 true is -1)
+    graph.ReduceKind.ANY: loop.Combiner.MAX,
+    graph.ReduceKind.ALL: loop.Combiner.MIN,
+    # the extreme's value, then the first index holding it (see _arg_reduce)
+    graph.ReduceKind.ARGMAX: loop.Combiner.MAX,
+    graph.ReduceKind.ARGMIN: loop.Combiner.MIN,
 }
+
+
+_BOOL_IDENTITY = {graph.ReduceKind.ANY: 0, graph.ReduceKind.ALL: 1}
 
 
 @_handles(graph.ReduceOp)
@@ -832,7 +849,7 @@ def _reduce(e: _KernelEmitter, op: graph.ReduceOp, idx):
     axes = op.axes_list
     keepdims = op.keepdims is not None
     kind = op.kind.data
-    element = _element(op.input.type)
+    element = IntegerType(32) if kind in graph.BOOL_REDUCTIONS else _element(op.input.type)
     # the input index with holes at the reduced axes
     kept: list[SSAValue | None] = []
     it = iter(idx)
@@ -846,24 +863,65 @@ def _reduce(e: _KernelEmitter, op: graph.ReduceOp, idx):
     outer = [c for c in kept if c is not None]
     extents = [e.size(shape[a]) for a in axes]
     combiner = _COMBINERS[kind]
-    init = e.const(loop.combiner_identity(combiner, element), element)
+    # any and all start from false and true: over no elements they are NumPy's
+    identity = _BOOL_IDENTITY.get(kind, loop.combiner_identity(combiner, element))
+    init = e.const(identity, element)
     level = e._level([*outer, *extents, init])
 
     def body(ivs: list[SSAValue]) -> SSAValue:
         full = list(kept)
         for axis, iv in zip(axes, ivs):
             full[axis] = iv
-        return e.value_at(op.input, tuple(full))  # type: ignore[arg-type]
+        return convert(e, e.value_at(op.input, tuple(full)), element)  # type: ignore[arg-type]
 
+    if kind in graph.ARG_REDUCTIONS:
+        return _arg_reduce(e, op, extents, level, e.reduce_loops(level, combiner, init, extents, body), body)
     if not axes:
-        return body([])
+        return convert(e, body([]), _element(op.result.type))
     result = e.reduce_loops(level, combiner, init, extents, body)
+    if kind in graph.BOOL_REDUCTIONS:
+        return convert(e, result, _element(op.result.type))
     if kind == graph.ReduceKind.MEAN:
         count = e.index(1)
         for extent in extents:
             count = e.mul(count, extent)
         return _f(e, "div", result, _index_to(e, count, element))
     return result
+
+
+def _arg_reduce(
+    e: _KernelEmitter,
+    op: graph.ReduceOp,
+    extents: Sequence[SSAValue],
+    level: int,
+    extreme: SSAValue,
+    body: Callable[[list[SSAValue]], SSAValue],
+) -> SSAValue:
+    """argmax = min { k : x[k] == max(x) or x[k] is NaN }, the index k counted row-major
+    over the reduced axes: a second ``loop.reduce`` after the one finding the extreme.
+    Both are plain min/max reductions, so the first occurrence wins however a target
+    splits them over threads; NaN is the extreme when there is one (max and min
+    propagate it), and then only a NaN matches."""
+    i64 = IntegerType(64)
+    if not extents:
+        return e.const(0, i64)
+    none = e.const(loop.combiner_identity(loop.Combiner.MIN, i64), i64)
+
+    def first_index(ivs: list[SSAValue]) -> SSAValue:
+        x = body(ivs)
+        if is_float(op.input.type):
+            equal = e.scalar(("cmpf", "oeq"), (x, extreme), lambda: arith.CmpfOp(x, extreme, "oeq"))
+            nan = e.scalar(("cmpf", "une"), (x, x), lambda: arith.CmpfOp(x, x, "une"))
+            match = e.scalar(arith.OrIOp.name, (equal, nan), lambda: arith.OrIOp(equal, nan))
+        else:
+            match = e.scalar(("cmpi", "eq"), (x, extreme), lambda: arith.CmpiOp(x, extreme, "eq"))
+        flat = ivs[0]
+        for iv, extent in zip(ivs[1:], extents[1:]):
+            flat = e.add(e.mul(flat, extent), iv)
+        k = _index_to(e, flat, i64)
+        return e.scalar("select", (match, k, none), lambda: arith.SelectOp(match, k, none))
+
+    return e.reduce_loops(max(level, e._level([extreme])), loop.Combiner.MIN, none, extents, first_index)
 
 
 def _broadcast_batch(e: _KernelEmitter, operand_batch: Sequence[Dim], out_batch: Sequence[Dim], idx: Sequence[SSAValue]) -> list[SSAValue]:

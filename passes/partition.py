@@ -7,10 +7,10 @@ function's ``partition`` attribute one of:
 - ``parallel``: no op mixes elements across ``S``, so each chunk of ``S`` runs the
   whole function on its own (the batch axis of a transformer block, softmax's rows);
 - ``reduction(add, max; 2 passes)``: reductions (``sum``, ``mean`` as sum and count,
-  ``max``, ``min``) or matmul contractions run along ``S``; each splits into a partial
-  per chunk and a combine with the listed combiners. ``passes`` counts the rounds of
-  them that depend on each other: softmax's max, then its sum of exponentials, is 2;
-  layernorm's mean, then its variance, is 2;
+  ``prod``, ``max``, ``min``, ``any``, ``all``) or matmul contractions run along ``S``;
+  each splits into a partial per chunk and a combine with the listed combiners.
+  ``passes`` counts the rounds of them that depend on each other: softmax's max, then
+  its sum of exponentials, is 2; layernorm's mean, then its variance, is 2;
 - ``unsplittable: <reason>``: an op needs all of ``S`` at once, with the op named.
 
     func.func @main(%x: tensor<?x?xf32, ["B", "N"]>) ...
@@ -35,7 +35,8 @@ already keeps). The rules, for one size ``S``:
   any chunk); the axes of its indices, and the other axes of its input, are parallel;
 - a reduction over ``S`` and a matmul contracting ``S`` are reductions; a reduction
   of a value that itself depends on one along ``S`` (``sum(exp(x - max(x)))``) is one
-  pass more.
+  pass more. ``prod``, ``any`` and ``all`` combine by mul, or and and; an ``argmax``
+  or ``argmin`` over ``S`` is unsplittable (a chunk's index is local to the chunk).
 
 Run it on inlined, decomposed IR (``fusec-opt -p inline,decompose-composites,
 canonicalize,partition-axes``): ``softmax`` and ``layernorm`` are then the reductions
@@ -63,7 +64,8 @@ PARTITION_ATTR = "partition"
 
 #: how each reduction kind combines its partials
 COMBINERS = {graph.ReduceKind.SUM: "add", graph.ReduceKind.MEAN: "add", graph.ReduceKind.MAX: "max",
-              graph.ReduceKind.MIN: "min"}  # fmt: skip
+              graph.ReduceKind.MIN: "min", graph.ReduceKind.PROD: "mul", graph.ReduceKind.ANY: "or",
+              graph.ReduceKind.ALL: "and"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -152,6 +154,8 @@ class _Analysis:
         if isinstance(op, graph.ReduceOp):
             dims = _dims(op.input)
             if any(dims[a] == size for a in op.axes_list):
+                if op.kind.data in graph.ARG_REDUCTIONS:  # a chunk's index would need the chunk's offset
+                    raise _Unsplittable(f"{op.kind.data.value} reduces {size}: it needs all of it")
                 self.reduction(op, COMBINERS[op.kind.data], op.operands)
                 return
         elif isinstance(op, graph.MatmulOp):

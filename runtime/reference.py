@@ -152,10 +152,41 @@ def _reduce(op: graph.ReduceOp, args, frame):
     (x,) = args
     axes, keepdims = op.axes_list, op.keepdims is not None
     kind = op.kind.data
-    if kind == graph.ReduceKind.SUM:  # without dtype=, NumPy widens an i32 sum to i64
-        return np.sum(x, axis=axes, keepdims=keepdims, dtype=x.dtype)
-    reduce = {graph.ReduceKind.MAX: np.max, graph.ReduceKind.MIN: np.min, graph.ReduceKind.MEAN: np.mean}
+    if kind in (graph.ReduceKind.SUM, graph.ReduceKind.PROD):  # without dtype=, NumPy widens i32 to i64
+        reduce = np.sum if kind == graph.ReduceKind.SUM else np.prod
+        return reduce(x, axis=axes, keepdims=keepdims, dtype=x.dtype)
+    if kind in graph.ARG_REDUCTIONS:  # one axis, or all of them flattened (axis=None)
+        reduce = np.argmax if kind == graph.ReduceKind.ARGMAX else np.argmin
+        axis = axes[0] if len(axes) == 1 else None
+        return np.asarray(reduce(x, axis=axis, keepdims=keepdims), dtype=np.int64)
+    reduce = {
+        graph.ReduceKind.MAX: np.max, graph.ReduceKind.MIN: np.min, graph.ReduceKind.MEAN: np.mean,
+        graph.ReduceKind.ANY: np.any, graph.ReduceKind.ALL: np.all,
+    }  # fmt: skip
     return reduce[kind](x, axis=axes, keepdims=keepdims)
+
+
+@_impl(graph.LogSumExpOp)
+def _logsumexp(op: graph.LogSumExpOp, args, frame):
+    (x,), axes = args, op.axes_list
+    top = np.max(x, axis=axes, keepdims=True)
+    shift = np.where(np.isfinite(top), top, 0).astype(x.dtype)  # as scipy.special.logsumexp
+    total = np.log(np.sum(np.exp(x - shift), axis=axes, keepdims=True)) + shift
+    return total if op.keepdims is not None else np.squeeze(total, axis=axes)
+
+
+def _var(op: graph.VarOp | graph.StdOp, x: np.ndarray) -> np.ndarray:
+    return np.var(x, axis=op.axes_list, keepdims=op.keepdims is not None, ddof=op.ddof.value.data)
+
+
+@_impl(graph.VarOp)
+def _variance(op: graph.VarOp, args, frame):
+    return _var(op, args[0])
+
+
+@_impl(graph.StdOp)
+def _std(op: graph.StdOp, args, frame):
+    return np.sqrt(_var(op, args[0]))
 
 
 @_impl(graph.MatmulOp)

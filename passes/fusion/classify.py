@@ -51,11 +51,14 @@ OP_CLASSES: dict[type[Operation], OpClass] = {
     graph.ConstantOp: OpClass.FREE,
     graph.DimSizeOp: OpClass.FREE,
     graph.IotaOp: OpClass.FREE,  # computed from the loop index: no memory traffic
-    # softmax / layernorm / rmsnorm are decomposed before fusion; one that survives
-    # is a kernel of its own
+    # softmax / layernorm / rmsnorm and the statistics are decomposed before fusion;
+    # one that survives is a kernel of its own
     graph.SoftmaxOp: OpClass.OPAQUE,
     graph.LayerNormOp: OpClass.OPAQUE,
     graph.RmsNormOp: OpClass.OPAQUE,
+    graph.LogSumExpOp: OpClass.OPAQUE,
+    graph.VarOp: OpClass.OPAQUE,
+    graph.StdOp: OpClass.OPAQUE,
 }
 
 

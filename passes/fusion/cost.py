@@ -194,6 +194,8 @@ def op_flops(op: Operation, dims: Mapping[str, int]) -> float:
         flops = float(type_elements(op.input.type, dims))
         if op.kind.data == graph.ReduceKind.MEAN:
             flops += type_elements(op.result.type, dims)
+        if op.kind.data in graph.ARG_REDUCTIONS:  # the extreme, then a compare and a min per element
+            flops *= 3
         return flops
     per = FLOPS_PER_ELEMENT.get(op.name, 1.0)
     return per * sum(type_elements(r.type, dims) for r in op.results)

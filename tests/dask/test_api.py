@@ -204,3 +204,28 @@ def test_a_gather_splits_along_its_indices_and_not_along_the_table():
     np.testing.assert_array_equal(got, want)
     with pytest.raises(fusec.InputError, match="graph.gather reads along V at indices known only when it runs"):
         run(da.from_array(table, chunks=(4, -1)), ids, gamma, beta)
+
+
+def test_prod_any_all_split_into_partials_and_argmax_needs_its_axis_whole():
+    """prod, any and all over a split size combine their chunks' partials by mul, or and
+    and; an argmax over it is refused (a chunk's index is local to the chunk)."""
+    source = """\
+fn main(x: f32[B, N], k: i32[B, N]) -> (f32[B], i32[B], bool[B], bool[B]) {
+    return prod(x, axis=1), prod(k, axis=1), any(x > 1.5, axis=1), all(k, axis=1)
+}
+"""
+    program = fusec.compile(source, target="cpu")
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0.5, 1.6, (3, 12)).astype(np.float32)
+    k = rng.integers(1, 300, (3, 12)).astype(np.int32)  # its products wrap
+    k[2, 7] = 0
+    want = program.main(x, k)
+    got = compute(fusec.dask.compile(program)(*split(program, [x, k], "N")))
+    np.testing.assert_allclose(got[0], want[0], rtol=2e-6)
+    for g, w in zip(got[1:], want[1:]):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)
+    assert str(fusec.dask.compile(program).partition["N"]) == "reduction(mul, or, and; 1 pass)"
+    argmax = fusec.compile("fn main(x: f32[B, N]) -> i64[B] { return argmax(x, axis=1) }", target="cpu")
+    with pytest.raises(fusec.InputError, match="argmax reduces N: it needs all of it; rechunk with x.rechunk"):
+        fusec.dask.compile(argmax)(*split(argmax, [x], "N"))

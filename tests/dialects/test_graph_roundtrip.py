@@ -136,11 +136,29 @@ for _src, _dst in (
     )
 
 for _reduce in g.ReduceKind:
+    _dtype = "bool" if _reduce in g.BOOL_REDUCTIONS else "f32"
     for _kind, _shape in SHAPES.items():
         for _axes, _keep in (((1,), True), ((0,), False), ((0, 1), False), ((0, 1), True), ((), False)):
+            if _reduce in g.ARG_REDUCTIONS and not _axes:  # one axis or all of them
+                continue
             case(g.ReduceOp, f"{_reduce.value}-{_kind}-{_axes}-{_keep}")(
-                lambda r=_reduce, s=_shape, a=_axes, k=_keep: single_func(
-                    [T("f32", s)], lambda x: g.ReduceOp(x, r, a, k)
+                lambda r=_reduce, d=_dtype, s=_shape, a=_axes, k=_keep: single_func(
+                    [T(d, s)], lambda x: g.ReduceOp(x, r, a, k)
+                )
+            )
+case(g.ReduceOp, "argmax-rank0")(
+    lambda: single_func([T("f32", ())], lambda x: g.ReduceOp(x, g.ReduceKind.ARGMAX, (), False))
+)
+case(g.ReduceOp, "prod-i32")(
+    lambda: single_func([T("i32", (2, 3, 4))], lambda x: g.ReduceOp(x, g.ReduceKind.PROD, (1,), True))
+)
+for _op in (g.LogSumExpOp, g.VarOp, g.StdOp):
+    for _kind, _shape in SHAPES.items():
+        for _axes, _keep in (((1,), True), ((0, 1), False)):
+            case(_op, f"{_kind}-{_axes}-{_keep}")(
+                lambda o=_op, s=_shape, a=_axes, k=_keep: single_func(
+                    [T("f32", s)],
+                    lambda x: o(x, a, k) if o is g.LogSumExpOp else o(x, a, k, 1.0),
                 )
             )
 case(g.ReduceOp, "sum-i32")(
@@ -412,7 +430,19 @@ INVALID: list[tuple[str, list[str], str, str]] = [
     ("reduce-mean-int", [I], f'%0 = "graph.reduce"(%a) <{{kind = #graph<reduce_kind mean>, axes = array<i64: 1>}}> : ({I}) -> tensor<4xi32>',
      "mean expects a floating-point tensor"),
     ("reduce-bool", [B], f'%0 = "graph.reduce"(%a) <{{kind = #graph<reduce_kind max>, axes = array<i64: 1>}}> : ({B}) -> tensor<4xi1>',
-     "reductions do not take bool tensors"),
+     "reductions other than any and all do not take bool tensors"),
+    ("reduce-any-float", [F], f'%0 = "graph.reduce"(%a) <{{kind = #graph<reduce_kind any>, axes = array<i64: 1>}}> : ({F}) -> tensor<4xf32>',
+     "any takes bool tensors"),
+    ("reduce-argmax-dtype", [F], f'%0 = "graph.reduce"(%a) <{{kind = #graph<reduce_kind argmax>, axes = array<i64: 1>}}> : ({F}) -> tensor<4xf32>',
+     "does not match the reduction of"),
+    ("reduce-argmax-axes", ["tensor<2x3x4xf32>"], '%0 = "graph.reduce"(%a) <{kind = #graph<reduce_kind argmax>, axes = array<i64: 0, 1>}> : (tensor<2x3x4xf32>) -> tensor<4xi64>',
+     r"argmax reduces one axis or all of them, not \[0, 1\]"),
+    ("logsumexp-int", [I], f'%0 = "graph.logsumexp"(%a) <{{axes = array<i64: 1>}}> : ({I}) -> tensor<4xi32>',
+     "graph.logsumexp expects a floating-point tensor"),
+    ("var-shape", [F], f'%0 = "graph.var"(%a) <{{axes = array<i64: 1>, ddof = 0.0 : f64}}> : ({F}) -> {F}',
+     "does not match graph.var of"),
+    ("std-axes", [F], f'%0 = "graph.std"(%a) <{{axes = array<i64: 2>, ddof = 0.0 : f64}}> : ({F}) -> {F}',
+     r"invalid reduction axes \[2\] for rank 2"),
     ("matmul-dtype", [F, "tensor<8x2xf16>"], f'%0 = "graph.matmul"(%a, %b) : ({F}, tensor<8x2xf16>) -> tensor<4x2xf32>',
      "matmul operands and result must share one element type"),
     ("matmul-result-dtype", [F, "tensor<8x2xf32>"], f'%0 = "graph.matmul"(%a, %b) : ({F}, tensor<8x2xf32>) -> tensor<4x2xf64>',

@@ -341,13 +341,36 @@ def test_broadcast_of_an_unbound_size_is_an_error():
 # Reductions and contractions
 
 
-@pytest.mark.parametrize("kind", list(g.ReduceKind), ids=lambda k: k.value)
-@pytest.mark.parametrize(("axes", "keepdims"), [((1,), True), ((0,), False), ((0, 2), False), ((0, 1, 2), True), ((), False)])
+_VALUE_REDUCTIONS = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min, "mean": np.mean}
+_AXES_KEEPDIMS = [((1,), True), ((0,), False), ((0, 2), False), ((0, 1, 2), True), ((), False)]
+
+
+@pytest.mark.parametrize("kind", list(_VALUE_REDUCTIONS))
+@pytest.mark.parametrize(("axes", "keepdims"), _AXES_KEEPDIMS)
 def test_reduce(kind, axes, keepdims, rng):
     x = normal(rng, (3, 4, 5))
+    got = run1([T("f32", ("A", 4, "C"))], lambda v: g.ReduceOp(v, g.ReduceKind(kind), axes, keepdims), x)
+    check(got, _VALUE_REDUCTIONS[kind](x.astype(np.float64), axis=axes, keepdims=keepdims), np.float32)
+
+
+@pytest.mark.parametrize("kind", g.BOOL_REDUCTIONS, ids=lambda k: k.value)
+@pytest.mark.parametrize(("axes", "keepdims"), _AXES_KEEPDIMS)
+def test_any_all(kind, axes, keepdims, rng):
+    x = normal(rng, (3, 4, 5)) > 0.5
+    got = run1([T("bool", ("A", 4, "C"))], lambda v: g.ReduceOp(v, kind, axes, keepdims), x)
+    want = (np.any if kind == g.ReduceKind.ANY else np.all)(x, axis=axes, keepdims=keepdims)
+    assert got.dtype == np.bool_ and np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("kind", g.ARG_REDUCTIONS, ids=lambda k: k.value)
+@pytest.mark.parametrize(("axes", "keepdims"), [((1,), True), ((2,), False), ((0, 1, 2), True), ((0, 1, 2), False)])
+def test_argmax_argmin_one_axis_or_all_flattened(kind, axes, keepdims, rng):
+    x = np.round(normal(rng, (3, 4, 5)))  # ties: the first wins
+    x[1, 2, 3] = np.nan
     got = run1([T("f32", ("A", 4, "C"))], lambda v: g.ReduceOp(v, kind, axes, keepdims), x)
-    fn = {"sum": np.sum, "max": np.max, "min": np.min, "mean": np.mean}[kind.value]
-    check(got, fn(x.astype(np.float64), axis=axes, keepdims=keepdims), np.float32)
+    axis = axes[0] if len(axes) == 1 else None
+    want = (np.argmax if kind == g.ReduceKind.ARGMAX else np.argmin)(x, axis=axis, keepdims=keepdims)
+    assert got.dtype == np.int64 and np.array_equal(got, want)
 
 
 def test_integer_sum_keeps_its_dtype():
@@ -458,6 +481,30 @@ def test_layernorm(shape, rng):
     mean = x64.mean(-1, keepdims=True)
     var = ((x64 - mean) ** 2).mean(-1, keepdims=True)  # biased
     check(got, (x64 - mean) / np.sqrt(var + 1e-5) * w + b, np.float32, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(("axes", "keepdims"), [((1,), False), ((0, 1), True)])
+def test_logsumexp_var_std(axes, keepdims, rng):
+    x = normal(rng, (3, 7)) * 30
+    x[2, :] = -np.inf  # a row of -inf: its logsumexp is -inf (scipy's shift by 0 there)
+    ops = {
+        "logsumexp": lambda v: g.LogSumExpOp(v, axes, keepdims),
+        "var": lambda v: g.VarOp(v, axes, keepdims, 1.0),
+        "std": lambda v: g.StdOp(v, axes, keepdims, 0.0),
+    }
+    x64 = x.astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):  # the -inf row's var is NaN, as NumPy's
+        top = np.max(x64, axis=axes, keepdims=True)
+        shift = np.where(np.isfinite(top), top, 0)
+        lse = np.log(np.sum(np.exp(x64 - shift), axis=axes, keepdims=True)) + shift
+        wants = {
+            "logsumexp": lse if keepdims else np.squeeze(lse, axis=axes),
+            "var": np.var(x64, axis=axes, keepdims=keepdims, ddof=1),
+            "std": np.std(x64, axis=axes, keepdims=keepdims),
+        }
+        for name, build in ops.items():
+            got = run1([T("f32", ("N", 7))], build, x)
+            check(got, wants[name], np.float32)
 
 
 def test_layernorm_eps_matters():

@@ -314,9 +314,41 @@ func.func @reduce_mean_int(%a: tensor<4x8xi32>) {
 
 // -----
 
-// CHECK: {{^}}reductions do not take bool tensors
+// CHECK: {{^}}reductions other than any and all do not take bool tensors
 func.func @reduce_bool(%a: tensor<4x8xi1>) {
   %0 = "graph.reduce"(%a) <{kind = #graph<reduce_kind max>, axes = array<i64: 1>}> : (tensor<4x8xi1>) -> tensor<4xi1>
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}any takes bool tensors
+func.func @reduce_any_float(%a: tensor<4x8xf32>) {
+  %0 = "graph.reduce"(%a) <{kind = #graph<reduce_kind any>, axes = array<i64: 1>}> : (tensor<4x8xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}argmax reduces one axis or all of them, not [0, 1]
+func.func @reduce_argmax_two_axes(%a: tensor<2x3x4xf32>) {
+  %0 = "graph.reduce"(%a) <{kind = #graph<reduce_kind argmax>, axes = array<i64: 0, 1>}> : (tensor<2x3x4xf32>) -> tensor<4xi64>
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}result type tensor<4xf32> does not match the reduction of tensor<4x8xf32>
+func.func @reduce_argmin_value_type(%a: tensor<4x8xf32>) {
+  %0 = "graph.reduce"(%a) <{kind = #graph<reduce_kind argmin>, axes = array<i64: 1>}> : (tensor<4x8xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}graph.var expects a floating-point tensor
+func.func @var_int(%a: tensor<4x8xi32>) {
+  %0 = "graph.var"(%a) <{axes = array<i64: 1>, ddof = 0.0 : f64}> : (tensor<4x8xi32>) -> tensor<4xi32>
   func.return
 }
 
