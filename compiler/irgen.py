@@ -23,9 +23,11 @@ from compiler.check import (
     CastInfo,
     CheckedFunction,
     CheckedModule,
+    ConcatInfo,
     ElementwiseInfo,
     MatmulInfo,
     NormInfo,
+    PadInfo,
     PowInfo,
     ReduceInfo,
     ReshapeInfo,
@@ -310,6 +312,23 @@ class _FunctionBuilder:
         (x,) = e.info.operands
         return self.widen(self.expr(x), e.ty)
 
+    def concat(self, e: ast.Expr) -> SSAValue:
+        """concat, and stack as a concat of each operand with the new axis inserted."""
+        info: ConcatInfo = e.info
+        operands = [self.expr(o) for o in info.operands]
+        if info.op == "stack":
+            operands = [
+                self.emit(graph.ReshapeOp(v, self.type(TensorTy(o.ty.dtype, o.ty.shape[: info.axis] + (1,) + o.ty.shape[info.axis :]))))
+                for v, o in zip(operands, info.operands)
+            ]
+        return self.emit(graph.ConcatOp(operands, info.axis))
+
+    def pad(self, e: ast.Expr) -> SSAValue:
+        info: PadInfo = e.info
+        (x,) = info.operands
+        low, high = zip(*info.widths)
+        return self.emit(graph.PadOp(self.expr(x), low, high, float(info.value)))
+
     def matmul(self, e: ast.Expr) -> SSAValue:
         info: MatmulInfo = e.info
         lhs_node, rhs_node = info.operands
@@ -344,6 +363,8 @@ _INFO_HANDLERS: dict[type, Callable[[_FunctionBuilder, ast.Expr], SSAValue]] = {
     ReshapeInfo: _FunctionBuilder.reshape,
     BroadcastToInfo: _FunctionBuilder.broadcast_to,
     MatmulInfo: _FunctionBuilder.matmul,
+    ConcatInfo: _FunctionBuilder.concat,
+    PadInfo: _FunctionBuilder.pad,
     CallInfo: _FunctionBuilder.call,
 }
 

