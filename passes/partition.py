@@ -29,9 +29,10 @@ already keeps). The rules, for one size ``S``:
   splits ``S`` (``[B, S] -> [B*S]``) is unsplittable, even where ``S`` is the outer
   factor, whose chunks stay contiguous in the merged axis (a mapping of chunks that
   follows merged axes is not written);
-- a concat along an axis of size ``S`` (or made of it, as ``2*S``) and a pad of one
-  are unsplittable: a chunk of the result is not the result of the operands' chunks;
-  ``S`` on their other axes stays parallel;
+- a concat along an axis of size ``S`` (or made of it, as ``2*S``) is unsplittable: a
+  chunk of the result is not the concat of the operands' chunks; ``S`` on its other
+  axes stays parallel, and so does every size through a pad, which pads only axes
+  of integer size (``S + 2`` has no name);
 - a reduction over ``S`` and a matmul contracting ``S`` are reductions; a reduction
   of a value that itself depends on one along ``S`` (``sum(exp(x - max(x)))``) is one
   pass more.
@@ -113,13 +114,6 @@ def _keeps(source: tuple, target: tuple, size: str) -> bool:
     return _product(source[:i]) == _product(target[:j]) and _product(source[i + 1 :]) == _product(target[j + 1 :])
 
 
-def _rearranged_axes(op: graph.ConcatOp | graph.PadOp) -> list[int]:
-    """The axes along which a concat or pad moves elements to other positions."""
-    if isinstance(op, graph.ConcatOp):
-        return [op.axis_index]
-    return [axis for axis, (low, high) in enumerate(op.widths) if low or high]
-
-
 @dataclass(frozen=True)
 class Cut:
     """A reduction along the size (or a matmul contracting it): the round it runs in
@@ -164,11 +158,10 @@ class _Analysis:
             if contracted_dim(op) == size:
                 self.reduction(op, "add", op.operands)
                 return
-        elif isinstance(op, graph.ConcatOp | graph.PadOp):
-            for axis in _rearranged_axes(op):
-                dims = [_dims(v)[axis] for v in (*op.operands, *op.results)]
-                if any(size in Size.of(d).names for d in dims if isinstance(d, str)):
-                    raise _Unsplittable(f"{op.name} along axis {axis} needs all of {size}")
+        elif isinstance(op, graph.ConcatOp):
+            axis = op.axis_index
+            if any(size in Size.of(d).names for v in (*op.operands, *op.results) if isinstance(d := _dims(v)[axis], str)):
+                raise _Unsplittable(f"{op.name} along axis {axis} needs all of {size}")
         elif isinstance(op, graph.ReshapeOp):
             source, target = _dims(op.input), _dims(op.result)
             if (size in source or size in target) and not (size in source and _keeps(source, target, size)):
