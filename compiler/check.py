@@ -1095,7 +1095,11 @@ def _suggest(name: str, candidates) -> str:
     return f"; did you mean '{close[0]}'?" if close else ""
 
 
-def _padding(span: Span, value: int | float | bool, dtype: str) -> int | float | bool:
+#: the integers a float64 holds exactly: graph.pad keeps its value as one
+_EXACT_INTEGERS = 2**53
+
+
+def _padding(span: Span, value: int | float | bool | None, dtype: str) -> int | float | bool:
     """pad's value in the tensor's dtype, as a weak literal would take it; None is zero."""
     if value is None:
         return False if dtype == "bool" else 0
@@ -1108,14 +1112,15 @@ def _padding(span: Span, value: int | float | bool, dtype: str) -> int | float |
     if isinstance(value, float) and dtype not in FLOAT_DTYPES:
         raise _Reject(span, f"pad: a decimal number cannot take the integer dtype {dtype} of the tensor")
     _check_range(span, value, dtype)
+    if isinstance(value, int) and abs(value) > _EXACT_INTEGERS:
+        raise _Reject(span, f"pad: value {value} is beyond ±2^53, the integers a padding value holds exactly")
     return value
 
 
-def _items(e: ast.TupleLit) -> tuple[int | str, ...]:
-    """The integers and sizes of a tuple that must hold only those."""
+def _only_sizes(e: ast.TupleLit) -> None:
+    """Reject a tuple that holds more than integers and sizes, at the element that does."""
     if e.items is None:
         raise _Reject(*e.problem)
-    return e.items
 
 
 def _widths(e: ast.Expr, where: str) -> tuple[tuple[int, int], ...]:
@@ -1139,10 +1144,10 @@ def _attribute(param: _Param, e: ast.Expr, builtin: _Builtin, sizes: tuple[str, 
     where = f"{builtin.name}: {param.name}"
     kind = param.kind
     value = _constant(e)
-    if isinstance(e, ast.TupleLit) and kind is not _Arg.WIDTHS:
-        _items(e)
     if kind is _Arg.WIDTHS:
         return _widths(e, where)
+    if isinstance(e, ast.TupleLit):  # axes, a permutation or a shape
+        _only_sizes(e)
     if kind is _Arg.SCALAR:
         if isinstance(e, ast.BoolLit):
             return e.value

@@ -10,7 +10,9 @@ by walking the group's ops backwards from the output (``_KernelEmitter.value_at`
 - an elementwise op is its scalar ``arith``/``math`` op on its operands' values at
   the same index;
 - ``broadcast``, ``transpose`` and ``reshape`` only change the index (drop or zero
-  indices; permute them; linearise and split again with div/mod);
+  indices; permute them; linearise and split again with div/mod); ``concat`` and
+  ``pad`` select, by comparing an index with the operands' offsets, between the
+  operands (or the padding value) read at shifted, clamped indices;
 - ``reduce`` and ``matmul`` are ``loop.reduce`` loops over the reduced axes;
 - every scalar is placed in the outermost loop whose variables it depends on, so a
   reduction whose result is broadcast along the axis it reduced (softmax, layernorm)
@@ -119,8 +121,8 @@ class _Frame:
 
 
 _INDEX_MAP_OPS = (graph.BroadcastOp, graph.TransposeOp, graph.ReshapeOp)
-#: index maps that select among several operands (or a padding value): not seen
-#: through where one operand's value is wanted (``_through_index_maps``)
+#: every index map, with those that select among several operands (or a padding
+#: value); where one operand's value is wanted, only ``_INDEX_MAP_OPS`` are seen through
 _LAYOUT_OPS = _INDEX_MAP_OPS + (graph.ConcatOp, graph.PadOp)
 _TRANSCENDENTAL_OPS = (
     graph.ExpOp, graph.LogOp, graph.SqrtOp, graph.RsqrtOp, graph.SinOp, graph.CosOp, graph.TanhOp,

@@ -566,6 +566,7 @@ def test_shared_size_names_match():
         ("pad(b, (0, 0), value=^1)", "pad: a number cannot take the dtype bool of the tensor; use true or false"),
         ("pad(x, (0, 0), value=^true)", "pad: true or false cannot take the dtype f32 of the tensor; use a number"),
         ("pad(h, (0, 0), value=^1e9)", "1000000000.0 is out of range for f16 (largest 65504)"),
+        ("pad(k, (0, 0), value=^9007199254740993)", "pad: value 9007199254740993 is beyond ±2^53, the integers a padding value holds exactly"),
         ("pad(x, (0, 0), value=^N)", "pad: value must be a number or true or false, as in value=-1"),
         ("pad(^s, (0, 0))", "pad needs a tensor of rank 1 or more, got f32"),
         ("cast(x, ^float32)", "cast: 'float32' is not a dtype; the dtypes are f16, f32, f64, i32, i64, bool; did you mean 'f32'?"),
