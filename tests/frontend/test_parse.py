@@ -102,10 +102,23 @@ def test_functions_without_parameters_and_several_functions():
         ("f(g(x), (0, 2),)", "(f (g x) (0, 2))"),
         ("reshape(x, (B, -1, 64))", "(reshape x ('B', -1, 64))"),
         ("t((1,), (), false)", "(t (1,) () False)"),
+        # a tuple of anything else keeps its expressions, for the checker to judge
+        ("concat((-b, a * 2.0), axis=1)", "(concat (tuple (neg b) (* a 2.0)) axis=1)"),
+        ("pad(x, ((0, 0), (1, 2)))", "(pad x (tuple (0, 0) (1, 2)))"),
     ],
 )
 def test_precedence_and_associativity(text, tree):
     assert sexpr(expr(text)) == tree
+
+
+def test_a_tuple_that_is_not_sizes_says_which_element_is_not():
+    e = expr("f((x, y + 1, 2))").args[0]
+    assert isinstance(e, ast.TupleLit) and e.items is None
+    assert [type(x) for x in e.elements] == [ast.Name, ast.Binary, ast.IntLit]
+    span, message = e.problem
+    assert span == e.elements[1].span
+    assert message == "a tuple holds only integers and size names, as in (0, 2) or (B, -1)"
+    assert expr("f((x, 4*D/2))").args[0].items == ("x", "2*D")
 
 
 @pytest.mark.parametrize(
