@@ -64,9 +64,16 @@ class BoolLit(Expr):
 
 @dataclass(eq=False)
 class TupleLit(Expr):
-    """`(0, 2)` or `(B, -1, 64)`: axes, a permutation or a shape, never a value."""
+    """`(0, 2)` or `(B, -1, 64)`: axes, a permutation or a shape; `(a, -b)`: the tensors
+    of concat and stack; `((0, 0), (1, 2))`: the widths of pad. Never a value.
 
-    items: tuple[int | str, ...]
+    `elements` are the expressions as written. `items` are their values where every one
+    is an integer or a size (`N`, `D/4`), else None, and `problem` then says which element
+    is not and why: whether that is an error depends on the argument the tuple is."""
+
+    elements: tuple[Expr, ...]
+    items: tuple[int | str, ...] | None
+    problem: tuple[Span, str] | None = None
 
 
 @dataclass(eq=False)

@@ -40,6 +40,9 @@ class Arg(Enum):
     PERM = auto()  # a tuple of integers
     SHAPE = auto()  # a tuple of integers and size names
     SIZE = auto()  # an integer or a size name
+    TENSORS = auto()  # a tuple of values, each type-checked
+    WIDTHS = auto()  # a pair of non-negative integers, or a tuple of such pairs
+    SCALAR = auto()  # a numeric literal, possibly negative, or true or false
 
 
 REQUIRED = object()
@@ -101,5 +104,7 @@ BUILTINS: dict[str, Builtin] = {
         Builtin("arange", (Param("n", Arg.SIZE), _INDEX_DTYPE), "arange", Need.ANY),
         Builtin("iota", (Param("shape", Arg.SHAPE), Param("axis", Arg.AXIS), _INDEX_DTYPE), "iota", Need.ANY),
         Builtin("gather", (_X, Param("indices"), Param("axis", Arg.AXIS, 0)), "gather", Need.ANY),
+        *(Builtin(n, (Param("tensors", Arg.TENSORS), Param("axis", Arg.AXIS, 0)), "concat", Need.ANY) for n in ("concat", "stack")),
+        Builtin("pad", (_X, Param("widths", Arg.WIDTHS), Param("value", Arg.SCALAR, None)), "pad", Need.ANY),
     )
 }

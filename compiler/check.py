@@ -44,7 +44,7 @@ from compiler.types import (
     numpy_dtype,
 )
 from dialects.elementwise import BY_NAME
-from dialects.sizes import Size, SizeError, is_derived, substitute
+from dialects.sizes import Size, SizeError, is_derived, substitute, sum_dims
 from runtime.inputs import MAX_SIZE
 
 # ---- what the checker hands on -------------------------------------------------------------
@@ -152,6 +152,24 @@ class GatherInfo:
 
 
 @dataclass(frozen=True)
+class ConcatInfo:
+    """`concat` (NumPy concatenate) along `axis`; `stack` inserts `axis` (of size one in
+    each operand) and concatenates along it."""
+
+    operands: tuple[ast.Expr, ...]
+    axis: int  # non-negative, an axis of the result
+    op: str  # "concat" or "stack"
+
+
+@dataclass(frozen=True)
+class PadInfo:
+    operands: tuple[ast.Expr, ...]
+    widths: tuple[tuple[int, int], ...]  # (before, after) of every axis
+    value: int | float | bool  # in the operand's dtype
+    op: ClassVar[str] = "pad"
+
+
+@dataclass(frozen=True)
 class MatmulInfo:
     """NumPy matmul. A 1-D left operand is taken as [1, K] and a 1-D right one as [K, 1],
     and that axis is dropped from the result; `batch_shape` is the broadcast of both
@@ -242,6 +260,7 @@ class _Args:
     """A builtin call's arguments, bound to the builtin's parameters by name."""
 
     exprs: dict[str, ast.Expr]  # tensor arguments, already checked
+    tensors: dict[str, tuple[ast.Expr, ...]]  # tuples of tensor arguments, each already checked
     attrs: dict[str, object]  # the other arguments, as Python values (defaults filled in)
     spans: dict[str, Span]  # where each argument is written; the call for a default
 
@@ -428,7 +447,11 @@ class _Checker:
             case ast.Name():
                 return self._name(e)
             case ast.TupleLit():
-                raise _Reject(e.span, "a tuple is not a value; tuples give axes, a permutation or a shape")
+                raise _Reject(
+                    e.span,
+                    "a tuple is not a value; tuples give axes, a permutation, a shape, "
+                    "pad's widths or the tensors of concat and stack",
+                )
             case ast.Unary():
                 return self._negate(e)
             case ast.Binary():
@@ -621,7 +644,7 @@ class _Checker:
                 raise _Reject(call.span, f"{builtin.name} is missing argument '{missing[0]}' ({listing})")
             raise _Reject(call.span, arity)
 
-        args = _Args({}, {}, {})
+        args = _Args({}, {}, {}, {})
         failed = False
         for param in builtin.params:
             args.spans[param.name] = spans.get(param.name, call.span)
@@ -630,6 +653,17 @@ class _Checker:
             elif param.kind is Arg.TENSOR:
                 args.exprs[param.name] = given[param.name]
                 failed |= self._expr(given[param.name]) is _ERROR
+            elif param.kind is Arg.TENSORS:
+                e = given[param.name]
+                if not isinstance(e, ast.TupleLit) or not e.elements:
+                    message = f"{builtin.name}: {param.name} must be a tuple of tensors, as in (a, b)"
+                    if isinstance(e, ast.TupleLit):
+                        message += " or (a,)"
+                    self._error(e.span, message)
+                    failed = True
+                    continue
+                args.tensors[param.name] = e.elements
+                failed |= _ERROR in [self._expr(t) for t in e.elements]
             else:
                 try:
                     args.attrs[param.name] = _attribute(param, given[param.name], builtin, self.sizes)
@@ -841,6 +875,72 @@ class _Checker:
         call.info = GatherInfo((x, indices), axis)
         return TensorTy(ty.dtype, (*ty.shape[:axis], *index_ty.shape, *ty.shape[axis + 1 :]))
 
+    def _concat_rule(self, call, builtin, args) -> _Ty:
+        """concat: operands of one dtype and rank, equal outside `axis`, whose sizes along it
+        sum to a size (see `dialects.sizes.sum_dims`); stack: operands of one type."""
+        tensors = args.tensors["tensors"]
+        self._unify(call.span, builtin.name, [(t, t.ty) for t in tensors], Need.ANY)
+        types = [self._strong(t) for t in tensors]
+        first = types[0]
+        stack = builtin.name == "stack"
+        if first.rank == 0 and not stack:
+            raise _Reject(tensors[0].span, f"concat needs tensors of rank 1 or more, got {first}; use stack")
+        for t, ty in zip(tensors[1:], types[1:]):
+            if stack and ty.shape != first.shape:
+                raise _Reject(t.span, f"stack: {ty} and {first} differ in shape; stack needs tensors of one shape")
+            if ty.rank != first.rank:
+                raise _Reject(t.span, f"concat: {ty} and {first} differ in rank")
+        axis = args.attrs["axis"]
+        if stack:
+            if not -first.rank - 1 <= axis <= first.rank:
+                message = f"stack: axis {axis} is out of range for stacking {first} (axes {-first.rank - 1} to {first.rank})"
+                raise _Reject(args.spans["axis"], message)
+            axis %= first.rank + 1
+            call.info = ConcatInfo(tuple(tensors), axis, builtin.name)
+            return TensorTy(first.dtype, first.shape[:axis] + (len(tensors),) + first.shape[axis:])
+        (axis,) = _normalize_axes(args.spans["axis"], builtin.name, (axis,), first)
+        call.info = ConcatInfo(tuple(tensors), axis, builtin.name)
+        for t, ty in zip(tensors[1:], types[1:]):
+            other = [k for k, (a, b) in enumerate(zip(ty.shape, first.shape)) if a != b and k != axis]
+            if other:
+                message = f"concat: {ty} and {first} differ at axis {other[0]}, which is not the axis {axis} they join along"
+                raise _Reject(t.span, message)
+        along = [ty.shape[axis] for ty in types]
+        total = sum_dims(along)
+        if total is None:
+            raise _Reject(
+                call.span,
+                f"concat: the sizes {' + '.join(map(str, along))} along axis {axis} add up to no size fusec can name; "
+                "sizes add when they are all integers or multiples of the same sizes (N + N = 2*N, D/2 + D/2 = D)",
+            )
+        return TensorTy(first.dtype, first.shape[:axis] + (total,) + first.shape[axis + 1 :])
+
+    def _pad_rule(self, call, builtin, args) -> _Ty:
+        x = args.exprs["x"]
+        ty = self._strong(x)
+        if ty.rank == 0:
+            raise _Reject(x.span, f"pad needs a tensor of rank 1 or more, got {ty}")
+        widths, span = args.attrs["widths"], args.spans["widths"]
+        if len(widths) == 1:  # one pair for every axis, as NumPy broadcasts it
+            widths = widths * ty.rank
+        if len(widths) != ty.rank:
+            axes = "1 axis" if ty.rank == 1 else f"{ty.rank} axes"
+            message = f"pad: {_count(len(widths), 'pair')} of widths for {ty}, which has {axes}"
+            raise _Reject(span, message + "; give one (before, after) pair per axis, or one pair for all")
+        shape = []
+        for axis, (dim, (before, after)) in enumerate(zip(ty.shape, widths)):
+            padded = sum_dims([dim, before + after]) if before + after else dim
+            if padded is None:
+                raise _Reject(
+                    span,
+                    f"pad: axis {axis} of {ty} has size {dim}, and {dim} + {before + after} is no size fusec can name; "
+                    "pad only axes of integer size",
+                )
+            shape.append(padded)
+        value = _padding(args.spans["value"], args.attrs["value"], ty.dtype)
+        call.info = PadInfo((x,), widths, value)
+        return TensorTy(ty.dtype, tuple(shape))
+
     # -- whole-module --
 
     def _call_order(self) -> tuple[str, ...]:
@@ -1021,11 +1121,65 @@ def _suggest(name: str, candidates) -> str:
     return f"; did you mean '{close[0]}'?" if close else ""
 
 
+#: the integers a float64 holds exactly: graph.pad keeps its value as one
+_EXACT_INTEGERS = 2**53
+
+
+def _padding(span: Span, value: int | float | bool | None, dtype: str) -> int | float | bool:
+    """pad's value in the tensor's dtype, as a weak literal would take it; None is zero."""
+    if value is None:
+        return False if dtype == "bool" else 0
+    if dtype == "bool":
+        if isinstance(value, bool):
+            return value
+        raise _Reject(span, "pad: a number cannot take the dtype bool of the tensor; use true or false")
+    if isinstance(value, bool):
+        raise _Reject(span, f"pad: true or false cannot take the dtype {dtype} of the tensor; use a number")
+    if isinstance(value, float) and dtype not in FLOAT_DTYPES:
+        raise _Reject(span, f"pad: a decimal number cannot take the integer dtype {dtype} of the tensor")
+    _check_range(span, value, dtype)
+    if isinstance(value, int) and abs(value) > _EXACT_INTEGERS:
+        raise _Reject(span, f"pad: value {value} is beyond ±2^53, the integers a padding value holds exactly")
+    return value
+
+
+def _only_sizes(e: ast.TupleLit) -> None:
+    """Reject a tuple that holds more than integers and sizes, at the element that does."""
+    if e.items is None:
+        raise _Reject(*e.problem)
+
+
+def _widths(e: ast.Expr, where: str) -> tuple[tuple[int, int], ...]:
+    """pad's widths: one (before, after) pair, or a tuple of them, all non-negative."""
+    example = f"{where} must be a (before, after) pair of non-negative integers, or a tuple of such pairs, as in ((0, 0), (1, 2))"
+    if not isinstance(e, ast.TupleLit):
+        raise _Reject(e.span, example)
+    pairs = (e,) if e.items is not None else e.elements
+    widths = []
+    for pair in pairs:
+        if not isinstance(pair, ast.TupleLit) or pair.items is None or len(pair.items) != 2:
+            raise _Reject(pair.span, example)
+        if not all(isinstance(w, int) and w >= 0 for w in pair.items):
+            raise _Reject(pair.span, f"{where}: {_tuple(pair.items)} is not a pair of non-negative integers")
+        widths.append(tuple(pair.items))
+    return tuple(widths)
+
+
 def _attribute(param: Param, e: ast.Expr, builtin: Builtin, sizes: tuple[str, ...]) -> object:
     """The Python value of a non-tensor argument, which must be written as a literal."""
     where = f"{builtin.name}: {param.name}"
     kind = param.kind
     value = _constant(e)
+    if kind is Arg.WIDTHS:
+        return _widths(e, where)
+    if isinstance(e, ast.TupleLit):  # axes, a permutation or a shape
+        _only_sizes(e)
+    if kind is Arg.SCALAR:
+        if isinstance(e, ast.BoolLit):
+            return e.value
+        if value is not None:
+            return value
+        raise _Reject(e.span, f"{where} must be a number or true or false, as in {param.name}=-1")
     if kind is Arg.AXIS:
         if isinstance(value, int):
             return value

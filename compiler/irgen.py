@@ -23,11 +23,13 @@ from compiler.check import (
     CastInfo,
     CheckedFunction,
     CheckedModule,
+    ConcatInfo,
     ElementwiseInfo,
     GatherInfo,
     IotaInfo,
     MatmulInfo,
     NormInfo,
+    PadInfo,
     PowInfo,
     ReduceInfo,
     ReshapeInfo,
@@ -305,6 +307,23 @@ class _FunctionBuilder:
         x, indices = (self.expr(o) for o in info.operands)
         return self.emit(graph.GatherOp(x, indices, info.axis))
 
+    def concat(self, e: ast.Expr) -> SSAValue:
+        """concat, and stack as a concat of each operand with the new axis inserted."""
+        info: ConcatInfo = e.info
+        operands = [self.expr(o) for o in info.operands]
+        if info.op == "stack":
+            operands = [
+                self.emit(graph.ReshapeOp(v, self.type(TensorTy(o.ty.dtype, o.ty.shape[: info.axis] + (1,) + o.ty.shape[info.axis :]))))
+                for v, o in zip(operands, info.operands)
+            ]
+        return self.emit(graph.ConcatOp(operands, info.axis))
+
+    def pad(self, e: ast.Expr) -> SSAValue:
+        info: PadInfo = e.info
+        (x,) = info.operands
+        low, high = zip(*info.widths)
+        return self.emit(graph.PadOp(self.expr(x), low, high, float(info.value)))
+
     def matmul(self, e: ast.Expr) -> SSAValue:
         info: MatmulInfo = e.info
         lhs_node, rhs_node = info.operands
@@ -341,6 +360,9 @@ _INFO_HANDLERS: dict[type, Callable[[_FunctionBuilder, ast.Expr], SSAValue]] = {
     MatmulInfo: _FunctionBuilder.matmul,
     IotaInfo: _FunctionBuilder.iota,
     GatherInfo: _FunctionBuilder.gather,
+
+    ConcatInfo: _FunctionBuilder.concat,
+    PadInfo: _FunctionBuilder.pad,
     CallInfo: _FunctionBuilder.call,
 }
 

@@ -271,8 +271,12 @@ class _Builder(Transformer_NonRecursive):
                 args.append(argument)
         return ast.Call(str(func), args, kwargs, span=_meta_span(meta))
 
-    def tuple(self, meta, items):
-        return ast.TupleLit(tuple(_tuple_item(item) for item in items), span=_meta_span(meta))
+    def tuple(self, meta, elements):
+        try:
+            items, problem = tuple(_tuple_item(e) for e in elements), None
+        except _BadSyntax as bad:
+            items, problem = None, (bad.span, bad.message)
+        return ast.TupleLit(tuple(elements), items, problem, span=_meta_span(meta))
 
 
 def _integer(token: Token, what: str) -> int:

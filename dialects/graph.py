@@ -63,6 +63,7 @@ from xdsl.utils.str_enum import StrEnum
 
 from dialects.elementwise import OPS as ELEMENTWISE_ENTRIES
 from dialects.elementwise import Accepts, Elementwise
+from dialects.sizes import sum_dims
 from dialects.tensor_types import (
     Shape,
     broadcast_shapes,
@@ -914,6 +915,143 @@ class StdOp(_MomentOp):
 
 
 # ---------------------------------------------------------------------------
+# Multi-input layout: concatenation and padding (index maps at the loop level, as
+# transpose and reshape are: each result element is one operand element, or the
+# padding value)
+
+
+@irdl_op_definition
+class ConcatOp(IRDLOperation):
+    """NumPy ``concatenate`` along ``axis``: the operands agree in dtype and in every
+    other dimension; the result's size along ``axis`` is the sum of theirs, a size
+    ``dialects.sizes`` can name (``D/2 + D/2 = D``, ``N + N = 2*N``).
+
+        %y = graph.concat %a, %b axis = 1 : tensor<4x3xf32>, tensor<4x5xf32> -> tensor<4x8xf32>
+    """
+
+    name = "graph.concat"
+    inputs = var_operand_def(TensorConstraint)
+    axis = prop_def(IntegerAttr[I64])
+    result = result_def(TensorConstraint)
+    traits = traits_def(Pure(), *_CANONICAL)
+    assembly_format = "$inputs `axis` `=` $axis attr-dict `:` type($inputs) `->` type($result)"
+
+    def __init__(self, inputs: Sequence[SSAValue | Operation], axis: int):
+        inputs = [SSAValue.get(v) for v in inputs]
+        super().__init__(
+            operands=[inputs],
+            result_types=[concat_type([v.type for v in inputs], axis)],
+            properties={"axis": IntegerAttr(axis, i64)},
+        )
+
+    @property
+    def axis_index(self) -> int:
+        return self.axis.value.data
+
+    def verify_(self) -> None:
+        _verify_all_tensors(self)
+        if not self.inputs:
+            raise VerifyException("concat needs at least one operand")
+        first = shape_of(self.inputs[0].type)
+        if not 0 <= self.axis_index < len(first):
+            raise VerifyException(f"axis {self.axis_index} out of range for rank {len(first)}")
+        for operand in self.inputs:
+            shape = shape_of(operand.type)
+            if dtype_of(operand.type) != dtype_of(self.inputs[0].type):
+                raise VerifyException("the operands of concat must have one element type")
+            if len(shape) != len(first) or any(
+                d != f for k, (d, f) in enumerate(zip(shape, first)) if k != self.axis_index
+            ):
+                raise VerifyException(
+                    f"operand shapes {format_shape(first)} and {format_shape(shape)} differ "
+                    f"outside axis {self.axis_index}"
+                )
+        expected = concat_type([v.type for v in self.inputs], self.axis_index)
+        if self.result.type != expected:
+            raise VerifyException(f"result type {self.result.type} should be {expected}")
+
+
+def concat_type(types: Sequence[Attribute], axis: int) -> TensorType:
+    """The type of the concatenation of ``types`` along ``axis``; a VerifyException
+    where the sizes along it sum to no size fusec can name."""
+    shape = list(shape_of(types[0]))
+    along = [shape_of(t)[axis] for t in types]
+    total = sum_dims(along)
+    if total is None:
+        listed = " + ".join(str(d) for d in along)
+        raise VerifyException(f"the sizes {listed} along axis {axis} sum to no size fusec can name")
+    shape[axis] = total
+    return tensor_type(dtype_of(types[0]), tuple(shape))
+
+
+@irdl_op_definition
+class PadOp(IRDLOperation):
+    """NumPy ``pad(mode="constant")``: ``low[k]`` elements of ``value`` before axis ``k``
+    and ``high[k]`` after it. ``value`` is written as a float and taken in the
+    tensor's dtype (integers are whole numbers, bool is nonzero).
+
+        %y = graph.pad %x low = [0, 1] high = [0, 2] value = 0.000000e+00 : tensor<4x5xf32> -> tensor<4x8xf32>
+    """
+
+    name = "graph.pad"
+    input = operand_def(TensorConstraint)
+    low = prop_def(DenseArrayBase.constr(i64))
+    high = prop_def(DenseArrayBase.constr(i64))
+    value = prop_def(FloatAttr[Float64Type])
+    result = result_def(TensorConstraint)
+    traits = traits_def(Pure(), *_CANONICAL)
+    assembly_format = (
+        "$input `low` `=` $low `high` `=` $high `value` `=` $value attr-dict "
+        "`:` type($input) `->` type($result)"
+    )
+
+    def __init__(self, input: SSAValue | Operation, low: Sequence[int], high: Sequence[int], value: float = 0.0):
+        input = SSAValue.get(input)
+        super().__init__(
+            operands=[input],
+            result_types=[pad_type(input.type, low, high)],
+            properties={
+                "low": DenseArrayBase.from_list(i64, list(low)),
+                "high": DenseArrayBase.from_list(i64, list(high)),
+                "value": FloatAttr(float(value), f64),
+            },
+        )
+
+    @property
+    def widths(self) -> tuple[tuple[int, int], ...]:
+        """(before, after) of each axis."""
+        return tuple(zip(self.low.get_values(), self.high.get_values()))
+
+    @property
+    def padding(self) -> float:
+        return self.value.value.data
+
+    def verify_(self) -> None:
+        _verify_all_tensors(self)
+        rank = len(shape_of(self.input.type))
+        low, high = self.low.get_values(), self.high.get_values()
+        if len(low) != rank or len(high) != rank:
+            raise VerifyException(f"pad needs {rank} low and high widths, one per axis")
+        if any(w < 0 for w in (*low, *high)):
+            raise VerifyException("pad widths must be non-negative")
+        expected = pad_type(self.input.type, low, high)
+        if self.result.type != expected:
+            raise VerifyException(f"result type {self.result.type} should be {expected}")
+
+
+def pad_type(type_: Attribute, low: Sequence[int], high: Sequence[int]) -> TensorType:
+    """The type of ``type_`` padded by ``low``/``high``; a VerifyException where a padded
+    symbolic size has no name (``N + 2``)."""
+    shape = []
+    for dim, before, after in zip(shape_of(type_), low, high):
+        padded = sum_dims([dim, before + after]) if before + after else dim
+        if padded is None:
+            raise VerifyException(f"size {dim} padded by {before + after} is no size fusec can name")
+        shape.append(padded)
+    return tensor_type(dtype_of(type_), tuple(shape))
+
+
+# ---------------------------------------------------------------------------
 # Composites (decomposed into the ops above by a rewrite pass)
 
 
@@ -1117,6 +1255,8 @@ Graph = Dialect(
         MatmulOp,
         TransposeOp,
         ReshapeOp,
+        ConcatOp,
+        PadOp,
         IotaOp,
         GatherOp,
         LogSumExpOp,

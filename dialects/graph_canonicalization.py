@@ -32,11 +32,13 @@ from dialects.graph import (
     BroadcastOp,
     CastOp,
     CompareOp,
+    ConcatOp,
     ConstantOp,
     DimSizeOp,
     DivOp,
     MulOp,
     NegOp,
+    PadOp,
     PowOp,
     ReshapeOp,
     RsqrtOp,
@@ -155,10 +157,15 @@ _NEUTRAL: dict[type[Operation], tuple[tuple[int, int], ...]] = {
 
 def _same_type_input(op: Operation) -> SSAValue | None:
     """broadcast / reshape / cast to the input's own type = the input; transpose by
-    the identity permutation = the input."""
+    the identity permutation = the input; concat of one operand = the operand; pad
+    by zero widths = the input."""
     if isinstance(op, BroadcastOp | ReshapeOp | CastOp) and op.input.type == op.result.type:
         return op.input
     if isinstance(op, TransposeOp) and op.permutation == tuple(range(len(op.permutation))):
+        return op.input
+    if isinstance(op, ConcatOp) and len(op.inputs) == 1:
+        return op.inputs[0]
+    if isinstance(op, PadOp) and not any(w for pair in op.widths for w in pair):
         return op.input
     return None
 

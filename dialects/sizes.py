@@ -73,6 +73,13 @@ class Size:
     def __mul__(self, other: Size) -> Size:
         return Size(self.factor * other.factor, tuple(sorted(self.names + other.names)))
 
+    def __add__(self, other: Size) -> Size | None:
+        """``self + other`` where it is a size (both integers, or both the same names:
+        ``D/2 + D/2 = D``, ``N + N = 2*N``), else None (``N + 1``, ``N + M``)."""
+        if self.names != other.names:
+            return None
+        return Size(self.factor + other.factor, self.names)
+
     def __truediv__(self, other: Size) -> Size | None:
         """``self / other`` where it is a size (other's names all among self's), else None."""
         have = Counter(self.names)
@@ -103,6 +110,18 @@ class Size:
             bound = ", ".join(f"{n} = {sizes[n]}" for n in dict.fromkeys(self.names))
             raise SizeError(f"size {self.dim} is not a whole number with {bound}")
         return whole // self.factor.denominator
+
+
+def sum_dims(dims) -> Dim | None:
+    """The dim of a sum of dims (the axis of a concatenation), or None where no size
+    spells it."""
+    first, *rest = (Size.of(d) for d in dims)
+    total: Size | None = first
+    for size in rest:
+        if total is None:
+            return None
+        total = total + size
+    return None if total is None else total.dim
 
 
 def _integer(digits: str, dim: str) -> int:

@@ -1,4 +1,4 @@
-"""``fold-layout``: transposes and reshapes that need not be copies are marked so.
+"""``fold-layout``: layout ops that need not be copies are marked so.
 
 A transpose or reshape only renames indices: a consumer can read the producer's
 buffer through an index map (``y[b, h, s, d] = x[b, s, h*64 + d]``) instead of a
@@ -8,7 +8,8 @@ The pass records the decision in the IR; the loop lowering reads it:
 - ``graph.matmul %a, %b transpose_lhs`` / ``transpose_rhs``: a transpose of an operand's
   last two axes (batch axes kept) is folded into the matmul, which then multiplies by
   ``swapaxes(operand, -1, -2)`` — the GEMM reads its operand in the other order.
-- ``{index_map}`` (a unit attribute) on a ``graph.transpose`` or ``graph.reshape`` whose
+- ``{index_map}`` (a unit attribute) on a ``graph.transpose``, ``graph.reshape``,
+  ``graph.concat`` or ``graph.pad`` (a select between index maps) whose
   every user reads it element by element: an elementwise op, a broadcast, a reduction,
   a matmul, a ``graph.dim_size`` (which reads only the shape), or another layout op
   marked ``index_map``. Such a layout op is an index map of its consumers' loads, never
@@ -42,8 +43,10 @@ from dialects.graph import (
     BroadcastOp,
     CastOp,
     CompareOp,
+    ConcatOp,
     DimSizeOp,
     MatmulOp,
+    PadOp,
     ReduceOp,
     ReshapeOp,
     SelectOp,
@@ -56,7 +59,7 @@ INDEX_MAP = "index_map"
 
 #: users that read their operands element by element, through any index map
 _INDEXED_READERS = (UnaryOp, BinaryOp, CompareOp, SelectOp, CastOp, BroadcastOp, ReduceOp, MatmulOp, DimSizeOp)
-_LAYOUT_OPS = (TransposeOp, ReshapeOp)
+_LAYOUT_OPS = (TransposeOp, ReshapeOp, ConcatOp, PadOp)
 
 
 def _swapped_source(value: SSAValue) -> SSAValue | None:
@@ -92,7 +95,7 @@ class FoldTransposeIntoMatmul(RewritePattern):
 
 
 def is_index_map(op: Operation) -> bool:
-    """Whether the loop level should read ``op`` (a transpose or reshape) through an
+    """Whether the loop level should read ``op`` (a layout op) through an
     index map rather than materialize it."""
     return isinstance(op, _LAYOUT_OPS) and INDEX_MAP in op.attributes
 

@@ -10,7 +10,9 @@ by walking the group's ops backwards from the output (``_KernelEmitter.value_at`
 - an elementwise op is its scalar ``arith``/``math`` op on its operands' values at
   the same index;
 - ``broadcast``, ``transpose`` and ``reshape`` only change the index (drop or zero
-  indices; permute them; linearise and split again with div/mod);
+  indices; permute them; linearise and split again with div/mod); ``concat`` and
+  ``pad`` select, by comparing an index with the operands' offsets, between the
+  operands (or the padding value) read at shifted, clamped indices;
 - ``reduce`` and ``matmul`` are ``loop.reduce`` loops over the reduced axes;
 - every scalar is placed in the outermost loop whose variables it depends on, so a
   reduction whose result is broadcast along the axis it reduced (softmax, layernorm)
@@ -69,7 +71,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from dialects import graph, loop
 from dialects.elementwise import BY_NAME
-from dialects.sizes import Size, is_derived
+from dialects.sizes import Size, is_derived, sum_dims
 from dialects.tensor_types import Dim, is_bool, is_float, shape_of
 from passes.fusion.strategy import LIBRARY, group_strategy
 from passes.split_library import SplitLibraryGroupsPass
@@ -118,6 +120,9 @@ class _Frame:
 
 
 _INDEX_MAP_OPS = (graph.BroadcastOp, graph.TransposeOp, graph.ReshapeOp)
+#: every index map, with those that select among several operands (or a padding
+#: value); where one operand's value is wanted, only ``_INDEX_MAP_OPS`` are seen through
+_LAYOUT_OPS = _INDEX_MAP_OPS + (graph.ConcatOp, graph.PadOp)
 #: the elementwise ops costly enough to keep rather than recompute: transcendentals,
 #: square roots, divisions (four FLOPs or more by `dialects.elementwise`)
 _TRANSCENDENTAL_OPS = tuple(cls for cls in graph.ELEMENTWISE.values() if cls.ENTRY.flops >= 4)
@@ -172,7 +177,7 @@ def _scratch_candidates(block: Block) -> set[SSAValue]:
         """The ops using ``value``, looking through index maps."""
         found = []
         for use in value.uses:
-            if isinstance(use.operation, _INDEX_MAP_OPS):
+            if isinstance(use.operation, _LAYOUT_OPS):
                 found.extend(users(use.operation.results[0]))
             else:
                 found.append(use.operation)
@@ -191,7 +196,7 @@ def _scratch_candidates(block: Block) -> set[SSAValue]:
             operand = _through_index_maps(op.input)
             if not isinstance(operand, BlockArgument):
                 candidates.add(operand)
-        if op.results and not isinstance(op, _INDEX_MAP_OPS + _CONTRACTIONS + (graph.YieldOp,)):
+        if op.results and not isinstance(op, _LAYOUT_OPS + _CONTRACTIONS + (graph.YieldOp,)):
             value = op.results[0]
             found = users(value)
             if (
@@ -349,6 +354,14 @@ class _KernelEmitter:
         if cb == 0:
             return a
         return self._emit("addi", (a, b), lambda: arith.AddiOp(a, b))
+
+    def sub(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        ca, cb = self.const_value.get(a), self.const_value.get(b)
+        if ca is not None and cb is not None:
+            return self.index(ca - cb)
+        if cb == 0:
+            return a
+        return self._emit("subi", (a, b), lambda: arith.SubiOp(a, b))
 
     def mul(self, a: SSAValue, b: SSAValue) -> SSAValue:
         ca, cb = self.const_value.get(a), self.const_value.get(b)
@@ -823,6 +836,81 @@ def _gather(e: _KernelEmitter, op: graph.GatherOp, idx):
     # it varies with the loops its indices' index does
     e.deps[position] = frozenset().union(*(e.deps[i] for i in inner))
     return e.value_at(op.input, (*idx[:axis], position, *idx[axis + rank :]))
+
+
+# -- multi-input layout: concat and pad, as selects between index maps ----------------
+#
+# Both sides of an ``arith.select`` are computed, so every operand is read at an index
+# clamped into its range; the select then keeps the one that covers the element.
+
+
+def _clamp(e: _KernelEmitter, i: SSAValue, low: bool, high: SSAValue | None) -> SSAValue:
+    """``i`` raised to 0 where ``low``, lowered to ``high`` where given."""
+    if low:
+        zero = e.index(0)
+        i = e.scalar("maxsi", (i, zero), lambda: arith.MaxSIOp(i, zero))
+    if high is not None:
+        i = e.scalar("minsi", (i, high), lambda: arith.MinSIOp(i, high))
+    return i
+
+
+def _less(e: _KernelEmitter, a: SSAValue, b: SSAValue) -> SSAValue:
+    return e.scalar(("cmpi", "slt"), (a, b), lambda: arith.CmpiOp(a, b, "slt"))
+
+
+def _and(e: _KernelEmitter, a: SSAValue, b: SSAValue) -> SSAValue:
+    return e.scalar("andi", (a, b), lambda: arith.AndIOp(a, b))
+
+
+def _select_scalar(e: _KernelEmitter, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
+    return e.scalar("select", (cond, a, b), lambda: arith.SelectOp(cond, a, b))
+
+
+@_handles(graph.ConcatOp)
+def _concat(e: _KernelEmitter, op: graph.ConcatOp, idx):
+    """Operand ``k`` at ``idx[axis] - offset[k]``; the first operand whose end lies
+    beyond ``idx[axis]`` is the one kept."""
+    axis, i = op.axis_index, idx[op.axis_index]
+    sizes = [shape_of(v.type)[axis] for v in op.inputs]
+    ends = [e.size(sum_dims(sizes[: k + 1])) for k in range(len(sizes))]
+    last = len(sizes) - 1
+    requests = []
+    for k, operand in enumerate(op.inputs):
+        local = e.sub(i, ends[k - 1]) if k else i
+        top = e.sub(e.size(sizes[k]), e.index(1)) if k < last else None
+        requests.append((operand, (*idx[:axis], _clamp(e, local, k > 0, top), *idx[axis + 1 :])))
+    values = e.values_at(requests)
+    result = values[last]
+    for k in range(last - 1, -1, -1):
+        result = _select_scalar(e, _less(e, i, ends[k]), values[k], result)
+    return result
+
+
+@_handles(graph.PadOp)
+def _pad(e: _KernelEmitter, op: graph.PadOp, idx):
+    """The input at ``idx - low`` where that is inside it on every padded axis, else
+    the padding value."""
+    shape = shape_of(op.input.type)
+    inner, inside = list(idx), None
+    for k, (low, high) in enumerate(op.widths):
+        if not low and not high:
+            continue
+        size = e.size(shape[k])
+        local = e.sub(idx[k], e.index(low))
+        checks = []
+        if low:
+            checks.append(_less(e, e.index(low - 1), idx[k]))
+        if high:
+            checks.append(_less(e, local, size))
+        for check in checks:
+            inside = check if inside is None else _and(e, inside, check)
+        inner[k] = _clamp(e, local, low > 0, e.sub(size, e.index(1)) if high else None)
+    x = e.value_at(op.input, tuple(inner))
+    if inside is None:
+        return x
+    element = _element(op.result.type)
+    padding = op.padding if is_float(op.result.type) else int(op.padding)
+    return _select_scalar(e, inside, x, e.const(padding, element))
 
 
 _COMBINERS = {

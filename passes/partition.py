@@ -33,6 +33,10 @@ already keeps). The rules, for one size ``S``:
   chunked program is not given); along another axis it is parallel in ``S``;
 - ``gather`` along an axis of ``S`` of its input is unsplittable (any index may land in
   any chunk); the axes of its indices, and the other axes of its input, are parallel;
+- a concat along an axis of size ``S`` (or made of it, as ``2*S``) is unsplittable: a
+  chunk of the result is not the concat of the operands' chunks; ``S`` on its other
+  axes stays parallel, and so does every size through a pad, which pads only axes
+  of integer size (``S + 2`` has no name);
 - a reduction over ``S`` and a matmul contracting ``S`` are reductions; a reduction
   of a value that itself depends on one along ``S`` (``sum(exp(x - max(x)))``) is one
   pass more. ``prod``, ``any`` and ``all`` combine by mul, or and and; an ``argmax``
@@ -56,7 +60,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from dialects import graph
-from dialects.sizes import is_derived
+from dialects.sizes import Size, is_derived
 from dialects.tensor_types import shape_of
 
 #: the attribute of a function that holds the result
@@ -170,6 +174,10 @@ class _Analysis:
         elif isinstance(op, graph.GatherOp):
             if _dims(op.input)[op.axis.value.data] == size:
                 raise _Unsplittable(f"{op.name} reads along {size} at indices known only when it runs")
+        elif isinstance(op, graph.ConcatOp):
+            axis = op.axis_index
+            if any(size in Size.of(d).names for v in (*op.operands, *op.results) if isinstance(d := _dims(v)[axis], str)):
+                raise _Unsplittable(f"{op.name} along axis {axis} needs all of {size}")
         elif isinstance(op, graph.ReshapeOp):
             source, target = _dims(op.input), _dims(op.result)
             if (size in source or size in target) and not (size in source and _keeps(source, target, size)):

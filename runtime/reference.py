@@ -227,6 +227,17 @@ def _gather(op: graph.GatherOp, args, frame):
     return np.take(x, indices, axis=axis)
 
 
+@_impl(graph.ConcatOp)
+def _concat(op: graph.ConcatOp, args, frame):
+    return np.concatenate(args, axis=op.axis_index)
+
+
+@_impl(graph.PadOp)
+def _pad(op: graph.PadOp, args, frame):
+    value = np.array(op.padding).astype(args[0].dtype)
+    return np.pad(args[0], op.widths, mode="constant", constant_values=value)
+
+
 @_impl(graph.SoftmaxOp)
 def _softmax(op: graph.SoftmaxOp, args, frame):
     (x,), axis = args, op.axis.value.data

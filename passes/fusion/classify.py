@@ -8,7 +8,7 @@ anything, a reduction takes an elementwise prologue and epilogue, a matmul
 FREE ops (constants, ``graph.dim_size``, ``graph.iota``) cost nothing: the fusion pass clones them
 into every group that uses them, so they are never a group input nor a group.
 
-A ``graph.transpose`` / ``graph.reshape`` carrying the unit attribute ``index_map``
+A ``graph.transpose`` / ``graph.reshape`` / ``graph.concat`` / ``graph.pad`` carrying the unit attribute ``index_map``
 is still INJECTIVE, but the rewrites promise it is free as an index map at the loop
 level: :func:`is_index_map` tells the fusion rules so (it may then be folded into a
 matmul's or a reduction's operand loads, where a materialised layout change may not).
@@ -43,6 +43,8 @@ OP_CLASSES: dict[type[Operation], OpClass] = {
     graph.BroadcastOp: OpClass.BROADCAST,
     graph.TransposeOp: OpClass.INJECTIVE,
     graph.ReshapeOp: OpClass.INJECTIVE,
+    graph.ConcatOp: OpClass.INJECTIVE,
+    graph.PadOp: OpClass.INJECTIVE,
     graph.ReduceOp: OpClass.REDUCTION,
     graph.MatmulOp: OpClass.OUT_FUSABLE,
     # a load at data-dependent indices: like a broadcast, it reads each output element

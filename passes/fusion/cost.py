@@ -171,6 +171,7 @@ FLOPS_PER_ELEMENT: dict[str, float] = {
     **{op.op_name: op.flops for op in ELEMENTWISE_OPS},
     "graph.cmp": 1, "graph.select": 1, "graph.cast": 1,
     "graph.broadcast": 0, "graph.transpose": 0, "graph.reshape": 0,
+    "graph.concat": 1, "graph.pad": 1,  # a compare and a select per element
     "graph.constant": 0, "graph.dim_size": 0, "graph.iota": 0, "graph.gather": 0,
     "graph.softmax": 14, "graph.layernorm": 12, "graph.rmsnorm": 8,
 }  # fmt: skip

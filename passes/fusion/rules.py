@@ -279,20 +279,21 @@ def check_reduction(f: GroupFacts) -> str | None:
 
 
 def _operand_maps(f: GroupFacts, value: SSAValue) -> tuple[set[int], int | None]:
-    """Follow index maps inside the group up from a matmul operand: (the index-map ops
-    crossed, the first other op of the group reached or None)."""
+    """Follow index maps inside the group up from a matmul operand, through every
+    operand of a concat: (the index-map ops crossed, the first other op of the group
+    reached or None)."""
     g = f.g
-
-    def inside(v: SSAValue) -> int | None:
-        j = g.producer(v)
-        return j if j is not None and f.has(j) else None
-
     crossed: set[int] = set()
-    j = inside(value)
-    while j is not None and is_index_map(g.ops[j]):
+    pending = [value]
+    while pending:
+        j = g.producer(pending.pop())
+        if j is None or not f.has(j):
+            continue
+        if not is_index_map(g.ops[j]):
+            return crossed, j
         crossed.add(j)
-        j = inside(g.ops[j].operands[0])
-    return crossed, j
+        pending.extend(g.ops[j].operands)
+    return crossed, None
 
 
 def _matmul_operands(op: Operation) -> tuple:

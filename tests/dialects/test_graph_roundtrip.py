@@ -204,6 +204,30 @@ for _src, _dst in (
         lambda a=_src, b=_dst: single_func([T("f32", a)], lambda x: g.ReshapeOp(x, T("f32", b)))
     )
 
+for _shapes, _axis in (
+    (((4, 3), (4, 5)), 1),
+    (((2,), (3,), (4,)), 0),
+    ((("N", 8), ("N", 8)), 0),
+    ((("B", "D/2"), ("B", "D/2")), 1),
+    ((("N", 8),), 1),
+):
+    case(g.ConcatOp, f"{_shapes}-axis{_axis}")(
+        lambda s=_shapes, a=_axis: single_func([T("f32", shape) for shape in s], lambda *xs: g.ConcatOp(xs, a))
+    )
+case(g.ConcatOp, "i32")(lambda: single_func([T("i32", (3,))] * 2, lambda *xs: g.ConcatOp(xs, 0)))
+
+for _dtype, _shape, _low, _high, _value in (
+    ("f32", (4, 8), (0, 1), (2, 3), 0.0),
+    ("f32", ("N", 8), (0, 2), (0, 0), -1e30),
+    ("i32", (5,), (1,), (1,), -7.0),
+    ("bool", (2, 3), (1, 0), (0, 1), 1.0),
+):
+    case(g.PadOp, f"{_dtype}-{_shape}-{_low}-{_high}")(
+        lambda d=_dtype, s=_shape, lo=_low, hi=_high, v=_value: single_func(
+            [T(d, s)], lambda x: g.PadOp(x, lo, hi, v)
+        )
+    )
+
 for _kind, _shape in SHAPES.items():
     for _axis in (0, 1):
         case(g.IotaOp, f"{_kind}-axis{_axis}")(lambda s=_shape, a=_axis: single_func([], lambda: g.IotaOp(T("i64", s), a)))
@@ -490,6 +514,28 @@ INVALID: list[tuple[str, list[str], str, str]] = [
      r"result type tensor<4x8xf32> should be f32\[4, 3\]"),
     ("gather-result-dtype", [F, "tensor<3xi32>"], f'%0 = "graph.gather"(%a, %b) <{{axis = 1 : i64}}> : ({F}, tensor<3xi32>) -> tensor<4x3xf16>',
      "should be f32"),
+    ("concat-axis", [F, F], f'%0 = "graph.concat"(%a, %b) <{{axis = 2 : i64}}> : ({F}, {F}) -> {F}',
+     "axis 2 out of range for rank 2"),
+    ("concat-dtype", [F, I], f'%0 = "graph.concat"(%a, %b) <{{axis = 0 : i64}}> : ({F}, {I}) -> tensor<8x8xf32>',
+     "the operands of concat must have one element type"),
+    ("concat-other-axis", [F, "tensor<4x3xf32>"], f'%0 = "graph.concat"(%a, %b) <{{axis = 0 : i64}}> : ({F}, tensor<4x3xf32>) -> tensor<8x8xf32>',
+     r"operand shapes \[4, 8\] and \[4, 3\] differ outside axis 0"),
+    ("concat-rank", [F, "tensor<8xf32>"], f'%0 = "graph.concat"(%a, %b) <{{axis = 0 : i64}}> : ({F}, tensor<8xf32>) -> tensor<8x8xf32>',
+     r"differ outside axis 0"),
+    ("concat-result", [F, F], f'%0 = "graph.concat"(%a, %b) <{{axis = 0 : i64}}> : ({F}, {F}) -> tensor<4x16xf32>',
+     "result type tensor<4x16xf32> should be tensor<8x8xf32>"),
+    ("concat-unnamed-sum", [FN, F], f'%0 = "graph.concat"(%a, %b) <{{axis = 0 : i64}}> : ({FN}, {F}) -> {FN}',
+     "the sizes N \\+ 4 along axis 0 sum to no size fusec can name"),
+    ("concat-none", [], '%0 = "graph.concat"() <{axis = 0 : i64}> : () -> tensor<4xf32>',
+     "concat needs at least one operand"),
+    ("pad-widths-rank", [F], f'%0 = "graph.pad"(%a) <{{low = array<i64: 1>, high = array<i64: 1>, value = 0.0 : f64}}> : ({F}) -> {F}',
+     "pad needs 2 low and high widths, one per axis"),
+    ("pad-negative", [F], f'%0 = "graph.pad"(%a) <{{low = array<i64: 0, -1>, high = array<i64: 0, 1>, value = 0.0 : f64}}> : ({F}) -> {F}',
+     "pad widths must be non-negative"),
+    ("pad-result", [F], f'%0 = "graph.pad"(%a) <{{low = array<i64: 0, 1>, high = array<i64: 0, 1>, value = 0.0 : f64}}> : ({F}) -> {F}',
+     "result type tensor<4x8xf32> should be tensor<4x10xf32>"),
+    ("pad-symbolic", [FN], f'%0 = "graph.pad"(%a) <{{low = array<i64: 1, 0>, high = array<i64: 0, 0>, value = 0.0 : f64}}> : ({FN}) -> {FN}',
+     "size N padded by 1 is no size fusec can name"),
     # composites
     ("softmax-axis", [F], f'%0 = "graph.softmax"(%a) <{{axis = 2 : i64}}> : ({F}) -> {F}', "axis 2 out of range for rank 2"),
     ("softmax-negative-axis", [F], f'%0 = "graph.softmax"(%a) <{{axis = -1 : i64}}> : ({F}) -> {F}', "axis -1 out of range for rank 2"),

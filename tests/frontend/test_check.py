@@ -9,9 +9,11 @@ from compiler.check import (
     BroadcastToInfo,
     CallInfo,
     CastInfo,
+    ConcatInfo,
     ElementwiseInfo,
     MatmulInfo,
     NormInfo,
+    PadInfo,
     PowInfo,
     ReduceInfo,
     ReshapeInfo,
@@ -265,6 +267,42 @@ def test_reshape_resolves_its_shape(expression, shape):
     assert e.info == ReshapeInfo((e.args[0],), shape)
 
 
+@pytest.mark.parametrize(
+    "expression, axis, op, ty",
+    [
+        ("concat((x, -x), axis=1)", 1, "concat", "f32[N, 2*D]"),
+        ("concat((x, x, x))", 0, "concat", "f32[3*N, D]"),
+        ("concat((x,), axis=-1)", 1, "concat", "f32[N, D]"),
+        ("concat((reshape(x, (N, 2, -1)), reshape(x, (N, 2, D/2))), axis=-1)", 2, "concat", "f32[N, 2, D]"),
+        ("concat((broadcast_to(s, (2, D)), broadcast_to(s, (3, D))))", 0, "concat", "f32[5, D]"),
+        ("stack((x, x))", 0, "stack", "f32[2, N, D]"),
+        ("stack((x, x, x), axis=-1)", 2, "stack", "f32[N, D, 3]"),
+        ("stack((s, 2.0))", 0, "stack", "f32[2]"),
+    ],
+)
+def test_concat_and_stack(expression, axis, op, ty):
+    e = typed(expression)
+    assert str(e.ty) == ty
+    assert e.info == ConcatInfo(e.args[0].elements, axis, op)
+
+
+@pytest.mark.parametrize(
+    "expression, widths, value, ty",
+    [
+        ("pad(broadcast_to(s, (4, 5)), ((0, 1), (2, 3)), value=-1.5)", ((0, 1), (2, 3)), -1.5, "f32[5, 10]"),
+        ("pad(broadcast_to(s, (4, 5)), ((1, 1),))", ((1, 1), (1, 1)), 0, "f32[6, 7]"),
+        ("pad(x, ((0, 0), (0, 0)))", ((0, 0), (0, 0)), 0, "f32[N, D]"),
+        ("pad(b, (0, 0), value=true)", ((0, 0), (0, 0)), True, "bool[N, D]"),
+        ("pad(b, ((0, 0), (0, 0)))", ((0, 0), (0, 0)), False, "bool[N, D]"),
+        ("pad(cast(broadcast_to(s, (3,)), i32), (1, 0), value=-7)", ((1, 0),), -7, "i32[4]"),
+    ],
+)
+def test_pad(expression, widths, value, ty):
+    e = typed(expression)
+    assert str(e.ty) == ty
+    assert e.info == PadInfo((e.args[0],), widths, value)
+
+
 def test_broadcast_to():
     e = typed("broadcast_to(v, (B, N, D))")
     assert str(e.ty) == "f32[B, N, D]"
@@ -496,6 +534,49 @@ def test_shared_size_names_match():
         ("broadcast_to(x, ^(N, 3))", "broadcast_to: cannot broadcast f32[N, D] to (N, 3)"),
         ("broadcast_to(x, ^(D,))", "broadcast_to: cannot broadcast f32[N, D] to (D,)"),
         ("broadcast_to(x, ^(N, -1))", "broadcast_to: invalid dimension -1 in (N, -1); use a positive size"),
+        ("concat((x, ^w), axis=1)", "concat: f32[D, F] and f32[N, D] differ at axis 0, which is not the axis 1 they join along"),
+        ("^concat((x, i))", "dtype mismatch: f32 and i32; use cast(...)"),
+        ("concat((x, ^v))", "concat: f32[D] and f32[N, D] differ in rank"),
+        ("concat((x, x), axis=^2)", "concat: axis 2 is out of range for f32[N, D] (rank 2)"),
+        ("concat((x, x), axis=^(0, 1))", "concat: axis must be an integer, as in axis=-1"),
+        (
+            "^concat((x, reshape(v, (1, D))))",
+            ("concat: the sizes N + 1 along axis 0 add up to no size fusec can name; sizes add when they are "
+             "all integers or multiples of the same sizes (N + N = 2*N, D/2 + D/2 = D)"),
+        ),
+        ("concat(^x)", "concat: tensors must be a tuple of tensors, as in (a, b)"),
+        ("concat(^())", "concat: tensors must be a tuple of tensors, as in (a, b) or (a,)"),
+        ("concat((i, ^1), axis=0)", "concat: i32 and i32[N, D] differ in rank"),
+        ("concat((^s, s))", "concat needs tensors of rank 1 or more, got f32; use stack"),
+        ("stack((x, ^v))", "stack: f32[D] and f32[N, D] differ in shape; stack needs tensors of one shape"),
+        ("stack((x, x), axis=^3)", "stack: axis 3 is out of range for stacking f32[N, D] (axes -3 to 2)"),
+        (
+            "pad(x, ^(1, 2))",
+            "pad: axis 0 of f32[N, D] has size N, and N + 3 is no size fusec can name; pad only axes of integer size",
+        ),
+        (
+            "pad(x, ^((0, 0), (0, 0), (0, 0)))",
+            ("pad: 3 pairs of widths for f32[N, D], which has 2 axes; give one (before, after) pair per axis, "
+             "or one pair for all"),
+        ),
+        ("pad(x, (^(0, -1), (0, 0)))", "pad: widths: (0, -1) is not a pair of non-negative integers"),
+        (
+            "pad(x, ^3)",
+            ("pad: widths must be a (before, after) pair of non-negative integers, or a tuple of such pairs, "
+             "as in ((0, 0), (1, 2))"),
+        ),
+        (
+            "pad(x, (^(1, 2, 3), (0, 0)))",
+            ("pad: widths must be a (before, after) pair of non-negative integers, or a tuple of such pairs, "
+             "as in ((0, 0), (1, 2))"),
+        ),
+        ("pad(i, (0, 0), value=^1.5)", "pad: a decimal number cannot take the integer dtype i32 of the tensor"),
+        ("pad(b, (0, 0), value=^1)", "pad: a number cannot take the dtype bool of the tensor; use true or false"),
+        ("pad(x, (0, 0), value=^true)", "pad: true or false cannot take the dtype f32 of the tensor; use a number"),
+        ("pad(h, (0, 0), value=^1e9)", "1000000000.0 is out of range for f16 (largest 65504)"),
+        ("pad(k, (0, 0), value=^9007199254740993)", "pad: value 9007199254740993 is beyond ±2^53, the integers a padding value holds exactly"),
+        ("pad(x, (0, 0), value=^N)", "pad: value must be a number or true or false, as in value=-1"),
+        ("pad(^s, (0, 0))", "pad needs a tensor of rank 1 or more, got f32"),
         ("cast(x, ^float32)", "cast: 'float32' is not a dtype; the dtypes are f16, f32, f64, i32, i64, bool; did you mean 'f32'?"),
         ("cast(x, ^3)", "cast: dtype must be a dtype: one of f16, f32, f64, i32, i64, bool"),
         # names
@@ -504,10 +585,16 @@ def test_shared_size_names_match():
         ("^exp", "'exp' is a function; call it, as in exp(...)"),
         ("^f32", "'f32' is a dtype, not a value; it can appear in a type or in cast(x, f32)"),
         ("^N", "'N' is a size, not a value; sizes can appear in the shape of reshape or broadcast_to"),
-        ("x * ^(1, 2)", "a tuple is not a value; tuples give axes, a permutation or a shape"),
+        (
+            "x * ^(1, 2)",
+            ("a tuple is not a value; tuples give axes, a permutation, a shape, pad's widths "
+             "or the tensors of concat and stack"),
+        ),
+        ("reshape(x, (^x + 1, 2))", "a tuple holds only integers and size names, as in (0, 2) or (B, -1)"),
+        ("sum(x, axis=(^1.5,))", "a tuple holds only integers and size names, as in (0, 2) or (B, -1)"),
         ("^x(1)", "'x' is a value, not a function"),
         ("^expp(x)", "unknown function 'expp'; did you mean 'exp'?"),
-        ("^frobnicate(x)", "unknown function 'frobnicate'"),
+        ("^qwzx(x)", "unknown function 'qwzx'"),
     ],
 )
 def test_statement_errors(statement, message):

@@ -458,6 +458,78 @@ func.func @transpose_dtype(%a: tensor<4x8xf32>) {
 
 // -----
 
+// CHECK: {{^}}operand shapes [4, 8] and [4, 3] differ outside axis 0
+func.func @concat_other_axis(%a: tensor<4x8xf32>, %b: tensor<4x3xf32>) {
+  %0 = "graph.concat"(%a, %b) <{axis = 0 : i64}> : (tensor<4x8xf32>, tensor<4x3xf32>) -> tensor<8x8xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}axis 2 out of range for rank 2
+func.func @concat_axis(%a: tensor<4x8xf32>) {
+  %0 = "graph.concat"(%a, %a) <{axis = 2 : i64}> : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}the operands of concat must have one element type
+func.func @concat_dtype(%a: tensor<4x8xf32>, %b: tensor<4x8xi32>) {
+  %0 = "graph.concat"(%a, %b) <{axis = 0 : i64}> : (tensor<4x8xf32>, tensor<4x8xi32>) -> tensor<8x8xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}the sizes N + 4 along axis 0 sum to no size fusec can name
+func.func @concat_unnamed_sum(%a: tensor<?x8xf32, ["N", ""]>, %b: tensor<4x8xf32>) {
+  %0 = "graph.concat"(%a, %b) <{axis = 0 : i64}> : (tensor<?x8xf32, ["N", ""]>, tensor<4x8xf32>) -> tensor<?x8xf32, ["N", ""]>
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}result type tensor<4x16xf32> should be tensor<8x8xf32>
+func.func @concat_result(%a: tensor<4x8xf32>) {
+  %0 = "graph.concat"(%a, %a) <{axis = 0 : i64}> : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x16xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}pad needs 2 low and high widths, one per axis
+func.func @pad_widths_rank(%a: tensor<4x8xf32>) {
+  %0 = "graph.pad"(%a) <{low = array<i64: 1>, high = array<i64: 1>, value = 0.0 : f64}> : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}pad widths must be non-negative
+func.func @pad_negative(%a: tensor<4x8xf32>) {
+  %0 = "graph.pad"(%a) <{low = array<i64: 0, -1>, high = array<i64: 0, 1>, value = 0.0 : f64}> : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}size N padded by 1 is no size fusec can name
+func.func @pad_symbolic(%a: tensor<?x8xf32, ["N", ""]>) {
+  %0 = "graph.pad"(%a) <{low = array<i64: 1, 0>, high = array<i64: 0, 0>, value = 0.0 : f64}> : (tensor<?x8xf32, ["N", ""]>) -> tensor<?x8xf32, ["N", ""]>
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}result type tensor<4x8xf32> should be tensor<4x10xf32>
+func.func @pad_result(%a: tensor<4x8xf32>) {
+  %0 = "graph.pad"(%a) <{low = array<i64: 0, 1>, high = array<i64: 0, 1>, value = 0.0 : f64}> : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return
+}
+
+// -----
+
 // CHECK: {{^}}cannot reshape [4, 8] to [30]: element counts differ
 func.func @reshape_count(%a: tensor<4x8xf32>) {
   %0 = "graph.reshape"(%a) : (tensor<4x8xf32>) -> tensor<30xf32>

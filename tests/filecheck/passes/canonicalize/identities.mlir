@@ -81,3 +81,14 @@ func.func @cast_round_trip(%x: tensor<4xf32>) -> tensor<4xf32> {
   %b = graph.cast %a : tensor<4xi32> -> tensor<4xf32>
   func.return %b : tensor<4xf32>
 }
+
+// concat of one operand and pad by zero widths are their input; a real pad stays
+// CHECK-LABEL: func.func @concat_pad_identities(
+// CHECK-NEXT:    %[[P:.*]] = graph.pad %x low = [0, 1] high = [0, 0] value = 1.000000e+00 : tensor<?x4xf32, ["N", ""]> -> tensor<?x5xf32, ["N", ""]>
+// CHECK-NEXT:    func.return %x, %x, %[[P]] :
+func.func @concat_pad_identities(%x: tensor<?x4xf32, ["N", ""]>) -> (tensor<?x4xf32, ["N", ""]>, tensor<?x4xf32, ["N", ""]>, tensor<?x5xf32, ["N", ""]>) {
+  %c = graph.concat %x axis = 1 : tensor<?x4xf32, ["N", ""]> -> tensor<?x4xf32, ["N", ""]>
+  %z = graph.pad %c low = [0, 0] high = [0, 0] value = 1.000000e+00 : tensor<?x4xf32, ["N", ""]> -> tensor<?x4xf32, ["N", ""]>
+  %p = graph.pad %x low = [0, 1] high = [0, 0] value = 1.000000e+00 : tensor<?x4xf32, ["N", ""]> -> tensor<?x5xf32, ["N", ""]>
+  func.return %c, %z, %p : tensor<?x4xf32, ["N", ""]>, tensor<?x4xf32, ["N", ""]>, tensor<?x5xf32, ["N", ""]>
+}

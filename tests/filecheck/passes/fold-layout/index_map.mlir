@@ -1,4 +1,4 @@
-// Transposes and reshapes whose every user reads element by element get {index_map}.
+// Layout ops whose every user reads element by element get {index_map}.
 // RUN: fusec-opt %s -p fold-layout | filecheck %s
 
 // the multi-head split and merge: all read through index maps
@@ -65,4 +65,23 @@ func.func @composite_user(%x: tensor<4x6xf32>) -> tensor<6x4xf32> {
   %t = graph.transpose %x perm = [1, 0] : tensor<4x6xf32> -> tensor<6x4xf32>
   %s = graph.softmax %t axis = 1 : tensor<6x4xf32>
   func.return %s : tensor<6x4xf32>
+}
+
+// concat and pad are index maps too (selects between their operands' loads): marked
+// where read element by element, and a transpose they read is marked; one returned
+// is materialized
+// CHECK-LABEL: func.func @concat_pad(
+// CHECK-NEXT:    %[[T:.*]] = graph.transpose %x perm = [1, 0] {index_map}
+// CHECK-NEXT:    %[[C:.*]] = graph.concat %[[T]], %y axis = 1 {index_map}
+// CHECK-NEXT:    %[[P:.*]] = graph.pad %[[C]] low = [0, 1] high = [0, 1] value = 0.000000e+00 {index_map}
+// CHECK-NEXT:    %[[S:.*]] = graph.reduce sum %[[P]]
+// CHECK-NEXT:    %[[R:.*]] = graph.concat %y, %y axis = 0 :
+// CHECK-NEXT:    func.return %[[S]], %[[R]]
+func.func @concat_pad(%x: tensor<3x4xf32>, %y: tensor<4x2xf32>) -> (tensor<4xf32>, tensor<8x2xf32>) {
+  %t = graph.transpose %x perm = [1, 0] : tensor<3x4xf32> -> tensor<4x3xf32>
+  %c = graph.concat %t, %y axis = 1 : tensor<4x3xf32>, tensor<4x2xf32> -> tensor<4x5xf32>
+  %p = graph.pad %c low = [0, 1] high = [0, 1] value = 0.000000e+00 : tensor<4x5xf32> -> tensor<4x7xf32>
+  %s = graph.reduce sum %p axes = [1] : tensor<4x7xf32> -> tensor<4xf32>
+  %r = graph.concat %y, %y axis = 0 : tensor<4x2xf32>, tensor<4x2xf32> -> tensor<8x2xf32>
+  func.return %s, %r : tensor<4xf32>, tensor<8x2xf32>
 }

@@ -41,3 +41,14 @@ func.func @scores(%q: tensor<?x64xf32, ["S", ""]>, %k: tensor<64x?xf32, ["", "S"
   %s = graph.matmul %q, %k : tensor<?x64xf32, ["S", ""]>, tensor<64x?xf32, ["", "S"]> -> tensor<?x?xf32, ["S", "S"]>
   func.return %s : tensor<?x?xf32, ["S", "S"]>
 }
+
+// concatenating along N needs all of it; the other axes of a concat stay parallel, and
+// a pad pads only axes of integer size
+// CHECK-LABEL: func.func @concat_pad(
+// CHECK-SAME:  partition = {N = "unsplittable: graph.concat along axis 0 needs all of N", B = "parallel", S = "parallel"}
+func.func @concat_pad(%x: tensor<?x4xf32, ["N", ""]>, %y: tensor<?x4xf32, ["B", ""]>, %z: tensor<?x?x4xf32, ["B", "S", ""]>) -> (tensor<?x4xf32, ["2*N", ""]>, tensor<?x8xf32, ["B", ""]>, tensor<?x?x7xf32, ["B", "S", ""]>) {
+  %c = graph.concat %x, %x axis = 0 : tensor<?x4xf32, ["N", ""]>, tensor<?x4xf32, ["N", ""]> -> tensor<?x4xf32, ["2*N", ""]>
+  %d = graph.concat %y, %y axis = 1 : tensor<?x4xf32, ["B", ""]>, tensor<?x4xf32, ["B", ""]> -> tensor<?x8xf32, ["B", ""]>
+  %p = graph.pad %z low = [0, 0, 1] high = [0, 0, 2] value = 0.000000e+00 : tensor<?x?x4xf32, ["B", "S", ""]> -> tensor<?x?x7xf32, ["B", "S", ""]>
+  func.return %c, %d, %p : tensor<?x4xf32, ["2*N", ""]>, tensor<?x8xf32, ["B", ""]>, tensor<?x?x7xf32, ["B", "S", ""]>
+}
