@@ -42,6 +42,7 @@ from dialects.graph import (
     RsqrtOp,
     SelectOp,
     SqrtOp,
+    SliceOp,
     SubOp,
     TransposeOp,
 )
@@ -99,9 +100,9 @@ def _static_constant(value: SSAValue) -> np.ndarray | None:
 
 def splat_value(value: SSAValue) -> np.ndarray | None:
     """The one element of a splat (a constant of equal elements, or a broadcast,
-    reshape or transpose of one) as a rank-0 array, else None."""
+    reshape, transpose or slice of one) as a rank-0 array, else None."""
     op = value.owner
-    while isinstance(op, BroadcastOp | ReshapeOp | TransposeOp):
+    while isinstance(op, BroadcastOp | ReshapeOp | TransposeOp | SliceOp):
         op = op.input.owner
     if not isinstance(op, ConstantOp):
         return None
@@ -157,10 +158,13 @@ _NEUTRAL: dict[type[Operation], tuple[tuple[int, int], ...]] = {
 
 def _same_type_input(op: Operation) -> SSAValue | None:
     """broadcast / reshape / cast to the input's own type = the input; transpose by
-    the identity permutation = the input."""
+    the identity permutation = the input; a slice that reads every index in order
+    (``x[:, :]``) = the input."""
     if isinstance(op, BroadcastOp | ReshapeOp | CastOp) and op.input.type == op.result.type:
         return op.input
     if isinstance(op, TransposeOp) and op.permutation == tuple(range(len(op.permutation))):
+        return op.input
+    if isinstance(op, SliceOp) and not op.reads():
         return op.input
     return None
 
@@ -291,12 +295,25 @@ class BroadcastOfBroadcast(RewritePattern):
             rewriter.replace(op, BroadcastOp(inner.input, op.result.type))
 
 
+class SliceOfSlice(RewritePattern):
+    """slice(slice(x, s, t), s', t') = slice(x, s + s' * t, t * t'): the outer window's
+    index i reads the inner one's s' + i * t', which reads x's s + (s' + i * t') * t."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: SliceOp, rewriter: PatternRewriter) -> None:
+        if not isinstance(inner := op.input.owner, SliceOp):
+            return
+        starts = [s + outer.scaled(t) for s, t, outer in zip(inner.start_indices, inner.step_values, op.start_indices)]
+        steps = [t * u for t, u in zip(inner.step_values, op.step_values)]
+        rewriter.replace(op, SliceOp(inner.input, starts, steps, op.result.type))
+
+
 class LayoutOfSplat(RewritePattern):
-    """transpose / reshape / broadcast of a splat c = broadcast(c : rank 0): moving
-    equal elements around leaves them equal."""
+    """transpose / reshape / broadcast / slice of a splat c = broadcast(c : rank 0):
+    moving equal elements around leaves them equal."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, TransposeOp | ReshapeOp | BroadcastOp):
+        if not isinstance(op, TransposeOp | ReshapeOp | BroadcastOp | SliceOp):
             return
         source = op.input.owner
         if isinstance(source, ConstantOp) and shape_of(source.result.type) == ():
@@ -336,6 +353,7 @@ PATTERNS: dict[type[Operation], tuple[RewritePattern, ...]] = {
     TransposeOp: (TransposeOfTranspose(), _LAYOUT_OF_SPLAT),
     ReshapeOp: (ReshapeOfReshape(), _LAYOUT_OF_SPLAT),
     BroadcastOp: (BroadcastOfBroadcast(), _LAYOUT_OF_SPLAT),
+    SliceOp: (SliceOfSlice(), _LAYOUT_OF_SPLAT),
     DimSizeOp: (DimSizeOfArgument(),),
     **{op: (_FOLD_SPLATS,) for op in ELEMENTWISE if op is not PowOp},
 }

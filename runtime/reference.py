@@ -30,7 +30,7 @@ from xdsl.traits import SymbolTable
 
 from dialects import graph
 from dialects.graph_semantics import BINARY, COMPARE, UNARY, numpy_dtype
-from dialects.sizes import Size, SizeError, evaluate_dim, is_derived, solve
+from dialects.sizes import Size, SizeError, evaluate_dim, index_out_of_range, is_derived, solve
 from dialects.tensor_types import format_shape, shape_of
 from runtime.errors import ExecutionError
 
@@ -178,6 +178,20 @@ def _transpose(op: graph.TransposeOp, args, frame):
 @_impl(graph.ReshapeOp)
 def _reshape(op: graph.ReshapeOp, args, frame):
     return np.reshape(args[0], frame.resolve(op.result.type))
+
+
+@_impl(graph.SliceOp)
+def _slice(op: graph.SliceOp, args, frame):
+    for _, first, last, dim in op.reads():
+        for index in (first, last):
+            if (why := index_out_of_range(index, dim, frame.sizes)) is not None:
+                raise EvaluationError(why)
+    window = []
+    for start, step, size in zip(op.start_indices, op.step_values, frame.resolve(op.result.type)):
+        first = start.evaluate(frame.sizes)
+        stop = first + size * step
+        window.append(slice(first, stop if stop >= 0 else None, step))
+    return args[0][tuple(window)]
 
 
 @_impl(graph.SoftmaxOp)
