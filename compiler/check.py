@@ -423,11 +423,11 @@ class _Checker:
                 what = "this split gives"
             else:
                 self._value(e)
-                what = "this expression is one value" if e.ty is not _ERROR else None
+                what = "this expression is" if e.ty is not _ERROR else None
                 types = [_ERROR] * count if e.ty is _ERROR else [e.ty]
             if what is not None and len(types) != count:
-                names = _count(count, "name")
-                raise _Reject(stmt.span.head(len(", ".join(stmt.names))), f"{names} to bind, but {what} {_count(len(types), 'value')}")
+                given = "one value" if what.endswith("is") else _count(len(types), "value")
+                raise _Reject(stmt.span.head(len(", ".join(stmt.names))), f"{count} names to bind, but {what} {given}")
         except _Reject as reject:
             self._error(reject.span, reject.message)
             return [_ERROR] * count
@@ -979,6 +979,8 @@ class _Checker:
         if isinstance(e, ast.IntLit):
             return Linear.of(e.value)
         if isinstance(e, ast.Name):
+            if e.name in self.env:
+                raise _Reject(e.span, f"'{e.name}' is a tensor, not a size; {example}")
             if e.name not in self.sizes:
                 known = f"its sizes are {', '.join(self.sizes)}" if self.sizes else "it has none"
                 raise _Reject(e.span, f"'{e.name}' is not a size of this function ({known}); {example}")

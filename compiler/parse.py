@@ -101,7 +101,7 @@ def _unexpected_token_message(token: Token, accepted: set[str]) -> str:
         if token.type in ("RPAR", "RSQB"):
             return f"unexpected {found}"
         return f"expected a statement (`name = expr` or `return expr`) or '}}', but found {found}"
-    if accepted == {"EQUAL"}:
+    if accepted in ({"EQUAL"}, {"EQUAL", "COMMA"}):  # after a statement's first name (`a, b = ...` too)
         return f"expected '=' (a statement is `name = expr` or `return expr`), but found {found}"
     wanted = sorted(_describe_terminal(name) for name in accepted)
     if 1 <= len(wanted) <= 4:

@@ -608,3 +608,27 @@ func.func @group_encoding(%a: tensor<?x8xf32, ["N", ""]>) {
 func.func @yield_outside_group(%a: tensor<4x8xf32>) {
   "graph.yield"(%a) : (tensor<4x8xf32>) -> ()
 }
+
+// -----
+
+// CHECK: {{^}}a slice step cannot be 0
+func.func @slice_step_zero(%a: tensor<4x8xf32>) {
+  %0 = "graph.slice"(%a) <{starts = ["0", "0"], steps = array<i64: 0, 1>}> : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}slice reads index 9 of axis 1, of size 8
+func.func @slice_out_of_range(%a: tensor<4x8xf32>) {
+  %0 = "graph.slice"(%a) <{starts = ["0", "3"], steps = array<i64: 1, 2>}> : (tensor<4x8xf32>) -> tensor<4x4xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}a slice of a rank-2 tensor needs 2 starts, steps and result sizes
+func.func @slice_rank(%a: tensor<4x8xf32>) {
+  %0 = "graph.slice"(%a) <{starts = ["0"], steps = array<i64: 1>}> : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return
+}
