@@ -1084,13 +1084,15 @@ def _derived_sizes(fn: func.FuncOp) -> tuple[str, ...]:
 def _index_bounds(fn: func.FuncOp) -> tuple[Dim, ...]:
     """The first and last index each slice of ``fn`` reads along each axis it cuts,
     paired with that axis's size, where sizes are symbolic (the verifier checked the
-    static ones): ``(index, size, index, size, ...)``, first use first."""
+    static ones): ``(index, size, index, size, ...)``, first use first. Index 0 and
+    index ``size - 1`` are in range whatever the size, and need no check."""
     found: dict[tuple[str, Dim], None] = {}
     for op in fn.walk():
         if isinstance(op, graph.SliceOp):
             for _, first, last, dim in op.reads():
                 for index in (first, last):
-                    if index.constant is None or isinstance(dim, str):
+                    always = index.constant == 0 or index.text == (Linear.of(dim) - Linear.of(1)).text
+                    if not always and (index.constant is None or isinstance(dim, str)):
                         found[(index.text, dim)] = None
     return tuple(d for pair in found for d in pair)
 

@@ -23,7 +23,7 @@ already keeps). The rules, for one size ``S``:
 
 - elementwise ops, broadcasts and transposes keep ``S`` where it is: parallel;
 - a slice that cuts an axis of size ``S`` (or of a size made from it, ``2*S``), or
-  starts at an index made from it, is unsplittable along ``S``: ``x[:, :D/2]`` of a
+  whose window or start is made from it (``x[:S]``), is unsplittable along ``S``: ``x[:, :D/2]`` of a
   chunk of ``D`` is not the chunk of ``x[:, :D/2]``, nor ``flip`` of a chunk;
   the axes it reads whole stay parallel;
 - a value with two dimensions named ``S`` (attention's ``q @ kT`` scores) is
@@ -165,9 +165,10 @@ class _Analysis:
                     f"{op.name} from {list(source)} to {list(target)} merges or splits {size} with other axes"
                 )
         elif isinstance(op, graph.SliceOp):
-            dims = _dims(op.input)
+            dims, window = _dims(op.input), _dims(op.result)
             for axis, first, _, _ in op.reads():
-                if size in Size.of(dims[axis]).names or any(size in t.names for t in first.terms):
+                names = {*Size.of(dims[axis]).names, *Size.of(window[axis]).names, *(n for t in first.terms for n in t.names)}
+                if size in names:
                     raise _Unsplittable(f"{op.name} reads a window of axis {axis} ({dims[axis]}), not each chunk's own")
         depth = self.depth_of(op.operands)
         for result in op.results:
