@@ -22,10 +22,10 @@ through `info.operands`.
 from __future__ import annotations
 
 import difflib
-from fractions import Fraction
 from math import prod
 from dataclasses import dataclass
 from enum import Enum, auto
+from fractions import Fraction
 from typing import Callable, ClassVar
 
 import numpy as np
