@@ -755,7 +755,9 @@ class _Checker:
             if (bound := _substitute(arg.span, expected, sizes)) != actual:
                 raise _Reject(arg.span, f"size {expected} of '{name}' is {bound} here, but the argument has {actual}")
         if several:
-            results = tuple(TensorTy(r.dtype, tuple(_substitute(call.span, d, sizes) for d in r.shape)) for r in signature.results)
+            results = tuple(
+                TensorTy(r.dtype, tuple(_substitute(call.span, d, sizes) for d in r.shape)) for r in signature.results
+            )
             call.info = CallInfo(tuple(call.args), name, results)
             return list(results)
         if len(signature.results) != 1:
@@ -902,7 +904,8 @@ class _Checker:
         ty = self._strong(e.value)
         if len(e.items) > ty.rank:
             extra = e.items[ty.rank]
-            raise _Reject(extra.span, f"too many subscripts: {ty} has {ty.rank} ax{'i' if ty.rank == 1 else 'e'}s, but {len(e.items)} are given")
+            axes = f"{ty.rank} ax{'i' if ty.rank == 1 else 'e'}s"
+            raise _Reject(extra.span, f"too many subscripts: {ty} has {axes}, but {len(e.items)} are given")
         starts, steps, window, shape = [], [], [], []
         for axis, dim in enumerate(ty.shape):
             item = e.items[axis] if axis < len(e.items) else ast.Range(None, None, None, e.span)
@@ -1054,7 +1057,8 @@ class _Checker:
         part = Size.of(dim) * Size(Fraction(1, parts))
         if not part.names and part.factor.denominator != 1:
             raise _Reject(
-                args.spans["n"], f"split: axis {axis} of {ty} has size {dim}, which does not divide into {parts} equal parts"
+                args.spans["n"],
+                f"split: axis {axis} of {ty} has size {dim}, which does not divide into {parts} equal parts",
             )
         shape = tuple(part.dim if a == axis else d for a, d in enumerate(ty.shape))
         call.info = SplitInfo((x,), axis, parts, shape)

@@ -855,7 +855,8 @@ class SliceOp(IRDLOperation):
         _verify_all_tensors(self)
         source, target = shape_of(self.input.type), shape_of(self.result.type)
         if len(self.starts.data) != len(source) or len(self.step_values) != len(source) or len(target) != len(source):
-            raise VerifyException(f"a slice of a rank-{len(source)} tensor needs {len(source)} starts, steps and result sizes")
+            rank = len(source)
+            raise VerifyException(f"a slice of a rank-{rank} tensor needs {rank} starts, steps and result sizes")
         if dtype_of(self.input.type) != dtype_of(self.result.type):
             raise VerifyException("slice must keep the element type")
         if 0 in self.step_values:

@@ -237,5 +237,6 @@ def index_out_of_range(index: Linear, dim: Dim, sizes: dict[str, int]) -> str | 
     value, size = index.evaluate(sizes), evaluate_dim(dim, sizes)
     if 0 <= value < size:
         return None
-    bound = ", ".join(f"{n} = {sizes[n]}" for n in sorted({n for t in index.terms for n in t.names} | set(Size.of(dim).names)))
+    names = {n for t in index.terms for n in t.names} | set(Size.of(dim).names)
+    bound = ", ".join(f"{n} = {sizes[n]}" for n in sorted(names))
     return f"a slice reads index {index.text} of an axis of size {dim}, out of range with {bound}"

@@ -167,7 +167,8 @@ class _Analysis:
         elif isinstance(op, graph.SliceOp):
             dims, window = _dims(op.input), _dims(op.result)
             for axis, first, _, _ in op.reads():
-                names = {*Size.of(dims[axis]).names, *Size.of(window[axis]).names, *(n for t in first.terms for n in t.names)}
+                names = {*Size.of(dims[axis]).names, *Size.of(window[axis]).names}
+                names.update(n for t in first.terms for n in t.names)
                 if size in names:
                     raise _Unsplittable(f"{op.name} reads a window of axis {axis} ({dims[axis]}), not each chunk's own")
         depth = self.depth_of(op.operands)
