@@ -321,7 +321,8 @@ class _FunctionBuilder:
         info: SliceInfo = e.info
         (x,) = info.operands
         window = TensorTy(e.ty.dtype, info.window)
-        value = self.emit(graph.SliceOp(self.expr(x), info.starts, info.steps, self.type(window)))
+        starts = [start.substituted(self.subst) for start in info.starts]
+        value = self.emit(graph.SliceOp(self.expr(x), starts, info.steps, self.type(window)))
         if info.window != e.ty.shape:  # integer subscripts drop their axes
             value = self.emit(graph.ReshapeOp(value, self.type(e.ty)))
         return value
@@ -334,11 +335,11 @@ class _FunctionBuilder:
         assert isinstance(info, SplitInfo)
         (x,) = info.operands
         value = self.expr(x)
-        part = info.part[info.axis]
+        part = Linear.of(info.part[info.axis]).substituted(self.subst)
         part_type = self.type(TensorTy(info.operands[0].ty.dtype, info.part))
         values = []
         for k in range(info.parts):
-            starts = [Linear.of(part).scaled(k) if a == info.axis else 0 for a in range(len(info.part))]
+            starts = [part.scaled(k) if a == info.axis else 0 for a in range(len(info.part))]
             values.append(self.emit(graph.SliceOp(value, starts, [1] * len(info.part), part_type)))
         return values
 

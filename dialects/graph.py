@@ -797,6 +797,11 @@ class ReshapeOp(IRDLOperation):
 # ``squeeze`` are reshapes.
 
 
+def starts_attr(starts: Sequence[Dim | Linear]) -> ArrayAttr[StringAttr]:
+    """The ``starts`` of a ``graph.slice``: each index in its canonical spelling."""
+    return ArrayAttr([StringAttr((s if isinstance(s, Linear) else Linear.of(s)).text) for s in starts])
+
+
 @irdl_op_definition
 class SliceOp(IRDLOperation):
     """A strided window: result index ``i`` along axis ``k`` reads input index
@@ -822,14 +827,10 @@ class SliceOp(IRDLOperation):
     def __init__(
         self, input: SSAValue | Operation, starts: Sequence[Dim | Linear], steps: Sequence[int], result_type: TensorType
     ):
-        texts = [s.text if isinstance(s, Linear) else Linear.of(s).text for s in starts]
         super().__init__(
             operands=[input],
             result_types=[result_type],
-            properties={
-                "starts": ArrayAttr([StringAttr(t) for t in texts]),
-                "steps": DenseArrayBase.from_list(i64, list(steps)),
-            },
+            properties={"starts": starts_attr(starts), "steps": DenseArrayBase.from_list(i64, list(steps))},
         )
 
     @property

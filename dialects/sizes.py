@@ -218,6 +218,17 @@ class Linear:
             parts.append(("-" if term.factor < 0 else "+" if parts else "") + text)
         return "".join(parts)
 
+    def substituted(self, binding: dict[str, Dim]) -> Linear:
+        """The index with its names replaced by the dims ``binding`` gives them (a
+        callee's ``E/2`` with ``E -> "D"`` is ``D/2``), as ``substitute`` does a dim."""
+        result = Linear()
+        for term in self.terms:
+            size = Size(term.factor)
+            for name in term.names:
+                size = size * Size.of(binding.get(name, name))
+            result = result + Linear.of(size)
+        return result
+
     def evaluate(self, sizes: dict[str, int]) -> int:
         """The index under a binding of its names (a ``SizeError`` where a name is
         unbound or the sum is not a whole number)."""

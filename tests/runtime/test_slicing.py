@@ -133,3 +133,23 @@ def test_symbolic_bounds_are_checked_when_the_program_runs(target):
     np.testing.assert_array_equal(program.every_other(np.arange(6, dtype=np.float32)), [0, 2, 4])
     with pytest.raises(fusec.FusecError, match=r"size N/2 is not a whole number with N = 5"):
         program.every_other(np.arange(5, dtype=np.float32))
+
+
+def test_a_callee_slices_with_its_own_sizes():
+    """half's E/2 is main's D/2: the specialisation of half for main's sizes renames the
+    slices' starts with the types."""
+    source = """
+    fn half(x: f32[N, E]) -> (f32[N, E/2], f32[N, E/2]) {
+        a, b = split(x, 2)
+        return x[:, E/2:] - b, a
+    }
+    fn main(x: f32[M, D]) -> (f32[M, D/2], f32[M, D/2]) {
+        p, q = half(x)
+        return p, q
+    }
+    """
+    x = np.arange(24, dtype=np.float32).reshape(3, 8)
+    for target in TARGETS:
+        low, high = fusec.compile(source, target=target).main(x)
+        np.testing.assert_array_equal(low, np.zeros((3, 4), np.float32))
+        np.testing.assert_array_equal(high, x[:, :4])
