@@ -1020,6 +1020,10 @@ class _Checker:
         axis = args.attrs["axis"]
         axes = axis if isinstance(axis, tuple) else (axis,)
         rank = ty.rank + len(axes)
+        for a in axes:
+            if not -rank <= a < rank:
+                message = f"expand_dims: axis {a} is out of range for a result of rank {rank} (x is {ty})"
+                raise _Reject(args.spans["axis"], message)
         axes = _normalize_axes(args.spans["axis"], builtin.name, axes, TensorTy(ty.dtype, (1,) * rank))
         rest = iter(ty.shape)
         shape = tuple(1 if a in axes else next(rest) for a in range(rank))
