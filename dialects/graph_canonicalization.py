@@ -35,6 +35,7 @@ from dialects.graph import (
     ConstantOp,
     DimSizeOp,
     DivOp,
+    MatmulOp,
     MulOp,
     NegOp,
     PowOp,
@@ -47,7 +48,8 @@ from dialects.graph import (
     TransposeOp,
 )
 from dialects.graph_semantics import BINARY, COMPARE, UNARY, numpy_dtype
-from dialects.tensor_types import dtype_of, is_float, shape_of
+from dialects.sizes import Linear
+from dialects.tensor_types import Dim, dtype_of, is_float, shape_of, tensor_type
 
 # ---------------------------------------------------------------------------
 # Building ops for a rewrite
@@ -308,6 +310,49 @@ class SliceOfSlice(RewritePattern):
         rewriter.replace(op, SliceOp(inner.input, starts, steps, op.result.type))
 
 
+class SliceOfMatmul(RewritePattern):
+    """slice(a @ b) = slice(a, rows) @ slice(b, columns), where the slice reads the batch
+    axes whole and nothing else reads the product: a product's rows are the products of
+    a's rows, its columns those of b's columns. The product then computes only what is
+    read, and the slices are index maps of its operand loads, in its kernel."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: SliceOp, rewriter: PatternRewriter) -> None:
+        product = op.input.owner
+        if not isinstance(product, MatmulOp) or product.result.uses.get_length() != 1:
+            return
+        rank = len(shape_of(op.result.type))
+        cut = {axis for axis, *_ in op.reads()}
+        if any(axis < rank - 2 for axis in cut):
+            return
+        e = Emitter()
+        operands = []
+        # the rows are lhs's second-to-last axis (its last when transposed), the columns rhs's last
+        for value, axis, transposed in (
+            (product.lhs, rank - 2, product.transpose_lhs is not None),
+            (product.rhs, rank - 1, product.transpose_rhs is not None),
+        ):
+            if axis not in cut:
+                operands.append(value)
+                continue
+            which = (-1 if axis == rank - 2 else -2) if transposed else (-2 if axis == rank - 2 else -1)
+            start, step = op.start_indices[axis], op.step_values[axis]
+            operands.append(e(_slice_axis(value, which, start, step, shape_of(op.result.type)[axis])))
+        lhs, rhs = operands
+        result = e(MatmulOp(lhs, rhs, product.transpose_lhs is not None, product.transpose_rhs is not None))
+        rewriter.replace(op, e.ops, [result])
+
+
+def _slice_axis(value: SSAValue, axis: int, start: Linear, step: int, size: Dim) -> SliceOp:
+    """``value`` sliced along one axis (negative from the end), read whole along the others."""
+    shape = shape_of(value.type)
+    axis %= len(shape)
+    starts = [start if a == axis else 0 for a in range(len(shape))]
+    steps = [step if a == axis else 1 for a in range(len(shape))]
+    result = tensor_type(dtype_of(value.type), tuple(size if a == axis else d for a, d in enumerate(shape)))
+    return SliceOp(value, starts, steps, result)
+
+
 class LayoutOfSplat(RewritePattern):
     """transpose / reshape / broadcast / slice of a splat c = broadcast(c : rank 0):
     moving equal elements around leaves them equal."""
@@ -353,7 +398,7 @@ PATTERNS: dict[type[Operation], tuple[RewritePattern, ...]] = {
     TransposeOp: (TransposeOfTranspose(), _LAYOUT_OF_SPLAT),
     ReshapeOp: (ReshapeOfReshape(), _LAYOUT_OF_SPLAT),
     BroadcastOp: (BroadcastOfBroadcast(), _LAYOUT_OF_SPLAT),
-    SliceOp: (SliceOfSlice(), _LAYOUT_OF_SPLAT),
+    SliceOp: (SliceOfSlice(), SliceOfMatmul(), _LAYOUT_OF_SPLAT),
     DimSizeOp: (DimSizeOfArgument(),),
     **{op: (_FOLD_SPLATS,) for op in ELEMENTWISE if op is not PowOp},
 }

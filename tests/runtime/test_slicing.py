@@ -153,3 +153,15 @@ def test_a_callee_slices_with_its_own_sizes():
         low, high = fusec.compile(source, target=target).main(x)
         np.testing.assert_array_equal(low, np.zeros((3, 4), np.float32))
         np.testing.assert_array_equal(high, x[:, :4])
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_slice_of_a_product_is_one_kernel(target):
+    """(x @ w)[1:, ::2] multiplies only the rows and columns it reads: the slices move
+    onto the operands, as index maps of the matmul's loads."""
+    source = "fn main(x: f32[8, K], w: f32[K, N]) -> f32[7, N/2] { return (x @ w)[1:, ::2] }"
+    program = fusec.compile(source, target=target)
+    assert_kernel_count(program.compilation().stage("fused"), 1)
+    rng = np.random.default_rng(5)
+    x, w = rng.standard_normal((8, 5)).astype(np.float32), rng.standard_normal((5, 6)).astype(np.float32)
+    np.testing.assert_allclose(program.main(x, w), (x @ w)[1:, ::2], rtol=1e-5, atol=1e-6)

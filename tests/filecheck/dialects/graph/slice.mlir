@@ -41,3 +41,35 @@ func.func @folds(%x: tensor<?x?xf32, ["N", "D"]>) -> (tensor<?x?xf32, ["N", "D"]
   %t = graph.slice %s starts = ["1", "0"] steps = [2, 2] : tensor<4x6xf32> -> tensor<2x3xf32>
   func.return %whole, %ff, %q, %t : tensor<?x?xf32, ["N", "D"]>, tensor<?x?xf32, ["N", "D"]>, tensor<?x?xf32, ["N/2", "D/4"]>, tensor<2x3xf32>
 }
+
+// A slice of a product is the product of sliced operands: rows from lhs (its last axis
+// when transposed), columns from rhs (its second-to-last when transposed).
+// CANON-LABEL: func.func @slice_of_matmul(
+// CANON-NEXT:    %[[L:.*]] = graph.slice %a starts = ["2", "0"] steps = [1, 1] : tensor<8x4xf32> -> tensor<3x4xf32>
+// CANON-NEXT:    %[[R:.*]] = graph.slice %b starts = ["0", "N-1"] steps = [1, -2] : tensor<4x?xf32, ["", "N"]> -> tensor<4x?xf32, ["", "N/2"]>
+// CANON-NEXT:    %[[P:.*]] = graph.matmul %[[L]], %[[R]] : tensor<3x4xf32>, tensor<4x?xf32, ["", "N/2"]> -> tensor<3x?xf32, ["", "N/2"]>
+// CANON-NEXT:    %[[T:.*]] = graph.slice %bt starts = ["N/2", "0"] steps = [1, 1] : tensor<?x4xf32, ["N", ""]> -> tensor<?x4xf32, ["N/2", ""]>
+// CANON-NEXT:    %[[Q:.*]] = graph.matmul %a, %[[T]] transpose_rhs : tensor<8x4xf32>, tensor<?x4xf32, ["N/2", ""]> -> tensor<8x?xf32, ["", "N/2"]>
+// CANON-NEXT:    func.return %[[P]], %[[Q]]
+func.func @slice_of_matmul(%a: tensor<8x4xf32>, %b: tensor<4x?xf32, ["", "N"]>, %bt: tensor<?x4xf32, ["N", ""]>) -> (tensor<3x?xf32, ["", "N/2"]>, tensor<8x?xf32, ["", "N/2"]>) {
+  %p = graph.matmul %a, %b : tensor<8x4xf32>, tensor<4x?xf32, ["", "N"]> -> tensor<8x?xf32, ["", "N"]>
+  %s = graph.slice %p starts = ["2", "N-1"] steps = [1, -2] : tensor<8x?xf32, ["", "N"]> -> tensor<3x?xf32, ["", "N/2"]>
+  %q = graph.matmul %a, %bt transpose_rhs : tensor<8x4xf32>, tensor<?x4xf32, ["N", ""]> -> tensor<8x?xf32, ["", "N"]>
+  %t = graph.slice %q starts = ["0", "N/2"] steps = [1, 1] : tensor<8x?xf32, ["", "N"]> -> tensor<8x?xf32, ["", "N/2"]>
+  func.return %s, %t : tensor<3x?xf32, ["", "N/2"]>, tensor<8x?xf32, ["", "N/2"]>
+}
+
+// Not where the product is read elsewhere too, nor where the slice cuts a batch axis.
+// CANON-LABEL: func.func @slice_of_matmul_kept(
+// CANON-NEXT:    %[[P:.*]] = graph.matmul %a, %b
+// CANON-NEXT:    %[[S:.*]] = graph.slice %[[P]] starts = ["0", "1"]
+// CANON-NEXT:    %[[Q:.*]] = graph.matmul %c, %d
+// CANON-NEXT:    %[[T:.*]] = graph.slice %[[Q]] starts = ["1", "0", "0"]
+// CANON-NEXT:    func.return %[[S]], %[[P]], %[[T]]
+func.func @slice_of_matmul_kept(%a: tensor<8x4xf32>, %b: tensor<4x6xf32>, %c: tensor<2x8x4xf32>, %d: tensor<2x4x6xf32>) -> (tensor<8x5xf32>, tensor<8x6xf32>, tensor<1x8x6xf32>) {
+  %p = graph.matmul %a, %b : tensor<8x4xf32>, tensor<4x6xf32> -> tensor<8x6xf32>
+  %s = graph.slice %p starts = ["0", "1"] steps = [1, 1] : tensor<8x6xf32> -> tensor<8x5xf32>
+  %q = graph.matmul %c, %d : tensor<2x8x4xf32>, tensor<2x4x6xf32> -> tensor<2x8x6xf32>
+  %t = graph.slice %q starts = ["1", "0", "0"] steps = [1, 1, 1] : tensor<2x8x6xf32> -> tensor<1x8x6xf32>
+  func.return %s, %p, %t : tensor<8x5xf32>, tensor<8x6xf32>, tensor<1x8x6xf32>
+}
