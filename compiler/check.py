@@ -417,17 +417,16 @@ class _Checker:
         try:
             if isinstance(e, ast.Call) and e.func in self.signatures:
                 types = self._user_call(e, self.signatures[e.func], several=True)
-                what = f"'{e.func}' returns"
+                given = f"'{e.func}' returns {_count(len(types), 'value')}"
             elif isinstance(e, ast.Call) and e.func == "split":
                 types = self._split(e, self._bind(e, _BUILTINS["split"]))
-                what = "this split gives"
+                given = f"this split gives {_count(len(types), 'value')}"
             else:
-                self._value(e)
-                what = "this expression is" if e.ty is not _ERROR else None
-                types = [_ERROR] * count if e.ty is _ERROR else [e.ty]
-            if what is not None and len(types) != count:
-                given = "one value" if what.endswith("is") else _count(len(types), "value")
-                raise _Reject(stmt.span.head(len(", ".join(stmt.names))), f"{count} names to bind, but {what} {given}")
+                if self._value(e) is _ERROR:
+                    raise _Silent
+                types, given = [e.ty], "this expression is one value"
+            if len(types) != count:
+                raise _Reject(stmt.span.head(len(", ".join(stmt.names))), f"{count} names to bind, but {given}")
         except _Reject as reject:
             self._error(reject.span, reject.message)
             return [_ERROR] * count
