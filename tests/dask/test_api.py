@@ -184,3 +184,18 @@ def test_gpu_kernels_run_the_chunks_too():
     x = (np.random.default_rng(6).standard_normal((2, 12)) * 0.1).astype(np.float32)
     got = fusec.dask.compile(program)(da.from_array(x, chunks=(2, 5))).compute(scheduler="sync")
     np.testing.assert_allclose(got, program.main(x), rtol=2e-6, atol=1e-7)
+
+
+def test_slices_keep_the_axes_they_read_whole_parallel():
+    """A slice along D (RoPE's halves, flip) makes D unsplittable; B, read whole by every
+    slice, splits and gives the same bits."""
+    program = fusec.compile(
+        "fn main(x: f32[B, D], c: f32[B, D/2]) -> f32[B, D/2] { return flip(x[:, :D/2], 1) * c + x[:, D/2:] }",
+        target="cpu",
+    )
+    rng = np.random.default_rng(0)
+    x, c = rng.standard_normal((13, 8)).astype(np.float32), rng.standard_normal((13, 4)).astype(np.float32)
+    split_program = fusec.dask.compile(program)
+    assert split_program.partition["D"].kind == "unsplittable"
+    (got,) = compute(split_program(da.from_array(x, chunks=(5, -1)), da.from_array(c, chunks=(5, -1))))
+    np.testing.assert_array_equal(got, program.main(x, c))
