@@ -955,17 +955,18 @@ class _Checker:
             count = -(-int(size.factor) // abs(step))
             if size.factor.denominator != 1 or count <= 0:
                 raise _Reject(item.span, f"this slice of axis {axis} of {ty} is empty; tensors have no empty axes")
-            return start, step, count
+            return _known_start(item.span, start, dim, count), step, count
         if size.factor < 0:
             raise _Reject(item.span, f"this slice of axis {axis} of {ty} is empty; tensors have no empty axes")
-        return start, step, Size(size.factor / abs(step), size.names).dim
+        count = Size(size.factor / abs(step), size.names).dim
+        return _known_start(item.span, start, dim, count), step, count
 
     def _index(self, item: ast.Expr, dim: Dim, axis: int, ty: TensorTy) -> Linear:
         """The index `x[i]` picks along an axis of size `dim`, negative from the end."""
         index = self._bound(item, dim)
         if isinstance(dim, int) and index.constant is not None and not 0 <= index.constant < dim:
             raise _Reject(item.span, f"index {index.constant} is out of range for axis {axis} of {ty}")
-        return index
+        return _known_start(item.span, index, dim, 1)
 
     def _bound(self, e: ast.Expr, dim: Dim) -> Linear:
         """A slice bound or index as an index along the axis: one that is negative
@@ -1155,6 +1156,22 @@ def _check_dims(span: Span, what: str, dims, allow_infer: bool) -> None:
         if isinstance(d, int) and d < 1 and not (allow_infer and d == -1):
             hint = "a positive size or a single -1" if allow_infer else "a positive size"
             raise _Reject(span, f"{what}: invalid dimension {d} in {_tuple(dims)}; use {hint}")
+
+
+def _known_start(span: Span, start: Linear, dim: Dim, length: Dim) -> Linear:
+    """`start`, where it uses only sizes of the axis it slices or of the slice's length:
+    a kernel reads sizes from the shapes of its buffers, and `x[N:N+4]` of an `f32[M]`
+    would need one that none of them has."""
+    known = {*Size.of(dim).names, *Size.of(length).names}
+    for term in start.terms:
+        for name in term.names:
+            if name not in known:
+                raise _Reject(
+                    span,
+                    f"this slice starts at {start.text}, but a start may use only the sizes of the axis "
+                    f"it slices ({dim}) and of its length ({length}), not {name}",
+                )
+    return start
 
 
 def _unbound(dim: str, sizes: tuple[str, ...]) -> str | None:

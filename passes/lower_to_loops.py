@@ -394,6 +394,11 @@ class _KernelEmitter:
                 for name in size.names:
                     result = self.mul(result, self.size(name))
                 return self.div(result, self.index(size.factor.denominator))
+            for known in self.size_source:  # N from a buffer of size N/2 (a slice of it may start at N/4)
+                scale = Size.of(dim) / Size.of(known)
+                if scale is not None and not scale.names:
+                    product = self.mul(self.size(known), self.index(scale.factor.numerator))
+                    return self.div(product, self.index(scale.factor.denominator))
             raise LoweringError(
                 f"kernel {self.kernel.sym_name.data}: size {dim!r} is not the size of any of its buffers"
             )
