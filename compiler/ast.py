@@ -108,6 +108,24 @@ class Call(Expr):
         return self.span.head(len(self.func))
 
 
+@dataclass(eq=False)
+class Range:
+    """One slice of a subscript, `a:b:s`, each part None where it is left out."""
+
+    start: Expr | None
+    stop: Expr | None
+    step: Expr | None
+    span: Span
+
+
+@dataclass(eq=False)
+class Subscript(Expr):
+    """`x[a:b, 0, ::2]`: each item an index expression or a Range."""
+
+    value: Expr
+    items: list[Expr | Range]
+
+
 # ---- statements and definitions ---------------------------------------------------------
 
 
@@ -119,12 +137,21 @@ class Assign:
 
 
 @dataclass(eq=False)
+class Unpack:
+    """`q, k, v = split(qkv, 3)`: the names bound to the values of one call."""
+
+    names: list[str]
+    value: Expr
+    span: Span
+
+
+@dataclass(eq=False)
 class Return:
     values: list[Expr]
     span: Span
 
 
-Stmt = Assign | Return
+Stmt = Assign | Unpack | Return
 
 
 @dataclass(eq=False)

@@ -38,6 +38,7 @@ class Arg(Enum):
     NUMBER = auto()  # a non-negative numeric literal
     DTYPE = auto()  # a dtype name
     PERM = auto()  # a tuple of integers
+    COUNT = auto()  # a positive integer literal
     SHAPE = auto()  # a tuple of integers and size names
     SIZE = auto()  # an integer or a size name
     TENSORS = auto()  # a tuple of values, each type-checked
@@ -106,5 +107,9 @@ BUILTINS: dict[str, Builtin] = {
         Builtin("gather", (_X, Param("indices"), Param("axis", Arg.AXIS, 0)), "gather", Need.ANY),
         *(Builtin(n, (Param("tensors", Arg.TENSORS), Param("axis", Arg.AXIS, 0)), "concat", Need.ANY) for n in ("concat", "stack")),
         Builtin("pad", (_X, Param("widths", Arg.WIDTHS), Param("value", Arg.SCALAR, None)), "pad", Need.ANY),
+        Builtin("flip", (_X, _AXES), "flip", Need.ANY),
+        Builtin("expand_dims", (_X, Param("axis", Arg.AXES)), "expand_dims", Need.ANY),
+        Builtin("squeeze", (_X, Param("axis", Arg.AXES)), "squeeze", Need.ANY),
+        Builtin("split", (_X, Param("n", Arg.COUNT), Param("axis", Arg.AXIS, -1)), "split", Need.ANY),
     )
 }

@@ -24,6 +24,7 @@ from __future__ import annotations
 import difflib
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from math import prod
 from typing import ClassVar
 
@@ -44,7 +45,7 @@ from compiler.types import (
     numpy_dtype,
 )
 from dialects.elementwise import BY_NAME
-from dialects.sizes import Size, SizeError, is_derived, substitute, sum_dims
+from dialects.sizes import Linear, Size, SizeError, is_derived, substitute, sum_dims
 from runtime.inputs import MAX_SIZE
 
 # ---- what the checker hands on -------------------------------------------------------------
@@ -170,6 +171,30 @@ class PadInfo:
 
 
 @dataclass(frozen=True)
+class SliceInfo:
+    """`x[a:b, 0, ::s]` or `flip(x)`: the strided window of x that `starts`, `steps` and
+    `window` (its shape) give, one entry per axis of x (graph.slice); `ty` of the node
+    drops the axes an integer subscript picks, by a reshape after the slice."""
+
+    operands: tuple[ast.Expr, ...]
+    starts: tuple[Linear, ...]
+    steps: tuple[int, ...]
+    window: Shape
+    op: ClassVar[str] = "slice"
+
+
+@dataclass(frozen=True)
+class SplitInfo:
+    """`split(x, n, axis)`: n equal windows of x along `axis`, each of shape `part`."""
+
+    operands: tuple[ast.Expr, ...]
+    axis: int  # non-negative
+    parts: int
+    part: Shape
+    op: ClassVar[str] = "split"
+
+
+@dataclass(frozen=True)
 class MatmulInfo:
     """NumPy matmul. A 1-D left operand is taken as [1, K] and a 1-D right one as [K, 1],
     and that axis is dropped from the result; `batch_shape` is the broadcast of both
@@ -184,10 +209,12 @@ class MatmulInfo:
 
 @dataclass(frozen=True)
 class CallInfo:
-    """A call of a user function; `operands` are its arguments, in order."""
+    """A call of a user function; `operands` are its arguments, in order; `results`
+    its result types where it gives several (`a, b = f(x)`), else empty (the call's `ty`)."""
 
     operands: tuple[ast.Expr, ...]
     callee: str
+    results: tuple[TensorTy, ...] = ()
     op: ClassVar[str] = "call"
 
 
@@ -363,6 +390,8 @@ class _Checker:
         for stmt in fn.body:
             if isinstance(stmt, ast.Assign):
                 self.env[stmt.name] = self._value(stmt.value)
+            elif isinstance(stmt, ast.Unpack):
+                self.env.update(zip(stmt.names, self._unpack(stmt)))
             else:
                 self._return(stmt, signature)
         returns = [stmt for stmt in fn.body if isinstance(stmt, ast.Return)]
@@ -380,6 +409,30 @@ class _Checker:
             self._error(stmt.span.head(len("return")), message)
         else:
             self._error(stmt.span, "code after return is never run; 'return' must be the last statement")
+
+    def _unpack(self, stmt: ast.Unpack) -> list[_Ty]:
+        """The types of the values `a, b, c = e` binds: e is a call of `split` or of a
+        function with several results."""
+        e, count = stmt.value, len(stmt.names)
+        try:
+            if isinstance(e, ast.Call) and e.func in self.signatures:
+                types = self._user_call(e, self.signatures[e.func], several=True)
+                given = f"'{e.func}' returns {_count(len(types), 'value')}"
+            elif isinstance(e, ast.Call) and e.func == "split":
+                types = self._split(e, self._bind(e, BUILTINS["split"]))
+                given = f"this split gives {_count(len(types), 'value')}"
+            else:
+                if self._value(e) is _ERROR:
+                    raise _Silent
+                types, given = [e.ty], "this expression is one value"
+            if len(types) != count:
+                raise _Reject(stmt.span.head(len(", ".join(stmt.names))), f"{count} names to bind, but {given}")
+        except _Reject as reject:
+            self._error(reject.span, reject.message)
+            return [_ERROR] * count
+        except _Silent:
+            return [_ERROR] * count
+        return types
 
     def _return(self, stmt: ast.Return, signature: _Signature) -> None:
         declared = signature.results
@@ -458,6 +511,8 @@ class _Checker:
                 return self._binary(e)
             case ast.Call():
                 return self._call(e)
+            case ast.Subscript():
+                return self._subscript(e)
         raise AssertionError(f"unknown expression {e!r}")
 
     def _name(self, e: ast.Name) -> _Ty:
@@ -674,7 +729,9 @@ class _Checker:
             raise _Silent
         return args
 
-    def _user_call(self, call: ast.Call, signature: _Signature) -> _Ty:
+    def _user_call(self, call: ast.Call, signature: _Signature, several: bool = False):
+        """The type of a call of a user function; with `several`, the list of its result
+        types (`a, b = f(x)`)."""
         name = call.func
         if self.caller is not None:
             self.calls.setdefault(self.caller, []).append((name, call))
@@ -714,11 +771,18 @@ class _Checker:
         for arg, expected, actual in derived:
             if (bound := _substitute(arg.span, expected, sizes)) != actual:
                 raise _Reject(arg.span, f"size {expected} of '{name}' is {bound} here, but the argument has {actual}")
+        if several:
+            results = tuple(
+                TensorTy(r.dtype, tuple(_substitute(call.span, d, sizes) for d in r.shape)) for r in signature.results
+            )
+            call.info = CallInfo(tuple(call.args), name, results)
+            return list(results)
         if len(signature.results) != 1:
             count = len(signature.results)
             message = (
                 f"'{name}' returns {count} values, "
-                "so a call to it cannot be used inside an expression"
+                "so a call to it cannot be used inside an expression; "
+                f"bind its values to names, as in {_names(count)} = {name}(...)"
             )
             raise _Reject(call.span, message)
         (result,) = signature.results
@@ -941,6 +1005,181 @@ class _Checker:
         call.info = PadInfo((x,), widths, value)
         return TensorTy(ty.dtype, tuple(shape))
 
+    # -- slicing: x[a:b:s, i], flip, expand_dims, squeeze, split --
+
+    def _subscript(self, e: ast.Subscript) -> _Ty:
+        """Python's indexing of `e.value`: a Range keeps its axis, an index removes it,
+        axes after the last item are whole. Bounds are integers (negative ones count
+        from the end) or sizes of the function (`D/2`, `N-1`)."""
+        self._operands(e.value)
+        ty = self._strong(e.value)
+        if len(e.items) > ty.rank:
+            extra = e.items[ty.rank]
+            axes = f"{ty.rank} ax{'i' if ty.rank == 1 else 'e'}s"
+            raise _Reject(extra.span, f"too many subscripts: {ty} has {axes}, but {len(e.items)} are given")
+        starts, steps, window, shape = [], [], [], []
+        for axis, dim in enumerate(ty.shape):
+            item = e.items[axis] if axis < len(e.items) else ast.Range(None, None, None, e.span)
+            if isinstance(item, ast.Range):
+                start, step, size = self._range(item, dim, axis, ty)
+                shape.append(size)
+            else:
+                start, step, size = self._index(item, dim, axis, ty), 1, 1
+            starts.append(start)
+            steps.append(step)
+            window.append(size)
+        e.info = SliceInfo((e.value,), tuple(starts), tuple(steps), tuple(window))
+        return TensorTy(ty.dtype, tuple(shape))
+
+    def _range(self, item: ast.Range, dim: Dim, axis: int, ty: TensorTy) -> tuple[Linear, int, Dim]:
+        """(start, step, length) of `a:b:s` along an axis of size `dim`, as Python's
+        `range(dim)[a:b:s]` where all are integers; with sizes, the length must be a
+        size (`D - D/2` is `D/2`), and the run-time check keeps the window inside."""
+        step = 1
+        if item.step is not None:
+            step = _constant(item.step)
+            if not isinstance(step, int):
+                raise _Reject(item.step.span, "a slice step must be an integer, as in ::2 or ::-1")
+            if step == 0:
+                raise _Reject(item.step.span, "a slice step cannot be zero")
+        bounds = [None if b is None else self._bound(b, dim) for b in (item.start, item.stop)]
+        if isinstance(dim, int) and all(b is None or b.constant is not None for b in bounds):
+            start, stop = (None if b is None else b.constant for b in bounds)
+            window = range(dim)[start:stop:step]
+            if not window:
+                raise _Reject(item.span, f"this slice of axis {axis} of {ty} is empty; tensors have no empty axes")
+            return Linear.of(window.start), step, len(window)
+        whole = Linear.of(dim)
+        if step > 0:
+            start = bounds[0] or Linear()
+            length = (bounds[1] or whole) - start
+        else:  # Python's defaults: from the last index down to the first
+            start = bounds[0] or whole - Linear.of(1)
+            length = start - (bounds[1] or Linear.of(-1))
+        size = length.size
+        if size is None:
+            raise _Reject(
+                item.span,
+                f"the length of this slice, {length.text}, is not a size fusec can name "
+                "(an integer, or a product of sizes such as D/2, 4*D or B*S)",
+            )
+        if not size.names:
+            count = -(-int(size.factor) // abs(step))
+            if size.factor.denominator != 1 or count <= 0:
+                raise _Reject(item.span, f"this slice of axis {axis} of {ty} is empty; tensors have no empty axes")
+            return _known_start(item.span, start, dim, count), step, count
+        if size.factor < 0:
+            raise _Reject(item.span, f"this slice of axis {axis} of {ty} is empty; tensors have no empty axes")
+        count = Size(size.factor / abs(step), size.names).dim
+        return _known_start(item.span, start, dim, count), step, count
+
+    def _index(self, item: ast.Expr, dim: Dim, axis: int, ty: TensorTy) -> Linear:
+        """The index `x[i]` picks along an axis of size `dim`, negative from the end."""
+        index = self._bound(item, dim)
+        if isinstance(dim, int) and index.constant is not None and not 0 <= index.constant < dim:
+            raise _Reject(item.span, f"index {index.constant} is out of range for axis {axis} of {ty}")
+        return _known_start(item.span, index, dim, 1)
+
+    def _bound(self, e: ast.Expr, dim: Dim) -> Linear:
+        """A slice bound or index as an index along the axis: one that is negative
+        whatever the sizes (`-1`, `-D/2`) counts from the end, as in Python."""
+        index = self._linear(e)
+        if index.terms and all(t.factor < 0 for t in index.terms):
+            index = Linear.of(dim) + index
+        return index
+
+    def _linear(self, e: ast.Expr) -> Linear:
+        """A bound written with integers, the function's sizes, + - * and / by an integer."""
+        example = "a slice bound or index is an integer or a size of this function, as in 2, -1, D/2 or N-1"
+        if isinstance(e, ast.IntLit):
+            return Linear.of(e.value)
+        if isinstance(e, ast.Name):
+            if e.name in self.env:
+                raise _Reject(e.span, f"'{e.name}' is a tensor, not a size; {example}")
+            if e.name not in self.sizes:
+                known = f"its sizes are {', '.join(self.sizes)}" if self.sizes else "it has none"
+                raise _Reject(e.span, f"'{e.name}' is not a size of this function ({known}); {example}")
+            return Linear.of(e.name)
+        if isinstance(e, ast.Unary) and e.op == "-":
+            return -self._linear(e.operand)
+        if isinstance(e, ast.Binary) and e.op in ("+", "-"):
+            lhs, rhs = self._linear(e.lhs), self._linear(e.rhs)
+            return lhs + rhs if e.op == "+" else lhs - rhs
+        if isinstance(e, ast.Binary) and e.op == "*":
+            lhs, rhs = self._linear(e.lhs), self._linear(e.rhs)
+            if lhs.constant is not None or rhs.constant is not None:
+                return rhs.scaled(lhs.constant) if lhs.constant is not None else lhs.scaled(rhs.constant)
+            if lhs.size is not None and rhs.size is not None:
+                return Linear.of(lhs.size * rhs.size)
+        if isinstance(e, ast.Binary) and e.op == "/" and isinstance(e.rhs, ast.IntLit) and e.rhs.value:
+            return Linear(tuple(Size(t.factor / e.rhs.value, t.names) for t in self._linear(e.lhs).terms))
+        raise _Reject(e.span, example)
+
+    def _flip_rule(self, call, builtin, args) -> _Ty:
+        x = args.exprs["x"]
+        ty = self._strong(x)
+        axis = args.attrs["axis"]
+        axes = tuple(range(ty.rank)) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
+        axes = _normalize_axes(args.spans["axis"], builtin.name, axes, ty)
+        starts = tuple(Linear.of(d) - Linear.of(1) if a in axes else Linear() for a, d in enumerate(ty.shape))
+        steps = tuple(-1 if a in axes else 1 for a in range(ty.rank))
+        call.info = SliceInfo((x,), starts, steps, ty.shape)
+        return ty
+
+    def _expand_dims_rule(self, call, builtin, args) -> _Ty:
+        x = args.exprs["x"]
+        ty = self._strong(x)
+        axis = args.attrs["axis"]
+        axes = axis if isinstance(axis, tuple) else (axis,)
+        rank = ty.rank + len(axes)
+        for a in axes:
+            if not -rank <= a < rank:
+                message = f"expand_dims: axis {a} is out of range for a result of rank {rank} (x is {ty})"
+                raise _Reject(args.spans["axis"], message)
+        axes = _normalize_axes(args.spans["axis"], builtin.name, axes, TensorTy(ty.dtype, (1,) * rank))
+        rest = iter(ty.shape)
+        shape = tuple(1 if a in axes else next(rest) for a in range(rank))
+        call.info = ReshapeInfo((x,), shape)
+        return TensorTy(ty.dtype, shape)
+
+    def _squeeze_rule(self, call, builtin, args) -> _Ty:
+        x = args.exprs["x"]
+        ty = self._strong(x)
+        axis = args.attrs["axis"]
+        axes = _normalize_axes(args.spans["axis"], builtin.name, axis if isinstance(axis, tuple) else (axis,), ty)
+        for a in axes:
+            if ty.shape[a] != 1:
+                raise _Reject(
+                    args.spans["axis"],
+                    f"squeeze: cannot squeeze axis {a} of {ty}: its size is {ty.shape[a]}, not 1",
+                )
+        shape = tuple(d for a, d in enumerate(ty.shape) if a not in axes)
+        call.info = ReshapeInfo((x,), shape)
+        return TensorTy(ty.dtype, shape)
+
+    def _split_rule(self, call, builtin, args) -> _Ty:
+        parts = args.attrs["n"]
+        raise _Reject(
+            call.span,
+            f"split gives {_count(parts, 'value')}; bind them to names, as in {_names(parts)} = split(...)",
+        )
+
+    def _split(self, call: ast.Call, args: _Args) -> list[_Ty]:
+        """The types of the n parts of `split(x, n, axis)`, setting the call's info."""
+        x, parts = args.exprs["x"], args.attrs["n"]
+        ty = self._strong(x)
+        (axis,) = _normalize_axes(args.spans["axis"], "split", (args.attrs["axis"],), ty)
+        dim = ty.shape[axis]
+        part = Size.of(dim) * Size(Fraction(1, parts))
+        if not part.names and part.factor.denominator != 1:
+            raise _Reject(
+                args.spans["n"],
+                f"split: axis {axis} of {ty} has size {dim}, which does not divide into {parts} equal parts",
+            )
+        shape = tuple(part.dim if a == axis else d for a, d in enumerate(ty.shape))
+        call.info = SplitInfo((x,), axis, parts, shape)
+        return [TensorTy(ty.dtype, shape)] * parts
+
     # -- whole-module --
 
     def _call_order(self) -> tuple[str, ...]:
@@ -1047,6 +1286,22 @@ def _check_dims(span: Span, what: str, dims, allow_infer: bool) -> None:
             raise _Reject(span, f"{what}: invalid dimension {d} in {_tuple(dims)}; use {hint}")
 
 
+def _known_start(span: Span, start: Linear, dim: Dim, length: Dim) -> Linear:
+    """`start`, where it uses only sizes of the axis it slices or of the slice's length:
+    a kernel reads sizes from the shapes of its buffers, and `x[N:N+4]` of an `f32[M]`
+    would need one that none of them has."""
+    known = {*Size.of(dim).names, *Size.of(length).names}
+    for term in start.terms:
+        for name in term.names:
+            if name not in known:
+                raise _Reject(
+                    span,
+                    f"this slice starts at {start.text}, but a start may use only the sizes of the axis "
+                    f"it slices ({dim}) and of its length ({length}), not {name}",
+                )
+    return start
+
+
 def _unbound(dim: str, sizes: tuple[str, ...]) -> str | None:
     """The first name of a size (`"N"` or a derived `"B*D/4"`) that `sizes` lacks."""
     return next((n for n in Size.of(dim).names if n not in sizes), None)
@@ -1100,6 +1355,11 @@ def _recursion_message(cycle: list[str]) -> str:
     if len(cycle) == 2:
         return f"recursion is not supported: '{cycle[0]}' calls itself"
     return f"recursion is not supported: {' -> '.join(cycle)}"
+
+
+def _names(count: int) -> str:
+    """`a, b, c`: example names for `count` values."""
+    return ", ".join("abcdefghijklmnopqrstuvwxyz"[: min(count, 26)])
 
 
 def _listing(items: list[str]) -> str:
@@ -1208,6 +1468,10 @@ def _attribute(param: Param, e: ast.Expr, builtin: Builtin, sizes: tuple[str, ..
             message = f"{builtin.name}: '{e.name}' is not a dtype; the dtypes are {dtypes}"
             raise _Reject(e.span, message + _suggest(e.name, DTYPES))
         raise _Reject(e.span, f"{where} must be a dtype: one of {dtypes}")
+    if kind is Arg.COUNT:
+        if isinstance(value, int) and value >= 1:
+            return value
+        raise _Reject(e.span, f"{where} must be a positive integer, as in {param.name}=2")
     if kind is Arg.PERM:
         if isinstance(e, ast.TupleLit) and all(isinstance(i, int) for i in e.items):
             return e.items

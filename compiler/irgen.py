@@ -33,14 +33,16 @@ from compiler.check import (
     PowInfo,
     ReduceInfo,
     ReshapeInfo,
+    SliceInfo,
     SoftmaxInfo,
+    SplitInfo,
     TransposeInfo,
 )
 from compiler.diagnostics import Diagnostic, SourceError, SourceFile, Span
 from compiler.frontend import load
 from compiler.types import Shape, TensorTy
 from dialects import graph
-from dialects.sizes import is_derived, substitute
+from dialects.sizes import Linear, is_derived, substitute
 from dialects.tensor_types import Dim, tensor_type
 from passes.inline import DEFAULT_MAX_INLINED_OPS, CallTree, InlineSizeError
 
@@ -73,7 +75,7 @@ def _key(name: str, subst: Substitution) -> _Key:
 
 
 def _values(stmt: ast.Stmt) -> list[ast.Expr]:
-    return [stmt.value] if isinstance(stmt, ast.Assign) else list(stmt.values)
+    return list(stmt.values) if isinstance(stmt, ast.Return) else [stmt.value]
 
 
 def source_to_module(text: str, path: str) -> ModuleOp:
@@ -197,6 +199,11 @@ class _FunctionBuilder:
                 if value.name_hint is None and not isinstance(value.owner, Block):
                     value.name_hint = _hint(stmt.name)
                 self.env[stmt.name] = value
+            elif isinstance(stmt, ast.Unpack):
+                for name, value in zip(stmt.names, self.several(stmt.value)):
+                    if value.name_hint is None and not isinstance(value.owner, Block):
+                        value.name_hint = _hint(name)
+                    self.env[name] = value
             else:
                 values = [self.expr(v) for v in stmt.values]
                 self.builder.insert(func.ReturnOp(*values))
@@ -324,6 +331,32 @@ class _FunctionBuilder:
         low, high = zip(*info.widths)
         return self.emit(graph.PadOp(self.expr(x), low, high, float(info.value)))
 
+    def slice(self, e: ast.Expr) -> SSAValue:
+        info: SliceInfo = e.info
+        (x,) = info.operands
+        window = TensorTy(e.ty.dtype, info.window)
+        starts = [start.substituted(self.subst) for start in info.starts]
+        value = self.emit(graph.SliceOp(self.expr(x), starts, info.steps, self.type(window)))
+        if info.window != e.ty.shape:  # integer subscripts drop their axes
+            value = self.emit(graph.ReshapeOp(value, self.type(e.ty)))
+        return value
+
+    def several(self, e: ast.Expr) -> list[SSAValue]:
+        """The values of `split(...)` or of a call of a function with several results."""
+        info = e.info
+        if isinstance(info, CallInfo):
+            return list(self.call(e).owner.results)
+        assert isinstance(info, SplitInfo)
+        (x,) = info.operands
+        value = self.expr(x)
+        part = Linear.of(info.part[info.axis]).substituted(self.subst)
+        part_type = self.type(TensorTy(info.operands[0].ty.dtype, info.part))
+        values = []
+        for k in range(info.parts):
+            starts = [part.scaled(k) if a == info.axis else 0 for a in range(len(info.part))]
+            values.append(self.emit(graph.SliceOp(value, starts, [1] * len(info.part), part_type)))
+        return values
+
     def matmul(self, e: ast.Expr) -> SSAValue:
         info: MatmulInfo = e.info
         lhs_node, rhs_node = info.operands
@@ -342,7 +375,7 @@ class _FunctionBuilder:
         info: CallInfo = e.info
         args = [self.expr(a) for a in info.operands]
         symbol = self.parent.symbols[self.parent.callee_key(info, self.subst)]  # built before this caller
-        call = func.CallOp(symbol, args, [self.type(e.ty)])
+        call = func.CallOp(symbol, args, [self.type(t) for t in info.results or (e.ty,)])
         self.parent.call_spans[call] = e.span
         return self.emit(call)
 
@@ -364,6 +397,7 @@ _INFO_HANDLERS: dict[type, Callable[[_FunctionBuilder, ast.Expr], SSAValue]] = {
     ConcatInfo: _FunctionBuilder.concat,
     PadInfo: _FunctionBuilder.pad,
     CallInfo: _FunctionBuilder.call,
+    SliceInfo: _FunctionBuilder.slice,
 }
 
 

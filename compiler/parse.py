@@ -103,7 +103,7 @@ def _unexpected_token_message(token: Token, accepted: set[str]) -> str:
         if token.type in ("RPAR", "RSQB"):
             return f"unexpected {found}"
         return f"expected a statement (`name = expr` or `return expr`) or '}}', but found {found}"
-    if accepted == {"EQUAL"}:
+    if accepted in ({"EQUAL"}, {"EQUAL", "COMMA"}):  # after a statement's first name (`a, b = ...` too)
         return f"expected '=' (a statement is `name = expr` or `return expr`), but found {found}"
     # `and` / `or` may follow any expression: naming them would not help
     wanted = sorted(_describe_terminal(name) for name in accepted - {"AND", "OR"})
@@ -193,7 +193,7 @@ class _Builder(Transformer_NonRecursive):
             name=str(name),
             params=[c for c in rest if isinstance(c, ast.Param)],
             results=[c for c in rest if isinstance(c, ast.TypeExpr)],
-            body=[c for c in rest if isinstance(c, (ast.Assign, ast.Return))],
+            body=[c for c in rest if isinstance(c, (ast.Assign, ast.Unpack, ast.Return))],
             span=_meta_span(meta),
             name_span=_token_span(name),
         )
@@ -220,6 +220,10 @@ class _Builder(Transformer_NonRecursive):
     def assign(self, meta, children):
         name, value = children
         return ast.Assign(str(name), value, _meta_span(meta))
+
+    def unpack(self, meta, children):
+        *names, value = children
+        return ast.Unpack([str(n) for n in names], value, _meta_span(meta))
 
     def return_(self, meta, values):
         return ast.Return(values, _meta_span(meta))
@@ -270,6 +274,16 @@ class _Builder(Transformer_NonRecursive):
             else:
                 args.append(argument)
         return ast.Call(str(func), args, kwargs, span=_meta_span(meta))
+
+    def subscript(self, meta, children):
+        value, *items = children
+        return ast.Subscript(value, items, span=_meta_span(meta))
+
+    def range(self, meta, children):
+        """`a:b:s` with Lark's placeholders (None) for the parts left out."""
+        start, _, stop, *rest = children
+        step = rest[1] if len(rest) == 2 else None
+        return ast.Range(start, stop, step, _meta_span(meta))
 
     def tuple(self, meta, elements):
         try:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, ClassVar
 from xdsl.dialect_interfaces.constant_materialization import ConstantMaterializationInterface
 from xdsl.dialects.builtin import (
     I64,
+    ArrayAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     Float64Type,
@@ -63,8 +64,9 @@ from xdsl.utils.str_enum import StrEnum
 
 from dialects.elementwise import OPS as ELEMENTWISE_ENTRIES
 from dialects.elementwise import Accepts, Elementwise
-from dialects.sizes import sum_dims
+from dialects.sizes import Linear, SizeError, sum_dims
 from dialects.tensor_types import (
+    Dim,
     Shape,
     broadcast_shapes,
     dtype_of,
@@ -1052,6 +1054,87 @@ def pad_type(type_: Attribute, low: Sequence[int], high: Sequence[int]) -> Tenso
 
 
 # ---------------------------------------------------------------------------
+# Slicing (issue 12): a strided window of one input, an index map like transpose.
+# ``x[a:b]``, ``x[0]``, ``flip`` and ``split`` are slices; ``expand_dims`` and
+# ``squeeze`` are reshapes.
+
+
+def starts_attr(starts: Sequence[Dim | Linear]) -> ArrayAttr[StringAttr]:
+    """The ``starts`` of a ``graph.slice``: each index in its canonical spelling."""
+    return ArrayAttr([StringAttr((s if isinstance(s, Linear) else Linear.of(s)).text) for s in starts])
+
+
+@irdl_op_definition
+class SliceOp(IRDLOperation):
+    """A strided window: result index ``i`` along axis ``k`` reads input index
+    ``starts[k] + i * steps[k]``, for ``i`` below the result's size along ``k``. A
+    start is an index (``dialects.sizes.Linear``): an integer, a size or a sum of
+    them (``"D/2"``, ``"N-1"``); a negative step reads backwards (``flip``). Where
+    the sizes are symbolic, the run-time check of the sizes (``loop.index_bounds``)
+    keeps the first and last index read inside the input.
+
+        %y = graph.slice %x starts = ["0", "D/2"] steps = [1, 1] : tensor<?x?xf32, ["N", "D"]> -> tensor<?x?xf32, ["N", "D/2"]>
+    """
+
+    name = "graph.slice"
+    input = operand_def(TensorConstraint)
+    starts = prop_def(ArrayAttr[StringAttr])
+    steps = prop_def(DenseArrayBase.constr(i64))
+    result = result_def(TensorConstraint)
+    traits = traits_def(Pure(), *_CANONICAL)
+    assembly_format = (
+        "$input `starts` `=` $starts `steps` `=` $steps attr-dict `:` type($input) `->` type($result)"
+    )
+
+    def __init__(
+        self, input: SSAValue | Operation, starts: Sequence[Dim | Linear], steps: Sequence[int], result_type: TensorType
+    ):
+        super().__init__(
+            operands=[input],
+            result_types=[result_type],
+            properties={"starts": starts_attr(starts), "steps": DenseArrayBase.from_list(i64, list(steps))},
+        )
+
+    @property
+    def start_indices(self) -> tuple[Linear, ...]:
+        return tuple(Linear.of(s.data) for s in self.starts.data)
+
+    @property
+    def step_values(self) -> tuple[int, ...]:
+        return tuple(self.steps.get_values())
+
+    def reads(self) -> list[tuple[int, Linear, Linear, Dim]]:
+        """Per axis that is not read whole: (axis, first index, last index, input size)."""
+        found = []
+        source, target = shape_of(self.input.type), shape_of(self.result.type)
+        for axis, (start, step, n, size) in enumerate(zip(self.start_indices, self.step_values, source, target)):
+            if start.constant == 0 and step == 1 and size == n:
+                continue
+            last = start + (Linear.of(size) - Linear.of(1)).scaled(step)
+            found.append((axis, start, last, n))
+        return found
+
+    def verify_(self) -> None:
+        _verify_all_tensors(self)
+        source, target = shape_of(self.input.type), shape_of(self.result.type)
+        if len(self.starts.data) != len(source) or len(self.step_values) != len(source) or len(target) != len(source):
+            rank = len(source)
+            raise VerifyException(f"a slice of a rank-{rank} tensor needs {rank} starts, steps and result sizes")
+        if dtype_of(self.input.type) != dtype_of(self.result.type):
+            raise VerifyException("slice must keep the element type")
+        if 0 in self.step_values:
+            raise VerifyException("a slice step cannot be 0")
+        try:
+            reads = self.reads()
+        except (SizeError, ValueError) as error:
+            raise VerifyException(f"invalid slice start: {error}") from None
+        for axis, first, last, n in reads:
+            for index in (first, last):
+                if index.constant is not None and isinstance(n, int) and not 0 <= index.constant < n:
+                    raise VerifyException(f"slice reads index {index.constant} of axis {axis}, of size {n}")
+
+
+# ---------------------------------------------------------------------------
 # Composites (decomposed into the ops above by a rewrite pass)
 
 
@@ -1255,6 +1338,7 @@ Graph = Dialect(
         MatmulOp,
         TransposeOp,
         ReshapeOp,
+        SliceOp,
         ConcatOp,
         PadOp,
         IotaOp,

@@ -36,6 +36,7 @@ from dialects.graph import (
     ConstantOp,
     DimSizeOp,
     DivOp,
+    MatmulOp,
     MulOp,
     NegOp,
     PadOp,
@@ -44,11 +45,13 @@ from dialects.graph import (
     RsqrtOp,
     SelectOp,
     SqrtOp,
+    SliceOp,
     SubOp,
     TransposeOp,
 )
 from dialects.graph_semantics import COMPARE, ELEMENTWISE as MEANINGS, numpy_dtype
-from dialects.tensor_types import dtype_of, is_float, shape_of
+from dialects.sizes import Linear
+from dialects.tensor_types import Dim, dtype_of, is_float, shape_of, tensor_type
 
 # ---------------------------------------------------------------------------
 # Building ops for a rewrite
@@ -101,9 +104,9 @@ def _static_constant(value: SSAValue) -> np.ndarray | None:
 
 def splat_value(value: SSAValue) -> np.ndarray | None:
     """The one element of a splat (a constant of equal elements, or a broadcast,
-    reshape or transpose of one) as a rank-0 array, else None."""
+    reshape, transpose or slice of one) as a rank-0 array, else None."""
     op = value.owner
-    while isinstance(op, BroadcastOp | ReshapeOp | TransposeOp):
+    while isinstance(op, BroadcastOp | ReshapeOp | TransposeOp | SliceOp):
         op = op.input.owner
     if not isinstance(op, ConstantOp):
         return None
@@ -158,7 +161,8 @@ _NEUTRAL: dict[type[Operation], tuple[tuple[int, int], ...]] = {
 def _same_type_input(op: Operation) -> SSAValue | None:
     """broadcast / reshape / cast to the input's own type = the input; transpose by
     the identity permutation = the input; concat of one operand = the operand; pad
-    by zero widths = the input."""
+    by zero widths = the input; a slice that reads every index in order (``x[:, :]``) =
+    the input."""
     if isinstance(op, BroadcastOp | ReshapeOp | CastOp) and op.input.type == op.result.type:
         return op.input
     if isinstance(op, TransposeOp) and op.permutation == tuple(range(len(op.permutation))):
@@ -166,6 +170,8 @@ def _same_type_input(op: Operation) -> SSAValue | None:
     if isinstance(op, ConcatOp) and len(op.inputs) == 1:
         return op.inputs[0]
     if isinstance(op, PadOp) and not any(w for pair in op.widths for w in pair):
+        return op.input
+    if isinstance(op, SliceOp) and not op.reads():
         return op.input
     return None
 
@@ -296,12 +302,68 @@ class BroadcastOfBroadcast(RewritePattern):
             rewriter.replace(op, BroadcastOp(inner.input, op.result.type))
 
 
+class SliceOfSlice(RewritePattern):
+    """slice(slice(x, s, t), s', t') = slice(x, s + s' * t, t * t'): the outer window's
+    index i reads the inner one's s' + i * t', which reads x's s + (s' + i * t') * t."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: SliceOp, rewriter: PatternRewriter) -> None:
+        if not isinstance(inner := op.input.owner, SliceOp):
+            return
+        starts = [s + outer.scaled(t) for s, t, outer in zip(inner.start_indices, inner.step_values, op.start_indices)]
+        steps = [t * u for t, u in zip(inner.step_values, op.step_values)]
+        rewriter.replace(op, SliceOp(inner.input, starts, steps, op.result.type))
+
+
+class SliceOfMatmul(RewritePattern):
+    """slice(a @ b) = slice(a, rows) @ slice(b, columns), where the slice reads the batch
+    axes whole and nothing else reads the product: a product's rows are the products of
+    a's rows, its columns those of b's columns. The product then computes only what is
+    read, and the slices are index maps of its operand loads, in its kernel."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: SliceOp, rewriter: PatternRewriter) -> None:
+        product = op.input.owner
+        if not isinstance(product, MatmulOp) or product.result.uses.get_length() != 1:
+            return
+        rank = len(shape_of(op.result.type))
+        cut = {axis for axis, *_ in op.reads()}
+        if any(axis < rank - 2 for axis in cut):
+            return
+        e = Emitter()
+        operands = []
+        # the rows are lhs's second-to-last axis (its last when transposed), the columns rhs's last
+        for value, axis, transposed in (
+            (product.lhs, rank - 2, product.transpose_lhs is not None),
+            (product.rhs, rank - 1, product.transpose_rhs is not None),
+        ):
+            if axis not in cut:
+                operands.append(value)
+                continue
+            which = (-1 if axis == rank - 2 else -2) if transposed else (-2 if axis == rank - 2 else -1)
+            start, step = op.start_indices[axis], op.step_values[axis]
+            operands.append(e(_slice_axis(value, which, start, step, shape_of(op.result.type)[axis])))
+        lhs, rhs = operands
+        result = e(MatmulOp(lhs, rhs, product.transpose_lhs is not None, product.transpose_rhs is not None))
+        rewriter.replace(op, e.ops, [result])
+
+
+def _slice_axis(value: SSAValue, axis: int, start: Linear, step: int, size: Dim) -> SliceOp:
+    """``value`` sliced along one axis (negative from the end), read whole along the others."""
+    shape = shape_of(value.type)
+    axis %= len(shape)
+    starts = [start if a == axis else 0 for a in range(len(shape))]
+    steps = [step if a == axis else 1 for a in range(len(shape))]
+    result = tensor_type(dtype_of(value.type), tuple(size if a == axis else d for a, d in enumerate(shape)))
+    return SliceOp(value, starts, steps, result)
+
+
 class LayoutOfSplat(RewritePattern):
-    """transpose / reshape / broadcast of a splat c = broadcast(c : rank 0): moving
-    equal elements around leaves them equal."""
+    """transpose / reshape / broadcast / slice of a splat c = broadcast(c : rank 0):
+    moving equal elements around leaves them equal."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, TransposeOp | ReshapeOp | BroadcastOp):
+        if not isinstance(op, TransposeOp | ReshapeOp | BroadcastOp | SliceOp):
             return
         source = op.input.owner
         if isinstance(source, ConstantOp) and shape_of(source.result.type) == ():
@@ -341,6 +403,7 @@ PATTERNS: dict[type[Operation], tuple[RewritePattern, ...]] = {
     TransposeOp: (TransposeOfTranspose(), _LAYOUT_OF_SPLAT),
     ReshapeOp: (ReshapeOfReshape(), _LAYOUT_OF_SPLAT),
     BroadcastOp: (BroadcastOfBroadcast(), _LAYOUT_OF_SPLAT),
+    SliceOp: (SliceOfSlice(), SliceOfMatmul(), _LAYOUT_OF_SPLAT),
     DimSizeOp: (DimSizeOfArgument(),),
     **{op: (_FOLD_SPLATS,) for op in ELEMENTWISE if op is not PowOp},
 }

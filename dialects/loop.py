@@ -1217,6 +1217,10 @@ RESULT_ATTR = "loop.result"  # i64: this argument is the buffer of result #k
 # An attribute of a host function: the derived sizes (``"D/4"``) its kernels compute from
 # the sizes of their buffers, which the host checks are whole numbers before it launches.
 DERIVED_SIZES_ATTR = "loop.derived_sizes"  # ShapeAttr
+# An attribute of a host function: pairs (index, size) of the first and last index a
+# slice with symbolic bounds reads (``"N-2"``, ``"N"``), which the host checks lie in
+# ``[0, size)`` before it launches (``x[-2:]`` needs ``N >= 2``).
+INDEX_BOUNDS_ATTR = "loop.index_bounds"  # ShapeAttr
 
 
 Loop = Dialect(

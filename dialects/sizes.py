@@ -171,3 +171,102 @@ def solve(dim: str, actual: int, sizes: dict[str, int]) -> tuple[str, int] | Non
     known = size.factor * prod(sizes[n] for n in size.names if n in sizes)
     value = actual / known
     return (unbound[0], int(value)) if value.denominator == 1 else None
+
+
+@dataclass(frozen=True)
+class Linear:
+    """A sum of sizes and an integer: an index along an axis, such as the start of a
+    slice (``"D/2"``, ``"N-2"``, ``"3"``) or the last index it reads (``"N-1"``). Terms
+    with the same names are added, so ``D - D/2`` is ``D/2``."""
+
+    terms: tuple[Size, ...] = ()  # by names, no zero factors; the integer has no names
+
+    @staticmethod
+    def of(value: Dim | Size) -> Linear:
+        """The sum a dim, a size or a text like ``"N-2"``, ``"D/2+1"`` spells."""
+        if isinstance(value, Size):
+            return Linear((value,)) if value.factor else Linear()
+        if isinstance(value, int):
+            return Linear.of(Size(Fraction(value)))
+        result = Linear()
+        for sign, term in re.findall(r"([+-]?)\s*([^+-]+)", value.replace(" ", "")):
+            size = Size.of(int(term) if term.isdigit() else term)
+            result = result + Linear.of(size if sign != "-" else Size(-size.factor, size.names))
+        return result
+
+    def __add__(self, other: Linear) -> Linear:
+        factors: dict[tuple[str, ...], Fraction] = {}
+        for term in (*self.terms, *other.terms):
+            factors[term.names] = factors.get(term.names, Fraction(0)) + term.factor
+        return Linear(tuple(Size(f, names) for names, f in sorted(factors.items()) if f))
+
+    def __neg__(self) -> Linear:
+        return Linear(tuple(Size(-t.factor, t.names) for t in self.terms))
+
+    def __sub__(self, other: Linear) -> Linear:
+        return self + -other
+
+    def scaled(self, k: int) -> Linear:
+        return Linear(tuple(Size(t.factor * k, t.names) for t in self.terms)) if k else Linear()
+
+    @property
+    def constant(self) -> int | None:
+        """The integer it is, where it has no names."""
+        if not self.terms:
+            return 0
+        only = self.terms[0]
+        return int(only.factor) if len(self.terms) == 1 and not only.names and only.factor.denominator == 1 else None
+
+    @property
+    def size(self) -> Size | None:
+        """The one size it is (``D - D/2`` is ``D/2``), where it is a single term."""
+        if not self.terms:
+            return Size(Fraction(0))
+        return self.terms[0] if len(self.terms) == 1 else None
+
+    @property
+    def text(self) -> str:
+        """The canonical spelling: named terms first, then the integer (``"N-2"``)."""
+        if not self.terms:
+            return "0"
+        ordered = sorted(self.terms, key=lambda t: not t.names)
+        parts = []
+        for term in ordered:
+            spelled = Size(abs(term.factor), term.names)
+            text = str(spelled.factor) if not term.names else str(spelled.dim)
+            parts.append(("-" if term.factor < 0 else "+" if parts else "") + text)
+        return "".join(parts)
+
+    def substituted(self, binding: dict[str, Dim]) -> Linear:
+        """The index with its names replaced by the dims ``binding`` gives them (a
+        callee's ``E/2`` with ``E -> "D"`` is ``D/2``), as ``substitute`` does a dim."""
+        result = Linear()
+        for term in self.terms:
+            size = Size(term.factor)
+            for name in term.names:
+                size = size * Size.of(binding.get(name, name))
+            result = result + Linear.of(size)
+        return result
+
+    def evaluate(self, sizes: dict[str, int]) -> int:
+        """The index under a binding of its names (a ``SizeError`` where a name is
+        unbound or the sum is not a whole number)."""
+        missing = [n for t in self.terms for n in t.names if n not in sizes]
+        if missing:
+            raise SizeError(f"size {missing[0]} is not bound by any argument")
+        total = sum(t.factor * prod(sizes[n] for n in t.names) for t in self.terms)
+        if total.denominator != 1:
+            raise SizeError(f"index {self.text} is not a whole number here")
+        return int(total)
+
+
+def index_out_of_range(index: Linear, dim: Dim, sizes: dict[str, int]) -> str | None:
+    """Why a slice may not read ``index`` of an axis of size ``dim`` under a binding of
+    the sizes, or None where it may (the run-time check of a slice whose bounds are
+    symbolic: ``x[:N]`` of an ``f32[M]`` needs ``N <= M``)."""
+    value, size = index.evaluate(sizes), evaluate_dim(dim, sizes)
+    if 0 <= value < size:
+        return None
+    names = {n for t in index.terms for n in t.names} | set(Size.of(dim).names)
+    bound = ", ".join(f"{n} = {sizes[n]}" for n in sorted(names))
+    return f"a slice reads index {index.text} of an axis of size {dim}, out of range with {bound}"

@@ -28,6 +28,7 @@ from xdsl.ir import Attribute, Block
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from dialects import graph
 from dialects.sizes import SizeError, is_derived, substitute
 from dialects.tensor_types import Dim, shape_of, tensor_type
 
@@ -96,8 +97,11 @@ def rename_sizes(type_: Attribute, sizes: dict[str, Dim]) -> Attribute:
 
 
 def _rename_block_sizes(block: Block, sizes: dict[str, Dim]) -> None:
-    """Renames the sizes in the type of every value defined in ``block`` and below."""
+    """Renames the sizes in the type of every value defined in ``block`` and below, and
+    in the starts of its slices (``E/2`` of a callee is ``D/2`` of its caller)."""
     for op in block.walk():
+        if isinstance(op, graph.SliceOp):
+            op.properties["starts"] = graph.starts_attr([s.substituted(sizes) for s in op.start_indices])
         values = [*op.results, *(arg for region in op.regions for b in region.blocks for arg in b.args)]
         for value in values:
             if (renamed := rename_sizes(value.type, sizes)) != value.type:

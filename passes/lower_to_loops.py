@@ -9,10 +9,10 @@ by walking the group's ops backwards from the output (``_KernelEmitter.value_at`
 - an input is a ``loop.load`` of its buffer at the index;
 - an elementwise op is its scalar ``arith``/``math`` op on its operands' values at
   the same index;
-- ``broadcast``, ``transpose`` and ``reshape`` only change the index (drop or zero
-  indices; permute them; linearise and split again with div/mod); ``concat`` and
-  ``pad`` select, by comparing an index with the operands' offsets, between the
-  operands (or the padding value) read at shifted, clamped indices;
+- ``broadcast``, ``transpose``, ``reshape`` and ``slice`` only change the index (drop
+  or zero indices; permute them; linearise and split again with div/mod; ``start +
+  i * step``); ``concat`` and ``pad`` select, by comparing an index with the operands'
+  offsets, between the operands (or the padding value) read at shifted, clamped indices;
 - ``reduce`` and ``matmul`` are ``loop.reduce`` loops over the reduced axes;
 - every scalar is placed in the outermost loop whose variables it depends on, so a
   reduction whose result is broadcast along the axis it reduced (softmax, layernorm)
@@ -71,7 +71,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from dialects import graph, loop
 from dialects.elementwise import BY_NAME
-from dialects.sizes import Size, is_derived, sum_dims
+from dialects.sizes import Linear, Size, is_derived, sum_dims
 from dialects.tensor_types import Dim, is_bool, is_float, shape_of
 from passes.fusion.strategy import LIBRARY, group_strategy
 from passes.split_library import SplitLibraryGroupsPass
@@ -119,7 +119,7 @@ class _Frame:
     scratch: dict = field(default_factory=dict)  # graph value -> [(positions, comps, buffer)]
 
 
-_INDEX_MAP_OPS = (graph.BroadcastOp, graph.TransposeOp, graph.ReshapeOp)
+_INDEX_MAP_OPS = (graph.BroadcastOp, graph.TransposeOp, graph.ReshapeOp, graph.SliceOp)
 #: every index map, with those that select among several operands (or a padding
 #: value); where one operand's value is wanted, only ``_INDEX_MAP_OPS`` are seen through
 _LAYOUT_OPS = _INDEX_MAP_OPS + (graph.ConcatOp, graph.PadOp)
@@ -403,12 +403,26 @@ class _KernelEmitter:
                 for name in size.names:
                     result = self.mul(result, self.size(name))
                 return self.div(result, self.index(size.factor.denominator))
+            for known in self.size_source:  # N from a buffer of size N/2 (a slice of it may start at N/4)
+                scale = Size.of(dim) / Size.of(known)
+                if scale is not None and not scale.names:
+                    product = self.mul(self.size(known), self.index(scale.factor.numerator))
+                    return self.div(product, self.index(scale.factor.denominator))
             raise LoweringError(
                 f"kernel {self.kernel.sym_name.data}: size {dim!r} is not the size of any of its buffers"
             )
         buffer, axis = source
         result = self._emit(("dim", axis), (buffer,), lambda: loop.DimOp(buffer, axis))
         self.deps[result] = frozenset()
+        return result
+
+    def position(self, index: Linear) -> SSAValue:
+        """The run-time value of an index along an axis (``N-1``, ``D/2``): its sizes
+        added, its negative terms subtracted, so no index is ever negative."""
+        result = self.index(0)
+        for term in sorted(index.terms, key=lambda t: t.factor < 0):
+            magnitude = self.size(Size(abs(term.factor), term.names).dim)
+            result = self.add(result, magnitude) if term.factor > 0 else self.sub(result, magnitude)
         return result
 
     def scalar(self, key: object, operands: Sequence[SSAValue], build: Callable[[], Operation]) -> SSAValue:
@@ -775,6 +789,15 @@ def _transpose(e: _KernelEmitter, op: graph.TransposeOp, idx):
     return e.value_at(op.input, tuple(inner))  # type: ignore[arg-type]
 
 
+@_handles(graph.SliceOp)
+def _slice(e: _KernelEmitter, op: graph.SliceOp, idx):
+    inner = []
+    for i, start, step in zip(idx, op.start_indices, op.step_values):
+        offset = e.mul(i, e.index(abs(step)))
+        inner.append(e.add(e.position(start), offset) if step > 0 else e.sub(e.position(start), offset))
+    return e.value_at(op.input, tuple(inner))
+
+
 def reshape_index(e: _KernelEmitter, source: Sequence[Dim], target: Sequence[Dim], idx: Sequence[SSAValue]) -> tuple[SSAValue, ...]:
     """The source index of a row-major reshape: equal leading and trailing sizes map
     one to one; the rest is linearised over the target sizes and split again over
@@ -1124,6 +1147,9 @@ def lower_function(fn: func.FuncOp, module: ModuleOp, taken: set[str]) -> func.F
     derived = _derived_sizes(fn)
     if derived:
         host.attributes[loop.DERIVED_SIZES_ATTR] = loop.ShapeAttr(derived)
+    bounds = _index_bounds(fn)
+    if bounds:
+        host.attributes[loop.INDEX_BOUNDS_ATTR] = loop.ShapeAttr(bounds)
     return host
 
 
@@ -1173,6 +1199,22 @@ def _derived_sizes(fn: func.FuncOp) -> tuple[str, ...]:
             if isinstance(value.type, TensorType):
                 found.update((d, None) for d in shape_of(value.type) if is_derived(d))
     return tuple(found)
+
+
+def _index_bounds(fn: func.FuncOp) -> tuple[Dim, ...]:
+    """The first and last index each slice of ``fn`` reads along each axis it cuts,
+    paired with that axis's size, where sizes are symbolic (the verifier checked the
+    static ones): ``(index, size, index, size, ...)``, first use first. Index 0 and
+    index ``size - 1`` are in range whatever the size, and need no check."""
+    found: dict[tuple[str, Dim], None] = {}
+    for op in fn.walk():
+        if isinstance(op, graph.SliceOp):
+            for _, first, last, dim in op.reads():
+                for index in (first, last):
+                    always = index.constant == 0 or index.text == (Linear.of(dim) - Linear.of(1)).text
+                    if not always and (index.constant is None or isinstance(dim, str)):
+                        found[(index.text, dim)] = None
+    return tuple(d for pair in found for d in pair)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,10 @@ op to op (there through the ops' dimension maps, here through the names every op
 already keeps). The rules, for one size ``S``:
 
 - elementwise ops, broadcasts and transposes keep ``S`` where it is: parallel;
+- a slice that cuts an axis of size ``S`` (or of a size made from it, ``2*S``), or
+  whose window or start is made from it (``x[:S]``), is unsplittable along ``S``: ``x[:, :D/2]`` of a
+  chunk of ``D`` is not the chunk of ``x[:, :D/2]``, nor ``flip`` of a chunk;
+  the axes it reads whole stay parallel;
 - a value with two dimensions named ``S`` (attention's ``q @ kT`` scores) is
   unsplittable along ``S``: a chunk of one of them needs all of the other;
 - a reshape keeps ``S`` only where the dimensions before it and after it multiply to
@@ -184,6 +188,13 @@ class _Analysis:
                 raise _Unsplittable(
                     f"{op.name} from {list(source)} to {list(target)} merges or splits {size} with other axes"
                 )
+        elif isinstance(op, graph.SliceOp):
+            dims, window = _dims(op.input), _dims(op.result)
+            for axis, first, _, _ in op.reads():
+                names = {*Size.of(dims[axis]).names, *Size.of(window[axis]).names}
+                names.update(n for t in first.terms for n in t.names)
+                if size in names:
+                    raise _Unsplittable(f"{op.name} reads a window of axis {axis} ({dims[axis]}), not each chunk's own")
         depth = self.depth_of(op.operands)
         for result in op.results:
             self.depth[result] = depth

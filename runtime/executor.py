@@ -47,7 +47,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, SSAValue
 
 from dialects import loop
-from dialects.sizes import SizeError, is_derived
+from dialects.sizes import Linear, SizeError, index_out_of_range, is_derived
 from dialects.sizes import evaluate_dim as sizes_evaluate_dim
 from runtime import codegen_cpu, cpu_threads
 from runtime.errors import ExecutionError
@@ -115,6 +115,9 @@ def bind_arguments(plan: HostPlan, shapes: Sequence[tuple[int, ...]]) -> dict[st
                 raise ExecutionError(f"@{entry}: argument #{i}: size {dim} is {expected}, but the array has {actual}")
     for dim in plan.derived_sizes:
         evaluate_dim(dim, sizes)
+    for index, dim in zip(plan.index_bounds[::2], plan.index_bounds[1::2]):
+        if (why := index_out_of_range(Linear.of(index), dim, sizes)) is not None:
+            raise ExecutionError(f"@{entry}: {why}")
     return sizes
 
 
@@ -143,6 +146,7 @@ class HostPlan:
     num_slots: int
     result_dtypes: list[np.dtype] = field(default_factory=list)
     derived_sizes: tuple[str, ...] = ()  # checked to be whole once the arguments are bound
+    index_bounds: tuple[int | str, ...] = ()  # (index, size) pairs checked in range then
 
     @property
     def num_inputs(self) -> int:
@@ -214,7 +218,11 @@ def plan_host_function(fn: func.FuncOp, storage: Callable[[Attribute], np.dtype]
     ]
     derived = fn.attributes.get(loop.DERIVED_SIZES_ATTR)
     derived_sizes = tuple(derived.data) if isinstance(derived, loop.ShapeAttr) else ()
-    return HostPlan(fn.sym_name.data, params, steps, returns, result_params, len(slots), result_dtypes, derived_sizes)
+    bounds = fn.attributes.get(loop.INDEX_BOUNDS_ATTR)
+    index_bounds = tuple(bounds.data) if isinstance(bounds, loop.ShapeAttr) else ()
+    return HostPlan(
+        fn.sym_name.data, params, steps, returns, result_params, len(slots), result_dtypes, derived_sizes, index_bounds
+    )
 
 
 def read_program(

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dialects.sizes import Size, SizeError, is_derived, solve
 from dialects.tensor_types import NUMPY_DTYPES, Shape, format_shape
 from runtime.errors import InputError
 
@@ -94,19 +95,21 @@ def draw_inputs(
 ) -> list[np.ndarray]:
     """The arguments of a call: the given arrays by name, the others drawn at random.
 
-    Sizes come first from the given arrays, then from `dims`, then DEFAULT_DIM.
+    Sizes come first from the given arrays, then from `dims`, then DEFAULT_DIM; a derived
+    size (`D/2`) is what its names make it, and a given array's binds its one unknown name.
     """
     check_names([p.name for p in params], given, function)
     provided = [p for p in params if p.name in given]
     sizes = bind_sizes(provided, [np.asarray(given[p.name]) for p in provided], function)
+    for dim in [d for d in sizes if is_derived(d)]:
+        if (solved := solve(dim, sizes[dim], sizes)) is not None:
+            sizes.setdefault(*solved)
     for name, value in dims.items():
         if name in sizes and sizes[name] != value:
             raise InputError(f"--dims sets {name}={value}, but the inputs fix {name}={sizes[name]}")
         sizes.setdefault(name, value)
     shapes = {
-        param.name: tuple(d if isinstance(d, int) else sizes.setdefault(d, DEFAULT_DIM) for d in param.shape)
-        for param in params
-        if param.name not in given
+        param.name: tuple(_drawn_size(d, sizes) for d in param.shape) for param in params if param.name not in given
     }
     check_allocation([p for p in params if p.name in shapes], shapes)
     rng = np.random.default_rng(seed)
@@ -114,6 +117,22 @@ def draw_inputs(
         np.asarray(given[p.name]) if p.name in given else random_array(rng, p.dtype, shapes[p.name])
         for p in params
     ]
+
+
+def _drawn_size(dim: int | str, sizes: dict[str, int]) -> int:
+    """A dim of an input drawn at random: a name unbound so far takes DEFAULT_DIM, a
+    derived size (`D/2`) follows from its names."""
+    if isinstance(dim, int):
+        return dim
+    if not is_derived(dim):
+        return sizes.setdefault(dim, DEFAULT_DIM)
+    size = Size.of(dim)
+    for name in size.names:
+        sizes.setdefault(name, DEFAULT_DIM)
+    try:
+        return size.evaluate(sizes)
+    except SizeError as error:
+        raise InputError(f"cannot draw an input with size {dim}: {error}; give other --dims") from None
 
 
 def check_allocation(params: Sequence[Param], shapes: Mapping[str, tuple[int, ...]]) -> None:

@@ -30,7 +30,7 @@ from xdsl.traits import SymbolTable
 
 from dialects import graph
 from dialects.graph_semantics import COMPARE, ELEMENTWISE, numpy_dtype
-from dialects.sizes import Size, SizeError, evaluate_dim, is_derived, solve
+from dialects.sizes import Size, SizeError, evaluate_dim, index_out_of_range, is_derived, solve
 from dialects.tensor_types import format_shape, shape_of
 from runtime.errors import ExecutionError
 
@@ -236,6 +236,20 @@ def _concat(op: graph.ConcatOp, args, frame):
 def _pad(op: graph.PadOp, args, frame):
     value = np.array(op.padding).astype(args[0].dtype)
     return np.pad(args[0], op.widths, mode="constant", constant_values=value)
+
+
+@_impl(graph.SliceOp)
+def _slice(op: graph.SliceOp, args, frame):
+    for _, first, last, dim in op.reads():
+        for index in (first, last):
+            if (why := index_out_of_range(index, dim, frame.sizes)) is not None:
+                raise EvaluationError(why)
+    window = []
+    for start, step, size in zip(op.start_indices, op.step_values, frame.resolve(op.result.type)):
+        first = start.evaluate(frame.sizes)
+        stop = first + size * step
+        window.append(slice(first, stop if stop >= 0 else None, step))
+    return args[0][tuple(window)]
 
 
 @_impl(graph.SoftmaxOp)

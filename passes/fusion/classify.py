@@ -45,6 +45,7 @@ OP_CLASSES: dict[type[Operation], OpClass] = {
     graph.ReshapeOp: OpClass.INJECTIVE,
     graph.ConcatOp: OpClass.INJECTIVE,
     graph.PadOp: OpClass.INJECTIVE,
+    graph.SliceOp: OpClass.INJECTIVE,
     graph.ReduceOp: OpClass.REDUCTION,
     graph.MatmulOp: OpClass.OUT_FUSABLE,
     # a load at data-dependent indices: like a broadcast, it reads each output element
@@ -70,13 +71,13 @@ def classify(op: Operation) -> OpClass:
 
 
 #: layout ops that move no data when their input is a constant
-_FREE_WHEN_CONSTANT = (graph.BroadcastOp, graph.ReshapeOp, graph.TransposeOp)
+_FREE_WHEN_CONSTANT = (graph.BroadcastOp, graph.ReshapeOp, graph.TransposeOp, graph.SliceOp)
 
 
 def is_free(op: Operation) -> bool:
     """Ops that cost nothing and are cloned into every group that uses them:
     constants and dimension sizes, and what is made of them alone without work —
-    a broadcast/reshape/transpose of a free value (a splat is still a constant),
+    a broadcast/reshape/transpose/slice of a free value (a splat is still a constant),
     scalar (rank-0) arithmetic on free values (``1 / dim_size``). Cloning them keeps
     a shared ``broadcast(1e-5)`` from becoming a tensor one kernel writes and
     another reads."""

@@ -298,6 +298,22 @@ def test_drawn_inputs_are_announced_on_stderr(tmp_path):
     assert given.returncode == 0 and given.stderr == ""
 
 
+def test_drawn_inputs_follow_derived_sizes(tmp_path):
+    """c and s of RoPE's halves are f32[N, D/2]: drawn from D, or D solved from a given c."""
+    rope = tmp_path / "rope.tdsl"
+    rope.write_text("fn main(x: f32[N, D], c: f32[N, D/2], s: f32[N, D/2]) -> f32[N, D/2] {\n"
+                    "    return x[:, :D/2] * c + x[:, D/2:] * s\n}\n")
+    drawn = fusec(rope, "--target", "numpy", "--dims", "N=2,D=6")
+    assert drawn.returncode == 0, drawn.stderr
+    assert drawn.stderr == "fusec: note: drawn at random (--seed 0): x: f32[2, 6], c: f32[2, 3], s: f32[2, 3]\n"
+    np.savez(tmp_path / "in.npz", c=np.zeros((3, 5), np.float32))
+    solved = fusec(rope, "--target", "numpy", "--inputs", tmp_path / "in.npz")
+    assert solved.returncode == 0, solved.stderr
+    assert "x: f32[3, 10], s: f32[3, 5]" in solved.stderr
+    assert_clean_error(fusec(rope, "--target", "numpy", "--dims", "D=7"), 1,
+                       "cannot draw an input with size D/2: size D/2 is not a whole number with D = 7")
+
+
 def test_fusec_opt_on_a_missing_file():
     result = subprocess.run(
         [sys.executable, "-m", "compiler.opt", "missing.mlir"], capture_output=True, text=True, cwd=ROOT

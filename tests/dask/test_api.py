@@ -229,3 +229,18 @@ fn main(x: f32[B, N], k: i32[B, N]) -> (f32[B], i32[B], bool[B], bool[B]) {
     argmax = fusec.compile("fn main(x: f32[B, N]) -> i64[B] { return argmax(x, axis=1) }", target="cpu")
     with pytest.raises(fusec.InputError, match="argmax reduces N: it needs all of it; rechunk with x.rechunk"):
         fusec.dask.compile(argmax)(*split(argmax, [x], "N"))
+
+
+def test_slices_keep_the_axes_they_read_whole_parallel():
+    """A slice along D (RoPE's halves, flip) makes D unsplittable; B, read whole by every
+    slice, splits and gives the same bits."""
+    program = fusec.compile(
+        "fn main(x: f32[B, D], c: f32[B, D/2]) -> f32[B, D/2] { return flip(x[:, :D/2], 1) * c + x[:, D/2:] }",
+        target="cpu",
+    )
+    rng = np.random.default_rng(0)
+    x, c = rng.standard_normal((13, 8)).astype(np.float32), rng.standard_normal((13, 4)).astype(np.float32)
+    split_program = fusec.dask.compile(program)
+    assert split_program.partition["D"].kind == "unsplittable"
+    (got,) = compute(split_program(da.from_array(x, chunks=(5, -1)), da.from_array(c, chunks=(5, -1))))
+    np.testing.assert_array_equal(got, program.main(x, c))

@@ -192,6 +192,17 @@ for _shape, _perm in (((4, 8), (1, 0)), ((2, 3, 4), (2, 0, 1)), (("B", "N", 8), 
         lambda s=_shape, p=_perm: single_func([T("f32", s)], lambda x: g.TransposeOp(x, p))
     )
 
+for _src, _starts, _steps, _dst in (
+    ((8, 6), (7, 0), (-2, 1), (4, 6)),
+    (("N", "D"), (0, "D/2"), (1, 1), ("N", "D/2")),
+    (("N", 8), ("N-1", 0), (-1, 2), ("N", 4)),
+):
+    case(g.SliceOp, f"{_src}-{_starts}-{_steps}")(
+        lambda s=_src, a=_starts, t=_steps, d=_dst: single_func(
+            [T("f32", s)], lambda x: g.SliceOp(x, a, t, T("f32", d))
+        )
+    )
+
 for _src, _dst in (
     ((4, 8), (32,)),
     ((4, 8), (2, 2, 8)),
@@ -494,6 +505,12 @@ INVALID: list[tuple[str, list[str], str, str]] = [
      "result type tensor<4x8xf32> is not the transpose of tensor<4x8xf32>"),
     ("transpose-dtype", [F], f'%0 = "graph.transpose"(%a) <{{perm = array<i64: 1, 0>}}> : ({F}) -> tensor<8x4xf16>',
      "is not the transpose of"),
+    ("slice-step-zero", [F], f'%0 = "graph.slice"(%a) <{{starts = ["0", "0"], steps = array<i64: 1, 0>}}> : ({F}) -> {F}',
+     "a slice step cannot be 0"),
+    ("slice-out-of-range", [F], f'%0 = "graph.slice"(%a) <{{starts = ["2", "0"], steps = array<i64: 1, 1>}}> : ({F}) -> {F}',
+     "slice reads index 5 of axis 0, of size 4"),
+    ("slice-dtype", [F], f'%0 = "graph.slice"(%a) <{{starts = ["0", "0"], steps = array<i64: 1, 1>}}> : ({F}) -> tensor<4x8xf16>',
+     "slice must keep the element type"),
     ("reshape-count", [F], f'%0 = "graph.reshape"(%a) : ({F}) -> tensor<30xf32>',
      r"cannot reshape \[4, 8\] to \[30\]: element counts differ"),
     ("reshape-names", [FN], f'%0 = "graph.reshape"(%a) : ({FN}) -> tensor<?x8xf32, ["M", ""]>',

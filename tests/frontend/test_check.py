@@ -713,7 +713,7 @@ def test_errors_in_every_function_are_reported_in_source_order():
         (
             "fn g(a: f32) -> (f32, f32) { return a, a }\n"
             "fn f(x: f32) -> f32 { return g(x) + 1 }",
-            ["2:30: error: 'g' returns 2 values, so a call to it cannot be used inside an expression"],
+            ["2:30: error: 'g' returns 2 values, so a call to it cannot be used inside an expression; bind its values to names, as in a, b = g(...)"],
         ),
         ("fn f(x: f32) -> f32 { return f(x) }", ["1:30: error: recursion is not supported: 'f' calls itself"]),
         (

@@ -231,7 +231,7 @@ def test_syntax_errors_render_with_a_caret(text, expected):
         ("fn f(x: f32) -> f32 { return x == = 1 }", "1:35: error: expected an expression, but found '='"),
         ("fn f(x: f32) -> f32 {\n  return\n}", "3:1: error: expected an expression, but found '}'"),
         ("fn f(x: f32) -> f32 { return x 3 }", "1:32: error: unexpected number 3 after an expression"),
-        ("fn f(x: f32) -> f32 { return x[0] }", "1:31: error: unexpected '[' after an expression"),
+        ("fn f(x: f32) -> f32 { return x[] }", "1:32: error: expected an expression, but found ']'"),
         (
             "fn f(x: f32) -> f32 { return x < 1 < 2 }",
             "1:36: error: comparisons cannot be chained; add parentheses, as in (a < b) == c",

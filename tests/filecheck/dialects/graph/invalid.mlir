@@ -752,3 +752,27 @@ func.func @gather_shape(%x: tensor<4x8xf32>, %i: tensor<3xi64>) {
   %0 = "graph.gather"(%x, %i) <{axis = 1 : i64}> : (tensor<4x8xf32>, tensor<3xi64>) -> tensor<4x8xf32>
   func.return
 }
+
+// -----
+
+// CHECK: {{^}}a slice step cannot be 0
+func.func @slice_step_zero(%a: tensor<4x8xf32>) {
+  %0 = "graph.slice"(%a) <{starts = ["0", "0"], steps = array<i64: 0, 1>}> : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}slice reads index 9 of axis 1, of size 8
+func.func @slice_out_of_range(%a: tensor<4x8xf32>) {
+  %0 = "graph.slice"(%a) <{starts = ["0", "3"], steps = array<i64: 1, 2>}> : (tensor<4x8xf32>) -> tensor<4x4xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}a slice of a rank-2 tensor needs 2 starts, steps and result sizes
+func.func @slice_rank(%a: tensor<4x8xf32>) {
+  %0 = "graph.slice"(%a) <{starts = ["0"], steps = array<i64: 1>}> : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return
+}

@@ -52,3 +52,23 @@ func.func @concat_pad(%x: tensor<?x4xf32, ["N", ""]>, %y: tensor<?x4xf32, ["B", 
   %p = graph.pad %z low = [0, 0, 1] high = [0, 0, 2] value = 0.000000e+00 : tensor<?x?x4xf32, ["B", "S", ""]> -> tensor<?x?x7xf32, ["B", "S", ""]>
   func.return %c, %d, %p : tensor<?x4xf32, ["2*N", ""]>, tensor<?x8xf32, ["B", ""]>, tensor<?x?x7xf32, ["B", "S", ""]>
 }
+
+// a slice that cuts an axis (rotary halves of D, the last rows of N, flip) needs all of
+// it; the axes it reads whole (B) stay parallel
+// CHECK-LABEL: func.func @slices(
+// CHECK-SAME:  partition = {B = "parallel", D = "unsplittable: graph.slice reads a window of axis 1 (D), not each chunk's own", N = "unsplittable: graph.slice reads a window of axis 0 (N), not each chunk's own"}
+func.func @slices(%x: tensor<?x?xf32, ["B", "D"]>, %y: tensor<?x8xf32, ["N", ""]>) -> (tensor<?x?xf32, ["B", "D/2"]>, tensor<?x8xf32, ["N", ""]>) {
+  %lo = graph.slice %x starts = ["0", "0"] steps = [1, 1] : tensor<?x?xf32, ["B", "D"]> -> tensor<?x?xf32, ["B", "D/2"]>
+  %hi = graph.slice %x starts = ["0", "D/2"] steps = [1, 1] : tensor<?x?xf32, ["B", "D"]> -> tensor<?x?xf32, ["B", "D/2"]>
+  %r = graph.add %lo, %hi : tensor<?x?xf32, ["B", "D/2"]>
+  %f = graph.slice %y starts = ["N-1", "0"] steps = [-1, 1] : tensor<?x8xf32, ["N", ""]> -> tensor<?x8xf32, ["N", ""]>
+  func.return %r, %f : tensor<?x?xf32, ["B", "D/2"]>, tensor<?x8xf32, ["N", ""]>
+}
+
+// the first N rows of x: a chunk of N would need its own offset into x, so N is not split
+// CHECK-LABEL: func.func @first_rows(
+// CHECK-SAME:  partition = {M = "unsplittable: graph.slice reads a window of axis 0 (M), not each chunk's own", N = "unsplittable: graph.slice reads a window of axis 0 (M), not each chunk's own"}
+func.func @first_rows(%x: tensor<?x8xf32, ["M", ""]>, %n: tensor<?xf32, ["N"]>) -> tensor<?x8xf32, ["N", ""]> {
+  %r = graph.slice %x starts = ["0", "0"] steps = [1, 1] : tensor<?x8xf32, ["M", ""]> -> tensor<?x8xf32, ["N", ""]>
+  func.return %r : tensor<?x8xf32, ["N", ""]>
+}
