@@ -200,13 +200,15 @@ def _round(b: Builder, x: SSAValue) -> SSAValue:
 
 
 def _sign(b: Builder, x: SSAValue) -> SSAValue:
-    """1, -1, or x itself (a zero, or nan for a float)."""
+    """1, -1, 0 (NumPy's +0.0 for -0.0 too: atan2 tells the zeros apart), or nan."""
     zero, one, minus_one = b.const(0, x), b.const(1, x), b.const(-1, x)
     if b.is_float(x):
         pos, neg = b.op(arith.CmpfOp, x, zero, arg="ogt"), b.op(arith.CmpfOp, x, zero, arg="olt")
+        rest = b.op(arith.SelectOp, _isnan(b, x), x, zero)
     else:
         pos, neg = b.op(arith.CmpiOp, x, zero, arg="sgt"), b.op(arith.CmpiOp, x, zero, arg="slt")
-    return b.op(arith.SelectOp, pos, one, b.op(arith.SelectOp, neg, minus_one, x))
+        rest = zero
+    return b.op(arith.SelectOp, pos, one, b.op(arith.SelectOp, neg, minus_one, rest))
 
 
 def _isnan(b: Builder, x: SSAValue) -> SSAValue:

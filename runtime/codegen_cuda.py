@@ -49,6 +49,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from dialects import loop
 from dialects.gpu_mapping import MEMORY, PER_THREAD, ROW_CACHE, STRATEGY, THREADS, Strategy
 from runtime.codegen_scalar import CodegenError, ScalarSource, numpy_type_name
+from runtime.device import simulated
 
 KERNEL_FUNCTION = "kernel"
 SIZES_FUNCTION = "sizes"
@@ -185,6 +186,11 @@ class _CudaKernelSource(ScalarSource):
         self.needs_sync = False
 
     # -- module -----------------------------------------------------------------------
+
+    def rounding(self) -> str:
+        # numba-cuda has no NumPy floor in kernels, and its math.floor keeps a float; the
+        # simulator runs Python's, which gives an integer (and fails on nan)
+        return "np" if simulated() else "math"
 
     def source(self) -> str:
         args = self.buffer_arguments()

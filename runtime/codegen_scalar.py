@@ -85,8 +85,6 @@ _MATH1 = {
     mathd.ExpOp: "math.exp", mathd.LogOp: "math.log", mathd.SqrtOp: "math.sqrt",
     mathd.SinOp: "math.sin", mathd.CosOp: "math.cos", mathd.ErfOp: "math.erf",
     mathd.AbsFOp: "abs", mathd.Exp2Op: "math.exp2",
-    # NumPy's, not math's: Numba's math.floor gives an integer (and nan cannot be one)
-    mathd.FloorOp: "np.floor", mathd.CeilOp: "np.ceil",
     mathd.Log2Op: "math.log2", mathd.Log10Op: "math.log10", mathd.Log1pOp: "math.log1p",
     mathd.ExpM1Op: "math.expm1", mathd.TanOp: "math.tan", mathd.AtanOp: "math.atan",
 }  # fmt: skip
@@ -150,6 +148,11 @@ class ScalarSource:
             self.constants[key] = name
             self.constant_lines.append(f"{name} = {type_name}({literal})")
         return self.constants[key]
+
+    def rounding(self) -> str:
+        """The module whose floor and ceil keep a float a float: NumPy's (Numba's CPU
+        ``math.floor`` gives an integer, which nan cannot be)."""
+        return "np"
 
     def float_division(self, operator: str, a: str, b: str) -> str:
         """``a // b`` or ``a % b`` of floats: Numba's are NumPy's (``npy_divmod``), zero
@@ -286,6 +289,8 @@ class ScalarSource:
             return self.integer_abs(n[0], result_type)
         if type(op) in self.FLOAT32_CALLS and isinstance(result_type, Float16Type | Float32Type):
             return f"{self.FLOAT32_CALLS[type(op)]}({n[0]})"
+        if isinstance(op, mathd.FloorOp | mathd.CeilOp):
+            return f"{self.rounding()}.{'floor' if isinstance(op, mathd.FloorOp) else 'ceil'}({n[0]})"
         if type(op) in _MATH1:
             return f"{_MATH1[type(op)]}({n[0]})"
         if type(op) in _MATH2:

@@ -263,9 +263,9 @@ class CudaProgram:
         self.cache_dir = cache_dir
         self.shuffles = not simulated()
         self.kernel_ops, self.functions = read_program(module, element_dtype)
-        #: launches packed once and replayed through cuda.core (a real GPU only); not
-        #: where a kernel checks indices, whose error record the host reads after it
-        self.direct = not simulated() and not any(loop.index_checks(k) for k in self.kernel_ops.values())
+        #: launches packed once and replayed through cuda.core (a real GPU only); a kernel
+        #: that checks indices keeps its error record, read after the call
+        self.direct = not simulated()
         #: CUDA graphs on (default: unless FUSEC_CUDA_GRAPHS=0)
         self.graphs = graphs if graphs is not None else os.environ.get("FUSEC_CUDA_GRAPHS", "1") != "0"
         self.tuning = dict(tuning or {})
@@ -470,6 +470,7 @@ class CudaProgram:
         graph = prepared.graphs.get(key)
         if graph is not None:
             graph.launch(stream)
+            self._read_records(prepared)
             return tuple(results)
         for launch in prepared.direct:
             launch.launch(stream, key)
@@ -483,7 +484,20 @@ class CudaProgram:
                 prepared.seen[key] = calls
                 while len(prepared.seen) > 4 * MAX_GRAPHS:
                     prepared.seen.popitem(last=False)
+        self._read_records(prepared)
         return tuple(results)
+
+    @staticmethod
+    def _read_records(prepared: _Prepared) -> None:
+        """Raise the first index error the call's kernels recorded. A record is zero
+        until a check fails (the kernel writes it only then), so it is cleared only
+        after a failure; reading it waits for the kernels, the price of the error."""
+        for step in prepared.launches:
+            if isinstance(step, Launch) and step.checks:
+                found = step.workspaces[-1].copy_to_host()
+                if found[0]:
+                    step.workspaces[-1].copy_to_device(np.zeros(loop.ERROR_RECORD_LENGTH, np.int64))
+                    raise IndexOutOfRangeError.from_record(step.kernel, step.checks, found)
 
     def _host_step(self, step: tuple, slots: list[Any], sizes: dict[str, int], profile) -> None:
         """A step other than a kernel launch, run on every call: a copy, a library GEMM
@@ -517,10 +531,10 @@ class CudaProgram:
             self._run_kernel(step, slots, profile)
             return
         record = step.workspaces[-1]
-        record.copy_to_device(np.zeros(loop.ERROR_RECORD_LENGTH, np.int64))
         self._run_kernel(step, slots, profile)
         found = record.copy_to_host()  # waits for the kernel
         if found[0]:
+            record.copy_to_device(np.zeros(loop.ERROR_RECORD_LENGTH, np.int64))
             raise IndexOutOfRangeError.from_record(step.kernel, step.checks, found)
 
     def _run_kernel(self, step: Launch, slots: list[Any], profile: dict[str, list[float]] | None) -> None:

@@ -402,9 +402,22 @@ def check_attention(f: GroupFacts) -> str | None:
                 return f"{name} of shape {_fmt(g.shape(op.results[0]))} is outside the attention's output space"
         elif i in from_core:
             return "attention scores are used outside the attention pattern"
-        elif count not in (score_count, out_count):
+        elif count not in (score_count, out_count) and not _broadcast_into(
+            f, op, g.shape(g.ops[m1].results[0])
+        ):
             return f"{name} of shape {_fmt(g.shape(op.results[0]))} is outside the attention's score space"
     return None
+
+
+def _broadcast_into(f: GroupFacts, op: Operation, full: Shape) -> bool:
+    """Whether ``op`` is a smaller operand of the score space, computed in the kernel
+    (a causal mask from iotas: ``iota((S, S), 0) >= iota((S, S), 1)``): its shape
+    broadcasts to ``full``, and its value reaches no output of the group, so the kernel
+    computes it at each score's index, where a broadcast reads it."""
+    shape = f.g.shape(op.results[0])
+    if len(shape) > len(full) or any(d not in (1, e) for d, e in zip(_pad(shape, len(full)), full)):
+        return False
+    return not any(v in f.outputs() for v in op.results)
 
 
 def check_opaque(f: GroupFacts) -> str | None:

@@ -80,8 +80,10 @@ def rmsnorm_last(x, g, eps=1e-6):
     return x / np.sqrt(ms + eps) * g
 
 
-def mha(x, wq, wk, wv, wo, heads=4):
-    """Multi-head self-attention without biases or mask, heads split from the last axis."""
+def mha(x, wq, wk, wv, wo, heads=4, causal=False, rotate=None):
+    """Multi-head self-attention without biases, heads split from the last axis; with
+    ``causal``, position i attends to positions <= i; ``rotate`` is applied to each
+    head's queries and keys."""
     b, s, d = x.shape
     dh = d // heads
 
@@ -89,9 +91,31 @@ def mha(x, wq, wk, wv, wo, heads=4):
         return t.reshape(b, s, heads, dh).transpose(0, 2, 1, 3)
 
     q, k, v = split(x @ wq), split(x @ wk), split(x @ wv)
-    p = softmax_last(q @ k.transpose(0, 1, 3, 2) / math.sqrt(dh))
+    if rotate is not None:
+        q, k = rotate(q), rotate(k)
+    scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(dh)
+    if causal:
+        above = np.triu(np.ones((s, s), dtype=bool), k=1)
+        scores = np.where(above, -np.inf, scores)
+    p = softmax_last(scores)
     o = (p @ v).transpose(0, 2, 1, 3).reshape(b, s, d)
     return o @ wo
+
+
+def rope_tables(s, dh=64, base=10000.0):
+    """The cos and sin of each position's rotation angles, each frequency twice (the
+    halves of a head rotate together): [S, Dh]."""
+    freqs = base ** (-np.arange(0, dh, 2) / dh)
+    angles = np.arange(s)[:, None] * freqs[None, :]
+    angles = np.concatenate([angles, angles], axis=-1)
+    return np.cos(angles), np.sin(angles)
+
+
+def rotate_half(t, cos, sin):
+    """RoPE in the rotate-half form: the first half of each head paired with the second."""
+    half = t.shape[-1] // 2
+    first, second = t[..., :half], t[..., half:]
+    return t * cos + np.concatenate([-second, first], axis=-1) * sin
 
 
 # ---------------------------------------------------------------- references
@@ -128,6 +152,21 @@ def ref_mlp(x, w1, b1, w2, b2):
 
 def ref_attention(x, wq, wk, wv, wo):
     return (mha(*_f64(x, wq, wk, wv, wo), heads=4),)
+
+
+def ref_rope_attention(x, wq, wk, wv, wo, cos, sin):
+    x, wq, wk, wv, wo, cos, sin = _f64(x, wq, wk, wv, wo, cos, sin)
+    return (mha(x, wq, wk, wv, wo, heads=4, rotate=lambda t: rotate_half(t, cos, sin)),)
+
+
+def ref_causal_attention(x, wq, wk, wv, wo):
+    return (mha(*_f64(x, wq, wk, wv, wo), heads=4, causal=True),)
+
+
+def ref_embedding_layernorm(tokens, positions, ids, position_ids, gamma, beta):
+    tokens, positions, gamma, beta = _f64(tokens, positions, gamma, beta)
+    x = tokens[ids] + positions[position_ids]  # NumPy's fancy indexing: a negative id counts from the end
+    return (layernorm_last(x, gamma, beta, eps=1e-5),)
 
 
 def ref_transformer_block(x, ln1_g, ln1_b, wq, wk, wv, wo, ln2_g, ln2_b, w1, b1, w2, b2):
@@ -197,6 +236,23 @@ def in_attention(rng, b=2, s=8):
     return {"x": _normal(rng, (b, s, 256)), **_attn_weights(rng)}
 
 
+def in_rope_attention(rng, b=2, s=8):
+    cos, sin = rope_tables(s)
+    return {"x": _normal(rng, (b, s, 256)), **_attn_weights(rng),
+            "cos": cos.astype(np.float32), "sin": sin.astype(np.float32)}
+
+
+def in_embedding_layernorm(rng, b=2, s=8, v=50, p=16):
+    return {
+        "tokens": _normal(rng, (v, 256)),
+        "positions": _normal(rng, (p, 256), scale=0.1),
+        "ids": rng.integers(-v, v, (b, s)).astype(np.int64),
+        "position_ids": np.broadcast_to(np.arange(s), (b, s)).astype(np.int64).copy(),
+        "gamma": _normal(rng, (256,), scale=0.1, loc=1.0),
+        "beta": _normal(rng, (256,), scale=0.1),
+    }
+
+
 def in_transformer_block(rng, b=2, s=8, d=256, f=1024):
     w = _attn_weights(rng, d)
     return {
@@ -240,4 +296,8 @@ SAMPLES: dict[str, SampleCase] = {
                                ref_transformer_block, 1e-4, 1e-4, kernels=7),
     "reductions": _case("reductions", in_reductions, ref_reductions, 1e-5, 1e-5, kernels=1),
     "rmsnorm": _case("rmsnorm", in_rmsnorm, ref_rmsnorm, 1e-5, 1e-6, kernels=1),
+    "rope_attention": _case("rope_attention", in_rope_attention, ref_rope_attention, 1e-4, 1e-5, kernels=5),
+    "causal_attention": _case("causal_attention", in_attention, ref_causal_attention, 1e-4, 1e-5, kernels=3),
+    "embedding_layernorm": _case("embedding_layernorm", in_embedding_layernorm, ref_embedding_layernorm,
+                                 1e-5, 1e-5, kernels=1),
 }

@@ -55,7 +55,7 @@ def test_sample_python_api(name):
     params = [p[0] for p in sig]
     assert sorted(params) == sorted(inputs), f"{name}: parameters {params} vs inputs {list(inputs)}"
     for pname, dtype, shape in sig:
-        assert dtype == "f32", f"{name}: {pname} has dtype {dtype}"
+        assert dtype == {"int64": "i64", "float32": "f32"}[inputs[pname].dtype.name], f"{name}: {pname} has dtype {dtype}"
         assert len(shape) == inputs[pname].ndim, f"{name}: {pname} declared {shape}"
         for dim, size in zip(shape, inputs[pname].shape):
             if isinstance(dim, int):
