@@ -12,16 +12,18 @@ What a program holds:
   suffixes of it (`[D]`), keepdims-like shapes (`[N, 1]`) and matmul weights (`[D, K]`).
   Each size name gets a concrete size in 2..9 per program, and a second, different size
   for a second call (the sizes of that call differ from one another).
-- 2 to `max_statements` (default 3) statements, built from: elementwise unary functions
-  (exp on bounded values only), `+ - * /` with NumPy broadcasting (rank 1 against rank 2,
-  keepdims results against their source, scalars against anything) and with literals,
-  `maximum`/`minimum`, comparisons with `where` and `cast`, `**`/`pow` with small integer
+- 2 to `max_statements` (default 3) statements, built from: every elementwise function of
+  `dialects/elementwise.py` (the unary ones from the table `UNARY`), `+ - * /` with NumPy
+  broadcasting (rank 1 against rank 2, keepdims results against their source, scalars
+  against anything) and with literals, `maximum`/`minimum`, `clip`, `atan2`, `//` and `%`
+  (and `mod`), comparisons and their `and`/`or`/`not` with `where` and `cast`,
+  `isnan`/`isinf` of values made to hold `inf` or `nan`, `**`/`pow` with small integer
   exponents, reductions (sum, max, min, mean) over random axes (negative axes, tuples of
   axes, all axes; keepdims or not), softmax, layernorm, rmsnorm, transposes with random
   permutations, reshapes the checker can prove (split or merge static dims, insert or drop
   1s, reorder names, a `-1`), `broadcast_to`, matmuls against weight parameters (and
   `a @ transpose(b)`), integer arithmetic that may overflow and wrap (`x * 65537`, sums
-  and squares of wrapped values), calls of a user function `helper` with size names of its
+  and squares of wrapped values; `//` and `%` by anything, 0 and -1 included), calls of a user function `helper` with size names of its
   own (some helpers return a parameter: the identity, the second of two, or the first of
   two through a second function called with the arguments swapped), and the re-binding of
   a name. Operands are names or nested expressions.
@@ -31,13 +33,32 @@ What a program holds:
 
 Numerics: every value carries an interval that bounds it, computed alongside; a value
 whose bound grows past `LIMIT` is squashed (tanh, sigmoid, erf) before anything else uses
-it, `exp` only meets values below 3, `log`, `sqrt` and `rsqrt` only values bounded away
-from 0 (or `abs(x) + 1`, `x * x + 1`), and a division only a denominator bounded away from
-0. Comparisons only see values every backend computes bit for bit (parameters, literals
-and what abs, neg, relu, maximum, minimum, where, max/min reductions, layout ops, integer
-arithmetic and casts of integers make of them), so a `where` cannot flip on rounding.
+it. Each unary function has a domain its operand is brought into first (`_DOMAINS`):
+`exp`, `exp2` and `expm1` only meet values below 3, `log`, `log2`, `sqrt` and `rsqrt` only
+values bounded away from 0 (or `abs(x) + 1`, `x * x + 1`), `log1p` only values >= 0, `tan`
+only values within 1.2 of 0 (away from its poles). A division and `atan2` get an argument
+bounded away from 0 (or, for atan2, two exact ones). Comparisons, `floor`, `ceil`,
+`round`, `sign`, and `//` and `%` of floats only see values every backend computes bit for
+bit ("exact": parameters, literals and what abs, neg, relu, maximum, minimum, clip, where,
+max/min reductions, layout ops, integer arithmetic, casts of integers, scaling by a power
+of two and these functions themselves make of them), so a `where` cannot flip on rounding
+and a rounding cannot land on the other integer; float divisors are exact and keep their
+sign. `inf` and `nan` appear only inside `isnan`/`isinf`: results stay finite.
 layernorm and rmsnorm get a large eps where their rows could be (nearly) constant.
 Literals are dyadic (0.5, 0.25, 1.5, ...) so f32 and f64 read them alike.
+
+Adding an op (`test_generator_draws_every_op` fails until a program draws each builtin and
+each entry of `dialects/elementwise.py`):
+
+- a unary float function: a row of `UNARY` (its weight, its bounds as a monotone function
+  or a bounds function, its domain, whether it keeps exact values exact);
+- an operator: its pattern in `OPERATOR_SPELLINGS`, and the method that writes it;
+- anything else (a slice, concat, gather, a new reduction): a method `f_NAME(self, depth)`
+  of `_Builder` returning a `Val` (its text, shape, dtype, bounds, `exact`, `piecewise`,
+  `varies`; None when it does not fit) and a row `NAME: weight` in `FAMILIES` (a float of
+  the program's dtype; its operand from `self.operand(depth, pred)`), or in
+  `OTHER_FAMILIES` when its value may be bool or an integer; an integer op is a row of
+  `INT_OPS` and a case of `int_op_of`, a condition a row of `CONDITIONS`.
 """
 
 from __future__ import annotations
