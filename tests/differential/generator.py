@@ -562,8 +562,8 @@ class _Builder:
     def unary(self, x: Val) -> Val:
         """A unary function of `x`: one of `UNARY`, `-x`, or a composite that is safe
         anywhere (`sqrt(abs(x) + 1)`, `log(abs(x) + 1)`, `rsqrt(x * x + 1)`)."""
-        f = self.pick({name: rule.weight for name, rule in UNARY.items()} | {"neg": 1, "sqrt1": 0.7, "log1": 0.7,
-                                                                            "rsqrt1": 0.7})  # fmt: skip
+        weights = {name: rule.weight for name, rule in UNARY.items()}
+        f = self.pick(weights | {"neg": 1, "sqrt1": 0.7, "log1": 0.7, "rsqrt1": 0.7})
         if f == "neg":
             return replace(x, text=f"-{x.operand}", lo=-x.hi, hi=-x.lo, atom=False)
         if f == "sqrt1":
