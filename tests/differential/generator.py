@@ -792,27 +792,22 @@ class _Builder:
         return self.divmod_of(self.rnd.choice(("floordiv", "mod")), a, d)
 
     def f_atan2(self, depth: int) -> Val | None:
-        """`atan2(y, x)` where it is smooth: one argument bounded away from 0 (a
-        denominator); or of two exact values, which may meet the axis behind the origin,
-        where the sign of a zero picks pi or -pi."""
-        y = self.operand(depth)
-        if y is None:
+        """`atan2(y, x)` where it is smooth: `x` bounded above 0 (a denominator), or `y`
+        bounded away from 0 on either side, for every quadrant. (Not across the axis
+        behind the origin: there a zero's sign, which backends may differ in, picks pi or
+        -pi.)"""
+        v = self.operand(depth)
+        if v is None:
             return None
-        if y.exact and self.chance(0.4):
-            x = self.partner(y, 0)
-            if x is None or not x.exact:
-                return None
-            lo, hi = -math.pi, math.pi
+        d = self.denominator(v, depth)
+        if d is None:
+            return None
+        if self.chance(0.5):
+            y, x = v, d
         else:
-            x = self.denominator(y, depth)
-            if x is None:
-                return None
-            if self.chance(0.3):
-                y, x = x, y
-            lo, hi = _interval(math.atan2, (y.lo, y.hi), (x.lo, x.hi))
+            y, x = d if self.chance(0.5) else replace(d, text=f"-{d.operand}", lo=-d.hi, hi=-d.lo, atom=False), v
         shape = broadcast(y.shape, x.shape)
-        if shape is None:
-            return None
+        lo, hi = _interval(math.atan2, (y.lo, y.hi), (x.lo, x.hi))
         varies = tuple(a or b for a, b in zip(_aligned_varies(y, shape), _aligned_varies(x, shape)))
         return Val(f"atan2({y.text}, {x.text})", shape, y.dtype, lo, hi, exact=False, varies=varies)
 
