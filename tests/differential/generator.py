@@ -12,16 +12,18 @@ What a program holds:
   suffixes of it (`[D]`), keepdims-like shapes (`[N, 1]`) and matmul weights (`[D, K]`).
   Each size name gets a concrete size in 2..9 per program, and a second, different size
   for a second call (the sizes of that call differ from one another).
-- 2 to `max_statements` (default 3) statements, built from: elementwise unary functions
-  (exp on bounded values only), `+ - * /` with NumPy broadcasting (rank 1 against rank 2,
-  keepdims results against their source, scalars against anything) and with literals,
-  `maximum`/`minimum`, comparisons with `where` and `cast`, `**`/`pow` with small integer
+- 2 to `max_statements` (default 3) statements, built from: every elementwise function of
+  `dialects/elementwise.py` (the unary ones from the table `UNARY`), `+ - * /` with NumPy
+  broadcasting (rank 1 against rank 2, keepdims results against their source, scalars
+  against anything) and with literals, `maximum`/`minimum`, `clip`, `atan2`, `//` and `%`
+  (and `mod`), comparisons and their `and`/`or`/`not` with `where` and `cast`,
+  `isnan`/`isinf` of values made to hold `inf` or `nan`, `**`/`pow` with small integer
   exponents, reductions (sum, max, min, mean) over random axes (negative axes, tuples of
   axes, all axes; keepdims or not), softmax, layernorm, rmsnorm, transposes with random
   permutations, reshapes the checker can prove (split or merge static dims, insert or drop
   1s, reorder names, a `-1`), `broadcast_to`, matmuls against weight parameters (and
   `a @ transpose(b)`), integer arithmetic that may overflow and wrap (`x * 65537`, sums
-  and squares of wrapped values), calls of a user function `helper` with size names of its
+  and squares of wrapped values; `//` and `%` by anything, 0 and -1 included), calls of a user function `helper` with size names of its
   own (some helpers return a parameter: the identity, the second of two, or the first of
   two through a second function called with the arguments swapped), and the re-binding of
   a name. Operands are names or nested expressions.
@@ -31,13 +33,32 @@ What a program holds:
 
 Numerics: every value carries an interval that bounds it, computed alongside; a value
 whose bound grows past `LIMIT` is squashed (tanh, sigmoid, erf) before anything else uses
-it, `exp` only meets values below 3, `log`, `sqrt` and `rsqrt` only values bounded away
-from 0 (or `abs(x) + 1`, `x * x + 1`), and a division only a denominator bounded away from
-0. Comparisons only see values every backend computes bit for bit (parameters, literals
-and what abs, neg, relu, maximum, minimum, where, max/min reductions, layout ops, integer
-arithmetic and casts of integers make of them), so a `where` cannot flip on rounding.
+it. Each unary function has a domain its operand is brought into first (`_DOMAINS`):
+`exp`, `exp2` and `expm1` only meet values below 3, `log`, `log2`, `sqrt` and `rsqrt` only
+values bounded away from 0 (or `abs(x) + 1`, `x * x + 1`), `log1p` only values >= 0, `tan`
+only values within 1.2 of 0 (away from its poles). A division and `atan2` get an argument
+bounded away from 0 (or, for atan2, two exact ones). Comparisons, `floor`, `ceil`,
+`round`, `sign`, and `//` and `%` of floats only see values every backend computes bit for
+bit ("exact": parameters, literals and what abs, neg, relu, maximum, minimum, clip, where,
+max/min reductions, layout ops, integer arithmetic, casts of integers, scaling by a power
+of two and these functions themselves make of them), so a `where` cannot flip on rounding
+and a rounding cannot land on the other integer; float divisors are exact and keep their
+sign. `inf` and `nan` appear only inside `isnan`/`isinf`: results stay finite.
 layernorm and rmsnorm get a large eps where their rows could be (nearly) constant.
 Literals are dyadic (0.5, 0.25, 1.5, ...) so f32 and f64 read them alike.
+
+Adding an op (`test_generator_draws_every_op` fails until a program draws each builtin and
+each entry of `dialects/elementwise.py`):
+
+- a unary float function: a row of `UNARY` (its weight, its bounds as a monotone function
+  or a bounds function, its domain, whether it keeps exact values exact);
+- an operator: its pattern in `OPERATOR_SPELLINGS`, and the method that writes it;
+- anything else (a slice, concat, gather, a new reduction): a method `f_NAME(self, depth)`
+  of `_Builder` returning a `Val` (its text, shape, dtype, bounds, `exact`, `piecewise`,
+  `varies`; None when it does not fit) and a row `NAME: weight` in `FAMILIES` (a float of
+  the program's dtype; its operand from `self.operand(depth, pred)`), or in
+  `OTHER_FAMILIES` when its value may be bool or an integer; an integer op is a row of
+  `INT_OPS` and a case of `int_op_of`, a condition a row of `CONDITIONS`.
 """
 
 from __future__ import annotations
@@ -45,6 +66,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -160,6 +182,132 @@ def _interval(fn, *ranges) -> tuple[float, float]:
     return min(corners), max(corners)
 
 
+def _softplus(x: float) -> float:
+    return max(x, 0.0) + math.log1p(math.exp(-abs(x)))
+
+
+def _sign(x: float) -> float:
+    return float((x > 0) - (x < 0))
+
+
+def _abs_bounds(lo: float, hi: float) -> tuple[float, float]:
+    return (0.0 if lo <= 0 <= hi else min(abs(lo), abs(hi))), max(abs(lo), abs(hi))
+
+
+#: the largest magnitude floor, ceil, round, sign, // and % of floats see: an exact value
+#: this small is the same number in f32 and f64 (a wrapped integer cast to f32 is not)
+ROUNDABLE = 1024.0
+
+#: what an operand must be for a function to meet it: its domain, made safe
+_DOMAINS = {
+    "any": lambda v: True,
+    "small": lambda v: v.hi <= 3.0,  # exp grows: only values below 3
+    "positive": lambda v: v.lo >= 0.5,  # logs and roots: bounded away from their pole
+    "nonneg": lambda v: v.lo >= 0.0,  # log1p: away from its pole at -1
+    "tan": lambda v: v.mag <= 1.2,  # tan: away from its poles at +-pi/2
+    # rounding and signs jump: only values every backend computes bit for bit
+    "exact": lambda v: v.exact and (v.mag <= ROUNDABLE or not v.is_float),
+}
+
+
+@dataclass(frozen=True)
+class Unary:
+    """How the generator draws one unary function of a float (`dialects.elementwise`'s
+    entry of that name): its bounds over an interval and the domain of its operand."""
+
+    weight: float  # how often `unary` draws it
+    fn: Callable[[float], float] | None = None  # monotone: bounds are fn(lo), fn(hi)
+    bounds: Callable[[float, float], tuple[float, float]] | None = None  # otherwise
+    domain: str = "any"  # a key of _DOMAINS; `unary` brings its operand there
+    keeps_exact: bool = False  # of an exact operand, every backend computes it bit for bit
+    flat: bool = False  # repeats values (rows may be flat): relu, rounding
+    saturates: bool = False  # nearly flat where |x| > 3
+
+
+#: the unary float functions drawn by `unary`, by builtin name; a new unary entry of
+#: dialects/elementwise.py is one row here
+UNARY: dict[str, Unary] = {
+    "exp": Unary(1.5, math.exp, domain="small"),
+    "exp2": Unary(0.4, lambda t: 2.0**t, domain="small"),
+    "expm1": Unary(0.4, math.expm1, domain="small"),
+    "abs": Unary(1, bounds=_abs_bounds, keeps_exact=True),
+    "relu": Unary(1, bounds=lambda lo, hi: (max(lo, 0.0), max(hi, 0.0)), keeps_exact=True, flat=True),
+    "sin": Unary(1, bounds=lambda lo, hi: (-1.0, 1.0)),
+    "cos": Unary(1, bounds=lambda lo, hi: (-1.0, 1.0)),
+    "tan": Unary(0.4, math.tan, domain="tan"),
+    "atan": Unary(0.4, math.atan),
+    "tanh": Unary(1, math.tanh, saturates=True),
+    "sigmoid": Unary(1, _sigmoid, saturates=True),
+    "erf": Unary(1, math.erf, saturates=True),
+    "softplus": Unary(0.5, _softplus, saturates=True),
+    "gelu": Unary(1, bounds=lambda lo, hi: ((-0.18 if lo < 0 else 0.0), max(hi, 0.0))),
+    "silu": Unary(1, bounds=lambda lo, hi: ((-0.28 if lo < 0 else 0.0), max(hi, 0.0))),
+    "log": Unary(0.3, math.log, domain="positive"),
+    "log2": Unary(0.3, math.log2, domain="positive"),
+    "log1p": Unary(0.3, math.log1p, domain="nonneg"),
+    "sqrt": Unary(0.3, math.sqrt, domain="positive"),
+    "rsqrt": Unary(0.3, bounds=lambda lo, hi: (1 / math.sqrt(hi), 1 / math.sqrt(lo)), domain="positive"),
+    "floor": Unary(0.6, math.floor, domain="exact", keeps_exact=True, flat=True),
+    "ceil": Unary(0.6, math.ceil, domain="exact", keeps_exact=True, flat=True),
+    "round": Unary(0.6, round, domain="exact", keeps_exact=True, flat=True),  # halves to even, as np.round
+    "sign": Unary(0.6, _sign, domain="exact", keeps_exact=True, flat=True),
+}  # fmt: skip
+
+
+#: the kinds of expression `expression` draws, by weight: family `f` is the method `f_f`
+#: of `_Builder`, which returns a value of the program's float dtype (or None: `expression`
+#: tries again); a new kind of op (a builtin, or a form of one) is one method and one row
+FAMILIES = {
+    "unary": 3,
+    "binary": 5,
+    "keepdims": 2,
+    "minmax": 1,
+    "clip": 0.5,
+    "where": 1.5,
+    "pow": 1,
+    "divide": 1.5,
+    "floordiv": 0.6,
+    "atan2": 0.4,
+    "reduce": 2.5,
+    "softmax": 0.7,
+    "norm": 0.8,
+    "transpose": 1,
+    "reshape": 1.2,
+    "matmul": 1.5,
+    "call": 0.4,
+    "broadcast": 0.5,
+}
+#: families whose values may be of another dtype (bool, the integers), drawn for statements
+#: (not operands); "int" is weighted by whether the program has integers
+OTHER_FAMILIES = {"compare": 0.4, "cast": 0.7}
+#: the integer ops `int_op` draws, by weight
+INT_OPS = {"abs": 1, "neg": 1, "relu": 1, "sign": 0.4, "add": 2, "mul": 1, "max": 1, "clip": 0.5, "floordiv": 0.8,
+           "mod": 0.8, "square": 1, "sum": 1, "wrap": 2}  # fmt: skip
+#: the bool-valued expressions `condition` draws, by weight
+CONDITIONS = {"compare": 6, "logic": 1.5, "special": 1}
+#: how ops that are (also) operators are written: a program holds op `name` where it holds
+#: `name(` or a match of its pattern here (an elementwise entry with `builtin=False` needs one)
+OPERATOR_SPELLINGS = {
+    "neg": r"(^|[\s(,=*/+-])-[A-Za-z_(]",
+    "add": r" \+ ",
+    "sub": r" - ",
+    "mul": r" \* ",
+    "div": r" / ",
+    "floordiv": r" // ",
+    "mod": r" % ",
+    "pow": r" \*\* ",
+    "logical_not": r"\bnot ",
+    "logical_and": r" and ",
+    "logical_or": r" or ",
+}
+#: divisors of `//` and `%` on floats: bounded away from 0, exact in f32 and f64
+_FLOAT_DIVISORS = ("0.5", "0.25", "0.75", "1.5", "2", "3", "-1.5", "-0.5")
+#: divisors of `//` and `%` on integers: any, 0 and -1 included (NumPy: 0, and -x wrapping)
+_INT_DIVISORS = ("0", "1", "2", "3", "7", "-1", "-3")
+#: bounds of `clip`, literal ones
+_CLIP_BOUNDS = ("-1.5", "-0.5", "0", "0.25", "1", "1.5")
+
+
 _HELPERS = {  # body kind -> (arity, body); the helper's parameters are a (and b)
     "silu": (1, "    return a * sigmoid(a)"),
     "softmax": (1, ("    m = max(a, axis=-1, keepdims=true)\n    e = exp(a - m)\n"
@@ -236,40 +384,13 @@ class _Builder:
         return self.unary_call(f, v)
 
     def unary_call(self, f: str, v: Val) -> Val:
-        lo, hi = v.lo, v.hi
-        exact = v.exact and f in ("abs", "relu")
-        # relu makes repeated values; tanh, sigmoid and erf nearly so where they saturate.
-        piecewise = v.piecewise or f == "relu" or (f in ("tanh", "sigmoid", "erf") and v.mag > 3)
-        if f == "exp":
-            lo, hi = math.exp(lo), math.exp(hi)
-        elif f == "abs":
-            lo, hi = (0.0 if lo <= 0 <= hi else min(abs(lo), abs(hi))), v.mag
-        elif f == "relu":
-            lo, hi = max(lo, 0.0), max(hi, 0.0)
-        elif f in ("sin", "cos"):
-            lo, hi = -1.0, 1.0
-        elif f == "tanh":
-            lo, hi = math.tanh(lo), math.tanh(hi)
-        elif f == "sigmoid":
-            lo, hi = _sigmoid(lo), _sigmoid(hi)
-        elif f == "erf":
-            lo, hi = math.erf(lo), math.erf(hi)
-        elif f == "gelu":
-            lo, hi = (-0.18 if lo < 0 else 0.0), max(hi, 0.0)
-        elif f == "silu":
-            lo, hi = (-0.28 if lo < 0 else 0.0), max(hi, 0.0)
-        elif f == "log":
-            assert lo >= 0.5
-            lo, hi = math.log(lo), math.log(hi)
-        elif f == "sqrt":
-            assert lo >= 0.25
-            lo, hi = math.sqrt(lo), math.sqrt(hi)
-        elif f == "rsqrt":
-            assert lo >= 0.25
-            lo, hi = 1 / math.sqrt(hi), 1 / math.sqrt(lo)
-        else:
-            raise AssertionError(f)
-        return replace(v, text=f"{f}({v.text})", lo=lo, hi=hi, exact=exact, piecewise=piecewise, atom=True)
+        """`f(v)` with its bounds; `v` must be in `f`'s domain (see `into_domain`)."""
+        rule = UNARY[f]
+        assert _DOMAINS[rule.domain](v), (f, v)
+        lo, hi = rule.bounds(v.lo, v.hi) if rule.bounds else (rule.fn(v.lo), rule.fn(v.hi))
+        piecewise = v.piecewise or rule.flat or (rule.saturates and v.mag > 3)
+        return replace(v, text=f"{f}({v.text})", lo=float(lo), hi=float(hi), exact=v.exact and rule.keeps_exact,
+                       piecewise=piecewise, atom=True)  # fmt: skip
 
     # ---- the program ----
 
@@ -424,26 +545,10 @@ class _Builder:
         return self.tame(self.choose(vals))
 
     def expression(self, depth: int, floats_only: bool = False) -> Val | None:
-        families = {
-            "unary": 3,
-            "binary": 5,
-            "keepdims": 2,
-            "minmax": 1,
-            "where": 1.5,
-            "pow": 1,
-            "divide": 1.5,
-            "reduce": 2.5,
-            "softmax": 0.7,
-            "norm": 0.8,
-            "transpose": 1,
-            "reshape": 1.2,
-            "matmul": 1.5,
-            "call": 0.4,
-            "broadcast": 0.5,
-        }
+        families = dict(FAMILIES)
         if not floats_only:
             has_ints = bool(self.values(lambda v: v.is_int))  # then integer arithmetic is the point
-            families |= {"compare": 0.4, "int": 4.0 if has_ints else 1.0, "cast": 0.7}
+            families |= OTHER_FAMILIES | {"int": 4.0 if has_ints else 1.0}
         family = self.pick(families)
         v = getattr(self, f"f_{family}")(depth)
         if v is not None and v.is_float:
@@ -455,41 +560,58 @@ class _Builder:
         return None if x is None else self.unary(x)
 
     def unary(self, x: Val) -> Val:
-        f = self.pick(
-            {
-                "exp": 1.5, "abs": 1, "relu": 1, "sin": 1, "cos": 1, "tanh": 1, "sigmoid": 1, "erf": 1,
-                "gelu": 1, "silu": 1, "neg": 1, "sqrt1": 0.7, "log1": 0.7, "rsqrt1": 0.7, "posfn": 0.6,
-            }
-        )  # fmt: skip
-        if f == "exp":
-            if x.hi > 3.0:
-                inner = self.rnd.choice(("tanh", "sin", "cos", "sigmoid", "negabs"))
-                if inner == "negabs":
-                    a = self.unary_call("abs", x)
-                    x = replace(a, text=f"-{a.text}", lo=-a.hi, hi=-a.lo, atom=False)
-                else:
-                    x = self.unary_call(inner, x)
-            return self.unary_call("exp", x)
+        """A unary function of `x`: one of `UNARY`, `-x`, or a composite that is safe
+        anywhere (`sqrt(abs(x) + 1)`, `log(abs(x) + 1)`, `rsqrt(x * x + 1)`)."""
+        weights = {name: rule.weight for name, rule in UNARY.items()}
+        f = self.pick(weights | {"neg": 1, "sqrt1": 0.7, "log1": 0.7, "rsqrt1": 0.7})
         if f == "neg":
             return replace(x, text=f"-{x.operand}", lo=-x.hi, hi=-x.lo, atom=False)
-        if f == "sqrt1":  # sqrt(abs(x) + 1)
+        if f == "sqrt1":
             return replace(
                 x, text=f"sqrt(abs({x.text}) + 1)", lo=1.0, hi=math.sqrt(x.mag + 1), exact=False, atom=True
             )
-        if f == "log1":  # log(abs(x) + 1)
+        if f == "log1":
             return replace(x, text=f"log(abs({x.text}) + 1)", lo=0.0, hi=math.log(x.mag + 1), exact=False, atom=True)
-        if f == "rsqrt1":  # rsqrt(x * x + 1)
+        if f == "rsqrt1":
             return replace(x, text=f"rsqrt({x.operand} * {x.operand} + 1)", lo=0.0, hi=1.0, exact=False, atom=True)
-        if f == "posfn":  # log, sqrt, rsqrt of a value bounded away from 0
-            if x.lo < 0.5:
-                if self.chance(0.5):
-                    x = replace(x, text=f"sqrt(abs({x.text}) + 1)", lo=1.0, hi=math.sqrt(x.mag + 1), exact=False,
-                                atom=True)  # fmt: skip
-                else:
-                    x = replace(x, text=f"(1 + {x.operand} * {x.operand})", lo=1.0, hi=1 + x.mag**2, exact=False,
-                                atom=True)  # fmt: skip
-            return self.unary_call(self.rnd.choice(("log", "sqrt", "rsqrt")), x)
-        return self.unary_call(f, x)
+        y = self.into_domain(UNARY[f].domain, x)
+        return self.unary_call("abs", x) if y is None else self.unary_call(f, y)
+
+    def into_domain(self, domain: str, x: Val) -> Val | None:
+        """`x`, or a value made of it in `domain`; for "exact", another value of its
+        shape, or None."""
+        if _DOMAINS[domain](x):
+            return x
+        if domain == "small":
+            inner = self.rnd.choice(("tanh", "sin", "cos", "sigmoid", "negabs"))
+            if inner != "negabs":
+                return self.unary_call(inner, x)
+            a = self.unary_call("abs", x)
+            return replace(a, text=f"-{a.text}", lo=-a.hi, hi=-a.lo, atom=False)
+        if domain == "positive":
+            if self.chance(0.5):
+                return replace(x, text=f"sqrt(abs({x.text}) + 1)", lo=1.0, hi=math.sqrt(x.mag + 1), exact=False,
+                               atom=True)  # fmt: skip
+            return replace(x, text=f"(1 + {x.operand} * {x.operand})", lo=1.0, hi=1 + x.mag**2, exact=False,
+                           atom=True)  # fmt: skip
+        if domain == "nonneg":
+            return self.unary_call("abs", x)
+        if domain == "tan":
+            return self.unary_call(self.rnd.choice(("tanh", "sin", "cos")), x)
+        assert domain == "exact"
+        return self.exact_operand(x)
+
+    def exact_operand(self, like: Val) -> Val | None:
+        """An exact value of `like`'s dtype and shape, small enough to round, now and
+        then scaled by a power of two (still exact: `round(x * 0.5)` meets halves)."""
+        vals = self.values(lambda v: v.dtype == like.dtype and v.shape == like.shape and _DOMAINS["exact"](v))
+        if not vals:
+            return None
+        v = self.choose(vals)
+        scale = self.rnd.choice((None, None, 2, 4, 0.5))
+        if scale is None or v.mag * scale > ROUNDABLE:
+            return v
+        return replace(v, text=f"{v.operand} * {scale}", lo=v.lo * scale, hi=v.hi * scale, atom=False)
 
     def partner(self, a: Val, depth: int, same_dtype: str | None = None) -> Val | None:
         """A value whose shape broadcasts with `a`'s, a proper broadcast likelier."""
@@ -519,8 +641,12 @@ class _Builder:
         )  # fmt: skip
 
     def literal_val(self, dtype: str, shape: tuple = ()) -> Val:
-        text, value = self.literal(dtype)
-        return Val(text, (), dtype, value, value, exact=True, varies=())
+        return self.literal_of(dtype, self.literal(dtype)[0])
+
+    @staticmethod
+    def literal_of(dtype: str, text: str) -> Val:
+        value = float(text)
+        return Val(text, (), dtype, value, value, exact=True, varies=(), atom=value >= 0)
 
     def binary_with(self, a: Val, depth: int) -> Val | None:
         op = self.pick({"+": 3, "-": 2, "*": 3})
@@ -611,8 +737,131 @@ class _Builder:
         return Val(f"{f}({a.text}, {b.text})", shape, a.dtype, lo, hi, exact=a.exact and b.exact,
                    piecewise=True, varies=varies)  # fmt: skip
 
+    def clip_of(self, x: Val, lo: Val, hi: Val) -> Val | None:
+        """`clip(x, lo, hi)`; where `lo > hi` it is `hi`, as NumPy's."""
+        shape = broadcast(x.shape, lo.shape, hi.shape)
+        if shape is None:
+            return None
+        varies = tuple(any(vs) for vs in zip(*(_aligned_varies(v, shape) for v in (x, lo, hi))))
+        return Val(f"clip({x.text}, {lo.text}, {hi.text})", shape, x.dtype, min(max(x.lo, lo.lo), hi.lo),
+                   min(max(x.hi, lo.hi), hi.hi), exact=x.exact and lo.exact and hi.exact, piecewise=True,
+                   varies=varies)  # fmt: skip
+
+    def f_clip(self, depth: int) -> Val | None:
+        x = self.operand(depth)
+        if x is None:
+            return None
+        lo, hi = sorted(self.rnd.sample(_CLIP_BOUNDS, 2), key=float)
+        bounds = [self.literal_of(x.dtype, lo), self.literal_of(x.dtype, hi)]
+        if self.chance(0.4):  # one bound a value: it may cross the other, where clip gives hi
+            i = self.rnd.randrange(2)
+            bounds[i] = self.partner(x, depth) or bounds[i]
+        return self.clip_of(x, *bounds)
+
+    def divmod_of(self, op: str, a: Val, d: Val) -> Val | None:
+        """`a // d` or `a % d` (or `mod(a, d)`), NumPy's: rounded down, and the remainder
+        with the divisor's sign. Of floats, only exact operands and a divisor that keeps
+        its sign: `npy_divmod` is exact there, so every backend must give its bits."""
+        shape = broadcast(a.shape, d.shape)
+        if shape is None:
+            return None
+        varies = tuple(x or y for x, y in zip(_aligned_varies(a, shape), _aligned_varies(d, shape)))
+        if a.is_int:  # |a // d| <= |a| (0 for d = 0); |a % d| < |d|
+            lo, hi = (-a.mag, a.mag) if op == "floordiv" else (-d.mag, d.mag)
+        else:
+            assert a.exact and d.exact and (d.lo > 0 or d.hi < 0)
+            if op == "floordiv":
+                lo, hi = _interval(lambda x, y: math.floor(x / y), (a.lo, a.hi), (d.lo, d.hi))
+            else:
+                lo, hi = (0.0, d.hi) if d.lo > 0 else (d.lo, 0.0)
+        if op == "mod" and self.chance(0.3):
+            text, atom = f"mod({a.text}, {d.text})", True
+        else:
+            text, atom = f"{a.operand} {'//' if op == 'floordiv' else '%'} {d.operand}", False
+        return Val(text, shape, a.dtype, float(lo), float(hi), exact=True, piecewise=True, varies=varies, atom=atom)
+
+    def f_floordiv(self, depth: int) -> Val | None:
+        """`//` or `%` of floats: exact operands; a literal divisor, or `maximum(abs(v), 0.5)`."""
+        a = self.exact_operand(self.choose(self.values(lambda v: v.dtype == self.dtype)))
+        if a is None:
+            return None
+        d = self.literal_of(a.dtype, self.rnd.choice(_FLOAT_DIVISORS))
+        if self.chance(0.4):
+            v = self.choose(self.values(lambda v: v.dtype == a.dtype and _DOMAINS["exact"](v)))
+            d = replace(v, text=f"maximum(abs({v.text}), 0.5)", lo=0.5, hi=max(v.mag, 0.5), atom=True)
+        return self.divmod_of(self.rnd.choice(("floordiv", "mod")), a, d)
+
+    def f_atan2(self, depth: int) -> Val | None:
+        """`atan2(y, x)` where it is smooth: `x` bounded above 0 (a denominator), or `y`
+        bounded away from 0 on either side, for every quadrant. (Not across the axis
+        behind the origin: there a zero's sign, which backends may differ in, picks pi or
+        -pi.)"""
+        v = self.operand(depth)
+        if v is None:
+            return None
+        d = self.denominator(v, depth)
+        if d is None:
+            return None
+        if self.chance(0.5):
+            y, x = v, d
+        else:
+            y, x = d if self.chance(0.5) else replace(d, text=f"-{d.operand}", lo=-d.hi, hi=-d.lo, atom=False), v
+        shape = broadcast(y.shape, x.shape)
+        lo, hi = _interval(math.atan2, (y.lo, y.hi), (x.lo, x.hi))
+        varies = tuple(a or b for a, b in zip(_aligned_varies(y, shape), _aligned_varies(x, shape)))
+        return Val(f"atan2({y.text}, {x.text})", shape, y.dtype, lo, hi, exact=False, varies=varies)
+
     def condition(self, shape_hint: tuple | None = None) -> Val | None:
-        """A bool value: a comparison of exactly computed values, or a bool in scope."""
+        """A bool value: a comparison of exactly computed values, a bool in scope, logic of
+        those, or whether a value that may hold inf or nan does (see `CONDITIONS`)."""
+        kind = self.pick(CONDITIONS)
+        if kind == "logic":
+            return self.logic(shape_hint)
+        if kind == "special":
+            return self.special(shape_hint)
+        return self.comparison(shape_hint)
+
+    def logic(self, shape_hint: tuple | None) -> Val | None:
+        """`not a`, `a and b`, `a or b` of conditions."""
+        a = self.comparison(shape_hint)
+        if a is None:
+            return None
+        op = self.rnd.choice(("not", "and", "or"))
+        if op == "not":
+            return replace(a, text=f"not {a.operand}", atom=False)
+        b = self.condition(a.shape)
+        if b is None or broadcast(a.shape, b.shape) is None:
+            return None
+        shape = broadcast(a.shape, b.shape)
+        varies = tuple(x or y for x, y in zip(_aligned_varies(a, shape), _aligned_varies(b, shape)))
+        return Val(f"{a.operand} {op} {b.operand}", shape, "bool", 0.0, 1.0, exact=True, piecewise=True,
+                   varies=varies, atom=False)  # fmt: skip
+
+    def special(self, shape_hint: tuple | None) -> Val | None:
+        """`isnan(v)` or `isinf(v)`: `v` a finite value, or one made to hold inf or nan
+        where an exact condition holds (`where(c, x, inf)`), maybe through an op that
+        propagates them. Its inf and nan never leave the predicate: results stay finite."""
+        x = self.operand(0, lambda v: shape_hint is None or broadcast(v.shape, shape_hint) is not None)
+        if x is None:
+            return None
+        text, shape, varies = x.text, x.shape, x.varies
+        if self.chance(0.8):
+            c = self.comparison(x.shape)
+            if c is None or broadcast(c.shape, x.shape) is None:
+                return None
+            shape = broadcast(c.shape, x.shape)
+            varies = tuple(a or b for a, b in zip(_aligned_varies(c, shape), _aligned_varies(x, shape)))
+            branches = [x.text, self.rnd.choice(("inf", "-inf", "nan"))]
+            self.rnd.shuffle(branches)
+            text = f"where({c.text}, {', '.join(branches)})"
+            if self.chance(0.4):
+                text = self.rnd.choice((f"maximum({text}, {x.text})", f"minimum({x.text}, {text})",
+                                        f"{x.operand} + {text}", f"{text} * 0.5"))  # fmt: skip
+        f = self.rnd.choice(("isnan", "isinf"))
+        return Val(f"{f}({text})", shape, "bool", 0.0, 1.0, exact=True, piecewise=True, varies=varies)
+
+    def comparison(self, shape_hint: tuple | None = None) -> Val | None:
+        """A comparison of exactly computed values, or a bool in scope."""
         bools = self.values(lambda v: v.dtype == "bool")
         if bools and self.chance(0.3):
             return self.choose(bools)
@@ -873,8 +1122,7 @@ class _Builder:
         """An integer op of ``k``. Integers wrap at their width (as NumPy's do): ``wrap``
         multiplies by a large literal so that they do, and a value that may have wrapped
         spans its whole dtype, so that more arithmetic on it stays exact."""
-        weights = {"abs": 1, "neg": 1, "relu": 1, "add": 2, "mul": 1, "max": 1, "square": 1, "sum": 1, "wrap": 2}
-        op = self.pick(weights)
+        op = self.pick(INT_OPS)
         limits = np.iinfo(NP_DTYPES[k.dtype])
         wrapped = k.lo <= limits.min / 2 or k.hi >= limits.max / 2
         if 200 < k.mag and not wrapped and op in ("mul", "square", "sum", "add"):
@@ -889,7 +1137,7 @@ class _Builder:
         return result
 
     def int_op_of(self, op: str, k: Val) -> Val:
-        if op in ("abs", "relu"):
+        if op in ("abs", "relu", "sign"):
             return self.unary_call(op, k)
         if op == "neg":
             return replace(k, text=f"-{k.operand}", lo=-k.hi, hi=-k.lo, atom=False)
@@ -898,6 +1146,11 @@ class _Builder:
         if op == "sum":
             return self.reduced(k, self.rnd.choice(("sum", "max", "min")), self.random_axes(k.rank), None) \
                 if k.rank else self.unary_call("abs", k)
+        if op in ("floordiv", "mod"):
+            other = self.partner(k, 0) if self.chance(0.5) else None
+            return self.divmod_of(op, k, other or self.literal_of(k.dtype, self.rnd.choice(_INT_DIVISORS)))
+        if op == "clip":
+            return self.clip_of(k, self.partner(k, 0) or self.literal_val(k.dtype), self.literal_val(k.dtype))
         other = self.partner(k, 0) if self.chance(0.5) else None
         other = other or self.literal_val(k.dtype)
         if op == "max":

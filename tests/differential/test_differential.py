@@ -44,9 +44,11 @@ import pytest
 
 import fusec
 
+from compiler.builtins import BUILTINS
+from dialects.elementwise import OPS
 from tests.campaign import cases
 
-from .generator import MAX_STATEMENTS, NP_DTYPES, GeneratedProgram
+from .generator import MAX_STATEMENTS, NP_DTYPES, OPERATOR_SPELLINGS, GeneratedProgram
 from .generator import generate as generate_program
 
 SEED = int(os.environ.get("FUSEC_DIFF_SEED", "7000"))
@@ -205,6 +207,23 @@ def test_generator_is_deterministic():
                 assert x.dtype == y.dtype and np.array_equal(x, y)
     sources = {generate(seed).source for seed in range(40)}
     assert len(sources) == 40, "different seeds should give different programs"
+
+
+def test_generator_draws_every_op():
+    """Every builtin and every elementwise op appears (by name, or spelt as its operator)
+    in a program of the first few hundred seeds: a new one that the generator does not
+    draw fails here (generator.py's docstring says how to add one)."""
+    names = set(BUILTINS) | {op.name for op in OPS}
+    unspelt = sorted(op.name for op in OPS if not op.builtin and op.name not in OPERATOR_SPELLINGS)
+    assert not unspelt, f"operators without a spelling in generator.OPERATOR_SPELLINGS: {unspelt}"
+    patterns = {name: re.compile("|".join([rf"\b{name}\(", OPERATOR_SPELLINGS.get(name, "(?!)")]), re.M) for name in names}
+    unseen = set(names)
+    for seed in range(SEED, SEED + 500):
+        source = generate(seed).source
+        unseen -= {name for name in unseen if patterns[name].search(source)}
+        if not unseen:
+            break
+    assert not unseen, f"no program of seeds {SEED}..{SEED + 499} draws {sorted(unseen)}"
 
 
 def test_failure_message_names_the_seed_and_program():
