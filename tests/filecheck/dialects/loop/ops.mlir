@@ -209,3 +209,13 @@ func.func @library_gemm(%q: memref<?x?x64xf32>, %k: memref<?x?x64xf32>, %s: memr
   loop.gemm %q, %k, %s transpose_rhs : memref<?x?x64xf32>, memref<?x?x64xf32>, memref<?x?x?xf32>
   func.return
 }
+
+// NumPy's float floor division and remainder, which arith does not have.
+// CHECK-LABEL: func.func @float_division
+// CHECK-NEXT:    %q = loop.floordivf %x, %y : f32
+// CHECK-NEXT:    %r = loop.modf %a, %b : f64
+func.func @float_division(%x: f32, %y: f32, %a: f64, %b: f64) {
+  %q = loop.floordivf %x, %y : f32
+  %r = loop.modf %a, %b : f64
+  func.return
+}
