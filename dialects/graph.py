@@ -513,6 +513,24 @@ def reduced_shape(shape: Shape, axes: Sequence[int], keepdims: bool) -> Shape:
     return tuple(d for i, d in enumerate(shape) if i not in axes)
 
 
+def axes_properties(axes: Sequence[int], keepdims: bool) -> dict[str, Attribute]:
+    """The ``axes`` (and ``keepdims``) properties of an op over some axes of its input."""
+    properties: dict[str, Attribute] = {"axes": DenseArrayBase.from_list(i64, list(axes))}
+    if keepdims:
+        properties["keepdims"] = UnitAttr()
+    return properties
+
+
+def verified_reduced_shape(op: ReduceOp | _StatisticOp) -> Shape:
+    """The result shape of ``op`` over its ``axes`` (sorted, distinct, in range: else a
+    VerifyException), kept as 1 with ``keepdims``."""
+    shape = shape_of(op.input.type)
+    axes = op.axes_list
+    if list(axes) != sorted(set(axes)) or any(not 0 <= a < len(shape) for a in axes):
+        raise VerifyException(f"invalid reduction axes {list(axes)} for rank {len(shape)}")
+    return reduced_shape(shape, axes, op.keepdims is not None)
+
+
 def reduced_dtype(kind: ReduceKind, dtype: str) -> str:
     """The dtype of a reduction's result: an arg reduction gives indices."""
     return "i64" if kind in ARG_REDUCTIONS else dtype
@@ -543,12 +561,7 @@ class ReduceOp(IRDLOperation):
     def __init__(self, input: SSAValue | Operation, kind: ReduceKind, axes: Sequence[int], keepdims: bool):
         input = SSAValue.get(input)
         shape = shape_of(input.type)
-        properties: dict[str, Attribute] = {
-            "kind": ReduceKindAttr(kind),
-            "axes": DenseArrayBase.from_list(i64, list(axes)),
-        }
-        if keepdims:
-            properties["keepdims"] = UnitAttr()
+        properties = {"kind": ReduceKindAttr(kind), **axes_properties(axes, keepdims)}
         super().__init__(
             operands=[input],
             result_types=[tensor_type(reduced_dtype(kind, dtype_of(input.type)), reduced_shape(shape, axes, keepdims))],
@@ -563,10 +576,8 @@ class ReduceOp(IRDLOperation):
         _verify_all_tensors(self)
         shape = shape_of(self.input.type)
         axes = self.axes_list
-        if list(axes) != sorted(set(axes)) or any(not 0 <= a < len(shape) for a in axes):
-            raise VerifyException(f"invalid reduction axes {list(axes)} for rank {len(shape)}")
+        expected = verified_reduced_shape(self)
         kind = self.kind.data
-        expected = reduced_shape(shape, axes, self.keepdims is not None)
         dtype = reduced_dtype(kind, dtype_of(self.input.type))
         if shape_of(self.result.type) != expected or dtype_of(self.result.type) != dtype:
             raise VerifyException(
@@ -846,9 +857,7 @@ class _StatisticOp(IRDLOperation):
         properties: dict[str, Attribute] | None = None,
     ):
         input = SSAValue.get(input)
-        properties = {"axes": DenseArrayBase.from_list(i64, list(axes)), **(properties or {})}
-        if keepdims:
-            properties["keepdims"] = UnitAttr()
+        properties = {**axes_properties(axes, keepdims), **(properties or {})}
         super().__init__(
             operands=[input],
             result_types=[tensor_type(dtype_of(input.type), reduced_shape(shape_of(input.type), axes, keepdims))],
@@ -861,11 +870,7 @@ class _StatisticOp(IRDLOperation):
 
     def verify_(self) -> None:
         _verify_all_tensors(self)
-        shape = shape_of(self.input.type)
-        axes = self.axes_list
-        if list(axes) != sorted(set(axes)) or any(not 0 <= a < len(shape) for a in axes):
-            raise VerifyException(f"invalid reduction axes {list(axes)} for rank {len(shape)}")
-        expected = reduced_shape(shape, axes, self.keepdims is not None)
+        expected = verified_reduced_shape(self)
         if shape_of(self.result.type) != expected or dtype_of(self.result.type) != dtype_of(self.input.type):
             raise VerifyException(f"result type {self.result.type} does not match {self.name} of {self.input.type}")
         if not is_float(self.input.type):
