@@ -15,7 +15,7 @@ from tests.samples.reference import SAMPLES_DIR
 da = pytest.importorskip("dask.array")
 
 #: small sizes, uneven against the chunk length 5 so that the last chunk is short
-SIZES = {"B": 3, "S": 8, "N": 12, "D": 13, "T": 11, "F": 14}
+SIZES = {"B": 3, "S": 8, "N": 12, "D": 13, "T": 11, "F": 14, "V": 20, "P": 16}
 CHUNK = 5
 
 
@@ -55,6 +55,8 @@ CASES = [
     ("mlp", "T", False), ("mlp", "D", False), ("mlp", "F", False),
     ("attention", "B", False),
     ("transformer_block", "B", False),
+    ("causal_attention", "B", False), ("rope_attention", "B", False),
+    ("embedding_layernorm", "B", True), ("embedding_layernorm", "S", True),
 ]  # fmt: skip
 
 
