@@ -294,11 +294,11 @@ FAMILIES = {
     "logsumexp": 0.4,
     "variance": 0.5,
     "slice": 1.2,
-    "flip": 0.4,
-    "dims": 0.5,
+    "flip": 0.5,
+    "dims": 0.7,
     "concat": 0.8,
-    "pad": 0.4,
-    "gather": 0.8,
+    "pad": 0.6,
+    "gather": 3,
     "iota": 0.3,
 }
 #: families whose values may be of another dtype (bool, the integers), drawn for statements
@@ -455,7 +455,7 @@ class _Builder:
         self.add_param("x", self.dtype, main)
         taken = {"x"}
         for _ in range(self.pick({0: 2, 1: 4, 2: 3})):
-            kind = self.pick({"same": 2, "suffix": 3, "weight": 3, "keep": 1, "int": 2, "bool": 0.5, "index": 1})
+            kind = self.pick({"same": 2, "suffix": 3, "weight": 3, "keep": 1, "int": 2, "bool": 0.5, "index": 2})
             if kind == "same":
                 name, dtype, shape = "y", self.dtype, main
             elif kind == "suffix":
@@ -1396,11 +1396,16 @@ class _Builder:
 
     def f_dims(self, depth: int) -> Val | None:
         """`expand_dims`, or `squeeze` of axes of size 1 (of a value that has some)."""
-        x = self.operand(depth, lambda v: v.rank <= 3)
+        squeeze = self.chance(0.5)
+        x = self.operand(depth, lambda v: v.rank <= 3 and (not squeeze or 1 in v.shape))
+        if x is None and squeeze:  # a keepdims reduction has an axis of size 1
+            x = self.operand(depth, lambda v: 1 <= v.rank <= 3)
+            if x is not None:
+                x = self.reduced(x, self.rnd.choice(("max", "mean")), (self.rnd.randrange(x.rank),), True)
         if x is None:
             return None
         ones = [i for i, d in enumerate(x.shape) if d == 1]
-        if ones and self.chance(0.6):
+        if squeeze and ones:
             axes = sorted(self.rnd.sample(ones, self.rnd.randint(1, len(ones))))
             keep = [i for i in range(x.rank) if i not in axes]
             return replace(x, text=f"squeeze({x.text}, {self.axes_text(axes, x.rank)})",
