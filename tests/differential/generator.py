@@ -7,11 +7,14 @@ seeded by it), so a seed names one program for good, on every machine.
 What a program holds:
 
 - 1-3 parameters, f32 mostly (a whole program is f64 now and then; an i32/i64 or bool
-  parameter joins sometimes). Shapes are built from 1-3 size names (B, N, D, K, ...) and
-  small static sizes (2, 3, 4, 6, 8): a main shape such as `[N, D]` or `[B, N, 8]`,
-  suffixes of it (`[D]`), keepdims-like shapes (`[N, 1]`) and matmul weights (`[D, K]`).
-  Each size name gets a concrete size in 2..9 per program, and a second, different size
-  for a second call (the sizes of that call differ from one another).
+  parameter joins sometimes, and an integer index parameter `ix` for `gather`, its values
+  drawn in range for one axis of the main shape in each call, negatives included). Shapes
+  are built from 1-3 size names (B, N, D, K, ...) and small static sizes (2, 3, 4, 6, 8):
+  a main shape such as `[N, D]` or `[B, N, 8]`, suffixes of it (`[D]`), keepdims-like
+  shapes (`[N, 1]`) and matmul weights (`[D, K]`). Each size name gets a concrete size in
+  2..9 per program, and a second, different size for a second call (the sizes of that call
+  differ from one another); a size with halves (`D/2`) is 4, 6 or 8 in both calls. Values
+  may have the derived sizes `D/2` (a slice, a split) and `2*N` (a concat).
 - 2 to `max_statements` (default 3) statements, built from: every elementwise function of
   `dialects/elementwise.py` (the unary ones from the table `UNARY`), `+ - * /` with NumPy
   broadcasting (rank 1 against rank 2, keepdims results against their source, scalars
@@ -26,7 +29,15 @@ What a program holds:
   and squares of wrapped values; `//` and `%` by anything, 0 and -1 included), calls of a user function `helper` with size names of its
   own (some helpers return a parameter: the identity, the second of two, or the first of
   two through a second function called with the arguments swapped), and the re-binding of
-  a name. Operands are names or nested expressions.
+  a name. The math library and the layout and indexing ops: `prod` over at most 8
+  elements of values within 1.25 of 0, `logsumexp`, `var`/`std` (`ddof=1` never over one
+  element), `argmax`/`argmin` of exact values (ties must resolve alike), `any`/`all` of
+  conditions and of exact values; subscripts `x[a:b:s, i]` (any Python slice of a static
+  axis, `:D/2`, `D/2:`, `::2`, `::-1`, `N-1` of a size name), `flip`, `expand_dims`,
+  `squeeze`, `a, b = split(x, 2)` statements (static parts, or halves), `concat` and
+  `stack` of values of one shape, `pad` of static axes, `gather` with the index parameter,
+  and `iota`/`arange` as floats, integers or masks (`iota(s, 0) >= iota(s, 1)`).
+  Operands are names or nested expressions.
 - 1-3 results, whose declared types are those the checker infers (the generator keeps a
   shape model); now and then one is written inline in the `return`, is a parameter, or
   is returned twice.
