@@ -441,8 +441,9 @@ class _Builder:
         self.sizes = {n: rnd.choice(_EVEN_SIZES) if n in self.even else rnd.randint(2, 9) for n in names}
         second = rnd.sample(range(2, 10), len(names))
         for i, n in enumerate(names):
-            if n in self.even and second[i] not in _EVEN_SIZES:
-                second[i] = rnd.choice([e for e in _EVEN_SIZES if e not in second])
+            if n in self.even and (second[i] not in _EVEN_SIZES or second[i] == self.sizes[n]):
+                free = [e for e in _EVEN_SIZES if e not in second[:i] + second[i + 1 :]]
+                second[i] = rnd.choice([e for e in free if e != self.sizes[n]] or free)
         self.sizes2 = dict(zip(names, second))
         self.index_dims: dict[str, object] = {}  # index parameter -> the dim its values index
         self.names = names
