@@ -1042,13 +1042,17 @@ class _Checker:
                 raise _Reject(item.step.span, "a slice step must be an integer, as in ::2 or ::-1")
             if step == 0:
                 raise _Reject(item.step.span, "a slice step cannot be zero")
-        bounds = [None if b is None else self._bound(b, dim) for b in (item.start, item.stop)]
-        if isinstance(dim, int) and all(b is None or b.constant is not None for b in bounds):
-            start, stop = (None if b is None else b.constant for b in bounds)
+        written = [None if b is None else self._linear(b) for b in (item.start, item.stop)]
+        if isinstance(dim, int) and all(b is None or b.constant is not None for b in written):
+            # Python's rule as written: a negative bound past the start clamps (`-3:` of
+            # 2 is `0:`, and `:-3:-1` runs down to index 0), which it would not once
+            # counted from the end
+            start, stop = (None if b is None else b.constant for b in written)
             window = range(dim)[start:stop:step]
             if not window:
                 raise _Reject(item.span, f"this slice of axis {axis} of {ty} is empty; tensors have no empty axes")
             return Linear.of(window.start), step, len(window)
+        bounds = [None if b is None else self._from_end(b, dim) for b in written]
         whole = Linear.of(dim)
         if step > 0:
             start = bounds[0] or Linear()
@@ -1081,9 +1085,13 @@ class _Checker:
         return _known_start(item.span, index, dim, 1)
 
     def _bound(self, e: ast.Expr, dim: Dim) -> Linear:
-        """A slice bound or index as an index along the axis: one that is negative
-        whatever the sizes (`-1`, `-D/2`) counts from the end, as in Python."""
-        index = self._linear(e)
+        """A slice bound or index as an index along the axis (see `_from_end`)."""
+        return self._from_end(self._linear(e), dim)
+
+    @staticmethod
+    def _from_end(index: Linear, dim: Dim) -> Linear:
+        """`index` along an axis of size `dim`: one that is negative whatever the sizes
+        (`-1`, `-D/2`) counts from the end, as in Python."""
         if index.terms and all(t.factor < 0 for t in index.terms):
             index = Linear.of(dim) + index
         return index

@@ -38,7 +38,7 @@ from typing import ClassVar
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
-from xdsl.dialects.builtin import IntegerType, MemRefType, ModuleOp
+from xdsl.dialects.builtin import IndexType, IntegerType, MemRefType, ModuleOp
 from xdsl.ir import Operation, SSAValue
 
 from dialects import loop
@@ -77,6 +77,15 @@ class _KernelSource(ScalarSource):
     def float_division(self, operator: str, a: str, b: str) -> str:
         # apart from the kernels' arcp, which would make the quotient inexact
         return f"{'floordiv' if operator == '//' else 'mod'}({a}, {b})"
+
+    def expression(self, op: Operation) -> str:
+        # Numba's parallel lowering types a prange index unsigned, and its min or max of
+        # an unsigned and a signed integer is a float, which cannot index: the clamped
+        # indices of a concat or a pad (`min(i0, 2)`) are taken as int64
+        if isinstance(op, arith.MinSIOp | arith.MaxSIOp) and isinstance(op.result.type, IndexType):
+            a, b = (self.name(v) for v in op.operands)
+            return f"{'min' if isinstance(op, arith.MinSIOp) else 'max'}(np.int64({a}), np.int64({b}))"
+        return super().expression(op)
 
     # -------------------------------------------------------------------------
 

@@ -7,11 +7,14 @@ seeded by it), so a seed names one program for good, on every machine.
 What a program holds:
 
 - 1-3 parameters, f32 mostly (a whole program is f64 now and then; an i32/i64 or bool
-  parameter joins sometimes). Shapes are built from 1-3 size names (B, N, D, K, ...) and
-  small static sizes (2, 3, 4, 6, 8): a main shape such as `[N, D]` or `[B, N, 8]`,
-  suffixes of it (`[D]`), keepdims-like shapes (`[N, 1]`) and matmul weights (`[D, K]`).
-  Each size name gets a concrete size in 2..9 per program, and a second, different size
-  for a second call (the sizes of that call differ from one another).
+  parameter joins sometimes, and an integer index parameter `ix` for `gather`, its values
+  drawn in range for one axis of the main shape in each call, negatives included). Shapes
+  are built from 1-3 size names (B, N, D, K, ...) and small static sizes (2, 3, 4, 6, 8):
+  a main shape such as `[N, D]` or `[B, N, 8]`, suffixes of it (`[D]`), keepdims-like
+  shapes (`[N, 1]`) and matmul weights (`[D, K]`). Each size name gets a concrete size in
+  2..9 per program, and a second, different size for a second call (the sizes of that call
+  differ from one another); a size with halves (`D/2`) is 4, 6 or 8 in both calls. Values
+  may have the derived sizes `D/2` (a slice, a split) and `2*N` (a concat).
 - 2 to `max_statements` (default 3) statements, built from: every elementwise function of
   `dialects/elementwise.py` (the unary ones from the table `UNARY`), `+ - * /` with NumPy
   broadcasting (rank 1 against rank 2, keepdims results against their source, scalars
@@ -26,7 +29,15 @@ What a program holds:
   and squares of wrapped values; `//` and `%` by anything, 0 and -1 included), calls of a user function `helper` with size names of its
   own (some helpers return a parameter: the identity, the second of two, or the first of
   two through a second function called with the arguments swapped), and the re-binding of
-  a name. Operands are names or nested expressions.
+  a name. The math library and the layout and indexing ops: `prod` over at most 8
+  elements of values within 1.25 of 0, `logsumexp`, `var`/`std` (`ddof=1` never over one
+  element), `argmax`/`argmin` of exact values (ties must resolve alike), `any`/`all` of
+  conditions and of exact values; subscripts `x[a:b:s, i]` (any Python slice of a static
+  axis, `:D/2`, `D/2:`, `::2`, `::-1`, `N-1` of a size name), `flip`, `expand_dims`,
+  `squeeze`, `a, b = split(x, 2)` statements (static parts, or halves), `concat` and
+  `stack` of values of one shape, `pad` of static axes, `gather` with the index parameter,
+  and `iota`/`arange` as floats, integers or masks (`iota(s, 0) >= iota(s, 1)`).
+  Operands are names or nested expressions.
 - 1-3 results, whose declared types are those the checker infers (the generator keeps a
   shape model); now and then one is written inline in the `return`, is a parameter, or
   is returned twice.
@@ -104,7 +115,7 @@ class GeneratedProgram:
     def result_shapes(self, sizes: dict[str, int] | None = None) -> list[tuple[int, ...]]:
         """The concrete shape of each result under `sizes` (default: the first call's)."""
         sizes = self.sizes if sizes is None else sizes
-        return [tuple(sizes.get(d, d) for d in shape) for _, shape in self.results]
+        return [tuple(dim_size(d, sizes) for d in shape) for _, shape in self.results]
 
 
 @dataclass(frozen=True)
@@ -140,6 +151,20 @@ class Val:
     @property
     def operand(self) -> str:
         return self.text if self.atom else f"({self.text})"
+
+
+def dim_size(d, sizes: dict[str, int]) -> int:
+    """The concrete size of dim `d` under `sizes`: an integer, a size name, or one of the
+    derived sizes the generator writes, `k*N` (a concat) and `D/2` (a half)."""
+    if isinstance(d, int):
+        return d
+    if "*" in d:
+        k, name = d.split("*")
+        return int(k) * sizes[name]
+    if "/" in d:
+        name, k = d.split("/")
+        return sizes[name] // int(k)
+    return sizes[d]
 
 
 def type_text(dtype: str, shape: tuple) -> str:
@@ -276,10 +301,20 @@ FAMILIES = {
     "matmul": 1.5,
     "call": 0.4,
     "broadcast": 0.5,
+    "prod": 0.4,
+    "logsumexp": 0.4,
+    "variance": 0.5,
+    "slice": 1.2,
+    "flip": 0.5,
+    "dims": 0.7,
+    "concat": 0.8,
+    "pad": 0.6,
+    "gather": 3,
+    "iota": 0.3,
 }
 #: families whose values may be of another dtype (bool, the integers), drawn for statements
 #: (not operands); "int" is weighted by whether the program has integers
-OTHER_FAMILIES = {"compare": 0.4, "cast": 0.7}
+OTHER_FAMILIES = {"compare": 0.4, "cast": 0.7, "arg": 0.4, "anyall": 0.4, "positions": 0.3}
 #: the integer ops `int_op` draws, by weight
 INT_OPS = {"abs": 1, "neg": 1, "relu": 1, "sign": 0.4, "add": 2, "mul": 1, "max": 1, "clip": 0.5, "floordiv": 0.8,
            "mod": 0.8, "square": 1, "sum": 1, "wrap": 2}  # fmt: skip
@@ -325,6 +360,8 @@ _RETURNS_ARGUMENT = {"identity": 0, "pick": -1, "swap": -1}
 #: `fn first`, which the "swap" helper calls
 _FIRST = "fn first(a: {t}, b: {t}) -> {t} {{\n    return a\n}}\n"
 _HELPER_SIZES = ("P", "Q", "R", "T")
+#: the sizes a size with halves takes (`D/2` is never 1, which would make its rows flat)
+_EVEN_SIZES = (4, 6, 8)
 
 
 class _Builder:
@@ -356,7 +393,7 @@ class _Builder:
 
     def size(self, d) -> int:
         """The largest size `d` takes in either call (bounds must hold in both)."""
-        return max(self.sizes[d], self.sizes2[d]) if isinstance(d, str) else d
+        return max(dim_size(d, self.sizes), dim_size(d, self.sizes2))
 
     def values(self, pred=lambda v: True) -> list[Val]:
         return [v for v in self.env.values() if pred(v)]
@@ -398,8 +435,17 @@ class _Builder:
         rnd = self.rnd
         self.dtype = "f64" if self.chance(0.12) else "f32"
         names = rnd.sample(SIZE_NAMES, rnd.choice((1, 2, 2, 3, 3)))
-        self.sizes = {n: rnd.randint(2, 9) for n in names}
-        self.sizes2 = dict(zip(names, rnd.sample(range(2, 10), len(names))))
+        # A size that is even in both calls (and at least 4) has halves: `x[:, :D/2]`,
+        # `split(x, 2)`, `D/2 + D/2`.
+        self.even = {n for n in names if self.chance(0.4)}
+        self.sizes = {n: rnd.choice(_EVEN_SIZES) if n in self.even else rnd.randint(2, 9) for n in names}
+        second = rnd.sample(range(2, 10), len(names))
+        for i, n in enumerate(names):
+            if n in self.even and (second[i] not in _EVEN_SIZES or second[i] == self.sizes[n]):
+                free = [e for e in _EVEN_SIZES if e not in second[:i] + second[i + 1 :]]
+                second[i] = rnd.choice([e for e in free if e != self.sizes[n]] or free)
+        self.sizes2 = dict(zip(names, second))
+        self.index_dims: dict[str, object] = {}  # index parameter -> the dim its values index
         self.names = names
         self.make_params()
         n_statements = rnd.randint(min(2, self.max_statements), self.max_statements)
@@ -421,7 +467,7 @@ class _Builder:
         self.add_param("x", self.dtype, main)
         taken = {"x"}
         for _ in range(self.pick({0: 2, 1: 4, 2: 3})):
-            kind = self.pick({"same": 2, "suffix": 3, "weight": 3, "keep": 1, "int": 2, "bool": 0.5})
+            kind = self.pick({"same": 2, "suffix": 3, "weight": 3, "keep": 1, "int": 2, "bool": 0.5, "index": 2})
             if kind == "same":
                 name, dtype, shape = "y", self.dtype, main
             elif kind == "suffix":
@@ -438,12 +484,19 @@ class _Builder:
             elif kind == "int":
                 name, dtype = "k", rnd.choice(INTS)
                 shape = main if self.chance(0.6) else main[-1:]
-            else:
+            elif kind == "bool":
                 name, dtype, shape = "c", "bool", main if self.chance(0.6) else main[-1:]
+            else:  # indices into an axis of the main shape, for `gather`
+                name, dtype = "ix", rnd.choice(INTS)
+                shape = tuple(self.dim() for _ in range(self.pick({1: 3, 2: 1})))
             if name in taken:
                 name = f"{name}{len(taken)}"
             taken.add(name)
             self.add_param(name, dtype, shape)
+            if kind == "index":
+                d = rnd.choice(main)
+                self.index_dims[name] = d
+                self.env[name] = replace(self.env[name], lo=-float(self.size(d)), hi=self.size(d) - 1.0)
 
     def add_param(self, name: str, dtype: str, shape: tuple) -> None:
         self.params.append((name, dtype, shape))
@@ -457,6 +510,8 @@ class _Builder:
         self.env[name] = Val(name, shape, dtype, lo, hi, exact=True, piecewise=dtype not in FLOATS, varies=varies)
 
     def statement(self) -> None:
+        if self.chance(0.06) and self.split_statement():
+            return
         v = None
         for _ in range(100):
             v = self.expression(depth=self.pick({0: 2, 1: 3, 2: 1}))
@@ -510,9 +565,12 @@ class _Builder:
     def draw_inputs(self, sizes: dict[str, int], nprng: np.random.Generator) -> dict[str, np.ndarray]:
         inputs = {}
         for name, dtype, shape in self.params:
-            concrete = tuple(sizes[d] if isinstance(d, str) else d for d in shape)
+            concrete = tuple(dim_size(d, sizes) for d in shape)
             if dtype in FLOATS:
                 array = nprng.uniform(-2.0, 2.0, size=concrete)
+            elif name in self.index_dims:  # in range, negatives included
+                n = dim_size(self.index_dims[name], sizes)
+                array = nprng.integers(-n, n, size=concrete)
             elif dtype in INTS:
                 array = nprng.integers(-8, 8, size=concrete)
             else:
@@ -664,8 +722,10 @@ class _Builder:
         a = self.operand(depth)
         return None if a is None else self.binary_with(a, depth)
 
-    def reduced(self, x: Val, op: str, axes: tuple | None, keepdims: bool | None, negative: bool = True) -> Val:
-        """`op(x, axis=..., keepdims=...)` and its type; `axes` None reduces every axis."""
+    def reduced(self, x: Val, op: str, axes: tuple | None, keepdims: bool | None, negative: bool = True,
+                tuple_ok: bool = True) -> Val:
+        """`op(x, axis=..., keepdims=...)` and its type; `axes` None reduces every axis
+        (`tuple_ok` False: one axis is written as an int, as argmax takes it)."""
         rank = x.rank
         real = tuple(range(rank)) if axes is None else axes
         shape = tuple(1 if i in real else d for i, d in enumerate(x.shape) if keepdims or i not in real)
@@ -676,7 +736,7 @@ class _Builder:
         if axes is not None:
             written = [a - rank if negative and self.chance(0.35) else a for a in axes]
             self.rnd.shuffle(written)
-            args.append(f"axis={written[0]}" if len(written) == 1 and self.chance(0.8) else
+            args.append(f"axis={written[0]}" if len(written) == 1 and (not tuple_ok or self.chance(0.8)) else
                         "axis=(" + ", ".join(map(str, written)) + ("," if len(written) == 1 else "") + ")")
         if keepdims is not None:
             args.append(f"keepdims={'true' if keepdims else 'false'}")
@@ -1216,6 +1276,302 @@ class _Builder:
         varies = tuple(a or b for a, b in zip(x.varies, y.varies))
         return Val(text, x.shape, x.dtype, lo, hi, exact=exact, piecewise=piecewise, varies=varies)
 
+
+    # ---- reductions of the math library ----
+
+    def f_prod(self, depth: int) -> Val | None:
+        """`prod` over at most 8 elements of a value within 1.25 of 0: its bound stays small."""
+        x = self.operand(depth, lambda v: v.rank >= 1)
+        if x is None:
+            return None
+        if x.mag > 1.25:
+            x = self.unary_call(self.rnd.choice(("tanh", "sin", "cos")), x)
+        axes = self.random_axes(x.rank)
+        n = self.count(x.shape if axes is None else tuple(x.shape[i] for i in axes))
+        if n > 8:
+            return None
+        r = self.reduced(x, "prod", axes, self.keepdims_flag())
+        lo, hi = (x.lo**n, x.hi**n) if x.lo >= 0 else (-(x.mag**n), x.mag**n)
+        return replace(r, lo=lo, hi=hi, exact=False)
+
+    def f_logsumexp(self, depth: int) -> Val | None:
+        """`logsumexp`: between the max and the max plus log of the count."""
+        x = self.operand(depth, lambda v: v.rank >= 1)
+        if x is None:
+            return None
+        axes = self.random_axes(x.rank)
+        n = self.count(x.shape if axes is None else tuple(x.shape[i] for i in axes))
+        r = self.reduced(x, "logsumexp", axes, self.keepdims_flag())
+        return replace(r, lo=x.lo, hi=x.hi + math.log(n), exact=False)
+
+    def f_variance(self, depth: int) -> Val | None:
+        """`var` or `std`, now and then with `ddof=1` (never over one element: that is
+        NumPy's nan). A flat row's variance is 0, and its std as far from 0 as rounding
+        puts the mean: a few ulps, far inside the tolerances."""
+        x = self.operand(depth, lambda v: v.rank >= 1)
+        if x is None:
+            return None
+        axes = self.random_axes(x.rank)
+        reduced = x.shape if axes is None else tuple(x.shape[i] for i in axes)
+        n = self.count(reduced)
+        ddof = 1 if 1 not in reduced and self.chance(0.3) else 0
+        op = self.rnd.choice(("var", "std"))
+        r = self.reduced(x, op, axes, self.keepdims_flag())
+        var = (x.hi - x.lo) ** 2 / 4 * n / (n - ddof)
+        text = r.text[:-1] + ", ddof=1)" if ddof else r.text
+        hi = var if op == "var" else math.sqrt(var)
+        return replace(r, text=text, lo=0.0, hi=hi, exact=False, piecewise=True)
+
+    def f_arg(self, depth: int) -> Val | None:
+        """`argmax`/`argmin` (i64) of an exact value: ties resolve to the first index on
+        every backend only where every backend has the same values."""
+        vals = self.values(lambda v: v.exact and v.dtype != "bool" and v.rank >= 1)
+        if not vals:
+            return None
+        x = self.choose(vals)
+        op = self.rnd.choice(("argmax", "argmin"))
+        axes = None if self.chance(0.3) else (self.rnd.randrange(x.rank),)
+        n = self.count(x.shape if axes is None else (x.shape[axes[0]],))
+        r = self.reduced(x, op, axes, self.pick({True: 1, False: 1, None: 2}), tuple_ok=False)
+        return replace(r, dtype="i64", lo=0.0, hi=n - 1.0, exact=True, piecewise=True, varies=(False,) * r.rank)
+
+    def f_anyall(self, depth: int) -> Val | None:
+        """`any`/`all` of a condition, or of an exact value read as nonzero."""
+        exact = self.values(lambda v: v.exact and v.dtype != "bool" and v.rank >= 1)
+        x = self.choose(exact) if exact and self.chance(0.3) else self.condition()
+        if x is None or x.rank == 0:
+            return None
+        r = self.reduced(x, self.rnd.choice(("any", "all")), self.random_axes(x.rank), self.keepdims_flag())
+        return replace(r, dtype="bool", lo=0.0, hi=1.0, exact=True, piecewise=True)
+
+    # ---- layout: slices, flips, axes of size 1, joins ----
+
+    def slice_item(self, d) -> tuple[str, object | None] | None:
+        """A subscript for an axis of size `d`: its text and the size it leaves (None: an
+        index, which removes the axis). Static sizes get any Python slice the checker
+        clamps; a size name ones whose length it names (`D/2` of an even size)."""
+        rnd = self.rnd
+        if isinstance(d, int):
+            if self.chance(0.25):
+                return str(rnd.randrange(-d, d)), None
+            step = rnd.choice((1, 1, 1, 2, -1, -2, 3))
+            start, stop = (rnd.choice((None, rnd.randint(-d - 1, d + 1))) for _ in range(2))
+            length = len(range(*slice(start, stop, step).indices(d)))
+            if length == 0:
+                return None
+            text = f"{'' if start is None else start}:{'' if stop is None else stop}"
+            return (text + (f":{step}" if step != 1 else "")), length
+        options = [(":", d), ("::-1", d), ("0", None), ("-1", None)]
+        if d in self.names:
+            options.append((f"{d}-1", None))
+        if d in self.even:
+            half = f"{d}/2"
+            options += [(f":{half}", half), (f"{half}:", half), (f"{half}:{d}", half), ("::2", half)] * 2
+        return rnd.choice(options)
+
+    def f_slice(self, depth: int) -> Val | None:
+        """`x[a:b:s, i]`: subscripts for the first few axes."""
+        x = self.operand(depth, lambda v: v.rank >= 1)
+        if x is None:
+            return None
+        items, shape, varies = [], [], []
+        k = self.rnd.randint(1, x.rank)
+        for i, (d, var) in enumerate(zip(x.shape, x.varies)):
+            item = self.slice_item(d) if i < k else (":", d)
+            if item is None:
+                return None
+            if i < k:
+                items.append(item[0])
+            if item[1] is not None:
+                shape.append(item[1])
+                varies.append(var and item[1] != 1)
+        if all(text == ":" for text in items):
+            return None
+        return replace(x, text=f"{x.operand}[{', '.join(items)}]", shape=tuple(shape), varies=tuple(varies),
+                       atom=True)  # fmt: skip
+
+    def axes_text(self, axes: list[int], rank: int) -> str:
+        """Axes as an int or a tuple, some of them negative."""
+        written = [a - rank if self.chance(0.3) else a for a in axes]
+        if len(written) == 1 and self.chance(0.7):
+            return str(written[0])
+        return "(" + ", ".join(map(str, written)) + ("," if len(written) == 1 else "") + ")"
+
+    def f_flip(self, depth: int) -> Val | None:
+        x = self.operand(depth, lambda v: v.rank >= 1)
+        if x is None:
+            return None
+        if self.chance(0.25):
+            return replace(x, text=f"flip({x.text})", atom=True)
+        axes = sorted(self.rnd.sample(range(x.rank), self.rnd.randint(1, x.rank)))
+        return replace(x, text=f"flip({x.text}, axis={self.axes_text(axes, x.rank)})", atom=True)
+
+    def f_dims(self, depth: int) -> Val | None:
+        """`expand_dims`, or `squeeze` of axes of size 1 (of a value that has some)."""
+        squeeze = self.chance(0.5)
+        x = self.operand(depth, lambda v: v.rank <= 3 and (not squeeze or 1 in v.shape))
+        if x is None and squeeze:  # a keepdims reduction has an axis of size 1
+            x = self.operand(depth, lambda v: 1 <= v.rank <= 3)
+            if x is not None:
+                x = self.reduced(x, self.rnd.choice(("max", "mean")), (self.rnd.randrange(x.rank),), True)
+        if x is None:
+            return None
+        ones = [i for i, d in enumerate(x.shape) if d == 1]
+        if squeeze and ones:
+            axes = sorted(self.rnd.sample(ones, self.rnd.randint(1, len(ones))))
+            keep = [i for i in range(x.rank) if i not in axes]
+            return replace(x, text=f"squeeze({x.text}, {self.axes_text(axes, x.rank)})",
+                           shape=tuple(x.shape[i] for i in keep), varies=tuple(x.varies[i] for i in keep),
+                           atom=True)  # fmt: skip
+        rank = x.rank + self.rnd.randint(1, 2)
+        axes = sorted(self.rnd.sample(range(rank), rank - x.rank))
+        shape, varies = list(x.shape), list(x.varies)
+        for a in axes:
+            shape.insert(a, 1)
+            varies.insert(a, False)
+        return replace(x, text=f"expand_dims({x.text}, axis={self.axes_text(axes, rank)})", shape=tuple(shape),
+                       varies=tuple(varies), atom=True)  # fmt: skip
+
+    def split_statement(self) -> bool:
+        """`a, b = split(x, 2, axis=-1)`: equal parts of a static size, or halves of an
+        even size name. False where the operand has no axis to split."""
+        x = self.operand(self.pick({0: 3, 1: 1}), lambda v: v.rank >= 1)
+        if x is None:
+            return False
+        options = [(i, n) for i, d in enumerate(x.shape) for n in (2, 3, 4)
+                   if (isinstance(d, int) and d % n == 0) or (d in self.even and n == 2)]  # fmt: skip
+        if not options:
+            return False
+        axis, n = self.rnd.choice(options)
+        d = x.shape[axis]
+        part = d // n if isinstance(d, int) else f"{d}/2"
+        if axis == x.rank - 1 and self.chance(0.4):
+            text = f"split({x.text}, {n})"
+        else:
+            written = axis - x.rank if self.chance(0.4) else axis
+            text = f"split({x.text}, {n}, {'axis=' if self.chance(0.7) else ''}{written})"
+        names = [f"t{len(self.temps) + i}" for i in range(n)]
+        self.temps += names
+        self.lines.append(f"    {', '.join(names)} = {text}")
+        shape = x.shape[:axis] + (part,) + x.shape[axis + 1 :]
+        varies = x.varies[:axis] + (x.varies[axis] and part != 1,) + x.varies[axis + 1 :]
+        for name in names:
+            self.env[name] = replace(x, text=name, shape=shape, varies=varies, atom=True)
+        return True
+
+    def f_concat(self, depth: int) -> Val | None:
+        """`concat` or `stack` of values of one shape (halves `D/2` join into `D`, `N`
+        and `N` into `2*N`)."""
+        x = self.operand(depth, lambda v: v.rank >= 1)
+        if x is None:
+            return None
+        same = self.values(lambda v: v.dtype == x.dtype and v.shape == x.shape)
+        stack = self.chance(0.35)
+        axis = self.rnd.randrange(x.rank + 1 if stack else x.rank)
+        d = None if stack else x.shape[axis]
+        if isinstance(d, str) and "*" in d:
+            return None
+        k = 2 if isinstance(d, str) and "/" in d else self.pick({2: 3, 3: 1})
+        parts = [x]
+        for _ in range(k - 1):
+            parts.append(self.tame(self.choose(same)) if same and self.chance(0.7) else self.tame(self.unary(x)))
+        tuple_text = "(" + ", ".join(p.text for p in parts) + ")"
+        written = axis - (x.rank + 1 if stack else x.rank) if self.chance(0.3) else axis
+        keyword = "" if axis == 0 and self.chance(0.3) else f", axis={written}"
+        # A row along an axis is not flat only where it is not flat in every part.
+        varies = [all(p.varies[i] for p in parts) for i in range(x.rank)]
+        if stack:
+            shape = x.shape[:axis] + (k,) + x.shape[axis:]
+            varies.insert(axis, False)
+            text = f"stack({tuple_text}{keyword})"
+        else:
+            joined = k * d if isinstance(d, int) else d.split("/")[0] if "/" in d else f"{k}*{d}"
+            shape = x.shape[:axis] + (joined,) + x.shape[axis + 1 :]
+            text = f"concat({tuple_text}{keyword})"
+        return Val(text, shape, x.dtype, min(p.lo for p in parts), max(p.hi for p in parts),
+                   exact=all(p.exact for p in parts), piecewise=any(p.piecewise for p in parts),
+                   varies=tuple(varies))  # fmt: skip
+
+    def f_pad(self, depth: int) -> Val | None:
+        """`pad` with small widths on axes of static size, and a literal (or 0) outside."""
+        x = self.operand(depth, lambda v: any(isinstance(d, int) for d in v.shape))
+        if x is None:
+            return None
+        widths = [(self.rnd.randint(0, 2), self.rnd.randint(0, 2)) if isinstance(d, int) else (0, 0)
+                  for d in x.shape]  # fmt: skip
+        if not any(a or b for a, b in widths):
+            return None
+        if all(w == widths[0] for w in widths) and self.chance(0.6):
+            widths_text = str(widths[0])
+        else:
+            widths_text = "(" + ", ".join(map(str, widths)) + ("," if len(widths) == 1 else "") + ")"
+        value = self.literal_of(x.dtype, self.rnd.choice(("0", "1", "0.5", "-1.5"))) if self.chance(0.5) else None
+        text = f"pad({x.text}, {widths_text}" + ("" if value is None else f", value={value.text}") + ")"
+        padded = [a + b > 0 for a, b in widths]
+        shape = tuple(d + a + b if isinstance(d, int) else d for d, (a, b) in zip(x.shape, widths))
+        # Rows through the padding along another axis hold only the value: flat.
+        varies = tuple(v and d != 1 and not any(p for j, p in enumerate(padded) if j != i)
+                       for i, (v, d) in enumerate(zip(x.varies, shape)))  # fmt: skip
+        v = 0.0 if value is None else value.lo
+        return replace(x, text=text, shape=shape, lo=min(x.lo, v), hi=max(x.hi, v), piecewise=True, varies=varies,
+                       atom=True)  # fmt: skip
+
+    def f_gather(self, depth: int) -> Val | None:
+        """`gather(x, ix, axis)` with an index parameter drawn in range for the axis."""
+        indices = [self.env[n] for n in self.index_dims if n in self.env]
+        if not indices:
+            return None
+        ix = self.rnd.choice(indices)
+        d = self.index_dims[ix.text]
+        x = self.operand(depth, lambda v: d in v.shape)
+        if x is None:
+            return None
+        axis = self.rnd.choice([i for i, e in enumerate(x.shape) if e == d])
+        if axis == 0 and self.chance(0.4):
+            keyword = ""
+        else:
+            keyword = f", axis={axis - x.rank if self.chance(0.3) else axis}"
+        shape = x.shape[:axis] + ix.shape + x.shape[axis + 1 :]
+        varies = x.varies[:axis] + (False,) * ix.rank + x.varies[axis + 1 :]
+        return replace(x, text=f"gather({x.text}, {ix.text}{keyword})", shape=shape, piecewise=True, varies=varies,
+                       atom=True)  # fmt: skip
+
+    def iota_shape(self) -> tuple | None:
+        """The shape of a value in scope, of static sizes and size names, for an iota."""
+        vals = self.values(lambda v: v.rank >= 1 and all(isinstance(d, int) or d in self.names for d in v.shape))
+        return self.choose(vals).shape if vals else None
+
+    def iota_text(self, shape: tuple, axis: int, dtype: str | None) -> str:
+        """`iota(shape, axis)`, or `arange(n)` where it is one; `dtype` None is the
+        default, i64."""
+        keyword = "" if dtype is None else f", dtype={dtype}"
+        if len(shape) == 1 and self.chance(0.5):
+            return f"arange({shape[0]}{keyword})"
+        written = axis - len(shape) if self.chance(0.3) else axis
+        return f"iota(({', '.join(map(str, shape))}{',' if len(shape) == 1 else ''}), {written}{keyword})"
+
+    def iota_val(self, dtype: str | None) -> Val | None:
+        shape = self.iota_shape()
+        if shape is None:
+            return None
+        axis = self.rnd.randrange(len(shape))
+        varies = tuple(i == axis and d != 1 for i, d in enumerate(shape))
+        return Val(self.iota_text(shape, axis, dtype), shape, dtype or "i64", 0.0, self.size(shape[axis]) - 1.0,
+                   exact=True, piecewise=True, varies=varies)  # fmt: skip
+
+    def f_iota(self, depth: int) -> Val | None:
+        return self.iota_val(self.dtype)
+
+    def f_positions(self, depth: int) -> Val | None:
+        """An integer iota, or two compared: a mask (`iota((S, S), 0) >= iota((S, S), 1)`)."""
+        shape = self.iota_shape()
+        if shape is None or len(shape) < 2 or self.chance(0.5):
+            return self.iota_val(self.rnd.choice((None, None, "i32")))
+        a, b = self.rnd.sample(range(len(shape)), 2)
+        op = self.rnd.choice((">=", ">", "<=", "<", "==", "!="))
+        text = f"{self.iota_text(shape, a, None)} {op} {self.iota_text(shape, b, None)}"
+        return Val(text, shape, "bool", 0.0, 1.0, exact=True, piecewise=True, varies=(False,) * len(shape),
+                   atom=False)  # fmt: skip
 
     def helper_source(self) -> str:
         if self.helper is None:

@@ -117,3 +117,25 @@ def test_concat_feeding_a_matmul():
     program, (got,) = _run(source, [a, b, w])
     np.testing.assert_allclose(got, np.concatenate([a, b], axis=1) @ w, rtol=1e-5, atol=1e-6)
     assert _kernels(program) == 1
+
+
+STATIC_JOINS = """
+fn main(x: f32[3, 2], y: f32[N, 2]) -> (f32[6, 1], f32[N, 6]) {
+    t = max(x, axis=1, keepdims=true)
+    return concat((t * 0.125, t), axis=-2), pad(y, ((0, 0), (1, 3)), value=1.5)
+}
+"""
+
+
+@pytest.mark.parametrize("fuse", [True, False], ids=["fused", "unfused"])
+def test_joins_of_static_sizes_in_the_parallel_variant(fuse, monkeypatch):
+    """Numba types a prange index of a static loop unsigned, and min(i0, 2) of it was a
+    float that cannot index (a concat's clamped row): every kernel runs its parallel
+    variant here (found by the differential tests)."""
+    monkeypatch.setenv("FUSEC_PARALLEL_MIN_WORK", "0")
+    rng = np.random.default_rng(5)
+    x, y = rng.standard_normal((3, 2), dtype=np.float32), rng.standard_normal((5, 2), dtype=np.float32)
+    _, (joined, padded) = _run(STATIC_JOINS, [x, y], fuse)
+    t = x.max(axis=1, keepdims=True)
+    np.testing.assert_array_equal(joined, np.concatenate([t * np.float32(0.125), t], axis=-2))
+    np.testing.assert_array_equal(padded, np.pad(y, ((0, 0), (1, 3)), constant_values=1.5))

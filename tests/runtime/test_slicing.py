@@ -53,6 +53,23 @@ def test_subscripts_as_numpy(program):
         np.testing.assert_array_equal(g, e)
 
 
+PAST_THE_START = """
+fn main(x: f32[2, 9]) -> (f32[2, 9], f32[1, 9], f32[2, 5], f32[2, 9]) {
+    return x[-3:], x[0:-3:-1], x[:, :-10:-2], x[-5:7, -100:]
+}
+"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_negative_bounds_past_the_start_clamp_as_numpy(target):
+    """A negative bound beyond -n clamps to the start (Python's rule as written), rather
+    than being counted from the end first (found by the differential tests)."""
+    x = np.arange(18, dtype=np.float32).reshape(2, 9)
+    got = fusec.compile(PAST_THE_START, target=target).main(x)
+    for g, e in zip(got, (x[-3:], x[0:-3:-1], x[:, :-10:-2], x[-5:7, -100:]), strict=True):
+        np.testing.assert_array_equal(g, e)
+
+
 def test_flip_expand_dims_squeeze_as_numpy(program):
     x = np.random.default_rng(1).standard_normal((3, 1, 4)).astype(np.float32)
     got = program.layout(x)
