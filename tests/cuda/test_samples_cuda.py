@@ -17,7 +17,10 @@ from runtime.gemm_library import cuda_library_available
 from tests.samples.reference import SAMPLES
 
 #: samples too slow for the simulator at their usual sizes: smaller inputs, fused only
-HEAVY = {"attention": {"b": 1, "s": 3}, "transformer_block": {"b": 1, "s": 2}}
+HEAVY = {
+    "attention": {"b": 1, "s": 3}, "causal_attention": {"b": 1, "s": 3}, "rope_attention": {"b": 1, "s": 3},
+    "transformer_block": {"b": 1, "s": 2},
+}  # fmt: skip
 
 
 @pytest.mark.parametrize("fuse", [True, False], ids=["fused", "unfused"])
