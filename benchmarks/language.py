@@ -8,7 +8,8 @@ kernels and fusec ``--no-fuse``, medians after a warm-up. GPU table (needs CUDA,
 and Triton): torch eager, torch.compile, fusec fused and ``--no-fuse``, timed with
 ``triton.testing.do_bench`` (device events, median) on the same device tensors, with the
 floor: the larger of the bytes the workload must move (inputs read once, the output
-written once) over the measured copy bandwidth and its FLOPs over cuBLAS's fp32 rate.
+written once) over the measured copy bandwidth and its FLOPs over cuBLAS's fp32 rate
+(both measured as ``benchmarks/gpu.py`` measures them).
 """
 
 from __future__ import annotations
@@ -164,18 +165,10 @@ def cpu_table(b, s, runs, only=None) -> str:
 
 def gpu_table(b, s, only=None) -> None:
     import torch
-    import triton.testing
-
-    def bench_ms(fn):
-        return triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")
+    from gpu import bench_ms, copy_bandwidth, fusec_runner, matmul_rate  # the GPU benchmark's measures
 
     torch.backends.cuda.matmul.allow_tf32 = False
-    x = torch.empty(1 << 28, dtype=torch.float32, device="cuda")
-    y = torch.empty_like(x)
-    bandwidth = 2 * x.numel() * 4 / (bench_ms(lambda: y.copy_(x)) * 1e-3)
-    a = torch.randn(4096, 4096, device="cuda")
-    rate = 2 * 4096**3 / (bench_ms(lambda: a @ a) * 1e-3)
-    del x, y, a
+    bandwidth, rate = copy_bandwidth(), matmul_rate()
 
     def t_heads(t):
         return t.reshape(t.shape[0], t.shape[1], HEADS, DH).transpose(1, 2)
@@ -227,8 +220,7 @@ def gpu_table(b, s, only=None) -> None:
         for label, options in (("fused", {}), ("unfused", {"fuse": False})):
             program = fusec.compile(SAMPLES / f"{name}.tdsl", target="cuda", **options)
             out = torch.empty_like(expected)
-            exe = program.executable("main")
-            run = lambda exe=exe, out=out: exe.run("main", inputs, out=[out])  # noqa: E731
+            run = fusec_runner(program, "main", inputs, [out])
             run()
             torch.cuda.synchronize()
             scale = max(1.0, expected.abs().max().item())

@@ -629,12 +629,6 @@ for _op_class in graph.ELEMENTWISE.values():
     _HANDLERS[_op_class] = _elementwise
 
 
-def _f(e: _KernelEmitter, name: str, *operands: SSAValue) -> SSAValue:
-    """A float scalar op by short name, on operands of one float type."""
-    cls = {"mul": arith.MulfOp, "div": arith.DivfOp}[name]
-    return e.scalar(cls.name, operands, lambda: cls(*operands))
-
-
 def _constant_scalar(value: SSAValue) -> float | int | None:
     """The value of a splat constant, seen through broadcasts and layout ops."""
     value = _through_index_maps(value)
@@ -647,11 +641,13 @@ def _constant_scalar(value: SSAValue) -> float | int | None:
     return values[0]
 
 
-def _int_power(e: _KernelEmitter, x: SSAValue, n: int, is_f: bool) -> SSAValue:
+def _int_power(e: _KernelEmitter, x: SSAValue, n: int) -> SSAValue:
     """x ** n for n >= 1 by square-and-multiply: integer powers are multiplies."""
-    mul = (lambda a, b: _f(e, "mul", a, b)) if is_f else (
-        lambda a, b: e.scalar(arith.MuliOp.name, (a, b), lambda: arith.MuliOp(a, b))
-    )
+    b = _ScalarBuilder(e)
+
+    def mul(p: SSAValue, q: SSAValue) -> SSAValue:
+        return b("mul", p, q)
+
     result = None
     base = x
     while n:
@@ -668,16 +664,16 @@ def _int_power(e: _KernelEmitter, x: SSAValue, n: int, is_f: bool) -> SSAValue:
 def _pow(e: _KernelEmitter, op: graph.PowOp, idx):
     x = e.value_at(op.lhs, idx)
     is_f = is_float(op.result.type)
+    b = _ScalarBuilder(e)
     c = _constant_scalar(op.rhs)
     if c is not None and float(c).is_integer() and abs(c) <= 64:
         n = int(c)
         if n == 0:
             return e.const(1, x.type)
         if n > 0:
-            return _int_power(e, x, n, is_f)
+            return _int_power(e, x, n)
         if is_f:
-            return _f(e, "div", e.const(1.0, x.type), _int_power(e, x, -n, True))
-    b = _ScalarBuilder(e)
+            return b("div", e.const(1.0, x.type), _int_power(e, x, -n))
     if c is not None and is_f and c in (0.5, -0.5):
         return b("sqrt" if c > 0 else "rsqrt", x)
     return b("pow", x, e.value_at(op.rhs, idx))
@@ -996,7 +992,7 @@ def _reduce(e: _KernelEmitter, op: graph.ReduceOp, idx):
         count = e.index(1)
         for extent in extents:
             count = e.mul(count, extent)
-        return _f(e, "div", result, _index_to(e, count, element))
+        return _ScalarBuilder(e)("div", result, _index_to(e, count, element))
     return result
 
 
@@ -1057,16 +1053,13 @@ def _matmul(e: _KernelEmitter, op: graph.MatmulOp, idx):
     init = e.const(0, element)
     extent = e.size(lhs[-1])
     level = e._level([*idx, extent, init])
-    is_f = is_float(op.result.type)
 
     def body(ivs: list[SSAValue]) -> SSAValue:
         (k,) = ivs
         a_idx = (*lhs_batch, k, i) if swap_lhs else (*lhs_batch, i, k)
         b_idx = (*rhs_batch, j, k) if swap_rhs else (*rhs_batch, k, j)
         a, b = e.values_at([(op.lhs, a_idx), (op.rhs, b_idx)])
-        if is_f:
-            return _f(e, "mul", a, b)
-        return e.scalar(arith.MuliOp.name, (a, b), lambda: arith.MuliOp(a, b))
+        return _ScalarBuilder(e)("mul", a, b)
 
     return e.reduce_loops(level, loop.Combiner.ADD, init, [extent], body)
 

@@ -244,6 +244,22 @@ class _Prepared:
     direct: list[DirectLaunch] | None = None  # packed after the first call
     graphs: OrderedDict = field(default_factory=OrderedDict)  # caller addresses -> graph
     seen: OrderedDict = field(default_factory=OrderedDict)  # caller addresses -> calls
+    #: the launches whose kernels check indices: their error records are read after a call
+    checked: list[Launch] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.checked = [s for s in self.launches if isinstance(s, Launch) and s.checks]
+
+
+def _raise_recorded(step: Launch) -> None:
+    """Raise the index error ``step``'s kernel recorded, if any. A record is zero until a
+    check fails (the kernel writes it only then), so it is cleared only after a failure;
+    reading it waits for the kernel, the price of the error."""
+    record = step.workspaces[-1]
+    found = record.copy_to_host()
+    if found[0]:
+        record.copy_to_device(np.zeros(loop.ERROR_RECORD_LENGTH, np.int64))
+        raise IndexOutOfRangeError.from_record(step.kernel, step.checks, found)
 
 
 class CudaProgram:
@@ -489,15 +505,8 @@ class CudaProgram:
 
     @staticmethod
     def _read_records(prepared: _Prepared) -> None:
-        """Raise the first index error the call's kernels recorded. A record is zero
-        until a check fails (the kernel writes it only then), so it is cleared only
-        after a failure; reading it waits for the kernels, the price of the error."""
-        for step in prepared.launches:
-            if isinstance(step, Launch) and step.checks:
-                found = step.workspaces[-1].copy_to_host()
-                if found[0]:
-                    step.workspaces[-1].copy_to_device(np.zeros(loop.ERROR_RECORD_LENGTH, np.int64))
-                    raise IndexOutOfRangeError.from_record(step.kernel, step.checks, found)
+        for step in prepared.checked:
+            _raise_recorded(step)
 
     def _host_step(self, step: tuple, slots: list[Any], sizes: dict[str, int], profile) -> None:
         """A step other than a kernel launch, run on every call: a copy, a library GEMM
@@ -530,12 +539,8 @@ class CudaProgram:
         if not step.checks:
             self._run_kernel(step, slots, profile)
             return
-        record = step.workspaces[-1]
         self._run_kernel(step, slots, profile)
-        found = record.copy_to_host()  # waits for the kernel
-        if found[0]:
-            record.copy_to_device(np.zeros(loop.ERROR_RECORD_LENGTH, np.int64))
-            raise IndexOutOfRangeError.from_record(step.kernel, step.checks, found)
+        _raise_recorded(step)
 
     def _run_kernel(self, step: Launch, slots: list[Any], profile: dict[str, list[float]] | None) -> None:
         kernel = self.kernel(step.kernel, step.tuning).dispatcher(step.variant, step.block)

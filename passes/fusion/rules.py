@@ -35,6 +35,7 @@ from dialects.graph import reduced_shape
 from dialects.tensor_types import Shape, format_shape
 from passes.fusion.classify import OpClass, has_flag, is_index_map, short_name
 from passes.fusion.facts import Domain, GroupFacts
+from passes.fusion.graph_view import FuncGraph
 
 ANY = frozenset({"elementwise", "index_map", "injective", "reduction", "matmul", "attention", "opaque"})
 EWISH = frozenset({"elementwise", "index_map", "injective"})
@@ -382,6 +383,8 @@ def check_attention(f: GroupFacts) -> str | None:
     out_count = g.count(g.ops[m2].results[0])
     from_core = g.depends_within(group, match.core)
     from_output = g.depends_within(group, [m2])
+    score_shape = g.shape(g.ops[m1].results[0])
+    outputs = set(f.outputs())
     for i in members:
         if i in match.core or i in operand_maps:
             continue
@@ -402,22 +405,20 @@ def check_attention(f: GroupFacts) -> str | None:
                 return f"{name} of shape {_fmt(g.shape(op.results[0]))} is outside the attention's output space"
         elif i in from_core:
             return "attention scores are used outside the attention pattern"
-        elif count not in (score_count, out_count) and not _broadcast_into(
-            f, op, g.shape(g.ops[m1].results[0])
-        ):
+        elif count not in (score_count, out_count) and not _broadcast_into(g, op, score_shape, outputs):
             return f"{name} of shape {_fmt(g.shape(op.results[0]))} is outside the attention's score space"
     return None
 
 
-def _broadcast_into(f: GroupFacts, op: Operation, full: Shape) -> bool:
+def _broadcast_into(g: FuncGraph, op: Operation, full: Shape, outputs: set[SSAValue]) -> bool:
     """Whether ``op`` is a smaller operand of the score space, computed in the kernel
     (a causal mask from iotas: ``iota((S, S), 0) >= iota((S, S), 1)``): its shape
     broadcasts to ``full``, and its value reaches no output of the group, so the kernel
     computes it at each score's index, where a broadcast reads it."""
-    shape = f.g.shape(op.results[0])
+    shape = g.shape(op.results[0])
     if len(shape) > len(full) or any(d not in (1, e) for d, e in zip(_pad(shape, len(full)), full)):
         return False
-    return not any(v in f.outputs() for v in op.results)
+    return not any(v in outputs for v in op.results)
 
 
 def check_opaque(f: GroupFacts) -> str | None:
