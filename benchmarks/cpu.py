@@ -1,6 +1,7 @@
 """CPU benchmark: four memory-bound workloads on [4096, 4096] f32, the same on tiny
-inputs, call latency against size, and the matmul-bearing samples (MLP, attention,
-transformer block), side by side.
+inputs, call latency against size, the matmul-bearing samples (MLP, attention,
+transformer block) and the convolution samples (ResNet basic block, conv-bn-relu-maxpool),
+side by side.
 
     python benchmarks/cpu.py [--size 4096] [--runs 15] [--tables large,small,latency,matmul,warm]
 
@@ -24,6 +25,7 @@ sleep; where the serial variant stops winning is the threshold between them.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -292,6 +294,81 @@ def matmul_table(runs: int) -> str:
     return "\n".join(lines)
 
 
+# The convolution samples at the sizes of benchmarks/gpu.py. PyTorch's CPU convolution
+# (oneDNN) is timed in a process of its own: its OpenMP workers spin after each call,
+# and beside fusec's and OpenBLAS's threads they would slow whichever runs next.
+CONV_WORKLOADS = [
+    ("ResNet basic block N32 56x56x64", "resnet_block.tdsl", {"N": 32, "H": 56, "W": 56}, 2 * 2.0 * 32 * 56 * 56 * 64 * 64 * 9),
+    ("conv-bn-relu-maxpool N32 112x112 3->32", "conv_bn_relu_pool.tdsl", {"N": 32, "H": 112, "W": 112},
+     2.0 * 32 * 112 * 112 * 32 * 3 * 9),
+]
+
+TORCH_CONV = """
+import sys, json, statistics, time
+import numpy as np, torch, torch.nn.functional as F
+sys.path.insert(0, sys.argv[1])
+import fusec
+from runtime.inputs import draw_inputs
+def bn(x, m, v, g, b):
+    return F.batch_norm(x, m, v, g, b, False, 0.0, 1e-5)
+def block(x, w1, m1, v1, g1, b1, w2, m2, v2, g2, b2):
+    return F.relu(bn(F.conv2d(F.relu(bn(F.conv2d(x, w1, padding=1), m1, v1, g1, b1)), w2, padding=1), m2, v2, g2, b2) + x)
+def chain(x, w, m, v, g, b):
+    return F.max_pool2d(F.relu(bn(F.conv2d(x, w, padding=1), m, v, g, b)), 2)
+program = fusec.compile(sys.argv[2], target="numpy")
+arrays = draw_inputs(program.params("main"), {}, json.loads(sys.argv[3]), 0, "main")
+tensors = [torch.from_numpy(a).permute(0, 3, 1, 2) if a.ndim == 4 and i == 0 else
+           torch.from_numpy(a).permute(3, 2, 0, 1).contiguous(memory_format=torch.channels_last) if a.ndim == 4 else
+           torch.from_numpy(a) for i, a in enumerate(arrays)]
+fn = block if len(arrays) == 11 else chain
+times = []
+with torch.no_grad():
+    for _ in range(int(sys.argv[4]) + 1):
+        start = time.perf_counter(); fn(*tensors); times.append(time.perf_counter() - start)
+print(statistics.median(times[1:]) * 1e3)
+"""
+
+
+def blas_rate() -> float:
+    """FLOP/s of NumPy's fp32 matmul (its BLAS) at 2048³: the convolutions' floor rate."""
+    a = np.random.default_rng(0).standard_normal((2048, 2048)).astype(np.float32)
+    return 2 * 2048**3 / (median_ms(lambda: a @ a, 5) * 1e-3)
+
+
+def conv_table(runs: int) -> str:
+    from runtime.inputs import draw_inputs
+
+    rate = blas_rate()
+    lines = [
+        f"convolution samples, f32 NHWC, median ms of {runs} runs, {len(os.sched_getaffinity(0))} cores; "
+        f"NumPy's BLAS {rate / 1e9:.0f} GFLOP/s at 2048³ (the floor's rate)",
+        "",
+        "| workload | floor | torch eager | fusec fused | fusec library | fusec generated | fusec --no-fuse "
+        "| fused / floor | torch / fused |",
+        "|" + " --- |" * 9,
+    ]
+    for label, sample, dims, flops in CONV_WORKLOADS:
+        path = ROOT / "samples" / sample
+        row = {}
+        for name, options in (("fused", {}), ("library", {"matmul": "library"}), ("generated", {"matmul": "generated"}),
+                              ("unfused", {"fuse": False})):
+            program = fusec.compile(path, target="cpu", **options)
+            arrays = draw_inputs(program.params("main"), {}, dims, 0, "main")
+            row[name] = median_ms(lambda: program.main(*arrays), runs)
+        floor = flops / rate * 1e3
+        try:
+            out = subprocess.run([sys.executable, "-c", TORCH_CONV, str(ROOT), str(path), json.dumps(dims), str(runs)],
+                                 capture_output=True, text=True, check=True, cwd=ROOT).stdout
+            torch_ms = float(out.split()[-1])
+        except (subprocess.CalledProcessError, ValueError, IndexError):
+            torch_ms = float("nan")  # no PyTorch here
+        lines.append(
+            f"| {label} | {floor:.1f} | {torch_ms:.1f} | {row['fused']:.1f} | {row['library']:.1f} | "
+            f"{row['generated']:.1f} | {row['unfused']:.1f} | {floor / row['fused']:.2f} | {torch_ms / row['fused']:.2f} |"
+        )
+    return "\n".join(lines)
+
+
 WARM_START = """
 import sys, time
 start = time.perf_counter()
@@ -322,7 +399,7 @@ def warm_start_table() -> str:
     return "\n".join(lines)
 
 
-TABLES = ("large", "small", "latency", "matmul", "warm")
+TABLES = ("large", "small", "latency", "matmul", "conv", "warm")
 
 
 def main() -> None:
@@ -340,6 +417,7 @@ def main() -> None:
         "small": small_table,
         "latency": latency_table,
         "matmul": lambda: matmul_table(max(3, args.runs // 3)),
+        "conv": lambda: conv_table(max(3, args.runs // 3)),
         "warm": warm_start_table,
     }
     print("\n\n".join(tables[name]() for name in TABLES if name in chosen))

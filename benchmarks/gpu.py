@@ -10,8 +10,10 @@ torch.compile, fusec fused and fusec ``--no-fuse`` (each given the torch tensors
 directly, results written into preallocated tensors with ``out=``), and the fraction
 of the floor each reaches. A second table does the same for the matmul-bearing
 workloads (fp32, TF32 off; their floor is FLOPs over cuBLAS's measured rate), with
-fusec's generated GEMMs beside its default pick. A last table measures the host cost of one launch:
-a fusec call of a one-kernel program on a tiny input, against a torch eager op.
+fusec's generated GEMMs beside its default pick. A third does the same for the
+convolution samples (the ResNet basic block, the seeds' conv-bn-relu-maxpool chain),
+NHWC against PyTorch's channels_last cuDNN. A last table measures the host cost of one
+launch: a fusec call of a one-kernel program on a tiny input, against a torch eager op.
 """
 
 from __future__ import annotations
@@ -312,6 +314,100 @@ def matmul_table(args, bandwidth: float) -> str:
     return "\n".join(lines)
 
 
+def t_resnet_block(x, w1, m1, v1, g1, b1, w2, m2, v2, g2, b2):
+    import torch.nn.functional as F
+
+    y = F.relu(F.batch_norm(F.conv2d(x, w1, padding=1), m1, v1, g1, b1, False, 0.0, 1e-5))
+    return F.relu(F.batch_norm(F.conv2d(y, w2, padding=1), m2, v2, g2, b2, False, 0.0, 1e-5) + x)
+
+
+def t_conv_bn_relu_pool(x, w, mean, var, gamma, beta):
+    import torch.nn.functional as F
+
+    y = F.relu(F.batch_norm(F.conv2d(x, w, padding=1), mean, var, gamma, beta, False, 0.0, 1e-5))
+    return F.max_pool2d(y, 2)
+
+
+def conv_workloads(quick: bool):
+    """(name, sample, torch reference, NHWC/HWIO shapes by parameter, FLOPs)."""
+    n = 4 if quick else 32
+    stats = lambda c, k="": {f"{p}{k}": (c,) for p in ("mean", "var", "gamma", "beta")}  # noqa: E731
+    block = {"x": (n, 56, 56, 64), "w1": (3, 3, 64, 64), **stats(64, "1"), "w2": (3, 3, 64, 64), **stats(64, "2")}
+    chain = {"x": (n, 112, 112, 3), "w": (3, 3, 3, 32), **stats(32)}
+    return [
+        (f"ResNet basic block N{n} 56x56x64", "resnet_block.tdsl", t_resnet_block, block,
+         2 * 2.0 * n * 56 * 56 * 64 * 64 * 9),
+        (f"conv-bn-relu-maxpool N{n} 112x112 3->32", "conv_bn_relu_pool.tdsl", t_conv_bn_relu_pool, chain,
+         2.0 * n * 112 * 112 * 32 * 3 * 9),
+    ]
+
+
+def conv_inputs(shapes: dict[str, tuple[int, ...]]):
+    """fusec's arrays (NHWC images, HWIO weights) and the same for PyTorch: the image as
+    an NCHW view of its NHWC memory (channels_last), the weights made OIHW channels_last
+    once, as a model holds them."""
+    ours, theirs = [], []
+    for name, shape in shapes.items():
+        if name.startswith("var"):
+            t = torch.rand(*shape, device="cuda") + 0.5
+        elif len(shape) == 4 and name.startswith("w"):
+            t = torch.randn(*shape, device="cuda") / (shape[0] * shape[1] * shape[2]) ** 0.5
+        else:
+            t = torch.randn(*shape, device="cuda")
+        ours.append(t)
+        if name == "x":
+            theirs.append(t.permute(0, 3, 1, 2))
+        elif len(shape) == 4:
+            theirs.append(t.permute(3, 2, 0, 1).contiguous(memory_format=torch.channels_last))
+        else:
+            theirs.append(t)
+    return ours, theirs
+
+
+def conv_table(args, bandwidth: float) -> str:
+    """The convolution samples in fp32 (TF32 off), NHWC: fusec as the cost model picks,
+    with the library (im2col kernel + cuBLAS), --no-fuse; torch eager and torch.compile
+    on channels_last tensors (cuDNN); the floor is FLOPs over the measured fp32 matmul
+    rate or bytes over the copy bandwidth, the larger."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    rate = matmul_rate()
+    lines = [
+        "| workload | floor | torch eager | torch.compile | fusec fused | fusec library | fusec --no-fuse "
+        "| kernels | fused / floor | fused / compile |",
+        "|" + " --- |" * 10,
+    ]
+    for name, sample, reference, shapes, flops in conv_workloads(args.quick):
+        if args.only and not any(part in name for part in args.only.split(",")):
+            continue
+        ours, theirs = conv_inputs(shapes)
+        expected = reference(*theirs).permute(0, 2, 3, 1)
+        nbytes = sum(t.numel() * 4 for t in ours) + expected.numel() * 4
+        floor = max(flops / rate, nbytes / bandwidth) * 1e3
+        eager = bench_ms(lambda: reference(*theirs))
+        compiled_ms = float("nan")
+        if not args.no_compile:
+            compiled = torch.compile(reference)
+            compiled(*theirs)
+            compiled_ms = bench_ms(lambda: compiled(*theirs))
+        row, kernels = {}, 0
+        for label, options in (("fused", {}), ("library", {"matmul": "library"}), ("unfused", {"fuse": False})):
+            program = fusec.compile(SAMPLES / sample, target="cuda", **options)
+            out = torch.empty(expected.shape, device="cuda")
+            run = fusec_runner(program, "main", ours, [out])
+            run()
+            torch.cuda.synchronize()
+            if not torch.allclose(out, expected, rtol=1e-3, atol=1e-3 * max(1.0, expected.abs().max().item())):
+                print(f"  {name} ({label}): MISMATCH, max abs diff {(out - expected).abs().max().item():.3g}")
+            row[label] = bench_ms(run)
+            kernels = kernels or program.compilation("main").text("fused").count("graph.fusion_group")
+        cells = [name, f"{floor:.3f}", f"{eager:.3f}", f"{compiled_ms:.3f}", f"{row['fused']:.3f}",
+                 f"{row['library']:.3f}", f"{row['unfused']:.3f}", str(kernels), f"{floor / row['fused']:.2f}",
+                 f"{row['fused'] / compiled_ms:.2f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
@@ -358,6 +454,8 @@ def main(argv=None) -> int:
         print("| " + " | ".join(cells) + " |", flush=True)
     print()
     print(matmul_table(args, bandwidth))
+    print()
+    print(conv_table(args, bandwidth))
     if args.only and "host" not in args.only:
         return 0
     print()

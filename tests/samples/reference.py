@@ -177,6 +177,34 @@ def ref_transformer_block(x, ln1_g, ln1_b, wq, wk, wv, wo, ln2_g, ln2_b, w1, b1,
     return (h + gelu_tanh(z @ w1 + b1) @ w2 + b2,)
 
 
+def conv2d_nhwc(x, w, pad):
+    """Cross-correlation of NHWC ``x`` with HWIO ``w``, stride 1, ``pad`` zeros on every
+    side: the sum over the taps (i, j) of the shifted image times ``w[i, j]``."""
+    kh, kw = w.shape[:2]
+    xp = np.pad(x, [(0, 0), (pad, pad), (pad, pad), (0, 0)])
+    oh, ow = xp.shape[1] - kh + 1, xp.shape[2] - kw + 1
+    return sum(xp[:, i : i + oh, j : j + ow, :] @ w[i, j] for i in range(kh) for j in range(kw))
+
+
+def batchnorm_last(x, mean, var, gamma, beta, eps=1e-5):
+    return (x - mean) / np.sqrt(var + eps) * gamma + beta
+
+
+def ref_conv_bn_relu_pool(x, w, mean, var, gamma, beta):
+    x, w, mean, var, gamma, beta = _f64(x, w, mean, var, gamma, beta)
+    y = np.maximum(batchnorm_last(conv2d_nhwc(x, w, 1), mean, var, gamma, beta), 0.0)
+    n, h, w_, c = y.shape
+    return (y.reshape(n, h // 2, 2, w_ // 2, 2, c).max(axis=(2, 4)),)
+
+
+def ref_resnet_block(x, w1, mean1, var1, gamma1, beta1, w2, mean2, var2, gamma2, beta2):
+    x, w1, mean1, var1, gamma1, beta1, w2, mean2, var2, gamma2, beta2 = _f64(
+        x, w1, mean1, var1, gamma1, beta1, w2, mean2, var2, gamma2, beta2)
+    y = np.maximum(batchnorm_last(conv2d_nhwc(x, w1, 1), mean1, var1, gamma1, beta1), 0.0)
+    z = batchnorm_last(conv2d_nhwc(y, w2, 1), mean2, var2, gamma2, beta2)
+    return (np.maximum(z + x, 0.0),)
+
+
 def ref_reductions(x):
     (x,) = _f64(x)
     return (x.sum(axis=-1), x.max(axis=-1), x.mean(axis=-1))
@@ -269,6 +297,28 @@ def in_transformer_block(rng, b=2, s=8, d=256, f=1024):
     }
 
 
+def _batchnorm_inputs(rng, c, suffix=""):
+    return {
+        f"mean{suffix}": _normal(rng, (c,), scale=0.1),
+        f"var{suffix}": _uniform(rng, (c,), 0.5, 1.5),
+        f"gamma{suffix}": _normal(rng, (c,), scale=0.1, loc=1.0),
+        f"beta{suffix}": _normal(rng, (c,), scale=0.1),
+    }
+
+
+def in_conv_bn_relu_pool(rng, n=2, h=8, w=6):
+    return {"x": _normal(rng, (n, h, w, 3)), "w": _normal(rng, (3, 3, 3, 32), scale=1 / math.sqrt(27)),
+            **_batchnorm_inputs(rng, 32)}
+
+
+def in_resnet_block(rng, n=2, h=6, w=5, c=64):
+    inputs = {"x": _normal(rng, (n, h, w, c))}
+    for k in ("1", "2"):
+        inputs[f"w{k}"] = _normal(rng, (3, 3, c, c), scale=1 / math.sqrt(9 * c))
+        inputs.update(_batchnorm_inputs(rng, c, k))
+    return inputs
+
+
 def in_reductions(rng):
     return {"x": _normal(rng, (8, 16))}
 
@@ -300,4 +350,7 @@ SAMPLES: dict[str, SampleCase] = {
     "causal_attention": _case("causal_attention", in_attention, ref_causal_attention, 1e-4, 1e-5, kernels=3),
     "embedding_layernorm": _case("embedding_layernorm", in_embedding_layernorm, ref_embedding_layernorm,
                                  1e-5, 1e-5, kernels=1),
+    "conv_bn_relu_pool": _case("conv_bn_relu_pool", in_conv_bn_relu_pool, ref_conv_bn_relu_pool,
+                               1e-4, 1e-5, kernels=3),
+    "resnet_block": _case("resnet_block", in_resnet_block, ref_resnet_block, 1e-4, 1e-4, kernels=4),
 }
