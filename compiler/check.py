@@ -926,18 +926,17 @@ class _Checker:
         ws = self._spatial(builtin, w, "w", layout)
         if ws.dtype != xs.dtype:
             raise _Reject(w.span, f"conv2d: w is {ws.dtype} but x is {xs.dtype}; use cast(...)")
-        kernel_h, kernel_w, inputs, outputs = ws.shape
         channels = xs.shape[3]
-        per_group = _divided(args.spans["groups"], f"conv2d: x: {x.ty} has {channels} channels", channels, groups)
-        if inputs != per_group:
-            raise _Reject(
-                w.span,
-                f"conv2d: w: {w.ty} has {inputs} input channels, but x: {x.ty} has {channels} channels"
-                + (f" in {groups} groups, {per_group} per group" if groups > 1 else ""),
-            )
-        _divided(args.spans["groups"], f"conv2d: w: {w.ty} has {outputs} output channels", outputs, groups)
-        if not all(isinstance(k, int) for k in (kernel_h, kernel_w)):
-            raise _Reject(w.span, f"conv2d: the kernel's height and width must be integers, got w: {w.ty}")
+        # the kernel's loops and its groups' channel offsets are fixed when it is compiled
+        if not all(isinstance(d, int) for d in (*ws.shape, channels)):
+            raise _Reject(w.span, f"conv2d: the channels of x and every size of w must be integers, got x: {x.ty} and w: {w.ty}")
+        kernel_h, kernel_w, inputs, outputs = ws.shape
+        for what, count in ((f"x: {x.ty} has {channels} channels", channels), (f"w: {w.ty} has {outputs} output channels", outputs)):
+            if count % groups:
+                raise _Reject(args.spans["groups"], f"conv2d: {what}, which {groups} groups do not divide")
+        if inputs * groups != channels:
+            per_group = f", {channels // groups} per group of {groups}" if groups > 1 else ""
+            raise _Reject(w.span, f"conv2d: w: {w.ty} has {inputs} input channels, but x: {x.ty} has {channels} channels{per_group}")
         shape, info = self._window(
             call, builtin, args, xs, (kernel_h, kernel_w), args.attrs["stride"], args.attrs["dilation"], groups
         )
@@ -1556,14 +1555,6 @@ def _in_layout(ty: TensorTy, layout: str) -> TensorTy:
     if layout == "NHWC":
         return ty
     return TensorTy(ty.dtype, tuple(ty.shape[p] for p in NHWC_TO_NCHW))
-
-
-def _divided(span: Span, what: str, dim: Dim, parts: int) -> Dim:
-    """`dim / parts`, where it is a whole number or a size (`C/2`, whole when the program runs)."""
-    part = Size.of(dim) * Size(Fraction(1, parts))
-    if not part.names and part.factor.denominator != 1:
-        raise _Reject(span, f"{what}, which do not divide into {parts} groups")
-    return part.dim
 
 
 #: the integers a float64 holds exactly: graph.pad keeps its value as one
