@@ -26,6 +26,7 @@ _KIND_COLORS = {
     "injective": "#72b7b2",
     "reduction": "#f58518",
     "matmul": "#54a24b",
+    "conv": "#88d27a",
     "attention": "#b279a2",
     "opaque": "#9d755d",
 }

@@ -10,6 +10,7 @@ op's iteration space is its result's shape.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import TYPE_CHECKING, ClassVar
 
 from xdsl.dialect_interfaces.constant_materialization import ConstantMaterializationInterface
@@ -64,7 +65,7 @@ from xdsl.utils.str_enum import StrEnum
 
 from dialects.elementwise import OPS as ELEMENTWISE_ENTRIES
 from dialects.elementwise import Accepts, Elementwise
-from dialects.sizes import Linear, SizeError, sum_dims
+from dialects.sizes import Linear, Size, SizeError, sum_dims
 from dialects.tensor_types import (
     Dim,
     Shape,
@@ -1140,6 +1141,324 @@ class SliceOp(IRDLOperation):
 
 
 # ---------------------------------------------------------------------------
+# Convolution and pooling (issue 13). Images are NHWC: batch, the spatial axes,
+# channels last; convolution weights are HWIO. ``graph.window`` is the one primitive:
+# the padded sliding windows of an image, an index map. A convolution is a matmul of
+# its windows (implicit GEMM), a pool a reduction over them, and batch norm an
+# elementwise affine map per channel: ``decompose-composites`` writes them so.
+
+
+def conv_output_dim(dim: Dim, window: int, stride: int, dilation: int, low: int, high: int) -> Dim | None:
+    """The size of one spatial axis after a window of ``window`` taps, ``dilation`` apart,
+    moved by ``stride`` over the axis padded by ``low`` and ``high``:
+    ``(dim + low + high - dilation*(window-1) - 1) // stride + 1`` (zero or less where the
+    window is larger than the padded axis). A symbolic ``dim`` is taken as a multiple of
+    ``stride``: ``dim/stride`` is then its size (``dim`` at stride 1; a derived size, a
+    whole number at run time or an error) where the padding makes up for the window to
+    within a stride (``1 - stride <= low + high - dilation*(window-1) <= 0``: "same"
+    padding, a 2x2 pool of stride 2); else None (``H - 2`` has no name)."""
+    span = dilation * (window - 1)
+    if isinstance(dim, int):
+        return (dim + low + high - span - 1) // stride + 1
+    if not 1 - stride <= low + high - span <= 0:
+        return None
+    return dim if stride == 1 else (Size.of(dim) * Size(Fraction(1, stride))).dim
+
+
+def same_padding(dim: Dim, window: int, stride: int, dilation: int) -> tuple[int, int]:
+    """(low, high) padding that keeps ``ceil(dim / stride)`` outputs (TensorFlow's SAME,
+    PyTorch's ``"same"`` at stride 1), the odd element after; a symbolic ``dim`` is
+    taken as a multiple of ``stride``."""
+    span = dilation * (window - 1) + 1
+    if isinstance(dim, int):
+        total = max((-(-dim // stride) - 1) * stride + span - dim, 0)
+    else:
+        total = max(span - stride, 0)
+    return total // 2, total - total // 2
+
+
+def window_shape(
+    shape: Shape, window: Sequence[int], strides: Sequence[int], dilations: Sequence[int],
+    low: Sequence[int], high: Sequence[int],
+) -> Shape:
+    """``[N, O1.., K1.., C]`` of ``graph.window`` over ``[N, S1.., C]``; a VerifyException
+    where an output size has no name or no element."""
+    spatial = []
+    for axis, (dim, *params) in enumerate(zip(shape[1:-1], window, strides, dilations, low, high), start=1):
+        out = conv_output_dim(dim, *params)
+        if out is None:
+            raise VerifyException(f"the windows of axis {axis} (size {dim}) leave a size fusec cannot name")
+        if isinstance(out, int) and out < 1:
+            raise VerifyException(f"a window of {params[0]} taps does not fit axis {axis} of size {dim} padded")
+        spatial.append(out)
+    return (shape[0], *spatial, *window, shape[-1])
+
+
+def _verify_window_params(op: IRDLOperation, rank: int, names: Sequence[str]) -> None:
+    for name in names:
+        values = getattr(op, name).get_values()
+        if len(values) != rank:
+            raise VerifyException(f"{name} needs {rank} values, one per spatial axis")
+        floor = 0 if name in ("low", "high") else 1
+        if any(v < floor for v in values):
+            raise VerifyException(f"{name} must be {'non-negative' if floor == 0 else 'positive'}")
+
+
+def _dense(values: Sequence[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, list(values))
+
+
+@irdl_op_definition
+class WindowOp(IRDLOperation):
+    """The sliding windows of an image ``[N, S1.., C]`` (im2col as an index map): result
+    ``[n, o1.., k1.., c]`` reads input ``[n, o1*stride1 + k1*dilation1 - low1, .., c]``,
+    or ``value`` where that index is outside the input (the padding).
+
+        %y = graph.window %x window = [3, 3] strides = [1, 1] dilations = [1, 1] low = [1, 1] high = [1, 1] value = 0.000000e+00 : tensor<2x8x8x4xf32> -> tensor<2x8x8x3x3x4xf32>
+    """
+
+    name = "graph.window"
+    input = operand_def(TensorConstraint)
+    window = prop_def(DenseArrayBase.constr(i64))
+    strides = prop_def(DenseArrayBase.constr(i64))
+    dilations = prop_def(DenseArrayBase.constr(i64))
+    low = prop_def(DenseArrayBase.constr(i64))
+    high = prop_def(DenseArrayBase.constr(i64))
+    value = prop_def(FloatAttr[Float64Type])
+    result = result_def(TensorConstraint)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `window` `=` $window `strides` `=` $strides `dilations` `=` $dilations "
+        "`low` `=` $low `high` `=` $high `value` `=` $value attr-dict `:` type($input) `->` type($result)"
+    )
+
+    def __init__(
+        self, input: SSAValue | Operation, window: Sequence[int], strides: Sequence[int], dilations: Sequence[int],
+        low: Sequence[int], high: Sequence[int], value: float = 0.0,
+    ):  # fmt: skip
+        input = SSAValue.get(input)
+        shape = window_shape(shape_of(input.type), window, strides, dilations, low, high)
+        super().__init__(
+            operands=[input],
+            result_types=[tensor_type(dtype_of(input.type), shape)],
+            properties={
+                "window": _dense(window), "strides": _dense(strides), "dilations": _dense(dilations),
+                "low": _dense(low), "high": _dense(high), "value": FloatAttr(float(value), f64),
+            },
+        )  # fmt: skip
+
+    @property
+    def padding(self) -> float:
+        return self.value.value.data
+
+    def taps(self) -> list[tuple[int, int, int, int]]:
+        """(window, stride, dilation, low) of each spatial axis."""
+        return list(zip(*(getattr(self, n).get_values() for n in ("window", "strides", "dilations", "low"))))
+
+    def verify_(self) -> None:
+        _verify_all_tensors(self)
+        shape = shape_of(self.input.type)
+        if len(shape) < 3:
+            raise VerifyException("window needs an image [N, spatial.., C] of rank 3 or more")
+        _verify_window_params(self, len(shape) - 2, ("window", "strides", "dilations", "low", "high"))
+        expected = tensor_type(
+            dtype_of(self.input.type),
+            window_shape(shape, *(getattr(self, n).get_values() for n in ("window", "strides", "dilations", "low", "high"))),
+        )
+        if self.result.type != expected:
+            raise VerifyException(f"result type {self.result.type} should be {expected}")
+
+
+def conv2d_shape(
+    input: Shape, weight: Shape, strides: Sequence[int], dilations: Sequence[int],
+    low: Sequence[int], high: Sequence[int],
+) -> Shape:
+    """``[N, OH, OW, O]`` of ``graph.conv2d`` of ``[N, H, W, C]`` by ``[KH, KW, C/g, O]``."""
+    windows = window_shape(input, weight[:2], strides, dilations, low, high)
+    return (*windows[:3], weight[3])
+
+
+@irdl_op_definition
+class Conv2DOp(IRDLOperation):
+    """2-D convolution (cross-correlation, as every framework's), NHWC by HWIO weights:
+    ``y[n, oh, ow, o] = sum_{kh, kw, c} xp[n, oh*sh + kh*dh, ow*sw + kw*dw, g*C/G + c] * w[kh, kw, c, o]``
+    with ``xp`` the input zero-padded by ``low``/``high``, ``g = o // (O/G)`` the group of
+    output channel ``o`` and ``G = groups``.
+
+        %y = graph.conv2d %x, %w strides = [1, 1] dilations = [1, 1] low = [1, 1] high = [1, 1] groups = 1 : tensor<2x8x8x4xf32>, tensor<3x3x4x16xf32> -> tensor<2x8x8x16xf32>
+    """
+
+    name = "graph.conv2d"
+    input = operand_def(TensorConstraint)
+    weight = operand_def(TensorConstraint)
+    strides = prop_def(DenseArrayBase.constr(i64))
+    dilations = prop_def(DenseArrayBase.constr(i64))
+    low = prop_def(DenseArrayBase.constr(i64))
+    high = prop_def(DenseArrayBase.constr(i64))
+    groups = prop_def(IntegerAttr[I64])
+    result = result_def(TensorConstraint)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `,` $weight `strides` `=` $strides `dilations` `=` $dilations `low` `=` $low `high` `=` $high "
+        "`groups` `=` $groups attr-dict `:` type($input) `,` type($weight) `->` type($result)"
+    )
+
+    def __init__(
+        self, input: SSAValue | Operation, weight: SSAValue | Operation, strides: Sequence[int],
+        dilations: Sequence[int], low: Sequence[int], high: Sequence[int], groups: int = 1,
+    ):  # fmt: skip
+        input, weight = SSAValue.get(input), SSAValue.get(weight)
+        shape = conv2d_shape(shape_of(input.type), shape_of(weight.type), strides, dilations, low, high)
+        super().__init__(
+            operands=[input, weight],
+            result_types=[tensor_type(dtype_of(input.type), shape)],
+            properties={
+                "strides": _dense(strides), "dilations": _dense(dilations), "low": _dense(low),
+                "high": _dense(high), "groups": IntegerAttr(groups, i64),
+            },
+        )  # fmt: skip
+
+    @property
+    def group_count(self) -> int:
+        return self.groups.value.data
+
+    def verify_(self) -> None:
+        _verify_all_tensors(self)
+        x, w = shape_of(self.input.type), shape_of(self.weight.type)
+        if len(x) != 4 or len(w) != 4:
+            raise VerifyException("conv2d takes an image [N, H, W, C] and weights [KH, KW, C/groups, O]")
+        if not is_float(self.input.type) or dtype_of(self.weight.type) != dtype_of(self.input.type):
+            raise VerifyException("conv2d takes an image and weights of one floating-point dtype")
+        _verify_window_params(self, 2, ("strides", "dilations", "low", "high"))
+        g = self.group_count
+        if g < 1 or not all(isinstance(d, int) for d in w):
+            raise VerifyException("conv2d needs a positive group count and weights of integer sizes")
+        if not isinstance(x[3], int) or x[3] % g or w[2] * g != x[3] or w[3] % g:
+            raise VerifyException(
+                f"conv2d of {x[3]} channels in {g} groups needs weights of {x[3]}/{g} input channels "
+                f"and output channels a multiple of {g}, not {format_shape(w)}"
+            )
+        expected = conv2d_shape(x, w, *(getattr(self, n).get_values() for n in ("strides", "dilations", "low", "high")))
+        if shape_of(self.result.type) != expected or dtype_of(self.result.type) != dtype_of(self.input.type):
+            raise VerifyException(f"result shape should be {format_shape(expected)}")
+
+
+class PoolKind(StrEnum):
+    MAX = "max"
+    AVG = "avg"
+
+
+@irdl_op_definition
+class PoolOp(IRDLOperation):
+    """2-D pooling of an NHWC image: the maximum (``max``) or the mean (``avg``) of each
+    window. A window's padding counts as ``-inf`` (the dtype's least integer) for the
+    maximum and as 0 for the mean, which divides by the whole window (PyTorch's
+    ``count_include_pad=True``).
+
+        %y = graph.pool %x kind = "max" window = [2, 2] strides = [2, 2] low = [0, 0] high = [0, 0] : tensor<2x8x8x4xf32> -> tensor<2x4x4x4xf32>
+    """
+
+    name = "graph.pool"
+    input = operand_def(TensorConstraint)
+    kind = prop_def(StringAttr)
+    window = prop_def(DenseArrayBase.constr(i64))
+    strides = prop_def(DenseArrayBase.constr(i64))
+    low = prop_def(DenseArrayBase.constr(i64))
+    high = prop_def(DenseArrayBase.constr(i64))
+    result = result_def(TensorConstraint)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `kind` `=` $kind `window` `=` $window `strides` `=` $strides `low` `=` $low `high` `=` $high "
+        "attr-dict `:` type($input) `->` type($result)"
+    )
+
+    def __init__(
+        self, input: SSAValue | Operation, kind: str, window: Sequence[int], strides: Sequence[int],
+        low: Sequence[int], high: Sequence[int],
+    ):  # fmt: skip
+        input = SSAValue.get(input)
+        windows = window_shape(shape_of(input.type), window, strides, (1,) * len(window), low, high)
+        super().__init__(
+            operands=[input],
+            result_types=[tensor_type(dtype_of(input.type), (*windows[:3], windows[-1]))],
+            properties={
+                "kind": StringAttr(PoolKind(kind).value), "window": _dense(window), "strides": _dense(strides),
+                "low": _dense(low), "high": _dense(high),
+            },
+        )  # fmt: skip
+
+    @property
+    def pool_kind(self) -> PoolKind:
+        return PoolKind(self.kind.data)
+
+    def verify_(self) -> None:
+        _verify_all_tensors(self)
+        shape = shape_of(self.input.type)
+        if len(shape) != 4:
+            raise VerifyException("pool takes an image [N, H, W, C]")
+        if self.kind.data not in tuple(PoolKind):
+            raise VerifyException(f"pool kind must be one of {', '.join(PoolKind)}, not {self.kind.data!r}")
+        if is_bool(self.input.type) or (self.pool_kind == PoolKind.AVG and not is_float(self.input.type)):
+            raise VerifyException(f"{self.kind.data} pool does not take {dtype_of(self.input.type)}")
+        _verify_window_params(self, 2, ("window", "strides", "low", "high"))
+        window = self.window.get_values()
+        windows = window_shape(shape, window, self.strides.get_values(), (1, 1), self.low.get_values(), self.high.get_values())
+        expected = tensor_type(dtype_of(self.input.type), (*windows[:3], windows[-1]))
+        if self.result.type != expected:
+            raise VerifyException(f"result type {self.result.type} should be {expected}")
+
+
+@irdl_op_definition
+class BatchNormOp(IRDLOperation):
+    """Batch norm at inference: ``(x - mean) / sqrt(var + eps) * gamma + beta``, the four
+    statistics vectors over channel axis ``axis`` of ``x``.
+
+        %y = graph.batchnorm %x, %mean, %var, %gamma, %beta eps = 1.000000e-05 axis = 3 : tensor<2x8x8x4xf32>, tensor<4xf32>
+    """
+
+    name = "graph.batchnorm"
+    T: ClassVar = VarConstraint("T", TensorConstraint)
+    P: ClassVar = VarConstraint("P", TensorConstraint)
+    input = operand_def(T)
+    mean = operand_def(P)
+    var = operand_def(P)
+    gamma = operand_def(P)
+    beta = operand_def(P)
+    eps = prop_def(FloatAttr[Float64Type])
+    axis = prop_def(IntegerAttr[I64])
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `,` $mean `,` $var `,` $gamma `,` $beta `eps` `=` $eps `axis` `=` $axis attr-dict "
+        "`:` type($input) `,` type($mean)"
+    )
+
+    def __init__(
+        self, input: SSAValue | Operation, mean: SSAValue | Operation, var: SSAValue | Operation,
+        gamma: SSAValue | Operation, beta: SSAValue | Operation, eps: float, axis: int,
+    ):  # fmt: skip
+        input = SSAValue.get(input)
+        super().__init__(
+            operands=[input, mean, var, gamma, beta],
+            result_types=[input.type],
+            properties={"eps": FloatAttr(eps, f64), "axis": IntegerAttr(axis, i64)},
+        )
+
+    @property
+    def channel_axis(self) -> int:
+        return self.axis.value.data
+
+    def verify_(self) -> None:
+        _verify_all_tensors(self)
+        shape = shape_of(self.input.type)
+        if not is_float(self.input.type) or not 0 <= self.channel_axis < len(shape):
+            raise VerifyException("batchnorm takes a floating-point tensor and one of its axes")
+        vector = tensor_type(dtype_of(self.input.type), (shape[self.channel_axis],))
+        if self.mean.type != vector:
+            raise VerifyException(f"the statistics must be {vector}, vectors over axis {self.channel_axis}")
+
+
+# ---------------------------------------------------------------------------
 # Composites (decomposed into the ops above by a rewrite pass)
 
 
@@ -1346,6 +1665,7 @@ Graph = Dialect(
         SliceOp,
         ConcatOp,
         PadOp,
+        WindowOp,
         IotaOp,
         GatherOp,
         LogSumExpOp,
@@ -1354,6 +1674,9 @@ Graph = Dialect(
         SoftmaxOp,
         LayerNormOp,
         RmsNormOp,
+        Conv2DOp,
+        PoolOp,
+        BatchNormOp,
         FusionGroupOp,
         YieldOp,
     ],

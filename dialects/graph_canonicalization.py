@@ -93,7 +93,7 @@ def constant_array(value: SSAValue) -> np.ndarray | None:
     return np.array(values, dtype=numpy_dtype(value.type)).reshape(op.value.get_shape())
 
 
-def _static_constant(value: SSAValue) -> np.ndarray | None:
+def static_constant(value: SSAValue) -> np.ndarray | None:
     """The elements of a constant, or of a splat of a static type, else None."""
     if (array := constant_array(value)) is not None:
         return array
@@ -203,7 +203,7 @@ def _fold_constant_arrays(op: Operation) -> Sequence[Attribute] | None:
     them rank-0 and broadcast."""
     if all(splat_value(v) is not None for v in op.operands):
         return None
-    args = [_static_constant(v) for v in op.operands]
+    args = [static_constant(v) for v in op.operands]
     if any(a is None for a in args):
         return None
     result = evaluate(op, args)

@@ -195,6 +195,26 @@ def _read_hex_float_literals_as_bits() -> None:
 
     to_type.reads_hex_bits = True
     element.to_type = to_type
+    _float_attr_reads_hex_bits()
+
+
+def _float_attr_reads_hex_bits() -> None:
+    """The same for a ``FloatAttr`` whose type the context gives (a ``f64`` property in
+    an op's custom syntax, ``value = 0xfff0000000000000``): xDSL prints a non-finite one
+    as its bits but parsed only decimal floats there."""
+    from xdsl.dialects.builtin import FloatAttr
+    from xdsl.utils.mlir_lexer import MLIRTokenKind
+
+    upstream = FloatAttr.parse_with_type
+
+    def parse_with_type(parser, type):
+        token = parser._current_token  # pyright: ignore[reportPrivateUsage]
+        if token.kind == MLIRTokenKind.INTEGER_LIT and token.text[:2] in ("0x", "0X"):
+            bits = parser.parse_integer(allow_negative=False)
+            return FloatAttr(next(type.iter_unpack(bits.to_bytes(type.compile_time_size, "little"))), type)
+        return upstream(parser, type)
+
+    FloatAttr.parse_with_type = staticmethod(parse_with_type)
 
 
 _read_hex_float_literals_as_bits()

@@ -1,12 +1,13 @@
 """``decompose-composites``: the composite ops become the primitive ops they stand for.
 
-softmax, layernorm, rmsnorm, logsumexp, var, std and the elementwise composites (gelu,
-silu, sigmoid, softplus, clip: the entries of ``dialects.elementwise`` with an expansion)
-are written out in elementwise ops, reductions and explicit broadcasts, and
-``graph.reduce mean`` becomes a sum times ``1/n``, so fusion and the loop level see only
-primitives: a layernorm is then
-two row reductions with an elementwise prologue and epilogue, which fusion makes one
-kernel.
+softmax, layernorm, rmsnorm, logsumexp, var, std, batchnorm and the elementwise
+composites (gelu, silu, sigmoid, softplus, clip: the entries of ``dialects.elementwise``
+with an expansion) are written out in elementwise ops, reductions and explicit
+broadcasts, and ``graph.reduce mean`` becomes a sum times ``1/n``, so fusion and the
+loop level see only primitives: a layernorm is then two row reductions with an
+elementwise prologue and epilogue, which fusion makes one kernel. A convolution becomes
+a matmul of its image's windows (``graph.window``, an index map: the implicit GEMM),
+and a pool a reduction over them.
 """
 
 from __future__ import annotations
@@ -33,16 +34,21 @@ from dialects.graph import (
     ELEMENTWISE,
     AbsOp,
     AddOp,
-    ComparePredicate,
+    BatchNormOp,
     CompareOp,
+    ComparePredicate,
+    Conv2DOp,
     DimSizeOp,
     DivOp,
     ExpOp,
     LayerNormOp,
     LogOp,
     LogSumExpOp,
+    MatmulOp,
     MaximumOp,
     MulOp,
+    PoolKind,
+    PoolOp,
     ReduceKind,
     ReduceOp,
     ReshapeOp,
@@ -53,10 +59,12 @@ from dialects.graph import (
     SqrtOp,
     StdOp,
     SubOp,
+    TransposeOp,
     VarOp,
+    WindowOp,
 )
 from dialects.graph_canonicalization import Emitter
-from dialects.tensor_types import dtype_of, is_float, shape_of
+from dialects.tensor_types import dtype_of, is_float, shape_of, tensor_type
 
 # ---------------------------------------------------------------------------
 # The decompositions, as functions building ops
@@ -144,6 +152,69 @@ def rmsnorm(e: Emitter, x: SSAValue, gamma: SSAValue, eps: float) -> SSAValue:
     return e(MulOp(e(MulOp(x, e.broadcast(scale, x.type))), e.broadcast(gamma, x.type)))
 
 
+def along(e: Emitter, vector: SSAValue, like: SSAValue, axis: int) -> SSAValue:
+    """A vector over axis ``axis`` of ``like`` broadcast to ``like``'s type."""
+    trailing = len(shape_of(like.type)) - 1 - axis
+    if trailing:
+        shape = (*shape_of(vector.type), *(1,) * trailing)
+        vector = e(ReshapeOp(vector, tensor_type(dtype_of(vector.type), shape)))
+    return e.broadcast(vector, like.type)
+
+
+def batchnorm_scale(e: Emitter, op: BatchNormOp) -> SSAValue:
+    """The per-channel scale of a batch norm: gamma / sqrt(var + eps)."""
+    return e(DivOp(op.gamma, e(SqrtOp(e(AddOp(op.var, e.splat(op.eps.value.data, op.var.type)))))))
+
+
+def batchnorm(e: Emitter, op: BatchNormOp) -> SSAValue:
+    """batchnorm(x) = (x - mean) * s + beta along the channel axis, s = gamma / sqrt(var + eps):
+    the statistics' vector ops are per channel, the rest one pass over x."""
+    x, axis = op.input, op.channel_axis
+    centred = e(SubOp(x, along(e, op.mean, x, axis)))
+    return e(AddOp(e(MulOp(centred, along(e, batchnorm_scale(e, op), x, axis))), along(e, op.beta, x, axis)))
+
+
+def _reshaped(e: Emitter, x: SSAValue, shape) -> SSAValue:
+    return e(ReshapeOp(x, tensor_type(dtype_of(x.type), tuple(shape))))
+
+
+def conv2d(e: Emitter, op: Conv2DOp) -> SSAValue:
+    """conv2d(x, w) = matmul(windows(x) as [N, OH, OW, KH*KW*C], w as [KH*KW*C, O]): the
+    windows are an index map (implicit GEMM, no im2col buffer). With G groups the
+    windows' and the weights' channels split into [G, C/G] and the matmul is batched
+    over G: [N, OH, OW, G, 1, K] @ [G, K, O/G]."""
+    x, w = op.input, op.weight
+    kh, kw, c, o = shape_of(w.type)
+    strides, dilations = op.strides.get_values(), op.dilations.get_values()
+    windows = e(WindowOp(x, (kh, kw), strides, dilations, op.low.get_values(), op.high.get_values()))
+    n, oh, ow = shape_of(windows.type)[:3]
+    g = op.group_count
+    if g == 1:
+        return e(MatmulOp(_reshaped(e, windows, (n, oh, ow, kh * kw * c)), _reshaped(e, w, (kh * kw * c, o))))
+    grouped = _reshaped(e, windows, (n, oh, ow, kh, kw, g, c))
+    lhs = _reshaped(e, e(TransposeOp(grouped, (0, 1, 2, 5, 3, 4, 6))), (n, oh, ow, g, 1, kh * kw * c))
+    per_group = e(TransposeOp(_reshaped(e, w, (kh, kw, c, g, o // g)), (3, 0, 1, 2, 4)))
+    product = e(MatmulOp(lhs, _reshaped(e, per_group, (g, kh * kw * c, o // g))))
+    return _reshaped(e, product, (n, oh, ow, o))
+
+
+def pool(e: Emitter, op: PoolOp) -> SSAValue:
+    """max_pool(x) = max(windows(x) padded with -inf, taps); avg_pool(x) = mean(windows(x)
+    padded with 0, taps): the padding counts in the mean's divisor."""
+    x = op.input
+    window, strides = op.window.get_values(), op.strides.get_values()
+    if op.pool_kind == PoolKind.MAX:
+        least = -math.inf if is_float(x.type) else -(2 ** (_width(x) - 1))
+        windows = e(WindowOp(x, window, strides, (1, 1), op.low.get_values(), op.high.get_values(), least))
+        return e(ReduceOp(windows, ReduceKind.MAX, [3, 4], keepdims=False))
+    windows = e(WindowOp(x, window, strides, (1, 1), op.low.get_values(), op.high.get_values()))
+    return mean(e, windows, [3, 4], keepdims=False)
+
+
+def _width(x: SSAValue) -> int:
+    return int(dtype_of(x.type).lstrip("iu"))
+
+
 class TensorBuilder:
     """The builder an elementwise composite's expansion (``dialects.elementwise``) is
     applied with here: entries by name become their graph ops (composites expanded in
@@ -177,6 +248,9 @@ DECOMPOSITIONS: dict[type[Operation], Callable[[Emitter, Any], SSAValue]] = {
     LogSumExpOp: lambda e, op: logsumexp(e, op.input, op.axes_list, op.keepdims is not None),
     VarOp: lambda e, op: var(e, op.input, op.axes_list, op.keepdims is not None, op.ddof.value.data),
     StdOp: lambda e, op: e(SqrtOp(var(e, op.input, op.axes_list, op.keepdims is not None, op.ddof.value.data))),
+    BatchNormOp: batchnorm,
+    Conv2DOp: conv2d,
+    PoolOp: pool,
 }
 
 
@@ -187,7 +261,9 @@ class DecomposeComposite(RewritePattern):
     rmsnorm(x, g) = x * rsqrt(mean(x*x) + eps) * g;
     logsumexp(x, a) = log(sum(exp(x - s), a)) + s, s = max(x, a) where finite, else 0;
     var(x, a) = sum(c*c, a) / max(n - ddof, 0), c = x - mean(x, a); std(x, a) = sqrt(var(x, a));
-    and each elementwise composite (gelu, silu, sigmoid, softplus, clip, ...) is its
+    batchnorm(x) = (x - mean) * gamma / sqrt(var + eps) + beta per channel;
+    conv2d(x, w) = matmul(windows(x), w), both reshaped to [.., K]; max_pool(x) =
+    max(windows(x), taps), avg_pool(x) = mean(windows(x), taps); and each elementwise composite (gelu, silu, sigmoid, softplus, clip, ...) is its
     entry's expansion in ``dialects.elementwise``."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
@@ -216,8 +292,8 @@ class DecomposeMean(RewritePattern):
 
 @dataclass(frozen=True)
 class DecomposeCompositesPass(ModulePass):
-    """Writes softmax, layernorm, rmsnorm, logsumexp, var, std, mean and the elementwise
-    composites out in primitive graph ops."""
+    """Writes softmax, layernorm, rmsnorm, logsumexp, var, std, mean, batchnorm, conv2d,
+    pool and the elementwise composites out in primitive graph ops."""
 
     name = "decompose-composites"
 

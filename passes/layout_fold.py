@@ -9,7 +9,7 @@ The pass records the decision in the IR; the loop lowering reads it:
   last two axes (batch axes kept) is folded into the matmul, which then multiplies by
   ``swapaxes(operand, -1, -2)`` — the GEMM reads its operand in the other order.
 - ``{index_map}`` (a unit attribute) on a ``graph.transpose``, ``graph.reshape``,
-  ``graph.slice``, ``graph.concat`` or ``graph.pad`` (a select between index maps) whose
+  ``graph.slice``, ``graph.concat``, ``graph.pad`` or ``graph.window`` (a select between index maps) whose
   every user reads it element by element: an elementwise op, a broadcast, a reduction,
   a matmul, a ``graph.dim_size`` (which reads only the shape), or another layout op
   marked ``index_map``. Such a layout op is an index map of its consumers' loads, never
@@ -53,6 +53,7 @@ from dialects.graph import (
     SliceOp,
     TransposeOp,
     UnaryOp,
+    WindowOp,
 )
 
 #: the unit attribute marking a layout op that is read through an index map
@@ -60,7 +61,7 @@ INDEX_MAP = "index_map"
 
 #: users that read their operands element by element, through any index map
 _INDEXED_READERS = (UnaryOp, BinaryOp, CompareOp, SelectOp, CastOp, BroadcastOp, ReduceOp, MatmulOp, DimSizeOp)
-_LAYOUT_OPS = (TransposeOp, ReshapeOp, SliceOp, ConcatOp, PadOp)
+_LAYOUT_OPS = (TransposeOp, ReshapeOp, SliceOp, ConcatOp, PadOp, WindowOp)
 
 
 def _swapped_source(value: SSAValue) -> SSAValue | None:

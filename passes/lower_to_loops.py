@@ -122,7 +122,7 @@ class _Frame:
 _INDEX_MAP_OPS = (graph.BroadcastOp, graph.TransposeOp, graph.ReshapeOp, graph.SliceOp)
 #: every index map, with those that select among several operands (or a padding
 #: value); where one operand's value is wanted, only ``_INDEX_MAP_OPS`` are seen through
-_LAYOUT_OPS = _INDEX_MAP_OPS + (graph.ConcatOp, graph.PadOp)
+_LAYOUT_OPS = _INDEX_MAP_OPS + (graph.ConcatOp, graph.PadOp, graph.WindowOp)
 #: the elementwise ops costly enough to keep rather than recompute: transcendentals,
 #: square roots, divisions (four FLOPs or more by `dialects.elementwise`)
 _TRANSCENDENTAL_OPS = tuple(cls for cls in graph.ELEMENTWISE.values() if cls.ENTRY.flops >= 4)
@@ -912,18 +912,46 @@ def _pad(e: _KernelEmitter, op: graph.PadOp, idx):
     shape = shape_of(op.input.type)
     inner, inside = list(idx), None
     for k, (low, high) in enumerate(op.widths):
-        if not low and not high:
-            continue
-        size = e.size(shape[k])
-        local = e.sub(idx[k], e.index(low))
-        checks = []
-        if low:
-            checks.append(_less(e, e.index(low - 1), idx[k]))
-        if high:
-            checks.append(_less(e, local, size))
-        for check in checks:
-            inside = check if inside is None else _and(e, inside, check)
-        inner[k] = _clamp(e, local, low > 0, e.sub(size, e.index(1)) if high else None)
+        if low or high:
+            inner[k], inside = _unpadded(e, idx[k], low, high, shape[k], inside)
+    return _padded_read(e, op, inner, inside)
+
+
+@_handles(graph.WindowOp)
+def _window(e: _KernelEmitter, op: graph.WindowOp, idx):
+    """The input at ``[n, o*stride + k*dilation - low, .., c]`` where that is inside it
+    on every spatial axis, else the padding value."""
+    shape = shape_of(op.input.type)
+    rank = len(shape) - 2
+    inner, inside = [idx[0]], None
+    for a, ((_, stride, dilation, low), high) in enumerate(zip(op.taps(), op.high.get_values())):
+        at = e.add(e.mul(idx[1 + a], e.index(stride)), e.mul(idx[1 + rank + a], e.index(dilation)))
+        position, inside = _unpadded(e, at, low, high, shape[1 + a], inside)
+        inner.append(position)
+    inner.append(idx[-1])
+    return _padded_read(e, op, inner, inside)
+
+
+def _unpadded(
+    e: _KernelEmitter, at: SSAValue, low: int, high: int, dim: Dim, inside: SSAValue | None
+) -> tuple[SSAValue, SSAValue | None]:
+    """Index ``at`` of an axis padded by ``low``/``high`` as an index of the unpadded axis
+    of size ``dim``, clamped into it, and ``inside`` and-ed with whether it is there.
+    Only a padded side needs its check: the padded sizes keep other reads inside."""
+    size = e.size(dim)
+    local = e.sub(at, e.index(low))
+    checks = []
+    if low:
+        checks.append(_less(e, e.index(low - 1), at))
+    if high:
+        checks.append(_less(e, local, size))
+    for check in checks:
+        inside = check if inside is None else _and(e, inside, check)
+    return _clamp(e, local, low > 0, e.sub(size, e.index(1)) if high else None), inside
+
+
+def _padded_read(e: _KernelEmitter, op: graph.PadOp | graph.WindowOp, inner, inside: SSAValue | None) -> SSAValue:
+    """``op``'s input at the clamped index ``inner`` where ``inside``, else its padding value."""
     x = e.value_at(op.input, tuple(inner))
     if inside is None:
         return x

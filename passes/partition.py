@@ -182,6 +182,10 @@ class _Analysis:
             axis = op.axis_index
             if any(size in Size.of(d).names for v in (*op.operands, *op.results) if isinstance(d := _dims(v)[axis], str)):
                 raise _Unsplittable(f"{op.name} along axis {axis} needs all of {size}")
+        elif isinstance(op, graph.WindowOp):
+            spatial = _dims(op.input)[1:-1]
+            if any(isinstance(d, str) and size in Size.of(d).names for d in spatial):
+                raise _Unsplittable(f"{op.name} reads windows across {size}, over the edges of a chunk")
         elif isinstance(op, graph.ReshapeOp):
             source, target = _dims(op.input), _dims(op.result)
             if (size in source or size in target) and not (size in source and _keeps(source, target, size)):

@@ -8,6 +8,7 @@ from xdsl.transforms.common_subexpression_elimination import CommonSubexpression
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from passes.decompose import DecomposeCompositesPass
+from passes.fold_batchnorm import FoldBatchNormPass
 from passes.inline import InlinePass
 from passes.layout_fold import FoldLayoutPass
 from passes.map_gpu import MapGpuPass
@@ -18,9 +19,10 @@ from passes.tile import TilePass
 
 def graph_rewrite_pipeline(entry: str = "main") -> list[ModulePass]:
     """``graph`` -> ``opt`` (``fusec --emit opt``): one function per entry with only
-    primitive ops, folded and simplified, its layout ops marked as index maps."""
+    primitive ops (batch norms of convolutions folded into their weights), folded and simplified, its layout ops marked as index maps."""
     return [
         InlinePass(entry=entry),
+        FoldBatchNormPass(),
         DecomposeCompositesPass(),
         CanonicalizePass(),
         CommonSubexpressionElimination(),

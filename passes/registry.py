@@ -31,6 +31,7 @@ def _project() -> dict[str, Callable[[], type[ModulePass]]]:
     # fmt: off
     return {
         "inline": _lazy("passes.inline", "InlinePass"),
+        "fold-batchnorm": _lazy("passes.fold_batchnorm", "FoldBatchNormPass"),
         "decompose-composites": _lazy("passes.decompose", "DecomposeCompositesPass"),
         "fold-layout": _lazy("passes.layout_fold", "FoldLayoutPass"),
         "fuse": _lazy("passes.fusion.fuse", "FusePass"),

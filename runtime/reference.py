@@ -273,6 +273,77 @@ def _rmsnorm(op: graph.RmsNormOp, args, frame):
     return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + op.eps.value.data) * gamma
 
 
+# -- convolution and pooling, written with padded slices: tap (k1, k2) of every window
+# is one strided slice of the padded image
+
+
+def _padded(x: np.ndarray, low, high, value) -> np.ndarray:
+    widths = [(0, 0), *zip(low, high), (0, 0)]
+    return np.pad(x, widths, mode="constant", constant_values=np.array(value).astype(x.dtype))
+
+
+def _taps(xp: np.ndarray, out: Sequence[int], window, strides, dilations):
+    """((k1, k2, ..), the slice of ``xp`` that tap reads for every output pixel)."""
+    for tap in np.ndindex(*window):
+        index = [slice(None)]
+        for k, o, s, d in zip(tap, out, strides, dilations):
+            index.append(slice(k * d, k * d + (o - 1) * s + 1, s))
+        yield tap, xp[tuple(index)]
+
+
+def _window_params(op, *names):
+    return [op.properties[n].get_values() for n in names]
+
+
+@_impl(graph.WindowOp)
+def _window(op: graph.WindowOp, args, frame):
+    window, strides, dilations, low, high = _window_params(op, "window", "strides", "dilations", "low", "high")
+    shape = frame.resolve(op.result.type)
+    y = np.empty(shape, args[0].dtype)
+    xp = _padded(args[0], low, high, op.padding)
+    rank = len(window)
+    for tap, part in _taps(xp, shape[1 : 1 + rank], window, strides, dilations):
+        y[(slice(None),) * (1 + rank) + tap] = part
+    return y
+
+
+@_impl(graph.Conv2DOp)
+def _conv2d(op: graph.Conv2DOp, args, frame):
+    """y[n, oh, ow, group g's channels] = sum over taps (kh, kw) of the tap's pixels of
+    group g times w[kh, kw, :, group g's channels]."""
+    x, w = args
+    strides, dilations, low, high = _window_params(op, "strides", "dilations", "low", "high")
+    shape = frame.resolve(op.result.type)
+    y = np.zeros(shape, x.dtype)
+    groups = op.group_count
+    c, o = w.shape[2], w.shape[3] // groups
+    for (kh, kw), part in _taps(_padded(x, low, high, 0), shape[1:3], w.shape[:2], strides, dilations):
+        for g in range(groups):
+            y[..., g * o : (g + 1) * o] += part[..., g * c : (g + 1) * c] @ w[kh, kw, :, g * o : (g + 1) * o]
+    return y
+
+
+@_impl(graph.PoolOp)
+def _pool(op: graph.PoolOp, args, frame):
+    (x,) = args
+    window, strides, low, high = _window_params(op, "window", "strides", "low", "high")
+    shape = frame.resolve(op.result.type)
+    if op.pool_kind == graph.PoolKind.MAX:
+        least = -np.inf if np.issubdtype(x.dtype, np.floating) else np.iinfo(x.dtype).min
+        parts = [p for _, p in _taps(_padded(x, low, high, least), shape[1:3], window, strides, (1, 1))]
+        return np.maximum.reduce(parts)  # NaN propagates, as max does
+    parts = [p for _, p in _taps(_padded(x, low, high, 0), shape[1:3], window, strides, (1, 1))]
+    return np.add.reduce(parts) / x.dtype.type(len(parts))
+
+
+@_impl(graph.BatchNormOp)
+def _batchnorm(op: graph.BatchNormOp, args, frame):
+    x, mean, var, gamma, beta = args
+    along = [-1 if a == op.channel_axis else 1 for a in range(x.ndim)]
+    mean, var, gamma, beta = (v.reshape(along) for v in (mean, var, gamma, beta))
+    return (x - mean) / np.sqrt(var + x.dtype.type(op.eps.value.data)) * gamma + beta
+
+
 # ---------------------------------------------------------------------------
 # Walking functions and blocks: generators, so that a chain of calls (and fusion groups)
 # runs on an explicit stack rather than Python's, however deep it goes

@@ -39,7 +39,7 @@ from passes.fusion.cost import KernelCost, dim_value
 from passes.fusion.rules import REPORT_KIND
 
 #: the kinds a group is reported as (``rules.REPORT_KIND`` folds ``index_map``)
-KINDS = ("elementwise", "injective", "reduction", "matmul", "attention", "opaque")
+KINDS = ("elementwise", "injective", "reduction", "matmul", "conv", "attention", "opaque")
 #: the key of the factor of kinds nothing was measured of
 DEFAULT = "default"
 

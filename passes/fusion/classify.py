@@ -45,6 +45,7 @@ OP_CLASSES: dict[type[Operation], OpClass] = {
     graph.ReshapeOp: OpClass.INJECTIVE,
     graph.ConcatOp: OpClass.INJECTIVE,
     graph.PadOp: OpClass.INJECTIVE,
+    graph.WindowOp: OpClass.INJECTIVE,
     graph.SliceOp: OpClass.INJECTIVE,
     graph.ReduceOp: OpClass.REDUCTION,
     graph.MatmulOp: OpClass.OUT_FUSABLE,
@@ -54,7 +55,8 @@ OP_CLASSES: dict[type[Operation], OpClass] = {
     graph.ConstantOp: OpClass.FREE,
     graph.DimSizeOp: OpClass.FREE,
     graph.IotaOp: OpClass.FREE,  # computed from the loop index: no memory traffic
-    # softmax / layernorm / rmsnorm and the statistics are decomposed before fusion;
+    # softmax / layernorm / rmsnorm, the statistics, batchnorm, conv2d and pool are
+    # decomposed before fusion;
     # one that survives is a kernel of its own
     graph.SoftmaxOp: OpClass.OPAQUE,
     graph.LayerNormOp: OpClass.OPAQUE,
@@ -62,6 +64,9 @@ OP_CLASSES: dict[type[Operation], OpClass] = {
     graph.LogSumExpOp: OpClass.OPAQUE,
     graph.VarOp: OpClass.OPAQUE,
     graph.StdOp: OpClass.OPAQUE,
+    graph.BatchNormOp: OpClass.OPAQUE,
+    graph.Conv2DOp: OpClass.OPAQUE,
+    graph.PoolOp: OpClass.OPAQUE,
 }
 
 

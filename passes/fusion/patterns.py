@@ -7,6 +7,12 @@ every op on a path between them; it must use only elementwise, broadcast and
 reduction ops over the rows of the scores, leave no intermediate to anyone else,
 and be convex (no path leaves the core and comes back). Scale and mask tensors,
 index maps of Q/K/V and an epilogue join later through the pairwise rules.
+
+conv: ``Window → MatMul``, a matmul whose left operand is the windows of an image
+(``graph.window``) through layout index maps: a convolution as ``decompose-composites``
+writes it (implicit GEMM). The core is the window, the index maps between it and the
+matmul, and those of the weights that nothing else reads; the batch norm, activation
+and residual join later through the ``conv_bn_act`` rule.
 """
 
 from __future__ import annotations
@@ -100,6 +106,38 @@ def match_attention(g: FuncGraph, m2: int) -> PatternMatch | None:
     return PatternMatch("attention", "attention", frozenset(core), (m1, m2))
 
 
+def _layout_chain(g: FuncGraph, value, m: int) -> tuple[set[int], int | None]:
+    """The index-map layout ops (reshape, transpose) from matmul ``m``'s operand ``value``
+    up to the first other op, each read by nothing but the chain: (their ids, the id of
+    the op reached, or None for an argument)."""
+    chain: set[int] = set()
+    reader = m
+    while (p := g.producer(value)) is not None:
+        ids, escapes = g.users(g.ops[p].results[0])
+        if escapes or ids != {reader}:
+            return chain, None
+        if not isinstance(g.ops[p], graph.ReshapeOp | graph.TransposeOp) or not has_flag(g.ops[p], "index_map"):
+            return chain, p
+        chain.add(p)
+        reader, value = p, g.ops[p].operands[0]
+    return chain, None
+
+
+def match_conv(g: FuncGraph, m: int) -> PatternMatch | None:
+    op = g.ops[m]
+    if not isinstance(op, graph.MatmulOp):
+        return None
+    lhs_chain, window = _layout_chain(g, op.lhs, m)
+    if window is None or not isinstance(g.ops[window], graph.WindowOp):
+        return None
+    rhs_chain, _ = _layout_chain(g, op.rhs, m)
+    return PatternMatch("conv", "conv", frozenset({window, m, *lhs_chain, *rhs_chain}), (m,))
+
+
+#: the pattern matchers, tried in this order on each matmul
+MATCHERS = (match_attention, match_conv)
+
+
 def find_patterns(g: FuncGraph) -> tuple[PatternMatch, ...]:
     """All non-overlapping pattern matches of a function, in program order."""
     found: list[PatternMatch] = []
@@ -107,7 +145,7 @@ def find_patterns(g: FuncGraph) -> tuple[PatternMatch, ...]:
     for i, cls in enumerate(g.cls):
         if cls != OpClass.OUT_FUSABLE or i in taken:
             continue
-        match = match_attention(g, i)
+        match = next((m for matcher in MATCHERS if (m := matcher(g, i)) is not None), None)
         if match is None or match.core & taken:
             continue
         found.append(match)
@@ -115,4 +153,4 @@ def find_patterns(g: FuncGraph) -> tuple[PatternMatch, ...]:
     return tuple(found)
 
 
-__all__ = ["find_patterns", "is_convex", "match_attention", "OpSet"]
+__all__ = ["find_patterns", "is_convex", "match_attention", "match_conv", "OpSet"]

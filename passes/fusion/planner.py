@@ -416,10 +416,10 @@ def describe(g: FuncGraph, group: OpSet, kind: str) -> str:
         if any(n in ("rsqrt", "sqrt") for n in names):
             return "layernorm" if len(reductions) >= 2 else "rmsnorm"
         return "_".join(["reduce"] + [r.removeprefix("reduce_") for r in _distinct(reductions)][:3])
-    if kind == "matmul":
+    if kind in ("matmul", "conv"):
         count = sum(1 for i in group if g.cls[i] == OpClass.OUT_FUSABLE)
-        head = "matmul" if count == 1 else f"matmul{count}"
-        tail = [n for n in _distinct(names) if n != "matmul" and n not in _SKIP_IN_NAMES][:2]
+        head = "conv2d" if kind == "conv" else "matmul" if count == 1 else f"matmul{count}"
+        tail = [n for n in _distinct(names) if n not in ("matmul", "window", *_SKIP_IN_NAMES)][:2]
         return "_".join([head, *tail])
     distinct = _distinct(names)
     shown = [n for n in distinct if n not in _SKIP_IN_NAMES] or distinct

@@ -7,11 +7,13 @@ A *group* (the ops of one kernel) has a kind, derived from its ops' classes:
     injective    has a transpose/reshape that is a real layout change
     reduction    has a reduction (and no matmul)
     matmul       has a matmul (output-fusable)
+    conv         holds a matched convolution: a matmul of an image's windows
     attention    holds a matched attention pattern
     opaque       an op no rule fuses
 
 ``RULES`` lists each rule the way the seeds write fusion patterns (``EW+``,
-``Reduce → EW+``, ``(Q‖K‖V) → MatMul → Softmax → MatMul``) with the kinds of the
+``Reduce → EW+``, ``Conv → BatchNorm → Activation``, ``(Q‖K‖V) → MatMul → Softmax →
+MatMul``) with the kinds of the
 producer and consumer groups it joins; ``REFUSALS`` names the reason when no rule
 joins two kinds. A rule only licenses a merge: the merged group must also fit the
 *template* of its kind (``TEMPLATES``): one iteration space, operands of a matmul
@@ -37,7 +39,9 @@ from passes.fusion.classify import OpClass, has_flag, is_index_map, short_name
 from passes.fusion.facts import Domain, GroupFacts
 from passes.fusion.graph_view import FuncGraph
 
-ANY = frozenset({"elementwise", "index_map", "injective", "reduction", "matmul", "attention", "opaque"})
+ANY = frozenset({"elementwise", "index_map", "injective", "reduction", "matmul", "conv", "attention", "opaque"})
+#: the kinds whose kernel is a tiled matrix product
+PRODUCTS = frozenset({"matmul", "conv", "attention"})
 EWISH = frozenset({"elementwise", "index_map", "injective"})
 
 
@@ -76,6 +80,11 @@ RULES: tuple[FusionRule, ...] = (
     FusionRule("attention_epilogue", "Attention → EW+",
                producer=frozenset({"attention"}), consumer=EWISH,
                doc="elementwise ops and index maps applied before the output is stored"),
+    FusionRule("conv_bn_act", "Conv → BatchNorm → Activation (→ Add)",
+               producer=frozenset({"conv"}), consumer=EWISH, either_side=True,
+               doc="batch norm's per-channel affine map, the activation and a residual, applied before the store"),
+    FusionRule("conv", "Window → MatMul", matcher=True,
+               doc="a convolution: the matmul reads its image's windows through an index map (implicit GEMM)"),
     FusionRule("horizontal_matmul", "MatMul ‖ MatMul",
                producer=frozenset({"matmul"}), consumer=frozenset({"matmul"}), horizontal=True,
                doc="sibling matmuls sharing their left operand (Q‖K‖V projections)"),
@@ -120,8 +129,11 @@ class Refusal:
 REFUSALS: tuple[Refusal, ...] = (
     Refusal(frozenset({"opaque"}), ANY, "{producer_op} is opaque: no rule fuses it"),
     Refusal(ANY, frozenset({"opaque"}), "{consumer_op} is opaque: no rule fuses into it"),
-    Refusal(frozenset({"matmul", "attention"}), frozenset({"matmul", "attention"}), None),
-    Refusal(frozenset({"reduction"}), frozenset({"matmul", "attention"}), "matmul prologue is not fused"),
+    Refusal(PRODUCTS, PRODUCTS, None),
+    Refusal(frozenset({"reduction"}), PRODUCTS, "matmul prologue is not fused"),
+    Refusal(frozenset({"conv"}), frozenset({"reduction"}),
+            "no rule fuses a convolution into a reduction: a pool's windows (or a mean over the image) "
+            "read output pixels that other tiles of the convolution compute"),
     Refusal(frozenset({"matmul"}), frozenset({"reduction"}),
             "no rule fuses a matmul into a reduction (only the attention pattern does)"),
     Refusal(frozenset({"attention"}), frozenset({"reduction"}),
@@ -304,7 +316,9 @@ def _matmul_operands(op: Operation) -> tuple:
 
 def check_matmul(f: GroupFacts) -> str | None:
     """MatMul → EW+: operands read from memory (through index maps at most), every
-    other op an elementwise epilogue over the matmul's output elements."""
+    other op an elementwise epilogue over the matmul's output elements, or a smaller
+    operand of the epilogue that the kernel computes where it reads it (a batch norm's
+    per-channel scale); every output the size of the matmul's."""
     g = f.g
     matmuls = f.anchors(OpClass.OUT_FUSABLE)
     operand_maps: set[int] = set()
@@ -346,13 +360,17 @@ def check_matmul(f: GroupFacts) -> str | None:
             return _GATHERS_RESULT.format(what="a matmul")
         if cls == OpClass.BROADCAST and from_matmul and g.count(op.operands[0]) != out_count:
             return "matmul result is broadcast in its epilogue"
-        if g.count(op.results[0]) != out_count:
-            shape = _fmt(g.shape(op.results[0]))
-            return f"{name} of shape {shape} is outside the matmul's output space {_fmt(out_shape)}"
+        shape = g.shape(op.results[0])
+        if g.count(op.results[0]) != out_count and (from_matmul or not _broadcasts(shape, out_shape)):
+            return f"{name} of shape {_fmt(shape)} is outside the matmul's output space {_fmt(out_shape)}"
         return None
 
     skip = frozenset(matmuls) | operand_maps
-    return f.first_failure(check, OpClass.OUT_FUSABLE, skip, ("matmul", out_count, out_shape))
+    reason = f.first_failure(check, OpClass.OUT_FUSABLE, skip, ("matmul", out_count, out_shape))
+    if reason is None and any(g.count(v) != out_count for v in f.output_values()):
+        small = next(v for v in f.outputs() if g.count(v) != out_count)
+        return f"an output of shape {_fmt(g.shape(small))} is outside the matmul's output space {_fmt(out_shape)}"
+    return reason
 
 
 def check_attention(f: GroupFacts) -> str | None:
@@ -410,15 +428,17 @@ def check_attention(f: GroupFacts) -> str | None:
     return None
 
 
+def _broadcasts(shape: Shape, full: Shape) -> bool:
+    """Whether ``shape`` broadcasts to ``full`` (NumPy's rule, from the last axis)."""
+    return len(shape) <= len(full) and all(d in (1, e) for d, e in zip(_pad(shape, len(full)), full))
+
+
 def _broadcast_into(g: FuncGraph, op: Operation, full: Shape, outputs: set[SSAValue]) -> bool:
     """Whether ``op`` is a smaller operand of the score space, computed in the kernel
     (a causal mask from iotas: ``iota((S, S), 0) >= iota((S, S), 1)``): its shape
     broadcasts to ``full``, and its value reaches no output of the group, so the kernel
     computes it at each score's index, where a broadcast reads it."""
-    shape = g.shape(op.results[0])
-    if len(shape) > len(full) or any(d not in (1, e) for d, e in zip(_pad(shape, len(full)), full)):
-        return False
-    return not any(v in outputs for v in op.results)
+    return _broadcasts(g.shape(op.results[0]), full) and not any(v in outputs for v in op.results)
 
 
 def check_opaque(f: GroupFacts) -> str | None:
@@ -436,6 +456,7 @@ TEMPLATES: dict[str, Template] = {
     "injective": check_elementwise,
     "reduction": check_reduction,
     "matmul": check_matmul,
+    "conv": check_matmul,
     "attention": check_attention,
     "opaque": check_opaque,
 }

@@ -252,6 +252,44 @@ case(g.GatherOp, "rank0-indices")(
     lambda: single_func([T("f64", ("V", "D")), T("i64", ())], lambda x, i: g.GatherOp(x, i, 0))
 )
 
+_IMAGES = {"static": (2, 8, 8, 4), "symbolic": ("N", "H", "W", 4)}
+for _kind, _shape in _IMAGES.items():
+    case(g.WindowOp, f"{_kind}-same")(
+        lambda s=_shape: single_func([T("f32", s)], lambda x: g.WindowOp(x, (3, 3), (1, 1), (1, 1), (1, 1), (1, 1)))
+    )
+    case(g.WindowOp, f"{_kind}-strided-lowest")(
+        lambda s=_shape: single_func(
+            [T("f32", s)], lambda x: g.WindowOp(x, (2, 3), (2, 1), (1, 2), (0, 2), (0, 2), float("-inf"))
+        )
+    )
+    case(g.Conv2DOp, f"{_kind}-3x3")(
+        lambda s=_shape: single_func(
+            [T("f32", s), T("f32", (3, 3, 4, 8))], lambda x, w: g.Conv2DOp(x, w, (1, 1), (1, 1), (1, 1), (1, 1))
+        )
+    )
+    case(g.Conv2DOp, f"{_kind}-grouped-strided")(
+        lambda s=_shape: single_func(
+            [T("f32", s), T("f32", (3, 3, 2, 6))], lambda x, w: g.Conv2DOp(x, w, (2, 2), (1, 1), (1, 1), (1, 1), 2)
+        )
+    )
+    for _pool in ("max", "avg"):
+        case(g.PoolOp, f"{_kind}-{_pool}")(
+            lambda s=_shape, k=_pool: single_func([T("f32", s)], lambda x: g.PoolOp(x, k, (2, 2), (2, 2), (0, 0), (0, 0)))
+        )
+    case(g.BatchNormOp, _kind)(
+        lambda s=_shape: single_func(
+            [T("f32", s)] + [T("f32", (4,))] * 4, lambda x, m, v, ga, b: g.BatchNormOp(x, m, v, ga, b, 1e-5, 3)
+        )
+    )
+case(g.PoolOp, "i32-max")(
+    lambda: single_func([T("i32", (1, 4, 4, 2))], lambda x: g.PoolOp(x, "max", (3, 3), (1, 1), (1, 1), (1, 1)))
+)
+case(g.BatchNormOp, "nchw")(
+    lambda: single_func(
+        [T("f64", (2, 4, 8, 8))] + [T("f64", (4,))] * 4, lambda x, m, v, ga, b: g.BatchNormOp(x, m, v, ga, b, 1e-3, 1)
+    )
+)
+
 for _kind, _shape in SHAPES.items():
     for _axis in (0, 1):
         case(g.SoftmaxOp, f"{_kind}-axis{_axis}")(
@@ -386,6 +424,8 @@ F = "tensor<4x8xf32>"
 FN = 'tensor<?x8xf32, ["N", ""]>'
 I = "tensor<4x8xi32>"
 B = "tensor<4x8xi1>"
+
+IMG = "tensor<2x8x8x4xf32>"
 
 INVALID: list[tuple[str, list[str], str, str]] = [
     # (id, argument types, op text, expected message)
@@ -571,6 +611,31 @@ INVALID: list[tuple[str, list[str], str, str]] = [
      "scale type tensor<1x8xf32> must be a vector over the last axis"),
     ("rmsnorm-int", [I, "tensor<8xi32>"], f'%0 = "graph.rmsnorm"(%a, %b) <{{eps = 1.0e-06 : f64}}> : ({I}, tensor<8xi32>) -> {I}',
      "graph.rmsnorm expects a floating-point tensor of rank >= 1"),
+    # convolution and pooling
+    ("window-rank", ["tensor<8x4xf32>"], '%0 = "graph.window"(%a) <{window = array<i64>, strides = array<i64>, dilations = array<i64>, low = array<i64>, high = array<i64>, value = 0.0 : f64}> : (tensor<8x4xf32>) -> tensor<8x4xf32>',
+     "window needs an image"),
+    ("window-params", [IMG], f'%0 = "graph.window"(%a) <{{window = array<i64: 3>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, low = array<i64: 1, 1>, high = array<i64: 1, 1>, value = 0.0 : f64}}> : ({IMG}) -> {IMG}',
+     "window needs 2 values, one per spatial axis"),
+    ("window-stride-zero", [IMG], f'%0 = "graph.window"(%a) <{{window = array<i64: 3, 3>, strides = array<i64: 0, 1>, dilations = array<i64: 1, 1>, low = array<i64: 1, 1>, high = array<i64: 1, 1>, value = 0.0 : f64}}> : ({IMG}) -> {IMG}',
+     "strides must be positive"),
+    ("window-too-large", [IMG], f'%0 = "graph.window"(%a) <{{window = array<i64: 9, 3>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, low = array<i64: 0, 0>, high = array<i64: 0, 0>, value = 0.0 : f64}}> : ({IMG}) -> {IMG}',
+     "a window of 9 taps does not fit axis 1 of size 8"),
+    ("window-result", [IMG], f'%0 = "graph.window"(%a) <{{window = array<i64: 3, 3>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, low = array<i64: 1, 1>, high = array<i64: 1, 1>, value = 0.0 : f64}}> : ({IMG}) -> {IMG}',
+     "should be tensor<2x8x8x3x3x4xf32>"),
+    ("conv2d-groups", [IMG, "tensor<3x3x3x8xf32>"], f'%0 = "graph.conv2d"(%a, %b) <{{strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, low = array<i64: 1, 1>, high = array<i64: 1, 1>, groups = 1 : i64}}> : ({IMG}, tensor<3x3x3x8xf32>) -> tensor<2x8x8x8xf32>',
+     "conv2d of 4 channels in 1 groups needs weights of 4/1 input channels"),
+    ("conv2d-int", ["tensor<2x8x8x4xi32>", "tensor<3x3x4x8xi32>"], '%0 = "graph.conv2d"(%a, %b) <{strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, low = array<i64: 1, 1>, high = array<i64: 1, 1>, groups = 1 : i64}> : (tensor<2x8x8x4xi32>, tensor<3x3x4x8xi32>) -> tensor<2x8x8x8xi32>',
+     "conv2d takes an image and weights of one floating-point dtype"),
+    ("conv2d-result", [IMG, "tensor<3x3x4x8xf32>"], f'%0 = "graph.conv2d"(%a, %b) <{{strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, low = array<i64: 0, 0>, high = array<i64: 0, 0>, groups = 1 : i64}}> : ({IMG}, tensor<3x3x4x8xf32>) -> tensor<2x8x8x8xf32>',
+     r"result shape should be \[2, 6, 6, 8\]"),
+    ("pool-kind", [IMG], f'%0 = "graph.pool"(%a) <{{kind = "min", window = array<i64: 2, 2>, strides = array<i64: 2, 2>, low = array<i64: 0, 0>, high = array<i64: 0, 0>}}> : ({IMG}) -> tensor<2x4x4x4xf32>',
+     "pool kind must be one of max, avg, not 'min'"),
+    ("pool-avg-int", ["tensor<2x8x8x4xi32>"], '%0 = "graph.pool"(%a) <{kind = "avg", window = array<i64: 2, 2>, strides = array<i64: 2, 2>, low = array<i64: 0, 0>, high = array<i64: 0, 0>}> : (tensor<2x8x8x4xi32>) -> tensor<2x4x4x4xi32>',
+     "avg pool does not take i32"),
+    ("batchnorm-vector", [IMG, "tensor<8xf32>"], f'%0 = "graph.batchnorm"(%a, %b, %b, %b, %b) <{{eps = 1.0e-05 : f64, axis = 3 : i64}}> : ({IMG}, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> {IMG}',
+     "the statistics must be tensor<4xf32>, vectors over axis 3"),
+    ("batchnorm-axis", [IMG, "tensor<4xf32>"], f'%0 = "graph.batchnorm"(%a, %b, %b, %b, %b) <{{eps = 1.0e-05 : f64, axis = 4 : i64}}> : ({IMG}, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> {IMG}',
+     "batchnorm takes a floating-point tensor and one of its axes"),
     # fusion groups
     ("group-block-args", [F], f'%0 = "graph.fusion_group"(%a) ({{\n^bb0(%x: {FN}):\n  "graph.yield"(%x) : ({FN}) -> ()\n}}) : ({F}) -> {FN}',
      "block arguments must match the group's inputs"),

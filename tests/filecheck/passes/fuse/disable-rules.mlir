@@ -57,4 +57,4 @@ func.func @softmax(%x: !x) -> !x {
   func.return %y : !x
 }
 
-// UNKNOWN: fusec-opt: error: unknown fusion rule 'epilogue': the rules are attention, attention_operands, attention_epilogue, horizontal_matmul, matmul_epilogue, horizontal_reduce, reduce_rows, reduce_epilogue, reduce_prologue, ew_chain, horizontal_elementwise
+// UNKNOWN: fusec-opt: error: unknown fusion rule 'epilogue': the rules are attention, attention_operands, attention_epilogue, conv_bn_act, conv, horizontal_matmul, matmul_epilogue, horizontal_reduce, reduce_rows, reduce_epilogue, reduce_prologue, ew_chain, horizontal_elementwise
