@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 
 import fusec
+from dialects import graph
+from tests.passes.fusion.schedule import assert_kernel_count, fusion_groups
 
 TARGETS = ["numpy", "cpu"]
 
@@ -184,7 +186,10 @@ def test_batchnorm_and_global_avg_pool(target):
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_conv_batchnorm_relu(target):
-    """The seeds' Conv -> BatchNorm -> Activation, as a user writes it."""
+    """The seeds' Conv -> BatchNorm -> Activation, as a user writes it: the batch norm and
+    the relu run in the convolution's kernel, and the per-channel scale
+    `gamma / sqrt(var + eps)` in a small one before it (computing it per output element
+    would cost more than reading it)."""
     source = """
     fn main(x: f32[N, H, W, 4], w: f32[3, 3, 4, 8], m: f32[8], v: f32[8], g: f32[8], b: f32[8]) -> f32[N, H, W, 8] {
         return relu(batchnorm(conv2d(x, w, padding=1), m, v, g, b))
@@ -194,6 +199,12 @@ def test_conv_batchnorm_relu(target):
     x, w = _normal(rng, (2, 5, 6, 4)), _normal(rng, (3, 3, 4, 8))
     m, g, b = _normal(rng, (3, 8))
     v = rng.uniform(0.5, 2.0, 8).astype(np.float32)
-    (got,) = _results(fusec.compile(source, target=target), x, w, m, v, g, b)
+    program = fusec.compile(source, target=target)
+    (got,) = _results(program, x, w, m, v, g, b)
+    if target != "numpy":
+        fused = program.compilation("main").stage("fused")
+        assert_kernel_count(fused, 2, entry="main")
+        (conv,) = [g for g in fusion_groups(fused, "main") if any(isinstance(op, graph.MatmulOp) for op in g.walk())]
+        assert any(op.name == "graph.relu" for op in conv.walk())
     want = np.maximum(batchnorm(conv2d(x, w, low=(1, 1), high=(1, 1)), m, v, g, b, 1e-5, -1), 0)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
