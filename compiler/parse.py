@@ -68,6 +68,8 @@ def _syntax_diagnostic(error: UnexpectedInput, source: SourceFile) -> Diagnostic
         span = Span(error.line, error.column, error.line, error.column + 1)
         if error.char == ";":
             return Diagnostic(span, "unexpected ';': a statement ends with its expression, without ';'")
+        if error.char == '"':
+            return Diagnostic(span, 'unterminated string: a string closes with \'"\' on the line it opens, as in padding="same"')
         return Diagnostic(span, f"unexpected character {error.char!r}")
     if isinstance(error, UnexpectedToken) and error.token.type != "$END":
         token = error.token
