@@ -1601,20 +1601,24 @@ def _widths(e: ast.Expr, where: str) -> tuple[tuple[int, int], ...]:
     return tuple(widths)
 
 
-def _choice(param: Param, e: ast.Expr, builtin: Builtin) -> str | tuple[tuple[int, int], ...]:
-    """A string among `param.choices`; padding's "valid" is no padding."""
+def _choice(param: Param, e: ast.Expr, builtin: Builtin) -> str:
+    """A string among `param.choices`."""
     listed = " or ".join(f'"{c}"' for c in param.choices)
     if not isinstance(e, ast.StrLit):
         raise _Reject(e.span, f"{builtin.name}: {param.name} must be {listed}, as in {param.name}=\"{param.choices[-1]}\"")
     if e.value not in param.choices:
         message = f'{builtin.name}: {param.name} "{e.value}" is unknown; it is {listed}'
         raise _Reject(e.span, message + _suggest(e.value, param.choices))
-    return ((0, 0), (0, 0)) if e.value == "valid" else e.value
+    return e.value
 
 
-def _window_padding(e: ast.Expr, where: str) -> tuple[tuple[int, int], ...]:
-    """A conv's or pool's padding: one integer for all sides, a (height, width) pair
-    padding both sides of each axis alike, or ((top, bottom), (left, right))."""
+def _window_padding(param: Param, e: ast.Expr, builtin: Builtin) -> str | tuple[tuple[int, int], ...]:
+    """A conv's or pool's padding: "same", "valid" (none), one integer for all sides, a
+    (height, width) pair padding both sides of each axis alike, or ((top, bottom), (left, right))."""
+    if isinstance(e, ast.StrLit):
+        word = _choice(param, e, builtin)
+        return ((0, 0), (0, 0)) if word == "valid" else word
+    where = f"{builtin.name}: {param.name}"
     example = (
         f'{where} must be "same", "valid", a non-negative integer, a pair (height, width) of them, '
         "or a pair of (low, high) pairs, as in ((1, 2), (1, 2))"
@@ -1642,10 +1646,10 @@ def _attribute(param: Param, e: ast.Expr, builtin: Builtin, sizes: tuple[str, ..
     value = _constant(e)
     if kind is Arg.WIDTHS:
         return _widths(e, where)
-    if kind is Arg.CHOICE or isinstance(e, ast.StrLit) and kind is Arg.PADDING:
+    if kind is Arg.CHOICE:
         return _choice(param, e, builtin)
     if kind is Arg.PADDING:
-        return _window_padding(e, where)
+        return _window_padding(param, e, builtin)
     if isinstance(e, ast.TupleLit):  # axes, a permutation or a shape
         _only_sizes(e)
     if kind is Arg.SCALAR:
