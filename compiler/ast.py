@@ -63,6 +63,13 @@ class BoolLit(Expr):
 
 
 @dataclass(eq=False)
+class StrLit(Expr):
+    """`"same"`: one of the words an argument chooses among (padding, layout). Never a value."""
+
+    value: str
+
+
+@dataclass(eq=False)
 class TupleLit(Expr):
     """`(0, 2)` or `(B, -1, 64)`: axes, a permutation or a shape; `(a, -b)`: the tensors
     of concat and stack; `((0, 0), (1, 2))`: the widths of pad. Never a value.

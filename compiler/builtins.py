@@ -44,6 +44,9 @@ class Arg(Enum):
     TENSORS = auto()  # a tuple of values, each type-checked
     WIDTHS = auto()  # a pair of non-negative integers, or a tuple of such pairs
     SCALAR = auto()  # a numeric literal, possibly negative, or true or false
+    CHOICE = auto()  # a string among the parameter's `choices`, as in layout="NCHW"
+    PAIR = auto()  # a positive integer or a pair of them, one per spatial axis: (h, w)
+    PADDING = auto()  # "same", "valid", a non-negative integer, a pair, or a pair of (low, high) pairs
 
 
 REQUIRED = object()
@@ -54,6 +57,7 @@ class Param:
     name: str
     kind: Arg = Arg.TENSOR
     default: object = REQUIRED
+    choices: tuple[str, ...] = ()  # the strings a CHOICE (or PADDING) may be
 
     @property
     def required(self) -> bool:
@@ -77,6 +81,9 @@ _AXES = Param("axis", Arg.AXES, None)  # None: all axes
 _AXIS_OR_ALL = Param("axis", Arg.AXIS, None)  # None: all axes, flattened
 _KEEPDIMS = Param("keepdims", Arg.BOOL, False)
 _INDEX_DTYPE = Param("dtype", Arg.DTYPE, "i64")
+#: where the channels are: x [N, H, W, C] (TensorFlow's) or [N, C, H, W] (PyTorch's)
+_LAYOUT = Param("layout", Arg.CHOICE, "NHWC", ("NHWC", "NCHW"))
+_PADDING = Param("padding", Arg.PADDING, ((0, 0), (0, 0)), ("same", "valid"))
 
 BUILTINS: dict[str, Builtin] = {
     b.name: b
@@ -99,6 +106,31 @@ BUILTINS: dict[str, Builtin] = {
             "layernorm", (_X, Param("gamma"), Param("beta"), Param("eps", Arg.NUMBER, 1e-5)), "norm", Need.FLOAT
         ),
         Builtin("rmsnorm", (_X, Param("gamma"), Param("eps", Arg.NUMBER, 1e-6)), "norm", Need.FLOAT),
+        Builtin(
+            "batchnorm",
+            (_X, *(Param(n) for n in ("mean", "var", "gamma", "beta")), Param("eps", Arg.NUMBER, 1e-5), Param("axis", Arg.AXIS, -1)),
+            "batchnorm",
+            Need.FLOAT,
+        ),
+        Builtin(
+            "conv2d",
+            (
+                _X,
+                Param("w"),
+                Param("stride", Arg.PAIR, (1, 1)),
+                _PADDING,
+                Param("dilation", Arg.PAIR, (1, 1)),
+                Param("groups", Arg.COUNT, 1),
+                _LAYOUT,
+            ),
+            "conv2d",
+            Need.FLOAT,
+        ),
+        *(  # stride None: the kernel's, as PyTorch's
+            Builtin(f"{kind}_pool2d", (_X, Param("kernel", Arg.PAIR), Param("stride", Arg.PAIR, None), _PADDING, _LAYOUT), "pool", need)
+            for kind, need in (("max", Need.NUMERIC), ("avg", Need.FLOAT))
+        ),
+        Builtin("global_avg_pool", (_X, _LAYOUT, _KEEPDIMS), "global_pool", Need.FLOAT),
         Builtin("transpose", (_X, Param("perm", Arg.PERM, None)), "transpose", Need.ANY),
         Builtin("reshape", (_X, Param("shape", Arg.SHAPE)), "reshape", Need.ANY),
         Builtin("broadcast_to", (_X, Param("shape", Arg.SHAPE)), "broadcast_to", Need.ANY),

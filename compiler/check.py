@@ -44,6 +44,7 @@ from compiler.types import (
     format_shape,
     numpy_dtype,
 )
+from dialects import graph
 from dialects.elementwise import BY_NAME
 from dialects.sizes import Linear, Size, SizeError, is_derived, substitute, sum_dims
 from runtime.inputs import MAX_SIZE
@@ -109,6 +110,39 @@ class NormInfo:
     operands: tuple[ast.Expr, ...]
     op: str
     eps: float
+
+
+@dataclass(frozen=True)
+class BatchNormInfo:
+    """Inference batch norm of x (operands x, mean, var, gamma, beta) over channel axis `axis`."""
+
+    operands: tuple[ast.Expr, ...]
+    eps: float
+    axis: int  # non-negative
+    op: ClassVar[str] = "batchnorm"
+
+
+#: the permutation taking an NCHW tensor to NHWC, an OIHW kernel to HWIO, and NHWC back to NCHW
+NCHW_TO_NHWC = (0, 2, 3, 1)
+OIHW_TO_HWIO = (2, 3, 1, 0)
+NHWC_TO_NCHW = (0, 3, 1, 2)
+
+
+@dataclass(frozen=True)
+class WindowInfo:
+    """A window slid over the two spatial axes of x, in NHWC terms: conv2d (operands x and
+    the HWIO kernel w, with dilations and groups) or a max or avg pool (operand x). With
+    layout NCHW the operands are transposed to NHWC and the result back."""
+
+    operands: tuple[ast.Expr, ...]
+    op: str  # "conv2d", "max" or "avg"
+    window: tuple[int, int]
+    strides: tuple[int, int]
+    dilations: tuple[int, int]
+    low: tuple[int, int]
+    high: tuple[int, int]
+    groups: int
+    layout: str
 
 
 @dataclass(frozen=True)
@@ -499,6 +533,9 @@ class _Checker:
                 return TensorTy("bool")
             case ast.Name():
                 return self._name(e)
+            case ast.StrLit():
+                takers = [b.name for b in BUILTINS.values() if any(p.choices for p in b.params)]
+                raise _Reject(e.span, f"a string is not a value; a string is only an argument of {_listing(takers)}, as in padding=\"same\"")
             case ast.TupleLit():
                 raise _Reject(
                     e.span,
@@ -858,6 +895,122 @@ class _Checker:
         _check_range(args.spans["eps"], args.attrs["eps"], ty.dtype)  # eps meets x: x's range
         call.info = NormInfo((x, *(args.exprs[n] for n in scales)), builtin.name, args.attrs["eps"])
         return ty
+
+    def _batchnorm_rule(self, call, builtin, args) -> _Ty:
+        x = args.exprs["x"]
+        ty = self._strong(x)
+        _require(call.span, builtin.name, ty.dtype, builtin.need)
+        if ty.rank == 0:
+            raise _Reject(call.span, f"batchnorm needs a tensor of rank 1 or more, got {ty}")
+        (axis,) = _normalize_axes(args.spans["axis"], builtin.name, (args.attrs["axis"],), ty)
+        want = TensorTy(ty.dtype, (ty.shape[axis],))
+        statistics = [p.name for p in builtin.params[1:] if p.kind is Arg.TENSOR]
+        for name in statistics:
+            got = self._strong(args.exprs[name])
+            if got != want:
+                raise _Reject(
+                    args.spans[name],
+                    f"batchnorm: {name} has type {got}, but must be {want}, axis {axis} of x: {ty}",
+                )
+        _check_range(args.spans["eps"], args.attrs["eps"], ty.dtype)
+        call.info = BatchNormInfo((x, *(args.exprs[n] for n in statistics)), args.attrs["eps"], axis)
+        return ty
+
+    def _conv2d_rule(self, call, builtin, args) -> _Ty:
+        """x [N, H, W, C] and w [KH, KW, C/groups, O] (NHWC; NCHW's are permuted to these)
+        give [N, OH, OW, O]."""
+        x, w = args.exprs["x"], args.exprs["w"]
+        layout, groups = args.attrs["layout"], args.attrs["groups"]
+        xs = self._spatial(builtin, x, "x", layout)
+        _require(x.span, builtin.name, xs.dtype, builtin.need)
+        ws = self._spatial(builtin, w, "w", layout)
+        if ws.dtype != xs.dtype:
+            raise _Reject(w.span, f"conv2d: w is {ws.dtype} but x is {xs.dtype}; use cast(...)")
+        channels = xs.shape[3]
+        # the kernel's loops and its groups' channel offsets are fixed when it is compiled
+        if not all(isinstance(d, int) for d in (*ws.shape, channels)):
+            raise _Reject(w.span, f"conv2d: the channels of x and every size of w must be integers, got x: {x.ty} and w: {w.ty}")
+        kernel_h, kernel_w, inputs, outputs = ws.shape
+        for what, count in ((f"x: {x.ty} has {channels} channels", channels), (f"w: {w.ty} has {outputs} output channels", outputs)):
+            if count % groups:
+                raise _Reject(args.spans["groups"], f"conv2d: {what}, which {groups} groups do not divide")
+        if inputs * groups != channels:
+            per_group = f", {channels // groups} per group of {groups}" if groups > 1 else ""
+            raise _Reject(w.span, f"conv2d: w: {w.ty} has {inputs} input channels, but x: {x.ty} has {channels} channels{per_group}")
+        shape, info = self._window(
+            call, builtin, args, xs, (kernel_h, kernel_w), args.attrs["stride"], args.attrs["dilation"], groups
+        )
+        call.info = info
+        return _in_layout(TensorTy(xs.dtype, (*shape, outputs)), layout)
+
+    def _pool_rule(self, call, builtin, args) -> _Ty:
+        x, layout = args.exprs["x"], args.attrs["layout"]
+        xs = self._spatial(builtin, x, "x", layout)
+        _require(x.span, builtin.name, xs.dtype, builtin.need)
+        kernel = args.attrs["kernel"]
+        stride = args.attrs["stride"] or kernel
+        shape, info = self._window(call, builtin, args, xs, kernel, stride, (1, 1), 1)
+        for sides, pads in (("the top", "the left"), info.low), (("the bottom", "the right"), info.high):
+            for side, axis, pad, size in zip(sides, _SPATIAL, pads, kernel):
+                if 2 * pad > size:  # PyTorch's rule: else a window could hold padding only
+                    raise _Reject(
+                        args.spans["padding"],
+                        f"{builtin.name}: padding {pad} at {side} is more than half the kernel's {axis}, {size}",
+                    )
+        call.info = info
+        return _in_layout(TensorTy(xs.dtype, (*shape, xs.shape[3])), layout)
+
+    def _global_pool_rule(self, call, builtin, args) -> _Ty:
+        x, layout, keepdims = args.exprs["x"], args.attrs["layout"], args.attrs["keepdims"]
+        xs = self._spatial(builtin, x, "x", layout)
+        _require(x.span, builtin.name, xs.dtype, builtin.need)
+        axes = (1, 2) if layout == "NHWC" else (2, 3)
+        call.info = ReduceInfo((x,), "mean", axes, keepdims)
+        return TensorTy(xs.dtype, graph.reduced_shape(x.ty.shape, axes, keepdims))
+
+    def _spatial(self, builtin, e: ast.Expr, name: str, layout: str) -> TensorTy:
+        """The type of an image or kernel of rank 4, in NHWC (HWIO) order."""
+        ty = self._strong(e)
+        if ty.rank != 4:
+            axes = _LAYOUT_AXES[layout][name]
+            raise _Reject(e.span, f"{builtin.name}: {name} must have rank 4, {axes} with layout \"{layout}\", got {ty}")
+        if layout == "NHWC":
+            return ty
+        perm = NCHW_TO_NHWC if name == "x" else OIHW_TO_HWIO
+        return TensorTy(ty.dtype, tuple(ty.shape[p] for p in perm))
+
+    def _window(self, call, builtin, args, xs: TensorTy, window, strides, dilations, groups):
+        """The output (batch, height, width) of a window slid over NHWC `xs`, and the WindowInfo."""
+        padding, span = args.attrs["padding"], args.spans["padding"]
+        if padding == "same":
+            padding = tuple(graph.same_padding(d, k, s, r) for d, k, s, r in zip(xs.shape[1:3], window, strides, dilations))
+        sizes = []
+        for axis, dim, size, stride, dilation, (low, high) in zip(_SPATIAL, xs.shape[1:3], window, strides, dilations, padding):
+            out = graph.conv_output_dim(dim, size, stride, dilation, low, high)
+            extent = dilation * (size - 1) + 1
+            if out is None:
+                rest = low + high - extent + (stride == 1)  # floor((dim + rest) / stride) + 1 otherwise
+                taken = f"{dim} {'+' if rest >= 0 else '-'} {abs(rest)}"
+                raise _Reject(
+                    span,
+                    f"{builtin.name}: along the {axis}, of size {dim}, the output would be "
+                    f"{taken if stride == 1 else f'({taken})/{stride} + 1'}, no size fusec can name; "
+                    "use padding=\"same\" or an input of integer size",
+                )
+            if isinstance(out, int) and out <= 0:
+                taps = f" ({size} taps {dilation} apart)" if dilation > 1 else ""
+                raise _Reject(
+                    span,
+                    f"{builtin.name}: the kernel spans {extent}{taps} along the {axis}, "
+                    f"more than the padded input: {dim} + {low} + {high} = {dim + low + high}",
+                )
+            sizes.append(out)
+        low, high = zip(*padding)
+        info = WindowInfo(
+            tuple(args.exprs[p.name] for p in builtin.params if p.kind is Arg.TENSOR),
+            builtin.name.removesuffix("_pool2d"), tuple(window), tuple(strides), tuple(dilations), low, high, groups, args.attrs["layout"],
+        )
+        return (xs.shape[0], *sizes), info
 
     def _transpose_rule(self, call, builtin, args) -> _Ty:
         x = args.exprs["x"]
@@ -1389,6 +1542,21 @@ def _suggest(name: str, candidates) -> str:
     return f"; did you mean '{close[0]}'?" if close else ""
 
 
+_SPATIAL = ("height", "width")
+#: how each layout lays out an image x and a kernel w, for messages
+_LAYOUT_AXES = {
+    "NHWC": {"x": "[N, H, W, C]", "w": "[KH, KW, C/groups, O]"},
+    "NCHW": {"x": "[N, C, H, W]", "w": "[O, C/groups, KH, KW]"},
+}
+
+
+def _in_layout(ty: TensorTy, layout: str) -> TensorTy:
+    """An NHWC type in `layout`."""
+    if layout == "NHWC":
+        return ty
+    return TensorTy(ty.dtype, tuple(ty.shape[p] for p in NHWC_TO_NCHW))
+
+
 #: the integers a float64 holds exactly: graph.pad keeps its value as one
 _EXACT_INTEGERS = 2**53
 
@@ -1433,6 +1601,44 @@ def _widths(e: ast.Expr, where: str) -> tuple[tuple[int, int], ...]:
     return tuple(widths)
 
 
+def _choice(param: Param, e: ast.Expr, builtin: Builtin) -> str:
+    """A string among `param.choices`."""
+    listed = " or ".join(f'"{c}"' for c in param.choices)
+    if not isinstance(e, ast.StrLit):
+        raise _Reject(e.span, f"{builtin.name}: {param.name} must be {listed}, as in {param.name}=\"{param.choices[-1]}\"")
+    if e.value not in param.choices:
+        message = f'{builtin.name}: {param.name} "{e.value}" is unknown; it is {listed}'
+        raise _Reject(e.span, message + _suggest(e.value, param.choices))
+    return e.value
+
+
+def _window_padding(param: Param, e: ast.Expr, builtin: Builtin) -> str | tuple[tuple[int, int], ...]:
+    """A conv's or pool's padding: "same", "valid" (none), one integer for all sides, a
+    (height, width) pair padding both sides of each axis alike, or ((top, bottom), (left, right))."""
+    if isinstance(e, ast.StrLit):
+        word = _choice(param, e, builtin)
+        return ((0, 0), (0, 0)) if word == "valid" else word
+    where = f"{builtin.name}: {param.name}"
+    example = (
+        f'{where} must be "same", "valid", a non-negative integer, a pair (height, width) of them, '
+        "or a pair of (low, high) pairs, as in ((1, 2), (1, 2))"
+    )
+    value = _constant(e)
+    if isinstance(value, int) and not isinstance(e, ast.TupleLit):
+        pairs = ((value, value), (value, value))
+    elif isinstance(e, ast.TupleLit) and e.items is not None and len(e.items) == 2:
+        pairs = tuple((v, v) for v in e.items)
+    elif isinstance(e, ast.TupleLit) and e.items is None and len(e.elements) == 2:
+        pairs = tuple(p.items if isinstance(p, ast.TupleLit) else None for p in e.elements)
+    else:
+        raise _Reject(e.span, example)
+    if not all(p is not None and len(p) == 2 and all(isinstance(v, int) for v in p) for p in pairs):
+        raise _Reject(e.span, example)
+    if any(v < 0 for p in pairs for v in p):
+        raise _Reject(e.span, f"{where} cannot be negative")
+    return pairs
+
+
 def _attribute(param: Param, e: ast.Expr, builtin: Builtin, sizes: tuple[str, ...]) -> object:
     """The Python value of a non-tensor argument, which must be written as a literal."""
     where = f"{builtin.name}: {param.name}"
@@ -1440,6 +1646,10 @@ def _attribute(param: Param, e: ast.Expr, builtin: Builtin, sizes: tuple[str, ..
     value = _constant(e)
     if kind is Arg.WIDTHS:
         return _widths(e, where)
+    if kind is Arg.CHOICE:
+        return _choice(param, e, builtin)
+    if kind is Arg.PADDING:
+        return _window_padding(param, e, builtin)
     if isinstance(e, ast.TupleLit):  # axes, a permutation or a shape
         _only_sizes(e)
     if kind is Arg.SCALAR:
@@ -1480,6 +1690,12 @@ def _attribute(param: Param, e: ast.Expr, builtin: Builtin, sizes: tuple[str, ..
         if isinstance(value, int) and value >= 1:
             return value
         raise _Reject(e.span, f"{where} must be a positive integer, as in {param.name}=2")
+    if kind is Arg.PAIR:
+        pair = (value, value) if isinstance(e, ast.IntLit) else e.items if isinstance(e, ast.TupleLit) else None
+        if pair is not None and len(pair) == 2 and all(isinstance(v, int) and v >= 1 for v in pair):
+            return tuple(pair)
+        example = f"{param.name}=2 or {param.name}=(2, 1)"
+        raise _Reject(e.span, f"{where} must be a positive integer or a pair of them (height, width), as in {example}")
     if kind is Arg.PERM:
         if isinstance(e, ast.TupleLit) and all(isinstance(i, int) for i in e.items):
             return e.items

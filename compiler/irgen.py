@@ -18,6 +18,10 @@ from xdsl.rewriter import InsertPoint
 
 from compiler import ast
 from compiler.check import (
+    NCHW_TO_NHWC,
+    NHWC_TO_NCHW,
+    OIHW_TO_HWIO,
+    BatchNormInfo,
     BroadcastToInfo,
     CallInfo,
     CastInfo,
@@ -37,6 +41,7 @@ from compiler.check import (
     SoftmaxInfo,
     SplitInfo,
     TransposeInfo,
+    WindowInfo,
 )
 from compiler.diagnostics import Diagnostic, SourceError, SourceFile, Span
 from compiler.frontend import load
@@ -294,6 +299,27 @@ class _FunctionBuilder:
             return self.emit(graph.LayerNormOp(*operands, info.eps))
         return self.emit(graph.RmsNormOp(*operands, info.eps))
 
+    def batchnorm(self, e: ast.Expr) -> SSAValue:
+        info: BatchNormInfo = e.info
+        return self.emit(graph.BatchNormOp(*(self.expr(o) for o in info.operands), info.eps, info.axis))
+
+    def window(self, e: ast.Expr) -> SSAValue:
+        """conv2d and the pools, on NHWC values: NCHW operands are transposed to NHWC
+        (and an OIHW kernel to HWIO) and the result back, index maps that fold away."""
+        info: WindowInfo = e.info
+        operands = [self.expr(o) for o in info.operands]
+        if info.layout == "NCHW":
+            perms = (NCHW_TO_NHWC, OIHW_TO_HWIO)
+            operands = [self.emit(graph.TransposeOp(v, perm)) for v, perm in zip(operands, perms)]
+        if info.op == "conv2d":
+            op = graph.Conv2DOp(*operands, info.strides, info.dilations, info.low, info.high, info.groups)
+        else:
+            op = graph.PoolOp(*operands, info.op, info.window, info.strides, info.low, info.high)
+        value = self.emit(op)
+        if info.layout == "NCHW":
+            value = self.emit(graph.TransposeOp(value, NHWC_TO_NCHW))
+        return value
+
     def transpose(self, e: ast.Expr) -> SSAValue:
         (x,) = e.info.operands
         return self.emit(graph.TransposeOp(self.expr(x), e.info.perm))
@@ -387,6 +413,8 @@ _INFO_HANDLERS: dict[type, Callable[[_FunctionBuilder, ast.Expr], SSAValue]] = {
     ReduceInfo: _FunctionBuilder.reduce,
     SoftmaxInfo: _FunctionBuilder.softmax,
     NormInfo: _FunctionBuilder.norm,
+    BatchNormInfo: _FunctionBuilder.batchnorm,
+    WindowInfo: _FunctionBuilder.window,
     TransposeInfo: _FunctionBuilder.transpose,
     ReshapeInfo: _FunctionBuilder.reshape,
     BroadcastToInfo: _FunctionBuilder.broadcast_to,

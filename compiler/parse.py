@@ -25,13 +25,14 @@ MAX_NESTING = 100
 
 # Terminals that can start an expression; a parser state accepting all of them is one
 # where an expression is missing.
-_EXPRESSION_START = {"NAME", "INT", "FLOAT", "LPAR", "MINUS", "TRUE", "FALSE"}
+_EXPRESSION_START = {"NAME", "INT", "FLOAT", "LPAR", "MINUS", "TRUE", "FALSE", "STRING"}
 # Terminals that can only follow a complete expression.
 _BINARY_OPERATORS = {"PLUS", "STAR", "SLASH", "FLOORDIV", "PERCENT", "AT", "POW", "COMPARE"}
 _REGEX_TERMINALS = {
     "NAME": "a name",
     "INT": "an integer",
     "FLOAT": "a number",
+    "STRING": "a string",
     "COMPARE": "a comparison",
     "$END": "the end of the file",
 }
@@ -67,6 +68,8 @@ def _syntax_diagnostic(error: UnexpectedInput, source: SourceFile) -> Diagnostic
         span = Span(error.line, error.column, error.line, error.column + 1)
         if error.char == ";":
             return Diagnostic(span, "unexpected ';': a statement ends with its expression, without ';'")
+        if error.char == '"':
+            return Diagnostic(span, 'unterminated string: a string closes with \'"\' on the line it opens, as in padding="same"')
         return Diagnostic(span, f"unexpected character {error.char!r}")
     if isinstance(error, UnexpectedToken) and error.token.type != "$END":
         token = error.token
@@ -118,6 +121,8 @@ def _describe_token(token: Token) -> str:
         return f"name '{token}'"
     if token.type in ("INT", "FLOAT"):
         return f"number {token}"
+    if token.type == "STRING":
+        return f"string {token}"
     return f"'{token}'"
 
 
@@ -258,6 +263,9 @@ class _Builder(Transformer_NonRecursive):
 
     def false_lit(self, meta, _):
         return ast.BoolLit(False, span=_meta_span(meta))
+
+    def string_lit(self, meta, children):
+        return ast.StrLit(str(children[0])[1:-1], span=_meta_span(meta))
 
     def keyword(self, meta, children):
         name, value = children

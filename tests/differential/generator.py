@@ -36,7 +36,11 @@ What a program holds:
   axis, `:D/2`, `D/2:`, `::2`, `::-1`, `N-1` of a size name), `flip`, `expand_dims`,
   `squeeze`, `a, b = split(x, 2)` statements (static parts, or halves), `concat` and
   `stack` of values of one shape, `pad` of static axes, `gather` with the index parameter,
-  and `iota`/`arange` as floats, integers or masks (`iota(s, 0) >= iota(s, 1)`).
+  and `iota`/`arange` as floats, integers or masks (`iota(s, 0) >= iota(s, 1)`). Images:
+  a rank-3 value as a batch of one (`expand_dims(x, 0)`, NHWC or NCHW) under `conv2d` (a
+  kernel of iotas, groups, a stride and padding that fit static sizes, "same" or a 2x2
+  window of stride 2 for size names) or `max_pool2d`/`avg_pool2d`, back to rank 3 by `[0]`,
+  and `global_avg_pool`; `batchnorm` over any axis, its variance a square plus 0.5.
   Operands are names or nested expressions.
 - 1-3 results, whose declared types are those the checker infers (the generator keeps a
   shape model); now and then one is written inline in the `return`, is a parameter, or
@@ -311,6 +315,10 @@ FAMILIES = {
     "pad": 0.6,
     "gather": 3,
     "iota": 0.3,
+    "conv2d": 0.4,
+    "pool": 0.4,
+    "global_pool": 0.2,
+    "batchnorm": 0.4,
 }
 #: families whose values may be of another dtype (bool, the integers), drawn for statements
 #: (not operands); "int" is weighted by whether the program has integers
@@ -1535,6 +1543,137 @@ class _Builder:
         varies = x.varies[:axis] + (False,) * ix.rank + x.varies[axis + 1 :]
         return replace(x, text=f"gather({x.text}, {ix.text}{keyword})", shape=shape, piecewise=True, varies=varies,
                        atom=True)  # fmt: skip
+
+    # ---- convolution and pooling: an image [1, H, W, C] (or [1, C, H, W]) of a rank-3 value ----
+
+    def image(self, depth: int, channels_static: bool) -> tuple[Val, str, str] | None:
+        """A rank-3 value as a batch of one image: (the value, its text as an image, the
+        layout), the channels static where `channels_static`."""
+        layout = "NCHW" if self.chance(0.3) else "NHWC"
+        channel = 0 if layout == "NCHW" else 2
+
+        def fits(v: Val) -> bool:
+            return v.rank == 3 and (not channels_static or isinstance(v.shape[channel], int))
+
+        x = self.operand(depth, fits)
+        if x is None:
+            return None
+        return x, f"expand_dims({x.text}, 0)", layout
+
+    def window_sizes(self, dims: tuple) -> tuple[int, int, str, tuple] | None:
+        """(kernel, stride, padding as written, output sizes) of a window over spatial
+        `dims`: any fitting padding for static sizes (at most half the kernel, as the pools
+        need); for a size name "same" (its size kept at stride 1) or a 2x2 window of stride
+        2 where the name has halves."""
+        kernel = self.rnd.choice((1, 2, 3))
+        if all(isinstance(d, int) for d in dims):
+            stride = self.rnd.choice((1, 1, 2))
+            pad = self.rnd.randint(0, kernel // 2)
+            if min(dims) + 2 * pad < kernel:
+                return None
+            text = self.rnd.choice((str(pad), f"({pad}, {pad})", f"(({pad}, {pad}), ({pad}, {pad}))"))
+            return kernel, stride, text, tuple((d + 2 * pad - kernel) // stride + 1 for d in dims)
+        if all(isinstance(d, int) or d in self.even for d in dims) and self.chance(0.5):
+            return 2, 2, "0", tuple(d // 2 if isinstance(d, int) else f"{d}/2" for d in dims)
+        return kernel, 1, '"same"', dims
+
+    def f_conv2d(self, depth: int) -> Val | None:
+        """`conv2d` of a rank-3 value as one image by a kernel made of iotas (its values
+        0.25 apart), back to rank 3."""
+        drawn = self.image(depth, channels_static=True)
+        if drawn is None:
+            return None
+        x, image, layout = drawn
+        spatial = x.shape[1:] if layout == "NCHW" else x.shape[:2]
+        channels = x.shape[0] if layout == "NCHW" else x.shape[2]
+        sizes = self.window_sizes(spatial)
+        if sizes is None:
+            return None
+        kernel, stride, padding, out_spatial = sizes
+        groups = self.rnd.choice([g for g in (1, 2) if channels % g == 0])
+        outputs = groups * self.rnd.choice((1, 2, 3))
+        if layout == "NCHW":
+            shape, axes = (outputs, channels // groups, kernel, kernel), (0, 1, 2, 3)
+        else:
+            shape, axes = (kernel, kernel, channels // groups, outputs), (0, 1, 2, 3)
+        axis = self.rnd.choice(axes)
+        weights = f"cast({self.iota_text(shape, axis, None)}, {x.dtype}) * 0.25 - 0.5"
+        w_mag = max(0.5, shape[axis] * 0.25 - 0.75)
+        options = [f"padding={padding}"]
+        if stride > 1:
+            options.append(f"stride={stride}")
+        if groups > 1:
+            options.append(f"groups={groups}")
+        if layout == "NCHW":
+            options.append('layout="NCHW"')
+        self.rnd.shuffle(options)
+        result = (outputs, *out_spatial) if layout == "NCHW" else (*out_spatial, outputs)
+        bound = kernel * kernel * (channels // groups) * w_mag * x.mag
+        out_axis = 0 if layout == "NCHW" else 2
+        weights_vary_out = axis == (0 if layout == "NCHW" else 3)
+        varies = tuple(weights_vary_out if i == out_axis else v for i, v in enumerate(x.varies))
+        text = f"conv2d({image}, {weights}, {', '.join(options)})[0]"
+        return Val(text, result, x.dtype, -bound, bound, piecewise=x.piecewise, varies=varies)
+
+    def f_pool(self, depth: int) -> Val | None:
+        """`max_pool2d` or `avg_pool2d` of a rank-3 value as one image, back to rank 3."""
+        drawn = self.image(depth, channels_static=False)
+        if drawn is None:
+            return None
+        x, image, layout = drawn
+        spatial = x.shape[1:] if layout == "NCHW" else x.shape[:2]
+        sizes = self.window_sizes(spatial)
+        if sizes is None:
+            return None
+        kernel, stride, padding, out_spatial = sizes
+        kind = self.rnd.choice(("max", "avg"))
+        stride_text = "" if stride == kernel and self.chance(0.5) else f", stride={stride}"
+        layout_text = ', layout="NCHW"' if layout == "NCHW" else ""
+        text = f"{kind}_pool2d({image}, {kernel}{stride_text}, padding={padding}{layout_text})[0]"
+        shape = (x.shape[0], *out_spatial) if layout == "NCHW" else (*out_spatial, x.shape[2])
+        if kind == "max":  # a window holds at least one element of x: the padding never wins
+            return replace(x, text=text, shape=shape, piecewise=True, atom=True)
+        return replace(x, text=text, shape=shape, lo=min(x.lo, 0.0), hi=max(x.hi, 0.0), exact=False, atom=True)
+
+    def f_global_pool(self, depth: int) -> Val | None:
+        """`global_avg_pool` of a rank-3 value as one image: [1, C] (or [1, 1, 1, C])."""
+        drawn = self.image(depth, channels_static=False)
+        if drawn is None:
+            return None
+        x, image, layout = drawn
+        channel = 0 if layout == "NCHW" else 2
+        keepdims = self.chance(0.3)
+        text = f"global_avg_pool({image}" + (', layout="NCHW"' if layout == "NCHW" else "")
+        text += ", keepdims=true)" if keepdims else ")"
+        c = x.shape[channel]
+        shape = ((1, c, 1, 1) if layout == "NCHW" else (1, 1, 1, c)) if keepdims else (1, c)
+        varies = tuple(d == c and x.varies[channel] and d != 1 for d in shape)
+        return Val(text, shape, x.dtype, x.lo, x.hi, varies=varies)
+
+    def f_batchnorm(self, depth: int) -> Val | None:
+        """`batchnorm` over one axis, its statistics vectors of that axis's size; the
+        variance is a square plus 0.5, away from 0."""
+        x = self.operand(depth, lambda v: v.rank >= 1)
+        if x is None:
+            return None
+        axis = self.rnd.randrange(x.rank)
+        vector = x.shape[axis : axis + 1]
+        vectors = self.values(lambda v: v.dtype == x.dtype and v.shape == vector)
+
+        def statistic() -> Val:
+            if vectors and self.chance(0.7):
+                return self.tame(self.choose(vectors))
+            others = tuple(a for a in range(x.rank) if a != axis)
+            return self.tame(self.reduced(x, "mean", others, False)) if others else x
+
+        mean, var, gamma, beta = (statistic() for _ in range(4))
+        if axis == x.rank - 1 and self.chance(0.5):
+            axis_text = ""
+        else:
+            axis_text = f", axis={axis - x.rank if self.chance(0.3) else axis}"
+        text = f"batchnorm({x.text}, {mean.text}, {var.operand} * {var.operand} + 0.5, {gamma.text}, {beta.text}{axis_text})"
+        bound = (x.mag + mean.mag) / math.sqrt(0.5) * gamma.mag + beta.mag
+        return replace(x, text=text, lo=-bound, hi=bound, exact=False, atom=True)
 
     def iota_shape(self) -> tuple | None:
         """The shape of a value in scope, of static sizes and size names, for an iota."""
