@@ -62,6 +62,16 @@ class GemmNest:
         """The band loops of ``role``, outer to inner (the last one varies fastest)."""
         return [l for l in self.band if self.roles[l] == role]
 
+    def extent(self, role: str) -> int | None:
+        """The product of the trip counts of ``role``'s loops, where all are constants."""
+        total = 1
+        for l in self.loops(role):
+            size = _constant_index(l.ub)
+            if size is None:
+                return None
+            total *= size
+        return total
+
     def along(self, side: str) -> str:
         """Which tile index consecutive addresses of ``side``'s operand follow: ``"k"``
         when the last index of its first load moves with the reduction, else the

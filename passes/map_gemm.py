@@ -23,7 +23,7 @@ from __future__ import annotations
 from xdsl.dialects.builtin import IntegerAttr, IntegerType, StringAttr, i64
 
 from dialects import loop
-from dialects.gemm_nest import BATCH, match
+from dialects.gemm_nest import BATCH, N, match
 from dialects.gpu_mapping import (
     A_ALONG,
     B_ALONG,
@@ -44,6 +44,9 @@ from passes.map_loops import set_mapping
 #: 256 threads of 8 x 8 accumulators for 32 bits; 64-bit accumulators take twice the
 #: registers, so 4 x 4 of them, on a smaller tile that still has 256 threads
 TILES = {32: (128, 128, 8, 8, 8), 64: (64, 64, 8, 4, 4)}
+#: the same for a product of at most 64 columns (a convolution's output channels): a
+#: 128-column tile would compute half of itself past the edge, in the guarded variant
+NARROW_TILES = {32: (256, 64, 8, 8, 8), 64: (64, 64, 8, 4, 4)}
 
 
 def _bits(type_) -> int:
@@ -57,7 +60,9 @@ def map_gemm(kernel: loop.KernelOp) -> bool:
     nest = match(kernel)
     if nest is None:
         return False
-    tm, tn, tk, rm, rn = TILES[_bits(nest.product.results[0].type)]
+    columns = nest.extent(N)
+    table = NARROW_TILES if columns is not None and columns <= 64 else TILES
+    tm, tn, tk, rm, rn = table[_bits(nest.product.results[0].type)]
     attributes = {
         STRATEGY: StringAttr(Strategy.GEMM.value),
         THREADS: IntegerAttr((tm // rm) * (tn // rn), i64),
