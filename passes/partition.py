@@ -182,7 +182,7 @@ class _Analysis:
             axis = op.axis_index
             if any(size in Size.of(d).names for v in (*op.operands, *op.results) if isinstance(d := _dims(v)[axis], str)):
                 raise _Unsplittable(f"{op.name} along axis {axis} needs all of {size}")
-        elif isinstance(op, graph.WindowOp):
+        elif isinstance(op, graph.WindowOp | graph.Conv2DOp | graph.PoolOp):
             spatial = _dims(op.input)[1:-1]
             if any(isinstance(d, str) and size in Size.of(d).names for d in spatial):
                 raise _Unsplittable(f"{op.name} reads windows across {size}, over the edges of a chunk")

@@ -317,8 +317,9 @@ def _matmul_operands(op: Operation) -> tuple:
 def check_matmul(f: GroupFacts) -> str | None:
     """MatMul → EW+: operands read from memory (through index maps at most), every
     other op an elementwise epilogue over the matmul's output elements, or a smaller
-    operand of the epilogue that the kernel computes where it reads it (a batch norm's
-    per-channel scale); every output the size of the matmul's."""
+    value independent of the matmul that the epilogue reads through a broadcast (a
+    batch norm's per-channel scale, also reshaped to [C, 1, 1] for NCHW): the kernel
+    computes it where it reads it. Every output is the size of the matmul's."""
     g = f.g
     matmuls = f.anchors(OpClass.OUT_FUSABLE)
     operand_maps: set[int] = set()
@@ -360,9 +361,9 @@ def check_matmul(f: GroupFacts) -> str | None:
             return _GATHERS_RESULT.format(what="a matmul")
         if cls == OpClass.BROADCAST and from_matmul and g.count(op.operands[0]) != out_count:
             return "matmul result is broadcast in its epilogue"
-        shape = g.shape(op.results[0])
-        if g.count(op.results[0]) != out_count and (from_matmul or not _broadcasts(shape, out_shape)):
-            return f"{name} of shape {_fmt(shape)} is outside the matmul's output space {_fmt(out_shape)}"
+        count = g.count(op.results[0])
+        if count != out_count and (from_matmul or not count < out_count):
+            return f"{name} of shape {_fmt(g.shape(op.results[0]))} is outside the matmul's output space {_fmt(out_shape)}"
         return None
 
     skip = frozenset(matmuls) | operand_maps
