@@ -3,7 +3,9 @@ operands read through index maps (transposed, head-split, batched), epilogues, f
 f64 and wrapping integers (the CUDA simulator in CI; `FUSEC_TEST_GPU=1` on a GPU).
 
 The shapes are small but at least 16 rows and columns, so the tiled variants run
-(fewer take the one-thread-per-element ``direct`` variant)."""
+(fewer take the one-thread-per-element ``direct`` variant). Every program is compiled
+with ``matmul="generated"``: on a GPU with CuPy the cost model gives products this
+small to cuBLAS."""
 
 from __future__ import annotations
 
@@ -37,7 +39,7 @@ def test_variant_follows_the_shape(shape, variant):
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
     c = rng.standard_normal(n).astype(np.float32)
-    program = fusec.compile(LINEAR, target="cuda")
+    program = fusec.compile(LINEAR, target="cuda", matmul="generated")
     got = program.main(a, b, c)
     ad, bd, cd = f64(a, b, c)
     np.testing.assert_allclose(got, np.maximum(ad @ bd + cd, 0), rtol=1e-5, atol=1e-5)
@@ -47,7 +49,7 @@ def test_variant_follows_the_shape(shape, variant):
 
 def test_transposed_operands_are_read_through_their_index_maps():
     source = "fn main(a: f32[K, M], b: f32[N, K]) -> f32[M, N] { return transpose(a, (1, 0)) @ transpose(b, (1, 0)) }"
-    program = fusec.compile(source, target="cuda")
+    program = fusec.compile(source, target="cuda", matmul="generated")
     tiled = program.ir("tiled")
     assert 'gpu.a_along = "m"' in tiled and 'gpu.b_along = "k"' in tiled
     rng = np.random.default_rng(1)
@@ -65,7 +67,7 @@ fn main(q: f32[B, S, 32], k: f32[B, S, 32], w: f32[32, 32]) -> f32[B, 2, S, S] {
     return qh @ transpose(kh, (0, 1, 3, 2))
 }
 """
-    program = fusec.compile(source, target="cuda")
+    program = fusec.compile(source, target="cuda", matmul="generated")
     assert program.ir("tiled").count('gpu.strategy = "gemm"') == 2
     rng = np.random.default_rng(2)
     q, k = (rng.standard_normal((3, 17, 32)).astype(np.float32) for _ in range(2))
@@ -136,7 +138,7 @@ def test_bias_gelu_residual_epilogues_of_an_ffn():
     from tests.samples.reference import SAMPLES
 
     case = SAMPLES["mlp"]  # x + gelu(x @ w1 + b1) @ w2 + b2
-    program = fusec.compile(case.path, target="cuda")
+    program = fusec.compile(case.path, target="cuda", matmul="generated")
     assert program.ir("tiled").count('gpu.strategy = "gemm"') == 2
     inputs = case.make_inputs(np.random.default_rng(4), t=20, d=16, f=40)
     (got,) = program.run("main", [inputs[p.name] for p in program.params("main")])
@@ -148,13 +150,13 @@ def test_bias_gelu_residual_epilogues_of_an_ffn():
 def test_f16_computes_in_f32_and_f64_takes_its_own_tiles():
     rng = np.random.default_rng(5)
     a, b = rng.standard_normal((24, 19)), rng.standard_normal((19, 33))
-    half = fusec.compile("fn main(a: f16[M, K], b: f16[K, N]) -> f16[M, N] { return a @ b }", target="cuda")
+    half = fusec.compile("fn main(a: f16[M, K], b: f16[K, N]) -> f16[M, N] { return a @ b }", target="cuda", matmul="generated")
     a16, b16 = a.astype(np.float16), b.astype(np.float16)
     got = half.main(a16, b16)
     assert got.dtype == np.float16
     want = (a16.astype(np.float32) @ b16.astype(np.float32)).astype(np.float16)
     np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=2e-3, atol=2e-3)
-    double = fusec.compile("fn main(a: f64[M, K], b: f64[K, N]) -> f64[M, N] { return a @ b }", target="cuda")
+    double = fusec.compile("fn main(a: f64[M, K], b: f64[K, N]) -> f64[M, N] { return a @ b }", target="cuda", matmul="generated")
     assert "gpu.tile_m = 64" in double.ir("tiled")
     np.testing.assert_allclose(double.main(a, b), a @ b, rtol=1e-12, atol=1e-12)
 
@@ -169,9 +171,22 @@ def test_integer_matmul_wraps_like_numpy(dtype):
     a = rng.integers(-3, 4, (17, 21), dtype=np_type)
     b = rng.integers(-3, 4, (21, 18), dtype=np_type)
     a[3] = np.iinfo(np_type).max // 3
-    program = fusec.compile(f"fn main(a: {dtype}[M, K], b: {dtype}[K, N]) -> {dtype}[M, N] {{ return a @ b }}", target="cuda")
+    program = fusec.compile(f"fn main(a: {dtype}[M, K], b: {dtype}[K, N]) -> {dtype}[M, N] {{ return a @ b }}", target="cuda", matmul="generated")
     with np.errstate(over="ignore"):
         want = a @ b
     got = program.main(a, b)
     np.testing.assert_array_equal(got, want)
     assert (got[3] != (a[3].astype(object) @ b.astype(object))).any()  # it did wrap
+
+
+def test_at_most_64_columns_take_a_64_column_tile():
+    """A convolution's product has as many columns as output channels, often 64: a
+    256 x 64 tile covers it whole (a 128-column tile would compute half of itself past
+    the edge, in the guarded variant)."""
+    program = fusec.compile("fn main(a: f32[M, 16], b: f32[16, 64]) -> f32[M, 64] { return a @ b }",
+                            target="cuda", matmul="generated")
+    assert "gpu.tile_m = 256" in program.ir("tiled") and "gpu.tile_n = 64" in program.ir("tiled")
+    rng = np.random.default_rng(7)
+    a, b = rng.standard_normal((256, 16)).astype(np.float32), rng.standard_normal((16, 64)).astype(np.float32)
+    np.testing.assert_allclose(program.main(a, b), f64(a)[0] @ f64(b)[0], rtol=1e-5, atol=1e-5)
+    assert launch_of(program).variant == "exact"
