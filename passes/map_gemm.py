@@ -44,9 +44,18 @@ from passes.map_loops import set_mapping
 #: 256 threads of 8 x 8 accumulators for 32 bits; 64-bit accumulators take twice the
 #: registers, so 4 x 4 of them, on a smaller tile that still has 256 threads
 TILES = {32: (128, 128, 8, 8, 8), 64: (64, 64, 8, 4, 4)}
-#: the same for a product of at most 64 columns (a convolution's output channels): a
-#: 128-column tile would compute half of itself past the edge, in the guarded variant
-NARROW_TILES = {32: (256, 64, 8, 8, 8), 64: (64, 64, 8, 4, 4)}
+#: the same for a product of at most 64 (32) columns, a convolution's output channels:
+#: a wider tile would compute the rest of itself past the edge, in the guarded variant
+NARROW_TILES = {32: {32: (256, 32, 8, 8, 4), 64: (256, 64, 8, 8, 8)}, 64: {}}
+
+
+def tiles_for(bits: int, columns: int | None) -> tuple[int, int, int, int, int]:
+    """The tiles of a product of elements of ``bits`` with ``columns`` columns (None:
+    not known when compiling)."""
+    for width, tile in sorted(NARROW_TILES[bits].items()):
+        if columns is not None and columns <= width:
+            return tile
+    return TILES[bits]
 
 
 def _bits(type_) -> int:
@@ -60,9 +69,7 @@ def map_gemm(kernel: loop.KernelOp) -> bool:
     nest = match(kernel)
     if nest is None:
         return False
-    columns = nest.extent(N)
-    table = NARROW_TILES if columns is not None and columns <= 64 else TILES
-    tm, tn, tk, rm, rn = table[_bits(nest.product.results[0].type)]
+    tm, tn, tk, rm, rn = tiles_for(_bits(nest.product.results[0].type), nest.extent(N))
     attributes = {
         STRATEGY: StringAttr(Strategy.GEMM.value),
         THREADS: IntegerAttr((tm // rm) * (tn // rn), i64),

@@ -25,7 +25,8 @@ launch parameters, and its loops get ``map(blocks)``, ``map(threads)`` or
   per thread (the runtime picks by the row's length at launch).
 - ``threads``: one thread per iteration of the outer band, the loops inside serial,
   for nests whose inner reductions walk a buffer along the outer index (a column sum,
-  a matmul's ``B[k, j]``): adjacent threads then read adjacent elements.
+  a matmul's ``B[k, j]``, a pool's window of channels-last pixels): adjacent threads
+  then read adjacent elements.
 - ``split``: a reduction of a whole tensor (the kernel's one loop is a ``loop.reduce``):
   a nest of reductions (of one combiner) keeps two levels, the outer over the grid's
   blocks (``map(blocks)``), the inner over a block's threads, so warps read rows
@@ -82,14 +83,21 @@ def _touches_no_memory(op: Operation) -> bool:
     return not op.regions and not isinstance(op, loop.LoadOp | loop.StoreOp | loop.ScratchOp)
 
 
+def _only_reductions(reduce: loop.ReduceOp) -> bool:
+    """Whether the loops inside ``reduce`` are reductions nested in it (a pool's window:
+    a reduction over its rows, each over its columns), with no other loop."""
+    return all(isinstance(r, loop.ReduceOp) and _only_reductions(r) for r in loops_in(reduce.body.block))
+
+
 def _reads_along(block: Block, ivs: set[SSAValue]) -> bool:
-    """Whether every reduction in ``block`` reads a buffer whose fastest index is one
-    of ``ivs`` (the outer loops' indices), so threads over ``ivs`` read contiguously."""
+    """Whether every reduction in ``block`` (and every one nested in it) reads a buffer
+    whose fastest index is one of ``ivs`` (the outer loops' indices), so threads over
+    ``ivs`` read contiguously."""
     reduces = loops_in(block)
-    if not reduces or not all(isinstance(r, loop.ReduceOp) and not contains_loops(r) for r in reduces):
+    if not reduces or not all(isinstance(r, loop.ReduceOp) and _only_reductions(r) for r in reduces):
         return False
     for r in reduces:
-        loads = [o for o in r.body.block.ops if isinstance(o, loop.LoadOp) and o.indices]
+        loads = [o for o in r.walk() if isinstance(o, loop.LoadOp) and o.indices]
         if not any(o.indices[-1] in ivs for o in loads):
             return False
     return True

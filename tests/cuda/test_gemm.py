@@ -179,14 +179,15 @@ def test_integer_matmul_wraps_like_numpy(dtype):
     assert (got[3] != (a[3].astype(object) @ b.astype(object))).any()  # it did wrap
 
 
-def test_at_most_64_columns_take_a_64_column_tile():
-    """A convolution's product has as many columns as output channels, often 64: a
-    256 x 64 tile covers it whole (a 128-column tile would compute half of itself past
-    the edge, in the guarded variant)."""
-    program = fusec.compile("fn main(a: f32[M, 16], b: f32[16, 64]) -> f32[M, 64] { return a @ b }",
-                            target="cuda", matmul="generated")
-    assert "gpu.tile_m = 256" in program.ir("tiled") and "gpu.tile_n = 64" in program.ir("tiled")
+@pytest.mark.parametrize("columns", [64, 32])
+def test_few_columns_take_a_narrow_tile(columns):
+    """A convolution's product has as many columns as output channels, often 64 or 32:
+    a 256 x 64 (or 256 x 32) tile covers it whole (a 128-column tile would compute the
+    rest of itself past the edge, in the guarded variant)."""
+    source = f"fn main(a: f32[M, 16], b: f32[16, {columns}]) -> f32[M, {columns}] {{ return a @ b }}"
+    program = fusec.compile(source, target="cuda", matmul="generated")
+    assert "gpu.tile_m = 256" in program.ir("tiled") and f"gpu.tile_n = {columns}" in program.ir("tiled")
     rng = np.random.default_rng(7)
-    a, b = rng.standard_normal((256, 16)).astype(np.float32), rng.standard_normal((16, 64)).astype(np.float32)
+    a, b = rng.standard_normal((256, 16)).astype(np.float32), rng.standard_normal((16, columns)).astype(np.float32)
     np.testing.assert_allclose(program.main(a, b), f64(a)[0] @ f64(b)[0], rtol=1e-5, atol=1e-5)
     assert launch_of(program).variant == "exact"
