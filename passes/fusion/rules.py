@@ -27,6 +27,7 @@ candidate pairs in order of the cost model's saving.
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -317,9 +318,10 @@ def _matmul_operands(op: Operation) -> tuple:
 def check_matmul(f: GroupFacts) -> str | None:
     """MatMul → EW+: operands read from memory (through index maps at most), every
     other op an elementwise epilogue over the matmul's output elements, or a smaller
-    value independent of the matmul that the epilogue reads through a broadcast (a
-    batch norm's per-channel scale, also reshaped to [C, 1, 1] for NCHW): the kernel
-    computes it where it reads it. Every output is the size of the matmul's."""
+    value independent of the matmul, of sizes of the output's (``_within``), that the
+    epilogue reads through a broadcast (a batch norm's per-channel scale, also reshaped
+    to [C, 1, 1] for NCHW): the kernel computes it where it reads it. Every output is
+    the size of the matmul's."""
     g = f.g
     matmuls = f.anchors(OpClass.OUT_FUSABLE)
     operand_maps: set[int] = set()
@@ -361,9 +363,9 @@ def check_matmul(f: GroupFacts) -> str | None:
             return _GATHERS_RESULT.format(what="a matmul")
         if cls == OpClass.BROADCAST and from_matmul and g.count(op.operands[0]) != out_count:
             return "matmul result is broadcast in its epilogue"
-        count = g.count(op.results[0])
-        if count != out_count and (from_matmul or not count < out_count):
-            return f"{name} of shape {_fmt(g.shape(op.results[0]))} is outside the matmul's output space {_fmt(out_shape)}"
+        shape = g.shape(op.results[0])
+        if g.count(op.results[0]) != out_count and (from_matmul or not _within(shape, out_shape)):
+            return f"{name} of shape {_fmt(shape)} is outside the matmul's output space {_fmt(out_shape)}"
         return None
 
     skip = frozenset(matmuls) | operand_maps
@@ -429,9 +431,13 @@ def check_attention(f: GroupFacts) -> str | None:
     return None
 
 
-def _broadcasts(shape: Shape, full: Shape) -> bool:
-    """Whether ``shape`` broadcasts to ``full`` (NumPy's rule, from the last axis)."""
-    return len(shape) <= len(full) and all(d in (1, e) for d, e in zip(_pad(shape, len(full)), full))
+def _within(shape: Shape, full: Shape) -> bool:
+    """Whether the sizes of ``shape`` other than 1 are sizes of ``full``, each at most
+    once: a value of ``shape`` broadcast along the other axes, in any order of them (a
+    channel vector as [C] for NHWC, [C, 1, 1] for NCHW), covers ``full``."""
+    rest = Counter(full)
+    rest.subtract(d for d in shape if d != 1)
+    return all(n >= 0 for n in rest.values())
 
 
 def _broadcast_into(g: FuncGraph, op: Operation, full: Shape, outputs: set[SSAValue]) -> bool:
@@ -439,7 +445,10 @@ def _broadcast_into(g: FuncGraph, op: Operation, full: Shape, outputs: set[SSAVa
     (a causal mask from iotas: ``iota((S, S), 0) >= iota((S, S), 1)``): its shape
     broadcasts to ``full``, and its value reaches no output of the group, so the kernel
     computes it at each score's index, where a broadcast reads it."""
-    return _broadcasts(g.shape(op.results[0]), full) and not any(v in outputs for v in op.results)
+    shape = g.shape(op.results[0])
+    if len(shape) > len(full) or any(d not in (1, e) for d, e in zip(_pad(shape, len(full)), full)):
+        return False
+    return not any(v in outputs for v in op.results)
 
 
 def check_opaque(f: GroupFacts) -> str | None:

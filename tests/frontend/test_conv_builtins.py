@@ -208,3 +208,24 @@ def test_conv_batchnorm_relu(target):
         assert any(op.name == "graph.relu" for op in conv.walk())
     want = np.maximum(batchnorm(conv2d(x, w, low=(1, 1), high=(1, 1)), m, v, g, b, 1e-5, -1), 0)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_conv_batchnorm_relu_nchw_is_one_kernel():
+    """In NCHW the batch norm's vectors reach the convolution's epilogue reshaped to
+    [C, 1, 1] and its output through a transpose: still one kernel, the vectors computed
+    where the epilogue reads them (sizes bound, so a launch costs more than that)."""
+    source = """
+    fn main(x: f32[2, 4, 6, 6], w: f32[8, 4, 3, 3], m: f32[8], v: f32[8], g: f32[8], b: f32[8]) -> f32[2, 8, 6, 6] {
+        return relu(batchnorm(conv2d(x, w, padding=1, layout="NCHW"), m, v, g, b, axis=1))
+    }
+    """
+    rng = np.random.default_rng(7)
+    x, w = _normal(rng, (2, 6, 6, 4)), _normal(rng, (3, 3, 4, 8))
+    m, g, b = _normal(rng, (3, 8))
+    v = rng.uniform(0.5, 2.0, 8).astype(np.float32)
+    program = fusec.compile(source, target="cpu")
+    assert_kernel_count(program.compilation("main").stage("fused"), 1, entry="main")
+    (got,) = _results(program, nchw(x), oihw(w), m, v, g, b)
+    y = nchw(conv2d(x, w, low=(1, 1), high=(1, 1)))
+    want = np.maximum(batchnorm(y, m, v, g, b, 1e-5, 1), 0)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
