@@ -331,7 +331,10 @@ def t_conv_bn_relu_pool(x, w, mean, var, gamma, beta):
 def conv_workloads(quick: bool):
     """(name, sample, torch reference, NHWC/HWIO shapes by parameter, FLOPs)."""
     n = 4 if quick else 32
-    stats = lambda c, k="": {f"{p}{k}": (c,) for p in ("mean", "var", "gamma", "beta")}  # noqa: E731
+
+    def stats(c: int, k: str = "") -> dict[str, tuple[int, ...]]:
+        return {f"{p}{k}": (c,) for p in ("mean", "var", "gamma", "beta")}
+
     block = {"x": (n, 56, 56, 64), "w1": (3, 3, 64, 64), **stats(64, "1"), "w2": (3, 3, 64, 64), **stats(64, "2")}
     chain = {"x": (n, 112, 112, 3), "w": (3, 3, 3, 32), **stats(32)}
     return [
