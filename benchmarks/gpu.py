@@ -214,6 +214,17 @@ def copy_bandwidth() -> float:
     return 2 * x.numel() * 4 / (ms * 1e-3)
 
 
+def torch_ms(reference, inputs, compile_too: bool) -> tuple[float, float]:
+    """Median ms of ``reference`` on ``inputs`` in torch eager and under torch.compile
+    (NaN when ``compile_too`` is off)."""
+    eager = bench_ms(lambda: reference(*inputs))
+    if not compile_too:
+        return eager, float("nan")
+    compiled = torch.compile(reference)
+    compiled(*inputs)
+    return eager, bench_ms(lambda: compiled(*inputs))
+
+
 def fusec_runner(program, entry: str, inputs, outputs):
     exe = program.executable(entry)
     return lambda: exe.run(entry, inputs, out=outputs)
@@ -288,12 +299,7 @@ def matmul_table(args, bandwidth: float) -> str:
         expected = reference(*inputs)
         nbytes = sum(t.numel() * 4 for t in inputs) + expected.numel() * 4
         floor = max(flops / rate, nbytes / bandwidth) * 1e3
-        eager = bench_ms(lambda: reference(*inputs))
-        compiled_ms = float("nan")
-        if not args.no_compile:
-            compiled = torch.compile(reference)
-            compiled(*inputs)
-            compiled_ms = bench_ms(lambda: compiled(*inputs))
+        eager, compiled_ms = torch_ms(reference, inputs, not args.no_compile)
         other = "; ".join(f"{label} {bench_ms(lambda f=f: f(*inputs)):.3f}" for label, f in others.items()) or "-"
         variants = [("fused", {}), ("generated", {"matmul": "generated"}), ("unfused", {"fuse": False})]
         row = {"generated": float("nan")}
@@ -387,12 +393,7 @@ def conv_table(args, bandwidth: float) -> str:
         expected = reference(*theirs).permute(0, 2, 3, 1)
         nbytes = sum(t.numel() * 4 for t in ours) + expected.numel() * 4
         floor = max(flops / rate, nbytes / bandwidth) * 1e3
-        eager = bench_ms(lambda: reference(*theirs))
-        compiled_ms = float("nan")
-        if not args.no_compile:
-            compiled = torch.compile(reference)
-            compiled(*theirs)
-            compiled_ms = bench_ms(lambda: compiled(*theirs))
+        eager, compiled_ms = torch_ms(reference, theirs, not args.no_compile)
         row, kernels = {}, 0
         for label, options in (("fused", {}), ("library", {"matmul": "library"}), ("unfused", {"fuse": False})):
             program = fusec.compile(SAMPLES / sample, target="cuda", **options)
@@ -434,13 +435,7 @@ def main(argv=None) -> int:
         expected = reference(*inputs)
         nbytes = sum(t.numel() * t.element_size() for t in inputs) + expected.numel() * expected.element_size()
         floor = nbytes / bandwidth * 1e3
-        eager = bench_ms(lambda: reference(*inputs))
-        if args.no_compile:
-            compiled_ms = float("nan")
-        else:
-            compiled = torch.compile(reference)
-            compiled(*inputs)
-            compiled_ms = bench_ms(lambda: compiled(*inputs))
+        eager, compiled_ms = torch_ms(reference, inputs, not args.no_compile)
         row = {}
         for label, fuse in (("fused", True), ("unfused", False)):
             program = fusec.compile(program_source, target="cuda", fuse=fuse)

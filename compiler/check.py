@@ -878,43 +878,40 @@ class _Checker:
         return ty
 
     def _norm_rule(self, call, builtin, args) -> _Ty:
+        x, ty = self._normed(call, builtin, args)
+        want = TensorTy(ty.dtype, ty.shape[-1:])
+        scales = self._vectors(builtin, args, want, f"the last axis of x: {ty}")
+        call.info = NormInfo((x, *(args.exprs[n] for n in scales)), builtin.name, args.attrs["eps"])
+        return ty
+
+    def _batchnorm_rule(self, call, builtin, args) -> _Ty:
+        x, ty = self._normed(call, builtin, args)
+        (axis,) = _normalize_axes(args.spans["axis"], builtin.name, (args.attrs["axis"],), ty)
+        want = TensorTy(ty.dtype, (ty.shape[axis],))
+        statistics = self._vectors(builtin, args, want, f"axis {axis} of x: {ty}")
+        call.info = BatchNormInfo((x, *(args.exprs[n] for n in statistics)), args.attrs["eps"], axis)
+        return ty
+
+    def _normed(self, call, builtin, args) -> tuple[ast.Expr, TensorTy]:
+        """A norm's x, of a float dtype and rank 1 or more, and its type; its eps checked
+        against x's range (eps meets x)."""
         x = args.exprs["x"]
         ty = self._strong(x)
         _require(call.span, builtin.name, ty.dtype, builtin.need)
         if ty.rank == 0:
             raise _Reject(call.span, f"{builtin.name} needs a tensor of rank 1 or more, got {ty}")
-        want = TensorTy(ty.dtype, ty.shape[-1:])
-        scales = [p.name for p in builtin.params[1:] if p.kind is Arg.TENSOR]
-        for name in scales:
-            got = self._strong(args.exprs[name])
-            if got != want:
-                raise _Reject(
-                    args.spans[name],
-                    f"{builtin.name}: {name} has type {got}, but must be {want}, the last axis of x: {ty}",
-                )
-        _check_range(args.spans["eps"], args.attrs["eps"], ty.dtype)  # eps meets x: x's range
-        call.info = NormInfo((x, *(args.exprs[n] for n in scales)), builtin.name, args.attrs["eps"])
-        return ty
-
-    def _batchnorm_rule(self, call, builtin, args) -> _Ty:
-        x = args.exprs["x"]
-        ty = self._strong(x)
-        _require(call.span, builtin.name, ty.dtype, builtin.need)
-        if ty.rank == 0:
-            raise _Reject(call.span, f"batchnorm needs a tensor of rank 1 or more, got {ty}")
-        (axis,) = _normalize_axes(args.spans["axis"], builtin.name, (args.attrs["axis"],), ty)
-        want = TensorTy(ty.dtype, (ty.shape[axis],))
-        statistics = [p.name for p in builtin.params[1:] if p.kind is Arg.TENSOR]
-        for name in statistics:
-            got = self._strong(args.exprs[name])
-            if got != want:
-                raise _Reject(
-                    args.spans[name],
-                    f"batchnorm: {name} has type {got}, but must be {want}, axis {axis} of x: {ty}",
-                )
         _check_range(args.spans["eps"], args.attrs["eps"], ty.dtype)
-        call.info = BatchNormInfo((x, *(args.exprs[n] for n in statistics)), args.attrs["eps"], axis)
-        return ty
+        return x, ty
+
+    def _vectors(self, builtin, args, want: TensorTy, where: str) -> list[str]:
+        """The names of a norm's tensor parameters after x, each of type ``want``
+        (``where``: which axis of x that is)."""
+        names = [p.name for p in builtin.params[1:] if p.kind is Arg.TENSOR]
+        for name in names:
+            got = self._strong(args.exprs[name])
+            if got != want:
+                raise _Reject(args.spans[name], f"{builtin.name}: {name} has type {got}, but must be {want}, {where}")
+        return names
 
     def _conv2d_rule(self, call, builtin, args) -> _Ty:
         """x [N, H, W, C] and w [KH, KW, C/groups, O] (NHWC; NCHW's are permuted to these)
