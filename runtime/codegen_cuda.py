@@ -736,8 +736,12 @@ class SizesSource(ScalarSource):
 
     def launch_sizes(self) -> str:
         """What ``sizes`` returns: the outer loop's trip count, the ``threads`` loops'
-        trip counts, the temporaries' shapes."""
+        trip counts, the temporaries' shapes. An ``elementwise`` kernel of one loop,
+        mapped ``threads``, has no outer loop: the grid's x axis covers it (a y axis
+        over its trip count would run every block that many times)."""
         outer = outer_loop(self.kernel)
+        if outer is not None and strategy_of(self.kernel) == Strategy.ELEMENTWISE and outer.mapping == loop.MapKind.THREADS:
+            outer = None
         counts = [self.count(op) for op in thread_loops(self.kernel)]
         shapes = [self.shape(s) for s in scratches(self.kernel)]
         return (
