@@ -9,10 +9,7 @@ launch parameters, and its loops get ``map(blocks)``, ``map(threads)`` or
   loop is mapped ``threads``: each thread takes ``gpu.per_thread`` elements strided
   by the block size, so a warp's accesses stay contiguous, and issues all its loads
   before any store (kernel arguments may alias, so the compiler would not reorder
-  them; notes/gpu.md measured 0.74 -> 0.96 of the copy floor from this alone). An
-  innermost loop of a known size below a block's share (``gpu.threads`` x
-  ``gpu.per_thread``: the 64 channels of an NHWC image) joins the collapse, and the
-  one loop left is mapped ``threads``.
+  them; notes/gpu.md measured 0.74 -> 0.96 of the copy floor from this alone).
 - ``rows``: a parallel nest whose body holds loops (a softmax, a layernorm, a row
   sum). The outer band is collapsed and mapped ``blocks``, one block per row; the
   first parallel or reduction loops inside it are mapped ``threads`` (the block's
@@ -301,12 +298,6 @@ def _set_launch(kernel: loop.KernelOp, strategy: Strategy, element_bits: int) ->
     kernel.attributes[PER_THREAD] = IntegerAttr(per_thread, i64)
 
 
-def _int(kernel: loop.KernelOp, name: str) -> int:
-    attr = kernel.attributes[name]
-    assert isinstance(attr, IntegerAttr)
-    return attr.value.data
-
-
 def _is_attention(kernel: loop.KernelOp) -> bool:
     kind = kernel.attributes.get("kind")
     return isinstance(kind, StringAttr) and kind.data == "attention"
@@ -347,13 +338,7 @@ def map_kernel_gpu(kernel: loop.KernelOp) -> Strategy:
         return strategy
     (nest,) = loops_in(kernel.body.block)
     assert isinstance(nest, loop.ParallelOp)
-    # the innermost loop of an elementwise nest stays out of the collapse, one row per
-    # block, unless a row is shorter than a block's share (a channels-last image of 64
-    # channels): then the whole nest is one loop, or most of each block would idle
-    band = perfect_band(nest)
-    row = constant_index(band[-1].ub) if strategy == Strategy.ELEMENTWISE and len(band) > 1 else None
-    share = _int(kernel, THREADS) * _int(kernel, PER_THREAD)
-    outer = collapse(nest, keep_innermost=row is None or row >= share)
+    outer = collapse(nest)  # the innermost loop of an elementwise nest stays out of it
     inner = loops_in(outer.body.block)
     if strategy == Strategy.ELEMENTWISE and inner and contains_loops(inner[0]):
         strategy = Strategy.ROWS  # a band collapse could not merge: its last loop shares a block

@@ -94,12 +94,11 @@ def _defined_outside(value: SSAValue, op: Operation) -> bool:
     return True
 
 
-def collapse(outer: loop.ParallelOp, keep_innermost: bool = True) -> loop.ParallelOp:
+def collapse(outer: loop.ParallelOp) -> loop.ParallelOp:
     """Merges the perfectly nested outer parallel loops of ``outer``'s nest into one
-    (keeping the innermost loop of the nest out of it, unless ``keep_innermost`` is
-    off); returns the new outer loop."""
+    (keeping the innermost loop of the nest out of it); returns the new outer loop."""
     band = perfect_band(outer)
-    if keep_innermost and not contains_loops(band[-1]):
+    if not contains_loops(band[-1]):
         band = band[:-1]
     if len(band) < 2:
         return outer
