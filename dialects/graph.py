@@ -1261,10 +1261,8 @@ class WindowOp(IRDLOperation):
         if len(shape) < 3:
             raise VerifyException("window needs an image [N, spatial.., C] of rank 3 or more")
         _verify_window_params(self, len(shape) - 2, ("window", "strides", "dilations", "low", "high"))
-        expected = tensor_type(
-            dtype_of(self.input.type),
-            window_shape(shape, *(getattr(self, n).get_values() for n in ("window", "strides", "dilations", "low", "high"))),
-        )
+        params = (getattr(self, n).get_values() for n in ("window", "strides", "dilations", "low", "high"))
+        expected = tensor_type(dtype_of(self.input.type), window_shape(shape, *params))
         if self.result.type != expected:
             raise VerifyException(f"result type {self.result.type} should be {expected}")
 
@@ -1402,7 +1400,8 @@ class PoolOp(IRDLOperation):
             raise VerifyException(f"{self.kind.data} pool does not take {dtype_of(self.input.type)}")
         _verify_window_params(self, 2, ("window", "strides", "low", "high"))
         window = self.window.get_values()
-        windows = window_shape(shape, window, self.strides.get_values(), (1, 1), self.low.get_values(), self.high.get_values())
+        strides, low, high = self.strides.get_values(), self.low.get_values(), self.high.get_values()
+        windows = window_shape(shape, window, strides, (1, 1), low, high)
         expected = tensor_type(dtype_of(self.input.type), (*windows[:3], windows[-1]))
         if self.result.type != expected:
             raise VerifyException(f"result type {self.result.type} should be {expected}")

@@ -263,7 +263,8 @@ class DecomposeComposite(RewritePattern):
     var(x, a) = sum(c*c, a) / max(n - ddof, 0), c = x - mean(x, a); std(x, a) = sqrt(var(x, a));
     batchnorm(x) = (x - mean) * gamma / sqrt(var + eps) + beta per channel;
     conv2d(x, w) = matmul(windows(x), w), both reshaped to [.., K]; max_pool(x) =
-    max(windows(x), taps), avg_pool(x) = mean(windows(x), taps); and each elementwise composite (gelu, silu, sigmoid, softplus, clip, ...) is its
+    max(windows(x), taps), avg_pool(x) = mean(windows(x), taps); and each elementwise
+    composite (gelu, silu, sigmoid, softplus, clip, ...) is its
     entry's expansion in ``dialects.elementwise``."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
