@@ -349,11 +349,11 @@ def conv_table(runs: int) -> str:
     ]
     for label, sample, dims, flops in CONV_WORKLOADS:
         path = ROOT / "samples" / sample
-        row = {}
+        row, arrays = {}, None
         for name, options in (("fused", {}), ("library", {"matmul": "library"}), ("generated", {"matmul": "generated"}),
                               ("unfused", {"fuse": False})):
             program = fusec.compile(path, target="cpu", **options)
-            arrays = draw_inputs(program.params("main"), {}, dims, 0, "main")
+            arrays = arrays or draw_inputs(program.params("main"), {}, dims, 0, "main")
             row[name] = median_ms(lambda: program.main(*arrays), runs)
         floor = flops / rate * 1e3
         try:

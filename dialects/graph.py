@@ -1341,6 +1341,14 @@ class Conv2DOp(IRDLOperation):
             raise VerifyException(f"result shape should be {format_shape(expected)}")
 
 
+def pool_shape(
+    shape: Shape, window: Sequence[int], strides: Sequence[int], low: Sequence[int], high: Sequence[int]
+) -> Shape:
+    """``[N, OH, OW, C]`` of ``graph.pool`` over ``[N, H, W, C]``."""
+    windows = window_shape(shape, window, strides, (1,) * len(window), low, high)
+    return (*windows[:3], windows[-1])
+
+
 class PoolKind(StrEnum):
     MAX = "max"
     AVG = "avg"
@@ -1375,10 +1383,9 @@ class PoolOp(IRDLOperation):
         low: Sequence[int], high: Sequence[int],
     ):  # fmt: skip
         input = SSAValue.get(input)
-        windows = window_shape(shape_of(input.type), window, strides, (1,) * len(window), low, high)
         super().__init__(
             operands=[input],
-            result_types=[tensor_type(dtype_of(input.type), (*windows[:3], windows[-1]))],
+            result_types=[tensor_type(dtype_of(input.type), pool_shape(shape_of(input.type), window, strides, low, high))],
             properties={
                 "kind": StringAttr(PoolKind(kind).value), "window": _dense(window), "strides": _dense(strides),
                 "low": _dense(low), "high": _dense(high),
@@ -1401,8 +1408,7 @@ class PoolOp(IRDLOperation):
         _verify_window_params(self, 2, ("window", "strides", "low", "high"))
         window = self.window.get_values()
         strides, low, high = self.strides.get_values(), self.low.get_values(), self.high.get_values()
-        windows = window_shape(shape, window, strides, (1, 1), low, high)
-        expected = tensor_type(dtype_of(self.input.type), (*windows[:3], windows[-1]))
+        expected = tensor_type(dtype_of(self.input.type), pool_shape(shape, window, strides, low, high))
         if self.result.type != expected:
             raise VerifyException(f"result type {self.result.type} should be {expected}")
 

@@ -195,7 +195,6 @@ def _read_hex_float_literals_as_bits() -> None:
 
     to_type.reads_hex_bits = True
     element.to_type = to_type
-    _float_attr_reads_hex_bits()
 
 
 def _float_attr_reads_hex_bits() -> None:
@@ -218,3 +217,4 @@ def _float_attr_reads_hex_bits() -> None:
 
 
 _read_hex_float_literals_as_bits()
+_float_attr_reads_hex_bits()

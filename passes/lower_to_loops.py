@@ -644,18 +644,14 @@ def _constant_scalar(value: SSAValue) -> float | int | None:
 def _int_power(e: _KernelEmitter, x: SSAValue, n: int) -> SSAValue:
     """x ** n for n >= 1 by square-and-multiply: integer powers are multiplies."""
     b = _ScalarBuilder(e)
-
-    def mul(p: SSAValue, q: SSAValue) -> SSAValue:
-        return b("mul", p, q)
-
     result = None
     base = x
     while n:
         if n & 1:
-            result = base if result is None else mul(result, base)
+            result = base if result is None else b("mul", result, base)
         n >>= 1
         if n:
-            base = mul(base, base)
+            base = b("mul", base, base)
     assert result is not None
     return result
 

@@ -328,11 +328,11 @@ def _pool(op: graph.PoolOp, args, frame):
     (x,) = args
     window, strides, low, high = _window_params(op, "window", "strides", "low", "high")
     shape = frame.resolve(op.result.type)
-    if op.pool_kind == graph.PoolKind.MAX:
-        least = -np.inf if np.issubdtype(x.dtype, np.floating) else np.iinfo(x.dtype).min
-        parts = [p for _, p in _taps(_padded(x, low, high, least), shape[1:3], window, strides, (1, 1))]
+    largest = op.pool_kind == graph.PoolKind.MAX
+    fill = (-np.inf if np.issubdtype(x.dtype, np.floating) else np.iinfo(x.dtype).min) if largest else 0
+    parts = [p for _, p in _taps(_padded(x, low, high, fill), shape[1:3], window, strides, (1, 1))]
+    if largest:
         return np.maximum.reduce(parts)  # NaN propagates, as max does
-    parts = [p for _, p in _taps(_padded(x, low, high, 0), shape[1:3], window, strides, (1, 1))]
     return np.add.reduce(parts) / x.dtype.type(len(parts))
 
 
