@@ -17,7 +17,7 @@ The small table times the workloads on [4, 8] to [64, 64], where a call is
 microseconds and fusec's own work per call (binding arguments, allocating results)
 shows: its "overhead" column is the fused call less the time its kernels took inside
 it (the executor's profile). The latency table times softmax from 32 elements to 16M,
-with the fused kernel's two variants alone (``runtime/cpu_threads.py``): serial,
+with the fused kernel's two variants alone (``runtime/cpu/threads.py``): serial,
 parallel back to back, and parallel after a millisecond idle, when the pool's threads
 sleep; where the serial variant stops winning is the threshold between them.
 """
@@ -200,7 +200,7 @@ LATENCY_SHAPES = [(4, 8), (8, 16), (16, 32), (32, 64), (64, 128), (128, 256), (2
 def latency_table() -> str:
     """Softmax rows from 32 elements to 16M: NumPy, fused, unfused, and the fused
     kernel's variants alone."""
-    from runtime.loop_work import work_counter
+    from runtime.cpu.loop_work import work_counter
 
     rng = np.random.default_rng(0)
     fused = fusec.compile(ROOT / "samples" / "softmax.tdsl", target="cpu")

@@ -11,8 +11,8 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
-from compiler.diagnostics import decode_source
-from compiler.irgen import source_to_module
+from compiler.frontend.diagnostics import decode_source
+from compiler.frontend.irgen import source_to_module
 from compiler.stages import MATMUL_STRATEGIES, STAGES, Compilation, Options
 from dialects.tensor_types import dtype_of, shape_of
 from runtime.errors import InputError
@@ -31,7 +31,7 @@ def resolve_target(target: str) -> str:
     CUDA simulator when NUMBA_ENABLE_CUDASIM=1 (see `Program.executable`)."""
     if target not in TARGETS:
         raise InputError(f"unknown target {target!r}: choose one of {', '.join(TARGETS)}")
-    from runtime import device
+    from runtime.cuda import device
 
     if target != "auto":
         return target
@@ -200,7 +200,7 @@ class Program:
         if checked is None:
             bind_sizes(self.params(name), arrays, name)
             if self.target == "numpy":
-                from runtime.reference import evaluate
+                from runtime.reference.interpreter import evaluate
 
                 return evaluate(self.graph, name, arrays)
             executable = self.executable(name)
@@ -220,8 +220,8 @@ class Program:
         {kernel: (Tuning, seconds)}."""
         if self.target != "cuda":
             raise TargetError(f"autotuning tunes GPU kernels; this program's target is {self.target}")
-        from runtime.autotune import autotune
-        from runtime.device import cuda_module
+        from runtime.cuda.autotune import autotune
+        from runtime.cuda.device import cuda_module
 
         arrays = [self._argument(a) for a in arrays]
         bind_sizes(self.params(name), arrays, name)
@@ -233,7 +233,7 @@ class Program:
 
     def _argument(self, array):
         if self.target == "cuda":
-            from runtime import device
+            from runtime.cuda import device
 
             if device.is_on_device(array):
                 return device.as_device_array(array)
@@ -245,14 +245,14 @@ class Program:
         key = compilation.options
         if key not in self._executables:
             if self.target == "cuda":
-                from runtime import device
-                from runtime.cuda_executor import CudaProgram
+                from runtime.cuda import device
+                from runtime.cuda.executor import CudaProgram
 
                 if not device.cuda_runnable():
                     raise TargetError(f"--target cuda: {device.cuda_unavailable_reason()}")
                 self._executables[key] = CudaProgram(compilation.stage("tiled"))
             else:
-                from runtime.executor import CompiledProgram
+                from runtime.cpu.executor import CompiledProgram
 
                 self._executables[key] = CompiledProgram(compilation.stage("tiled"), target=self.target)
         return self._executables[key]

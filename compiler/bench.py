@@ -10,8 +10,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from passes.split_library import PART_WORDS
-from runtime.reference import evaluate
+from passes.split_library_groups import PART_WORDS
+from runtime.reference.interpreter import evaluate
 
 #: timing stops after this many runs, or once a variant has taken this long
 MAX_RUNS, BUDGET_S = 50, 2.0
@@ -48,7 +48,7 @@ def _runner(program, entry: str, arrays: Sequence[np.ndarray]) -> Callable[[], o
     and from the host are not the program's time) and waiting for the kernels."""
     if program.target != "cuda":
         return lambda: program.run(entry, arrays)
-    from runtime.device import cuda_module
+    from runtime.cuda.device import cuda_module
 
     cuda = cuda_module()
     device = [cuda.to_device(a) for a in arrays]
@@ -65,7 +65,7 @@ def measure_kernels(executable, entry: str, arrays: Sequence[np.ndarray], runs: 
     On the GPU the inputs are put on the device first, and a few warm-up calls bring
     the clocks up from idle."""
     if getattr(executable, "target", "cpu") == "cuda":
-        from runtime.device import cuda_module
+        from runtime.cuda.device import cuda_module
 
         arrays = [cuda_module().to_device(a) for a in arrays]
         runs = max(runs, 20)

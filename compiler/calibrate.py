@@ -41,7 +41,7 @@ def device_key(target: str) -> str | None:
     """``cpu-2core/AMD EPYC 7B13, 2 threads``: the cost model's device and the hardware
     that ran the kernels; ``None`` where the hardware is unknown (nothing is applied
     or kept then)."""
-    from runtime.device import hardware_name
+    from runtime.hardware import hardware_name
 
     hardware = hardware_name(target)
     return f"{device_model(target).name}/{hardware}" if hardware else None

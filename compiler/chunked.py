@@ -50,7 +50,7 @@ from compiler.context import make_context
 from dialects import graph
 from dialects.sizes import evaluate_dim, is_derived
 from dialects.tensor_types import NUMPY_DTYPES, dtype_of, shape_of, tensor_type
-from passes.partition import COMBINERS, AxisPartition, partition
+from passes.partition_axes import COMBINERS, AxisPartition, partition
 from passes.split_chunks import (
     COMBINE_ATTR,
     OPERANDS_ATTR,

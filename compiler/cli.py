@@ -22,7 +22,7 @@ import numpy as np
 import fusec
 from compiler import cli_dask
 from compiler.api import TargetError
-from compiler.diagnostics import SourceError
+from compiler.frontend.diagnostics import SourceError
 from compiler.stages import MATMUL_STRATEGIES, STAGES
 from runtime.errors import FusecError, InputError
 from runtime.inputs import MAX_SIZE, Param, draw_inputs
@@ -336,7 +336,7 @@ def autotune_program(program, entry: str, arrays) -> None:
 def add_roofline(report, executable, entry: str) -> None:
     """Each GPU kernel's bytes over its measured time, as a fraction of the card's
     measured copy bandwidth (`roofline`), beside the cost model's `predicted_us`."""
-    from runtime.device import copy_bandwidth, simulated
+    from runtime.cuda.device import copy_bandwidth, simulated
 
     if simulated():
         return  # the simulator's times say nothing of a GPU
@@ -413,7 +413,7 @@ def difference(got: np.ndarray, want: np.ndarray) -> str:
 
 
 def check_against_reference(program, entry: str, arrays, results) -> int:
-    from runtime.reference import evaluate
+    from runtime.reference.interpreter import evaluate
 
     expected = evaluate(program.graph, entry, arrays)
     for i, (got, want) in enumerate(zip(results, expected)):

@@ -14,7 +14,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from compiler.context import project_dialects
-from compiler.diagnostics import SourceError, decode_source
+from compiler.frontend.diagnostics import SourceError, decode_source
 from passes.inline import InlineSizeError
 from passes.registry import all_passes
 
@@ -35,7 +35,7 @@ class FusecOptMain(xDSLOptMain):
 
     def register_all_frontends(self):
         super().register_all_frontends()
-        from compiler.irgen import source_to_module
+        from compiler.frontend.irgen import source_to_module
 
         self.available_frontends["tdsl"] = lambda io: source_to_module(
             decode_source(io.read(), self.get_input_name()), self.get_input_name()

@@ -89,8 +89,8 @@ def _fused(c: Compilation, opt: ModuleOp) -> ModuleOp:
     from passes.fusion.calibration import Calibration
     from passes.fusion.fuse import FusePass, NoFusePass
 
-    from passes.fusion.strategy import SelectStrategyPass
-    from runtime.gemm_library import cuda_library_available
+    from passes.fusion.select_strategy import SelectStrategyPass
+    from runtime.cuda.gemm import cuda_library_available
 
     o = c.options
     device = "gpu" if o.target == "cuda" else "cpu"
@@ -123,11 +123,11 @@ def _tiled(c: Compilation, loops: ModuleOp) -> ModuleOp:
 
 def _kernel(c: Compilation, tiled: ModuleOp) -> str:
     if c.options.target == "cuda":
-        from runtime.codegen_cuda import format_kernel_sources
-        from runtime.device import simulated
+        from runtime.cuda.codegen import format_kernel_sources
+        from runtime.cuda.device import simulated
 
         return format_kernel_sources(tiled, shuffles=not simulated())
-    from runtime.codegen_cpu import module_source
+    from runtime.cpu.codegen import module_source
 
     return module_source(tiled)
 

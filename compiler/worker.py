@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from compiler.api import Program, read_source
-from compiler.irgen import source_to_module
+from compiler.frontend.irgen import source_to_module
 from runtime import helper_process
 from runtime.errors import ExecutionError, FusecError, InputError
 from runtime.process_memory import rss_bytes
@@ -126,7 +126,7 @@ class Worker:
     `IsolatedProgram`. The process starts on the first request and is replaced after
     ``max_programs`` distinct programs, or after a request that left its resident memory
     above ``max_rss_mb`` (its kernel compile helper is bounded on its own:
-    ``runtime.kernel_compiler``). A worker that dies (killed, out of memory) fails the
+    ``runtime.cpu.kernel_compiler``). A worker that dies (killed, out of memory) fails the
     request it was serving with an `ExecutionError`; the next request starts a fresh one.
     Requests from several threads take turns. `close` stops the worker; a `with` block
     closes it at its end."""

@@ -22,7 +22,7 @@ The dialects and passes are importable on their own: `dialects.graph`, `dialects
 """
 
 from compiler.api import Program, TargetError, compile
-from compiler.diagnostics import SourceError
+from compiler.frontend.diagnostics import SourceError
 from compiler.stages import STAGES
 from compiler.worker import IsolatedProgram, Worker
 from runtime.errors import ExecutionError, FusecError, IndexOutOfRangeError, InputError

@@ -73,8 +73,8 @@ from dialects import graph, loop
 from dialects.elementwise import BY_NAME
 from dialects.sizes import Linear, Size, is_derived, sum_dims
 from dialects.tensor_types import Dim, is_bool, is_float, shape_of
-from passes.fusion.strategy import LIBRARY, group_strategy
-from passes.split_library import SplitLibraryGroupsPass
+from passes.fusion.select_strategy import LIBRARY, group_strategy
+from passes.split_library_groups import SplitLibraryGroupsPass
 
 
 class LoweringError(PassFailedException):

@@ -7,12 +7,12 @@ from xdsl.transforms.canonicalize import CanonicalizePass
 from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
-from passes.decompose import DecomposeCompositesPass
+from passes.decompose_composites import DecomposeCompositesPass
 from passes.fold_batchnorm import FoldBatchNormPass
 from passes.inline import InlinePass
-from passes.layout_fold import FoldLayoutPass
-from passes.map_gpu import MapGpuPass
-from passes.map_loops import MapCpuPass
+from passes.fold_layout import FoldLayoutPass
+from passes.cuda.map_gpu import MapGpuPass
+from passes.cpu.map_cpu import MapCpuPass
 from passes.plan_memory import PlanMemoryPass
 from passes.tile import TilePass
 

@@ -48,7 +48,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from dialects import graph
 from dialects.tensor_types import dtype_of, shape_of
-from passes.partition import cuts, signature_sizes
+from passes.partition_axes import cuts, signature_sizes
 
 #: attributes of the functions the pass adds (see the module docstring)
 OPERANDS_ATTR = "chunk_operands"

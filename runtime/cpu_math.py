@@ -50,7 +50,7 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic, overload
 
-#: the kernels' flags (runtime.codegen_cpu.FAST_MATH) less `reassoc`: the scaling by
+#: the kernels' flags (runtime.cpu.codegen.FAST_MATH) less `reassoc`: the scaling by
 #: 2**n is split in two factors that must be applied one after the other (reassociated,
 #: 2**64 * 2**64 overflows first). No nnan/ninf, so the NaN and infinity selects stay.
 _FAST_MATH = {"nsz", "arcp", "contract", "afn"}

@@ -2,7 +2,7 @@
 
 SPEC §4: every error the API raises for these derives from `FusecError`, so a caller needs
 one `except fusec.FusecError`; the subclasses say which of the three it was. The program
-errors, which carry diagnostics against a source file, are `compiler.diagnostics.SourceError`.
+errors, which carry diagnostics against a source file, are `compiler.frontend.diagnostics.SourceError`.
 The family is defined here, in the runtime, because the runtime raises it too and must not
 import the compiler (DESIGN.md: imports run compiler -> runtime).
 """

@@ -6,7 +6,7 @@ module is executed from the source in memory, never from the file (whose content
 checked against it and rewritten when it differs), and registered in ``sys.modules``
 under that name, which Numba's cache needs to rebuild a kernel's globals. Numba's
 compiled code goes beside it, sealed and verified (``runtime.numba_cache``); CPU
-kernels are compiled by a helper process (``runtime.kernel_compiler``), so a run
+kernels are compiled by a helper process (``runtime.cpu.kernel_compiler``), so a run
 executes the cached code whether or not it compiled it.
 
 The cache directory is ``$FUSEC_CACHE_DIR``, else ``~/.cache/fusec``. One that cannot
@@ -40,7 +40,7 @@ from typing import Any
 import numba
 
 from runtime import cache_files, numba_cache
-from runtime.kernel_compiler import HELPER
+from runtime.cpu.kernel_compiler import HELPER
 
 #: kernels kept loaded after the last program using them is gone, so that a program
 #: compiled again soon (a service compiling per request) finds them without reading
@@ -186,7 +186,7 @@ def load_kernel(
     call, or loaded from the cache when an earlier process compiled the same source.
     With the default ``jit`` (``numba.njit``) a kernel missing from the cache is
     compiled by the helper process and then loaded, never compiled here (see
-    ``runtime.kernel_compiler``); another ``jit`` (``numba.cuda.jit``) compiles here.
+    ``runtime.cpu.kernel_compiler``); another ``jit`` (``numba.cuda.jit``) compiles here.
     ``key_extra`` adds to the cache key what the compiled code depends on beyond the
     source and options (the CUDA backend: numba-cuda's version)."""
     key_extra = key_extra or {}

@@ -15,7 +15,7 @@
 
 A cache may also be given ``compile_aside``, called on a miss before Numba would
 compile in this process: when it returns true (it compiled the kernel elsewhere into
-the cache), the entry is loaded again (``runtime.kernel_compiler`` says why).
+the cache), the entry is loaded again (``runtime.cpu.kernel_compiler`` says why).
 
 These classes override private methods of Numba's caching classes (the index and data
 file's ``_load_index``, ``_save_index``, ``_load_data``, ``_save_data``), which

@@ -44,7 +44,7 @@ from xdsl.traits import IsTerminator
 from dialects import graph
 from passes.fusion.calibration import Calibration, kernel_signature
 from passes.fusion.classify import is_free, short_name
-from passes.fusion.strategy import has_matmul, strategy_report
+from passes.fusion.select_strategy import has_matmul, strategy_report
 from passes.fusion.cost import (
     GPU_H200,
     DeviceModel,

@@ -190,7 +190,7 @@ def _without_simulator():
 
 
 def test_target_cuda_without_a_gpu_is_a_usage_error():
-    from runtime.device import cuda_usable
+    from runtime.cuda.device import cuda_usable
 
     if cuda_usable():
         pytest.skip("this machine has a GPU")
@@ -218,7 +218,7 @@ def test_runs_on_cuda_with_check():
 
 
 def test_auto_never_picks_the_simulator():
-    from runtime.device import cuda_usable
+    from runtime.cuda.device import cuda_usable
 
     if cuda_usable():
         pytest.skip("this machine has a GPU")

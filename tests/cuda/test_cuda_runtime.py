@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import fusec
-from runtime.autotune_cache import Tuning, TuningCache
-from runtime.cuda_executor import CudaProgram
-from runtime.device import cuda_module
+from runtime.cuda.autotune_cache import Tuning, TuningCache
+from runtime.cuda.executor import CudaProgram
+from runtime.cuda.device import cuda_module
 from runtime.inputs import InputError
 
 SOFTMAX = """
@@ -128,7 +128,7 @@ def test_autotune_files_its_choice_and_a_new_program_uses_it(tmp_path):
     tiled = program.compilation("main").stage("tiled")
     x = np.random.default_rng(7).standard_normal((2, 64)).astype(np.float32)
     tuner = CudaProgram(tiled, cache_dir=str(tmp_path))
-    from runtime.autotune import autotune
+    from runtime.cuda.autotune import autotune
 
     cuda = cuda_module()
     results = autotune(tuner, "main", [cuda.to_device(x)], budget_s=0.0, runs=1)
@@ -151,7 +151,7 @@ def test_a_broken_tuning_file_is_ignored(tmp_path):
 
 
 def test_warp_shuffles_on_a_gpu_and_a_tree_in_the_simulator():
-    from runtime.codegen_cuda import kernel_source
+    from runtime.cuda.codegen import kernel_source
 
     program = fusec.compile(SOFTMAX, target="cuda")
     (kernel,) = CudaProgram(program.compilation("main").stage("tiled")).kernel_ops.values()

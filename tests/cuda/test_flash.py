@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import fusec
-from runtime import codegen_cuda
+from runtime.cuda import codegen as codegen_cuda
 from tests.samples.reference import SAMPLES
 
 ATTENTION = """

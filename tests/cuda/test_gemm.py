@@ -1,4 +1,4 @@
-"""The gemm strategy (passes.map_gemm, runtime.codegen_gemm) against NumPy: edge tiles,
+"""The gemm strategy (passes.cuda.map_gemm, runtime.cuda.codegen_gemm) against NumPy: edge tiles,
 operands read through index maps (transposed, head-split, batched), epilogues, f16,
 f64 and wrapping integers (the CUDA simulator in CI; `FUSEC_TEST_GPU=1` on a GPU).
 
@@ -14,7 +14,7 @@ import pytest
 
 import fusec
 from tests.loops.harness import parse, run_passes
-from runtime.cuda_executor import CudaProgram
+from runtime.cuda.executor import CudaProgram
 
 
 def launch_of(program, entry="main"):

@@ -12,8 +12,8 @@ import pytest
 
 import fusec
 from dialects import graph
-from runtime.device import simulated
-from runtime.gemm_library import cuda_library_available
+from runtime.cuda.device import simulated
+from runtime.cuda.gemm import cuda_library_available
 from tests.samples.reference import SAMPLES
 
 #: samples too slow for the simulator at their usual sizes: smaller inputs, fused only

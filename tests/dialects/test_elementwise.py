@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from compiler.builtins import BUILTINS
+from compiler.frontend.builtins import BUILTINS
 from dialects import graph
 from dialects.elementwise import BY_OP_NAME, OPS, Accepts
 from dialects.graph_semantics import ELEMENTWISE

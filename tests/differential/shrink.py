@@ -24,10 +24,10 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import fusec
-from compiler import ast
-from compiler.check import check
-from compiler.diagnostics import SourceError, SourceFile
-from compiler.parse import parse
+from compiler.frontend import ast
+from compiler.frontend.check import check
+from compiler.frontend.diagnostics import SourceError, SourceFile
+from compiler.frontend.parse import parse
 from tests.differential.generator import MAX_STATEMENTS, NP_DTYPES, generate
 from tests.differential.test_differential import TOLERANCES
 

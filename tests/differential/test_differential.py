@@ -44,7 +44,7 @@ import pytest
 
 import fusec
 
-from compiler.builtins import BUILTINS
+from compiler.frontend.builtins import BUILTINS
 from dialects.elementwise import OPS
 from tests.campaign import cases
 
@@ -121,7 +121,7 @@ def reference(seed: int) -> tuple[GeneratedProgram, list[tuple[np.ndarray, ...]]
 def test_cpu_matches_reference(seed: int, fuse: bool, monkeypatch):
     """Two calls of one compiled program (the second with other, all different sizes).
     The sizes are small, so kernels run their serial variants; an odd seed's run every
-    kernel's parallel variant instead (``runtime/cpu_threads.py``)."""
+    kernel's parallel variant instead (``runtime/cpu/threads.py``)."""
     if seed % 2:
         monkeypatch.setenv("FUSEC_PARALLEL_MIN_WORK", "0")
     check_target(seed, "cpu", fuse)

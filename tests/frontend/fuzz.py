@@ -259,7 +259,7 @@ class Outcome:
 def compile_in_process(path: Path, timeout_s: float) -> Outcome:
     """Takes the program as `fusec PATH --emit loops` does, through the API."""
     import fusec
-    from compiler.diagnostics import SourceError
+    from compiler.frontend.diagnostics import SourceError
 
     signal.setitimer(signal.ITIMER_REAL, timeout_s)
     try:

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from compiler import ast
-from compiler.check import (
+from compiler.frontend import ast
+from compiler.frontend.check import (
     BroadcastToInfo,
     CallInfo,
     CastInfo,
@@ -20,9 +20,9 @@ from compiler.check import (
     SoftmaxInfo,
     TransposeInfo,
 )
-from compiler.diagnostics import SourceError
+from compiler.frontend.diagnostics import SourceError
 from compiler.frontend import load
-from compiler.types import TensorTy
+from compiler.frontend.types import TensorTy
 from dialects.elementwise import OPS as ELEMENTWISE_OPS
 from dialects.elementwise import Accepts
 

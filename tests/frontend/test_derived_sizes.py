@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import fusec
-from compiler.diagnostics import FusecError
+from compiler.frontend.diagnostics import FusecError
 from compiler.frontend import load
 from dialects.sizes import Size, SizeError, evaluate_dim, solve, substitute
 

@@ -2,9 +2,9 @@
 
 import pytest
 
-from compiler.diagnostics import Diagnostic, SourceError, SourceFile, Span, decode_source
+from compiler.frontend.diagnostics import Diagnostic, SourceError, SourceFile, Span, decode_source
 from runtime.errors import ExecutionError, FusecError, InputError
-from runtime.reference import EvaluationError
+from runtime.reference.interpreter import EvaluationError
 
 SOURCE = SourceFile("prog.tdsl", "fn f(x: f32) -> f32 {\n    return x + y\n}\n")
 

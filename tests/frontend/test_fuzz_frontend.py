@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compiler.diagnostics import SourceError
+from compiler.frontend.diagnostics import SourceError
 from compiler.frontend import load
 from tests.campaign import cases
 

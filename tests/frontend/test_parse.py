@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from compiler import ast
-from compiler.diagnostics import SourceError, Span
-from compiler.parse import MAX_NESTING, parse
+from compiler.frontend import ast
+from compiler.frontend.diagnostics import SourceError, Span
+from compiler.frontend.parse import MAX_NESTING, parse
 
 SAMPLES = sorted((Path(__file__).parents[2] / "samples").glob("*.tdsl"))
 

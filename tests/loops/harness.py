@@ -16,7 +16,7 @@ from xdsl.passes import PassPipeline
 from compiler.context import make_context
 from dialects.tensor_types import shape_of
 from passes.registry import all_passes
-from runtime.reference import evaluate, numpy_dtype
+from runtime.reference.interpreter import evaluate, numpy_dtype
 
 #: lower-to-loops and what the executor runs after it, on the CPU
 CPU_PIPELINE = "lower-to-loops,map-cpu,plan-memory"

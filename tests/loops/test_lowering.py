@@ -7,7 +7,7 @@ import pytest
 from xdsl.dialects import func, math
 
 from dialects import graph, loop
-from passes.map_loops import MapCpuPass
+from passes.cpu.map_cpu import MapCpuPass
 from passes.pipeline import loop_pipeline
 from passes.plan_memory import PlanMemoryPass
 from passes.tile import TilePass

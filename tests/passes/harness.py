@@ -81,7 +81,7 @@ def assert_same_results(
     atol: float = 1e-6,
 ) -> None:
     """``entry`` gives the same results in both modules on random (or given) inputs."""
-    from runtime.reference import evaluate
+    from runtime.reference.interpreter import evaluate
 
     if args is None:
         args = random_args(before, entry, np.random.default_rng(seed), sizes)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from passes.decompose import DecomposeCompositesPass
+from passes.decompose_composites import DecomposeCompositesPass
 from tests.passes.harness import assert_same_results, op_names, parse, run_passes
 
 COMPOSITES = {"graph.softmax", "graph.layernorm", "graph.rmsnorm", "graph.gelu", "graph.silu", "graph.sigmoid"}

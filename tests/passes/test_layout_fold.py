@@ -10,13 +10,13 @@ from xdsl.dialects.builtin import ModuleOp
 
 from dialects.graph import MatmulOp, ReshapeOp, TransposeOp
 from dialects.tensor_types import tensor_type
-from passes.layout_fold import INDEX_MAP, FoldLayoutPass, is_index_map
+from passes.fold_layout import INDEX_MAP, FoldLayoutPass, is_index_map
 from tests.passes.harness import assert_same_results, function, op_names, parse, run_passes
 
 
 def _reference_knows_matmul_flags() -> bool:
-    """Whether ``runtime.reference`` multiplies by swapped operands for the flags."""
-    from runtime.reference import evaluate
+    """Whether ``runtime.reference.interpreter`` multiplies by swapped operands for the flags."""
+    from runtime.reference.interpreter import evaluate
 
     a = tensor_type("f32", (2, 3))
     module = ModuleOp([])
@@ -34,7 +34,7 @@ def _reference_knows_matmul_flags() -> bool:
 
 needs_reference_flags = pytest.mark.skipif(
     not _reference_knows_matmul_flags(),
-    reason="runtime.reference's graph.matmul ignores transpose_lhs/transpose_rhs (see passes/layout_fold.py)",
+    reason="runtime.reference.interpreter's graph.matmul ignores transpose_lhs/transpose_rhs (see passes/fold_layout.py)",
 )
 
 

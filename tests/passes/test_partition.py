@@ -6,7 +6,7 @@ import pytest
 from xdsl.dialects import func
 
 import fusec
-from passes.partition import partition
+from passes.partition_axes import partition
 from tests.samples.reference import SAMPLES_DIR
 
 

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 from dialects.graph import ReshapeOp, TransposeOp
-from passes.layout_fold import is_index_map
+from passes.fold_layout import is_index_map
 from passes.pipeline import graph_rewrite_pipeline
 from tests.passes.harness import assert_same_results, function, op_names, run_passes
 from tests.samples.reference import SAMPLES
 
-irgen = pytest.importorskip("compiler.irgen")
+irgen = pytest.importorskip("compiler.frontend.irgen")
 
 COMPOSITES = {"graph.softmax", "graph.layernorm", "graph.rmsnorm", "graph.gelu", "graph.silu", "graph.sigmoid",
               "graph.conv2d", "graph.pool", "graph.batchnorm"}

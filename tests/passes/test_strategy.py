@@ -10,7 +10,7 @@ import pytest
 from compiler.api import compile as compile_program
 from dialects import graph
 from passes.fusion.cost import CPU_2CORE, GPU_H200
-from passes.fusion.strategy import (
+from passes.fusion.select_strategy import (
     GENERATED,
     LIBRARY,
     KernelPart,

@@ -30,7 +30,7 @@ def probe(name: str) -> dict:
     import fusec
     from compiler.cli import matches
     from runtime.inputs import draw_inputs
-    from runtime.reference import evaluate
+    from runtime.reference.interpreter import evaluate
 
     program = fusec.compile(ROOT / "samples" / f"{name}.tdsl", target="cpu")
     arrays = draw_inputs(program.params("main"), {}, SAMPLES[name], 0, "main")
@@ -45,7 +45,7 @@ def probe(name: str) -> dict:
 
 
 def main(names: list[str]) -> None:
-    from runtime.kernel_compiler import HELPER
+    from runtime.cpu.kernel_compiler import HELPER
 
     report = {name: probe(name) for name in names or SAMPLES}
     print(json.dumps({"samples": report, "helper_compiled": HELPER.requests}))

@@ -25,8 +25,9 @@ import numba
 import numpy as np
 import pytest
 
-from runtime import cache_files, kernel_cache, kernel_compiler
-from runtime.autotune_cache import Tuning, TuningCache
+from runtime import cache_files, kernel_cache
+from runtime.cpu import kernel_compiler
+from runtime.cuda.autotune_cache import Tuning, TuningCache
 from tests.runtime import cache_probe
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -315,7 +316,7 @@ def test_tampered_source_is_never_run(populated, tmp_path):
 KERNEL_SCRIPT = f"""
 import json, numpy as np
 from runtime.kernel_cache import load_kernel
-from runtime.kernel_compiler import HELPER
+from runtime.cpu.kernel_compiler import HELPER
 kernel = load_kernel({SOURCE!r}, {OPTIONS!r})
 x = np.linspace(-3, 3, 1000, dtype=np.float32)
 y = np.empty_like(x)

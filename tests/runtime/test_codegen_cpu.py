@@ -8,8 +8,8 @@ import re
 import numpy as np
 
 from dialects import loop
-from runtime import codegen_cpu
-from runtime.executor import CompiledProgram
+from runtime.cpu import codegen as codegen_cpu
+from runtime.cpu.executor import CompiledProgram
 from tests.loops.cases import CASES
 from tests.loops.harness import (  # noqa: F401  (kernel_cache is a fixture)
     assert_results_equal,

@@ -1,7 +1,7 @@
 """One compiled CPU program called from several Python threads at once, and called
 again while an earlier result is kept: the executor reuses intermediate buffers per
 thread across calls, so neither may see another call's data. Kernels' serial and
-parallel variants both (``runtime/cpu_threads.py``), and on Numba's ``workqueue``
+parallel variants both (``runtime/cpu/threads.py``), and on Numba's ``workqueue``
 layer too, which aborts the process when two threads launch at once unless fusec
 keeps them apart."""
 

@@ -12,7 +12,8 @@ import pytest
 from numba import njit
 
 import fusec
-from runtime import codegen_cpu, cpu_math
+from runtime import cpu_math
+from runtime.cpu import codegen as codegen_cpu
 
 F32 = np.float32
 TINY = np.finfo(np.float32).tiny

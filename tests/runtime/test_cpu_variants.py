@@ -1,15 +1,15 @@
 """A CPU kernel's serial and parallel variants: the work a launch does on given
-shapes (``runtime/loop_work.py``), the threshold between the variants
-(``runtime/cpu_threads.py``), and the variant each launch takes."""
+shapes (``runtime/cpu/loop_work.py``), the threshold between the variants
+(``runtime/cpu/threads.py``), and the variant each launch takes."""
 
 from __future__ import annotations
 
 import pytest
 
 import fusec
-from runtime import cpu_threads
-from runtime.executor import CompiledProgram
-from runtime.loop_work import TRANSCENDENTAL, work_counter
+from runtime.cpu import threads as cpu_threads
+from runtime.cpu.executor import CompiledProgram
+from runtime.cpu.loop_work import TRANSCENDENTAL, work_counter
 from tests.loops.cases import CASES
 from tests.loops.harness import CPU_PIPELINE, draw_inputs, kernel_cache, lowered, parse, run_passes  # noqa: F401  (a fixture)
 

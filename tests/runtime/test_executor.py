@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from runtime.executor import CompiledProgram, ExecutionError
+from runtime.cpu.executor import CompiledProgram, ExecutionError
 from tests.loops.cases import CASES
 from tests.loops.harness import (  # noqa: F401  (kernel_cache is a fixture)
     CPU_PIPELINE,

@@ -9,7 +9,7 @@ import pytest
 import fusec
 from compiler.report import build_report
 from runtime.errors import ExecutionError, IndexOutOfRangeError
-from runtime.reference import EvaluationError
+from runtime.reference.interpreter import EvaluationError
 from tests.passes.fusion.schedule import assert_kernel_count
 
 EMBED_LAYERNORM = """

@@ -68,8 +68,8 @@ def test_cache_dir_from_environment(tmp_path, monkeypatch):
 SCRIPT = textwrap.dedent(
     """\
     import json, sys
-    from runtime.executor import CompiledProgram
-    from runtime.kernel_compiler import HELPER
+    from runtime.cpu.executor import CompiledProgram
+    from runtime.cpu.kernel_compiler import HELPER
     from tests.loops.cases import CASES
     from tests.loops.harness import draw_inputs, lowered, parse
 

@@ -74,7 +74,7 @@ def test_a_failing_gpu_library_call_is_an_execution_error(monkeypatch):
     """cuBLAS running out of memory (or failing otherwise) reaches the user as fusec's
     ExecutionError, which the command prints as one line, not as CuPy's traceback."""
     import fusec
-    from runtime import gemm_library
+    from runtime.cuda import gemm as gemm_library
 
     class FakeCupy:
         ndarray = np.ndarray

@@ -12,7 +12,7 @@ import fusec
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
 #: "cpu" runs kernels' serial variants at these small sizes, "cpu-threads" their
-#: parallel ones (runtime/cpu_threads.py), whose reductions are written differently
+#: parallel ones (runtime/cpu/threads.py), whose reductions are written differently
 TARGETS = [("cpu", True), ("cpu", False), ("cpu-threads", True), ("cpu-threads", False), ("cuda", True)]
 I32_MIN, I32_MAX = np.iinfo(np.int32).min, np.iinfo(np.int32).max
 I64_MIN, I64_MAX = np.iinfo(np.int64).min, np.iinfo(np.int64).max

@@ -9,7 +9,7 @@ import pytest
 import fusec
 from dialects import graph
 from passes.fusion.report import fusion_report
-from runtime.device import simulated
+from runtime.cuda.device import simulated
 from tests.runtime.test_numeric_semantics import TARGETS, assert_same_bits_as_numpy, run
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")

@@ -1,7 +1,7 @@
 """The NumPy reference interpreter, op by op, against NumPy written here.
 
 Each test builds a small module with the graph dialect's Python constructors, evaluates
-it with ``runtime.reference.evaluate`` and compares with the same math written out in
+it with ``runtime.reference.interpreter.evaluate`` and compares with the same math written out in
 NumPy (in float64 where the formula is the point, so the comparison is not the
 interpreter against itself). Then function calls with symbolic sizes, fusion groups,
 and the errors a caller can meet.
@@ -22,8 +22,8 @@ from dialects.tensor_types import NUMPY_DTYPES
 from dialects import graph as g
 from dialects.elementwise import Accepts
 from dialects.tensor_types import tensor_type as T
-from runtime import reference
-from runtime.reference import EvaluationError, InterpreterError, evaluate
+from runtime.reference import interpreter as reference
+from runtime.reference.interpreter import EvaluationError, InterpreterError, evaluate
 from tests.dialects import func_op, fusion_group, module_of, single_func
 
 F32_TOL = {"rtol": 2e-6, "atol": 1e-6}

@@ -11,7 +11,7 @@ from compiler.api import compile as compile_program
 from dialects import graph
 from passes.lower_to_loops import LowerToLoopsPass
 from passes.pipeline import loop_pipeline
-from runtime.executor import CompiledProgram
+from runtime.cpu.executor import CompiledProgram
 from tests.loops.harness import kernel_cache, parse, run_passes  # noqa: F401  (a fixture)
 from tests.samples.reference import SAMPLES
 

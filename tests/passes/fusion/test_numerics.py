@@ -1,5 +1,5 @@
 """A fused module computes what the unfused one computes: both run through the
-NumPy reference interpreter (``runtime.reference.evaluate``), which runs a
+NumPy reference interpreter (``runtime.reference.interpreter.evaluate``), which runs a
 ``graph.fusion_group`` by running its body."""
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ SAMPLE_KERNELS = {
 
 
 def _opt_module(path: Path):
-    irgen = pytest.importorskip("compiler.irgen")
+    irgen = pytest.importorskip("compiler.frontend.irgen")
     pipeline = pytest.importorskip("passes.pipeline")
     from tests.passes.harness import run_passes
 

@@ -111,7 +111,7 @@ def test_random_program_fuses_soundly(seed):
     assert report["kernels"] == len(groups) <= report["kernels_unfused"]
 
     # the same numbers
-    from runtime.reference import evaluate
+    from runtime.reference.interpreter import evaluate
 
     args = random_args(np.random.default_rng(seed))
     expected = evaluate(original, "main", args)

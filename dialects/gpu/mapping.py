@@ -1,0 +1,36 @@
+"""The GPU mapping's attributes: what ``map-gpu`` decides and ``codegen_cuda`` reads.
+
+Kept beside the dialects (not in the pass) because the runtime reads them and imports
+no pass. They are plain discardable attributes on ``loop`` ops, so they print in
+``--emit tiled`` and a FileCheck test can pin each decision:
+
+    loop.kernel @k0 ... attributes {gpu.strategy = "rows", gpu.threads = 256 : i64, gpu.per_thread = 16 : i64}
+    loop.kernel @k1 ... attributes {gpu.strategy = "gemm", gpu.tile_m = 128 : i64, gpu.tile_n = 128 : i64, ...}
+    %t = loop.scratch(%n) {gpu.memory = "registers"} : memref<?xf32>
+    %v = loop.load %x[%i, %j] {gpu.row_cache} : memref<?x?xf32>
+"""
+
+from xdsl.utils.str_enum import StrEnum
+
+STRATEGY = "gpu.strategy"  # kernel: a Strategy
+THREADS = "gpu.threads"  # kernel: threads per block
+PER_THREAD = "gpu.per_thread"  # kernel: elements per thread (rows: the register row's limit)
+MEMORY = "gpu.memory"  # loop.scratch: "registers" | "global" (per block) | "thread"
+ROW_CACHE = "gpu.row_cache"  # loop.load: read once per row into registers
+# gemm: the block's tile of the output (rows x columns) and of the reduction, the
+# thread's tile of the output (held in registers), and each band loop's role
+TILE_M, TILE_N, TILE_K = "gpu.tile_m", "gpu.tile_n", "gpu.tile_k"
+THREAD_M, THREAD_N = "gpu.thread_m", "gpu.thread_n"
+GEMM_DIM = "gpu.gemm_dim"  # loop.parallel: "batch" | "m" | "n" (dialects.gpu.gemm_nest)
+A_ALONG, B_ALONG = "gpu.a_along", "gpu.b_along"  # kernel: the tile index threads read along
+TILE = "gpu.tile"  # kernel (flash): [query rows a block, keys a tile]
+
+
+class Strategy(StrEnum):
+    ELEMENTWISE = "elementwise"
+    ROWS = "rows"
+    THREADS = "threads"
+    BLOCK = "block"
+    SPLIT = "split"
+    GEMM = "gemm"
+    FLASH = "flash"

@@ -1,0 +1,1 @@
+"""The ``cpu`` target's passes over the loop dialect: ``map-cpu``."""

@@ -1,0 +1,81 @@
+"""The CPU's threads: which threading layer Numba uses, and when a kernel is worth them.
+
+Every CPU kernel with a ``prange`` loop is compiled twice from the same source: with
+``parallel=True``, its ``prange`` spread over Numba's thread pool, and without, its
+``prange`` a plain loop. A parallel launch costs little while the pool's threads spin
+(2 us back to back on two threads of the CI kind of machine, with ``GOMP_SPINCOUNT``
+as ``compiler/__init__.py`` sets it) and much once they sleep (60 us after a millisecond
+idle, 120 us after ten): on eight floats, waking the pool is the whole call. So
+the executor runs the serial variant below a threshold of work (``runtime.cpu.loop_work``
+counts a kernel's ops on the call's shapes) and the parallel one above it.
+
+The threshold balances the worst case of the two choices. On work that takes ``s`` on
+one thread, a serial launch loses ``s / (s / T + a)`` against ``T`` awake threads that
+start in ``a``; a parallel one loses ``(s / T + w) / s`` against the serial one when the
+pool must wake, in ``w``. Measured (``benchmarks/cpu.py``, the latency table): ``a`` 2-3 us
+and ``w`` 33-60 us on two threads (the CI kind of VM, two cores of the GPU machine's Xeon),
+``a`` 9 us and ``w`` 60-100 us on sixteen. The two losses are equal at ``s`` = 45 us on two
+threads and 28 us on sixteen; fusec runs parallel from ``PARALLEL_MIN_US`` of work, between
+them. ``FUSEC_PARALLEL_MIN_WORK`` (ops) sets the threshold instead.
+
+The layer: GNU OpenMP (``omp``) first. It may be entered from several Python threads
+at once, and its spin keeps back-to-back launches at microseconds. TBB next; then
+``workqueue``, which Numba documents as aborting when two threads launch at once: there
+the executor takes a lock around parallel launches. ``NUMBA_THREADING_LAYER`` or
+``NUMBA_THREADING_LAYER_PRIORITY`` in the environment are respected.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import numba
+
+from runtime.errors import InputError
+
+#: the environment variable overriding the threshold, in ops (``runtime.cpu.loop_work``)
+ENVIRONMENT = "FUSEC_PARALLEL_MIN_WORK"
+
+#: Numba's layers in the order fusec tries them (see the module docstring)
+LAYER_PRIORITY = ["omp", "tbb", "workqueue"]
+
+#: the serial work from which a kernel runs parallel (see the module docstring)
+PARALLEL_MIN_US = 35.0
+#: a vectorised kernel's time per op (``runtime.cpu.loop_work``) on one thread, measured on
+#: the CI kind of machine: softmax and gelu rows, 16 and 18 ops an element, 0.07 ns an op
+NS_PER_OP = 0.07
+
+if "NUMBA_THREADING_LAYER_PRIORITY" not in os.environ:
+    # read when the first parallel kernel starts the pool, not at import
+    numba.config.THREADING_LAYER_PRIORITY = LAYER_PRIORITY
+
+_workqueue_lock = threading.Lock()
+
+
+def parallel_min_work(threads: int) -> float:
+    """The ops (``runtime.cpu.loop_work``) from which a kernel runs on ``threads`` threads."""
+    value = os.environ.get(ENVIRONMENT, "").strip()
+    if value:
+        try:
+            work = float(value)
+        except ValueError:
+            work = -1.0
+        if not work >= 0:
+            raise InputError(f"{ENVIRONMENT}={value!r}: expected a number of ops, 0 or more")
+        return work
+    if threads <= 1:
+        return float("inf")
+    return PARALLEL_MIN_US * 1e3 / NS_PER_OP
+
+
+def threads() -> int:
+    """The threads a parallel kernel launched from this thread would use."""
+    return numba.get_num_threads()
+
+
+def parallel_launch_lock() -> threading.Lock | None:
+    """The lock a parallel launch must hold: one on the ``workqueue`` layer (not safe
+    from two threads at once), none on the others. Asks Numba which layer runs, so
+    call it once the pool has started (``threads()`` starts it)."""
+    return _workqueue_lock if numba.threading_layer() == "workqueue" else None

@@ -1,0 +1,640 @@
+"""Runs a module of the loop dialect on an NVIDIA GPU (or Numba's CUDA simulator).
+
+    program = CudaProgram(module)                # module after map-gpu and plan-memory
+    y, = program.run("main", [x])                # NumPy in, NumPy out
+    y, = program.run("main", [x_torch_cuda])     # device in (no copy), device out
+
+The host functions are read into steps once (``runtime.host_plan``). A call:
+
+- takes each argument as it comes: an object with ``__cuda_array_interface__``
+  (PyTorch, CuPy, Numba) is used in place, with no copy; a NumPy array is copied
+  into a device buffer kept for that shape;
+- binds the symbolic sizes and looks up the *launch plan* of those shapes, made once:
+  every intermediate buffer (reused across calls), every kernel's variant, grid,
+  block and workspace (``runtime.cuda.codegen``'s ``sizes`` evaluated on the shapes);
+- launches the kernels in order on the default stream; results are fresh device
+  arrays (or ``out=``), returned as they are when the inputs were on the device,
+  else copied to NumPy.
+
+Kernels are compiled by ``numba.cuda.jit`` on their first launch, through the disk
+cache (``runtime.kernel_cache``), whose key holds numba-cuda's version; Numba's CUDA
+cache itself keys the machine code by the GPU's compute capability.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import threading
+import time
+from collections.abc import Sequence
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+from dialects import loop
+from dialects.gpu.mapping import PER_THREAD, THREADS, Strategy
+from runtime.cuda import codegen as codegen_cuda
+from runtime.cuda import codegen_gemm
+from runtime.cuda.device import as_device_array, cuda_module, is_on_device, simulated
+from runtime.cpu.executor import ExecutionError
+from runtime.host_plan import HostPlan, bind_arguments, element_dtype, evaluate_dim, host_function, read_program, result_shapes, storage_dtype
+from runtime.cuda.autotune_cache import Tuning, TuningCache
+from runtime.cuda.gemm import as_cupy, cuda_gemm
+from runtime.cuda.launch import DirectLaunch, capture, default_stream, pack
+from runtime.errors import IndexOutOfRangeError
+from runtime.kernel_cache import load_kernel, load_module
+
+#: the most threads a block may have, and the grid's y extent
+MAX_THREADS, MAX_GRID_Y = 1024, 65535
+#: blocks of a rows kernel that keeps temporaries in a workspace: enough to fill a GPU
+#: (132 SMs x 16 blocks), so the workspace stays small; the grid strides over the rest
+WORKSPACE_BLOCKS = 2112
+#: a whole-tensor reduction: at most this many blocks (partials), each thread folding at
+#: least this many elements before the block combines them
+SPLIT_BLOCKS, SPLIT_PER_THREAD = 1024, 8
+#: launches of one kernel per timed sample (kernels are idempotent: outputs never alias inputs)
+PROFILE_REPEATS = 8
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _pow2_at_least(n: int) -> int:
+    return 1 << max(0, n - 1).bit_length()
+
+
+@dataclass
+class Launch:
+    """One kernel launch with its configuration, for one set of shapes."""
+
+    kernel: str
+    variant: str
+    grid: tuple[int, ...]
+    block: int
+    args: tuple[int, ...]  # slots
+    workspaces: tuple[Any, ...]
+    bytes: int = 0  # of the buffers it reads and writes
+    tuning: Tuning = Tuning()
+    shapes: tuple[tuple[int, ...], ...] = ()  # of its buffers: the autotuner's key
+    #: what the kernel's index checks are (``loop.index_checks``); where it has any, its
+    #: last workspace is its error record
+    checks: tuple[str, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return any(g == 0 for g in self.grid)
+
+
+class _Kernel:
+    """A kernel's IR, strategy and compiled variants."""
+
+    def __init__(self, op: loop.KernelOp, cache_dir: str | None, shuffles: bool, tuning: Tuning = Tuning()):
+        self.op = op
+        self.name = op.sym_name.data
+        self.strategy = codegen_cuda.strategy_of(op)
+        self.threads = tuning.threads or op.attributes[THREADS].value.data
+        self.per_thread = tuning.per_thread or op.attributes[PER_THREAD].value.data
+        self.variants = codegen_cuda.variants(op)
+        self.cache_dir = cache_dir
+        self.shuffles = shuffles
+        self.jit_options = dict(codegen_cuda.JIT_OPTIONS)
+        if tuning.max_registers:
+            self.jit_options["max_registers"] = tuning.max_registers
+        self._sources: dict[tuple[str, int], str] = {}
+        self._dispatchers: dict[tuple[str, int], Any] = {}
+        default = self.source("loop", self.threads)
+        # the module the loop variant's dispatcher will be compiled from (one file)
+        self.sizes = load_module(default, {**self.jit_options, **_CACHE_KEY}, directory=cache_dir).sizes
+        self.key = hashlib.sha256(default.encode()).hexdigest()[:16]
+        self.checks = tuple(c.what.data for c in loop.index_checks(op))
+        self.workspace_types = {
+            # f16 temporaries hold the float32 values computed, unrounded
+            v: [storage_dtype(s.result.type.element_type) for s in codegen_cuda.global_scratches(op, v)]
+            for v in self.variants
+        }
+
+    def source(self, variant: str, threads: int) -> str:
+        """The source of a variant for a block size (a constant of the code)."""
+        key = (variant, threads)
+        if key not in self._sources:
+            self._sources[key] = codegen_cuda.kernel_source(self.op, variant, self.shuffles, self.per_thread, threads)
+        return self._sources[key]
+
+    @property
+    def sources(self) -> dict[str, str]:
+        """Every variant's source at the default block size (``--emit kernel``)."""
+        return {v: self.source(v, self.threads) for v in self.variants}
+
+    def dispatcher(self, variant: str, threads: int):
+        key = (variant, threads)
+        if key not in self._dispatchers:
+            cuda = cuda_module()
+            self._dispatchers[key] = load_kernel(
+                self.source(variant, threads),
+                self.jit_options,
+                function=codegen_cuda.KERNEL_FUNCTION,
+                directory=self.cache_dir,
+                jit=cuda.jit,
+                key_extra=_CACHE_KEY,
+            )
+        return self._dispatchers[key]
+
+    def configure(self, buffers: Sequence[Any], slots: tuple[int, ...]) -> Launch:
+        """The variant, grid, block and workspaces of a launch on ``buffers``."""
+        outer, counts, shapes = self.sizes(*buffers)
+        known = [c for c in counts if c is not None]
+        longest = max(known, default=1)
+        variant, threads = "loop", self.threads
+        if self.strategy == Strategy.ELEMENTWISE:
+            # a small row of elements takes a smaller block (at least a warp)
+            threads = min(self.threads, max(32, _pow2_at_least(_cdiv(counts[0], self.per_thread))))
+            tile = threads * self.per_thread
+            grid = (_cdiv(counts[0], tile),) if outer is None else (_cdiv(counts[0], tile), min(outer, MAX_GRID_Y))
+            if counts[0] % tile == 0:
+                variant = "exact"
+        elif self.strategy == Strategy.THREADS:
+            threads = min(self.threads, max(32, _pow2_at_least(outer)))
+            grid = (_cdiv(outer, threads),)
+        elif self.strategy == Strategy.GEMM:  # outer: the batch; counts: rows, columns, reduction
+            variant = codegen_gemm.variant_for(self.op, *counts)
+            rows, columns, _ = counts
+            if variant == "direct":
+                threads = min(self.threads, max(32, _pow2_at_least(outer * rows * columns)))
+                grid = (_cdiv(outer * rows * columns, threads),)
+            else:
+                tm, tn, _, _, _ = codegen_gemm.tiles(self.op)
+                grid = (_cdiv(rows, tm) * _cdiv(columns, tn), min(outer, MAX_GRID_Y))
+        elif self.strategy == Strategy.FLASH:  # sizes counts the blocks; the tiles fix the threads
+            grid = (outer,)
+        elif self.strategy == Strategy.SPLIT:
+            threads = min(self.threads, max(32, _pow2_at_least(counts[0])))
+            if outer is None:  # one level, over every thread of the grid
+                grid = (min(SPLIT_BLOCKS, max(1, _cdiv(counts[0], threads * SPLIT_PER_THREAD))),)
+            else:  # rows over the blocks
+                grid = (min(SPLIT_BLOCKS, max(1, outer)),)
+        else:
+            # the register row unrolls each threads loop: every loop needs an iteration
+            fits = len(known) == len(counts) and 0 < min(known, default=1) and longest <= MAX_THREADS * self.per_thread
+            if "registers" in self.variants and fits:
+                variant = "registers"
+                threads = min(MAX_THREADS, max(32, _pow2_at_least(_cdiv(longest, self.per_thread))))
+                if all(c == threads * self.per_thread for c in counts):
+                    variant = "exact"
+            else:
+                limit = MAX_THREADS if self.strategy == Strategy.BLOCK else self.threads
+                threads = min(limit, max(32, _pow2_at_least(longest)))
+            grid = (1,) if self.strategy == Strategy.BLOCK else (outer,)
+            if self.workspace_types[variant] and self.strategy == Strategy.ROWS:
+                grid = (min(outer, WORKSPACE_BLOCKS),)
+        cuda = cuda_module()
+        workspaces = []
+        global_scratch = codegen_cuda.global_scratches(self.op, variant)
+        all_scratch = codegen_cuda.scratches(self.op)
+        for scratch, dtype in zip(global_scratch, self.workspace_types[variant]):
+            shape = shapes[all_scratch.index(scratch)]
+            if shape is None:
+                raise ExecutionError(f"@{self.name}: a temporary whose size depends on the row")
+            rows = max(grid[0], 1) * (threads if codegen_cuda.memory_of(scratch) == "thread" else 1)
+            workspaces.append(cuda.device_array((rows, max(1, math.prod(shape))), dtype))
+        for type_ in codegen_cuda.split_result_types(self.op):  # partials, then the counter
+            workspaces.append(cuda.device_array(grid[0], storage_dtype(type_)))
+        if self.strategy == Strategy.SPLIT:
+            workspaces.append(cuda.to_device(np.zeros(1, np.int32)))
+        if self.checks:
+            workspaces.append(cuda.to_device(np.zeros(loop.ERROR_RECORD_LENGTH, np.int64)))
+        return Launch(self.name, variant, grid, threads, slots, tuple(workspaces), checks=self.checks)
+
+
+def _numba_cuda_version() -> str:
+    import numba_cuda
+
+    return numba_cuda.__version__
+
+
+#: what a compiled CUDA kernel depends on beyond its source and options (the GPU's
+#: compute capability keys Numba's own cache of the machine code)
+_CACHE_KEY = {"numba_cuda": _numba_cuda_version(), "target": "cuda"}
+
+#: CUDA graphs kept per set of shapes (one per set of caller addresses seen twice)
+MAX_GRAPHS = 8
+
+
+@dataclass
+class _Prepared:
+    """What a call on one set of shapes needs, made on the first such call."""
+
+    sizes: dict[str, int]
+    buffers: dict[int, Any]  # slot -> device buffer, for allocations and views
+    launches: list[Launch | tuple]
+    result_shapes: list[tuple[int, ...]] = field(default_factory=list)
+    direct: list[DirectLaunch] | None = None  # packed after the first call
+    graphs: OrderedDict = field(default_factory=OrderedDict)  # caller addresses -> graph
+    seen: OrderedDict = field(default_factory=OrderedDict)  # caller addresses -> calls
+    #: the launches whose kernels check indices: their error records are read after a call
+    checked: list[Launch] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.checked = [s for s in self.launches if isinstance(s, Launch) and s.checks]
+
+
+def _raise_recorded(step: Launch) -> None:
+    """Raise the index error ``step``'s kernel recorded, if any. A record is zero until a
+    check fails (the kernel writes it only then), so it is cleared only after a failure;
+    reading it waits for the kernel, the price of the error."""
+    record = step.workspaces[-1]
+    found = record.copy_to_host()
+    if found[0]:
+        record.copy_to_device(np.zeros(loop.ERROR_RECORD_LENGTH, np.int64))
+        raise IndexOutOfRangeError.from_record(step.kernel, step.checks, found)
+
+
+class CudaProgram:
+    """A module of host functions and ``loop.kernel``s (mapped by ``map-gpu``), ready
+    to run on the GPU. ``run`` as ``runtime.cpu.executor.CompiledProgram.run``."""
+
+    def __init__(
+        self,
+        module: ModuleOp,
+        *,
+        cache_dir: str | None = None,
+        graphs: bool | None = None,
+        tuning: dict[str, Tuning] | None = None,
+    ):
+        self.target = "cuda"
+        self.module = module
+        self.cache_dir = cache_dir
+        self.shuffles = not simulated()
+        self.kernel_ops, self.functions = read_program(module, element_dtype)
+        #: launches packed once and replayed through cuda.core (a real GPU only); a kernel
+        #: that checks indices keeps its error record, read after the call
+        self.direct = not simulated()
+        #: CUDA graphs on (default: unless FUSEC_CUDA_GRAPHS=0)
+        self.graphs = graphs if graphs is not None else os.environ.get("FUSEC_CUDA_GRAPHS", "1") != "0"
+        self.tuning = dict(tuning or {})
+        #: autotuned launch parameters found on disk (``--autotune`` writes them)
+        self.tuned = TuningCache(cache_dir)
+        self._kernels: dict[tuple[str, Tuning], _Kernel] = {}
+        self._prepared: dict[tuple, _Prepared] = {}
+        self._last: dict[str, _Prepared] = {}  # entry -> the plan of its last call
+        self._staging: dict[tuple, Any] = {}
+        #: a call enqueues all its launches before another call's: calls on one shape
+        #: share its intermediate and staging buffers, which stream order then keeps
+        #: apart (two threads interleaving launches would overwrite each other's)
+        self._lock = threading.RLock()
+
+    def kernel(self, name: str, tuning: Tuning | None = None) -> _Kernel:
+        """Kernel ``name`` compiled with ``tuning`` (default: the program's for it)."""
+        tuning = tuning if tuning is not None else self.tuning.get(name, Tuning())
+        if (name, tuning) not in self._kernels:
+            self._kernels[name, tuning] = _Kernel(self.kernel_ops[name], self.cache_dir, self.shuffles, tuning)
+        return self._kernels[name, tuning]
+
+    def kernel_key(self, name: str) -> str:
+        """What the autotuner's results of kernel ``name`` are filed under: a hash of
+        its code (names play no part in it, so identical kernels share results)."""
+        return self.kernel(name, Tuning()).key
+
+    def forget_shapes(self) -> None:
+        """Drops the launch plans of every shape (the autotuner, between candidates)."""
+        self._prepared.clear()
+        self._last.clear()
+
+    def kernel_sources(self) -> dict[str, str]:
+        return {
+            f"{name} ({variant})": source
+            for name in self.kernel_ops
+            for variant, source in self.kernel(name).sources.items()
+        }
+
+    # -- arguments ------------------------------------------------------------------------
+
+    def _device_input(self, i: int, array: Any, dtype: np.dtype, entry: str):
+        cuda = cuda_module()
+        if is_on_device(array):
+            device = as_device_array(array)
+            if device.dtype != dtype:
+                raise ExecutionError(f"@{entry}: argument #{i} must be {dtype}, got {device.dtype}")
+            if not device.is_c_contiguous():
+                raise ExecutionError(f"@{entry}: argument #{i} must be C-contiguous on the device")
+            return device, True
+        host = np.asarray(array)
+        if host.dtype != dtype:
+            raise ExecutionError(f"@{entry}: argument #{i} must be {dtype}, got {host.dtype}")
+        key = (entry, i, host.shape)
+        staging = self._staging.get(key)
+        if staging is None:
+            staging = self._staging[key] = cuda.device_array(host.shape, dtype)
+        staging.copy_to_device(np.ascontiguousarray(host))
+        return staging, False
+
+    # -- running ----------------------------------------------------------------------------
+
+    def run(
+        self,
+        entry: str,
+        arrays: Sequence[Any],
+        *,
+        out: Sequence[Any] | None = None,
+        profile: dict[str, list[float]] | None = None,
+    ) -> tuple[Any, ...]:
+        """Runs ``entry``; results are device arrays when any argument was on the
+        device, NumPy arrays otherwise. ``out``: device arrays to write the results
+        into. ``profile``: receives the seconds each kernel took, per kernel name.
+        Calls from several threads take turns (see ``_lock``)."""
+        with self._lock:
+            return self._run(entry, arrays, out, profile)
+
+    def _run(self, entry: str, arrays: Sequence[Any], out, profile) -> tuple[Any, ...]:
+        cuda = cuda_module()
+        plan = host_function(self.functions, entry)
+        inputs = [p for p in plan.params if p.result is None]
+        if len(arrays) != len(inputs):
+            raise ExecutionError(f"@{entry} takes {len(inputs)} arguments, got {len(arrays)}")
+        if self.direct and profile is None:
+            results = self._run_direct(entry, plan, inputs, arrays, out)
+            if results is not None:
+                return results
+        slots: list[Any] = [None] * plan.num_slots
+        on_device = False
+        for i, (param, array) in enumerate(zip(inputs, arrays)):
+            device, given_on_device = self._device_input(i, array, param.dtype, entry)
+            on_device |= given_on_device
+            slots[param.slot] = device
+        sizes = bind_arguments(plan, [tuple(slots[p.slot].shape) for p in inputs])
+        results_given = out is not None
+        if plan.result_params:
+            for k, param, shape in result_shapes(plan, sizes, out, entry):
+                if out is not None:
+                    target = as_device_array(out[k])
+                    if tuple(target.shape) != shape or target.dtype != param.dtype:
+                        raise ExecutionError(
+                            f"@{entry}: out[{k}] must be {param.dtype}{list(shape)}, got {target.dtype}{list(target.shape)}"
+                        )
+                    slots[param.slot] = target
+                else:
+                    slots[param.slot] = cuda.device_array(shape, param.dtype)
+        elif out is not None:
+            raise ExecutionError(f"@{entry} returns fresh buffers; run plan-memory to pass out=")
+        key = (entry, tuple(tuple(slots[p.slot].shape) for p in inputs))
+        prepared = self._prepared.get(key)
+        if prepared is None:
+            prepared = self._prepared[key] = self._prepare(plan, sizes, slots)
+        self._last[entry] = prepared
+        for slot, buffer in prepared.buffers.items():
+            slots[slot] = buffer
+        for step in prepared.launches:
+            if isinstance(step, Launch):
+                if step.empty:
+                    continue
+                self._launch(step, slots, profile)
+            else:
+                self._host_step(step, slots, prepared.sizes, profile)
+        if self.direct and prepared.direct is None and all(isinstance(s, Launch) for s in prepared.launches):
+            prepared.result_shapes = [tuple(slots[p.slot].shape) for p in plan.result_params]
+            prepared.direct = self._pack(plan, prepared, slots)
+        results = [slots[p.slot] for p in plan.result_params] if plan.result_params else [
+            _fresh_copy(slots[s]) for s in plan.returns
+        ]
+        if on_device or results_given:
+            return tuple(results)
+        return tuple(r.copy_to_host() for r in results)
+
+    # -- the direct path: packed launches and CUDA graphs ----------------------------------
+
+    def _pack(self, plan: HostPlan, prepared: _Prepared, slots: list[Any]) -> list[DirectLaunch]:
+        users = {p.slot: i for i, p in enumerate(p for p in plan.params if p.result is None)}
+        n = len(users)
+        users.update({p.slot: n + k for k, p in enumerate(plan.result_params)})
+        packed = []
+        for step in prepared.launches:
+            if step.empty:
+                continue
+            buffers = [_flat0(slots[s]) for s in step.args] + list(step.workspaces)
+            owners = [users.get(s) for s in step.args] + [None] * len(step.workspaces)
+            dispatcher = self.kernel(step.kernel, step.tuning).dispatcher(step.variant, step.block)
+            packed.append(pack(dispatcher, step.grid, step.block, buffers, owners))
+        return packed
+
+    def last_launches(self, entry: str) -> list[Launch]:
+        """The launches of ``entry``'s last call (of the shapes it had)."""
+        prepared = self._last.get(entry)
+        return [s for s in prepared.launches if isinstance(s, Launch)] if prepared is not None else []
+
+    def kernel_bytes(self, entry: str) -> dict[str, int]:
+        """Bytes each kernel of ``entry`` moved in its last call (its buffers read and
+        written once): the numerator of its fraction of the copy bandwidth."""
+        moved: dict[str, int] = {}
+        for step in self.last_launches(entry):
+            moved[step.kernel] = moved.get(step.kernel, 0) + step.bytes
+        return moved
+
+    def run_prepared(self, entry: str, arrays: Sequence[Any]) -> tuple[Any, ...] | None:
+        """``run`` for device arrays whose shapes an earlier call prepared, else None
+        (the caller then takes the general path, which checks every argument)."""
+        plan = self.functions.get(entry)
+        if plan is None or not self.direct:
+            return None
+        inputs = [p for p in plan.params if p.result is None]
+        if len(arrays) != len(inputs):
+            return None
+        with self._lock:
+            return self._run_direct(entry, plan, inputs, arrays, None)
+
+    def _run_direct(self, entry: str, plan: HostPlan, inputs, arrays, out) -> tuple[Any, ...] | None:
+        """A call on device arrays whose shapes were seen before: packed launches, or
+        the graph of these addresses; None sends the call down the general path."""
+        pointers: list[int] = []
+        shapes = []
+        for param, array in zip(inputs, arrays):
+            described = describe_device_array(array, param.dtype)
+            if described is None:
+                return None
+            pointers.append(described[0])
+            shapes.append(described[1])
+        prepared = self._prepared.get((entry, tuple(shapes)))
+        if prepared is None or prepared.direct is None:
+            return None
+        self._last[entry] = prepared
+        results = []
+        for k, param in enumerate(plan.result_params):
+            if out is not None:
+                described = describe_device_array(out[k], param.dtype)
+                if described is None or described[1] != prepared.result_shapes[k]:
+                    return None
+                pointers.append(described[0])
+                results.append(out[k])
+            else:
+                result = cuda_module().device_array(prepared.result_shapes[k], param.dtype)
+                pointers.append(result.__cuda_array_interface__["data"][0])
+                results.append(result)
+        key = tuple(pointers)
+        stream = default_stream()
+        graph = prepared.graphs.get(key)
+        if graph is not None:
+            graph.launch(stream)
+            self._read_records(prepared)
+            return tuple(results)
+        for launch in prepared.direct:
+            launch.launch(stream, key)
+        if self.graphs:
+            calls = prepared.seen.pop(key, 0) + 1
+            if calls >= 2:
+                prepared.graphs[key] = capture(prepared.direct, key)
+                while len(prepared.graphs) > MAX_GRAPHS:
+                    prepared.graphs.popitem(last=False)
+            else:
+                prepared.seen[key] = calls
+                while len(prepared.seen) > 4 * MAX_GRAPHS:
+                    prepared.seen.popitem(last=False)
+        self._read_records(prepared)
+        return tuple(results)
+
+    @staticmethod
+    def _read_records(prepared: _Prepared) -> None:
+        for step in prepared.checked:
+            _raise_recorded(step)
+
+    def _host_step(self, step: tuple, slots: list[Any], sizes: dict[str, int], profile) -> None:
+        """A step other than a kernel launch, run on every call: a copy, a library GEMM
+        and the strided views of its operands (CuPy arrays over the same memory)."""
+        kind = step[0]
+        if kind == "copy":
+            _, source, target = step
+            slots[target].copy_to_device(slots[source])
+        elif kind == "permute":
+            _, target, source, perm = step
+            slots[target] = as_cupy(slots[source]).transpose(perm)
+        elif kind == "view":
+            _, target, source, dims = step
+            slots[target] = as_cupy(slots[source]).reshape(tuple(evaluate_dim(d, sizes) for d in dims))
+        elif kind == "gemm":
+            _, name, (a, b, c), flags = step
+            if profile is None:
+                cuda_gemm(slots[a], slots[b], slots[c], *flags)
+                return
+            cuda = cuda_module()
+            begin, end = cuda.event(), cuda.event()
+            begin.record()
+            for _ in range(PROFILE_REPEATS):
+                cuda_gemm(slots[a], slots[b], slots[c], *flags)
+            end.record()
+            end.synchronize()
+            profile.setdefault(name, []).append(begin.elapsed_time(end) * 1e-3 / PROFILE_REPEATS)
+
+    def _launch(self, step: Launch, slots: list[Any], profile: dict[str, list[float]] | None) -> None:
+        if not step.checks:
+            self._run_kernel(step, slots, profile)
+            return
+        self._run_kernel(step, slots, profile)
+        _raise_recorded(step)
+
+    def _run_kernel(self, step: Launch, slots: list[Any], profile: dict[str, list[float]] | None) -> None:
+        kernel = self.kernel(step.kernel, step.tuning).dispatcher(step.variant, step.block)
+        args = [_flat0(slots[s]) for s in step.args]
+        grid = step.grid if len(step.grid) > 1 else step.grid[0]
+        if profile is None:
+            kernel[grid, step.block](*args, *step.workspaces)
+            return
+        cuda = cuda_module()
+        if simulated():  # the simulator's events do not time
+            start = time.perf_counter()
+            kernel[grid, step.block](*args, *step.workspaces)
+            profile.setdefault(step.kernel, []).append(time.perf_counter() - start)
+            return
+        # the launch repeated between two events: the GPU then waits for the host (the
+        # dispatcher's 20 us) only before the first, not in every measured launch
+        begin, end = cuda.event(), cuda.event()
+        begin.record()
+        for _ in range(PROFILE_REPEATS):
+            kernel[grid, step.block](*args, *step.workspaces)
+        end.record()
+        end.synchronize()
+        profile.setdefault(step.kernel, []).append(begin.elapsed_time(end) * 1e-3 / PROFILE_REPEATS)
+
+    def _prepare(self, plan: HostPlan, sizes: dict[str, int], slots: list[Any]) -> _Prepared:
+        """Buffers and launch configurations for one set of shapes."""
+        cuda = cuda_module()
+        buffers: dict[int, Any] = {}
+        launches: list[Launch | tuple] = []
+        view = list(slots)
+
+        def source_is_buffer(slot: int) -> bool:
+            return slot in buffers and buffers[slot].is_c_contiguous()
+        for step in plan.steps:
+            kind = step[0]
+            if kind == "alloc":
+                _, target, dims, dtype = step
+                shape = tuple(evaluate_dim(d, sizes) for d in dims)
+                buffers[target] = view[target] = cuda.device_array(shape, dtype)
+            elif kind == "view" and source_is_buffer(step[2]):
+                _, target, source, dims = step
+                buffers[target] = view[target] = view[source].reshape(tuple(evaluate_dim(d, sizes) for d in dims))
+            elif kind in ("view", "permute", "gemm"):
+                launches.append(step)  # views of arguments or of strided views: made per call
+            elif kind == "launch":
+                _, name, args = step
+                shapes = tuple(tuple(view[s].shape) for s in args)
+                tuning = self.tuning.get(name) or self.tuned.lookup(self.kernel_key(name), shapes) or Tuning()
+                launch = self.kernel(name, tuning).configure([_flat0(view[s]) for s in args], args)
+                launch.bytes = sum(view[s].size * view[s].dtype.itemsize for s in args)
+                launch.tuning, launch.shapes = tuning, shapes
+                launches.append(launch)
+            elif kind == "copy":
+                launches.append(step)
+        return _Prepared(sizes, buffers, launches)
+
+    def __call__(self, entry: str, *arrays: Any) -> tuple[Any, ...]:
+        return self.run(entry, arrays)
+
+
+#: PyTorch's dtypes by name, for the fast path below
+_TORCH_DTYPES = {
+    "torch.float16": np.dtype(np.float16), "torch.float32": np.dtype(np.float32),
+    "torch.float64": np.dtype(np.float64), "torch.int32": np.dtype(np.int32),
+    "torch.int64": np.dtype(np.int64), "torch.bool": np.dtype(np.bool_),
+}  # fmt: skip
+
+
+def describe_device_array(array: Any, dtype: np.dtype) -> tuple[int, tuple[int, ...]] | None:
+    """(device address, shape) of a C-contiguous device array of ``dtype``, else None.
+
+    A PyTorch tensor is read through its own accessors: building its
+    ``__cuda_array_interface__`` dict costs a few microseconds a call, as much as
+    replaying a whole graph."""
+    if type(array).__module__ == "torch" and getattr(array, "is_cuda", False):
+        if _TORCH_DTYPES.get(str(array.dtype)) != dtype or not array.is_contiguous():
+            return None
+        return array.data_ptr(), tuple(array.shape)
+    interface = getattr(array, "__cuda_array_interface__", None)
+    if interface is None or interface["typestr"] != dtype.str or not _contiguous(interface):
+        return None
+    return interface["data"][0], tuple(interface["shape"])
+
+
+def _contiguous(interface: dict) -> bool:
+    strides = interface.get("strides")
+    if strides is None:
+        return True
+    step = np.dtype(interface["typestr"]).itemsize
+    for dim, stride in zip(reversed(interface["shape"]), reversed(strides)):
+        if dim > 1 and stride != step:
+            return False
+        step *= dim
+    return True
+
+
+def _flat0(buffer: Any):
+    """A rank-0 buffer as one element of rank 1 (kernels index it ``[0]``)."""
+    return buffer.reshape(1) if len(buffer.shape) == 0 else buffer
+
+
+def _fresh_copy(buffer: Any):
+    copy = cuda_module().device_array(buffer.shape, buffer.dtype)
+    copy.copy_to_device(buffer)
+    return copy

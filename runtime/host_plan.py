@@ -1,0 +1,229 @@
+"""A host function read into slots and steps once: what every target's executor walks.
+
+``read_program`` reads a module's ``loop.kernel``s and host ``func.func``s; each host
+function becomes a ``HostPlan``: its parameters (with their ``loop.shape`` dims and,
+after ``plan-memory``, the result each receives) and its steps (allocate, launch, view,
+permute, gemm, copy, free, return) over numbered slots. ``bind_arguments`` binds the
+symbolic sizes from a call's argument shapes and checks them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+)
+from xdsl.ir import Attribute, SSAValue
+
+from dialects import loop
+from dialects.sizes import Linear, SizeError, index_out_of_range, is_derived
+from dialects.sizes import evaluate_dim as sizes_evaluate_dim
+from runtime.errors import ExecutionError
+
+def element_dtype(type_: Attribute) -> np.dtype:
+    """The NumPy dtype of a memref's elements, as the caller sees them."""
+    if isinstance(type_, Float16Type):
+        return np.dtype(np.float16)
+    if isinstance(type_, Float32Type):
+        return np.dtype(np.float32)
+    if isinstance(type_, Float64Type):
+        return np.dtype(np.float64)
+    if isinstance(type_, IntegerType):
+        width = type_.width.data
+        return np.dtype(np.bool_) if width == 1 else np.dtype(f"int{width}")
+    raise ExecutionError(f"no NumPy dtype for {type_}")
+
+
+def storage_dtype(type_: Attribute) -> np.dtype:
+    """The dtype buffers of ``type_`` have while the program runs on the CPU."""
+    dtype = element_dtype(type_)
+    return np.dtype(np.float32) if dtype == np.float16 else dtype
+
+
+# ---------------------------------------------------------------------------
+# Sizes
+
+
+def evaluate_dim(dim: int | str, sizes: dict[str, int]) -> int:
+    """A size under a binding: a name, or a derived size such as ``"D/4"`` or ``"B*S"``."""
+    try:
+        return sizes_evaluate_dim(dim, sizes)
+    except SizeError as error:
+        raise ExecutionError(str(error)) from None
+
+
+def bind_arguments(plan: HostPlan, shapes: Sequence[tuple[int, ...]]) -> dict[str, int]:
+    """The size names that the argument ``shapes`` bind, checked against each parameter's
+    dims: integers must match, a name must be the same size everywhere, and a derived
+    size (``"D/4"``) of a parameter or a kernel must be a whole number, what its names
+    make it."""
+    entry = plan.name
+    dims_of = [p.dims for p in plan.params if p.result is None]
+    sizes: dict[str, int] = {}
+    for i, (dims, shape) in enumerate(zip(dims_of, shapes)):
+        what = f"@{entry}: argument #{i}"
+        if len(dims) != len(shape):
+            raise ExecutionError(f"{what}: expected rank {len(dims)}, got shape {tuple(shape)}")
+        for dim, actual in zip(dims, shape):
+            if isinstance(dim, int):
+                if dim != actual:
+                    raise ExecutionError(f"{what}: expected shape {list(dims)}, got {tuple(shape)}")
+            elif dim in sizes:
+                if sizes[dim] != actual:
+                    raise ExecutionError(f"{what}: size {dim} is {actual} here but {sizes[dim]} before")
+            elif not is_derived(dim):
+                sizes[dim] = actual
+    for i, (dims, shape) in enumerate(zip(dims_of, shapes)):
+        for dim, actual in zip(dims, shape):
+            if is_derived(dim) and (expected := evaluate_dim(dim, sizes)) != actual:
+                raise ExecutionError(f"@{entry}: argument #{i}: size {dim} is {expected}, but the array has {actual}")
+    for dim in plan.derived_sizes:
+        evaluate_dim(dim, sizes)
+    for index, dim in zip(plan.index_bounds[::2], plan.index_bounds[1::2]):
+        if (why := index_out_of_range(Linear.of(index), dim, sizes)) is not None:
+            raise ExecutionError(f"@{entry}: {why}")
+    return sizes
+
+
+# ---------------------------------------------------------------------------
+# Host functions as step lists
+
+
+@dataclass
+class HostParam:
+    slot: int
+    dims: tuple[int | str, ...]
+    dtype: np.dtype
+    storage: np.dtype
+    result: int | None  # the result this argument receives, after plan-memory
+
+
+@dataclass
+class HostPlan:
+    """One host function, read into slots and steps once."""
+
+    name: str
+    params: list[HostParam]
+    steps: list[tuple]
+    returns: list[int]  # slots returned by func.return
+    result_params: list[HostParam]  # caller-provided result buffers, by result number
+    num_slots: int
+    result_dtypes: list[np.dtype] = field(default_factory=list)
+    derived_sizes: tuple[str, ...] = ()  # checked to be whole once the arguments are bound
+    index_bounds: tuple[int | str, ...] = ()  # (index, size) pairs checked in range then
+
+    @property
+    def num_inputs(self) -> int:
+        return len(self.params) - len(self.result_params)
+
+
+def plan_host_function(fn: func.FuncOp, storage: Callable[[Attribute], np.dtype] | None = None) -> HostPlan:
+    """Reads a host function into slots and steps; ``storage`` gives the dtype its
+    buffers are allocated with (default ``storage_dtype``: ``f16`` held as ``float32``)."""
+    storage = storage or storage_dtype
+    slots: dict[SSAValue, int] = {}
+
+    def slot(value: SSAValue) -> int:
+        if value not in slots:
+            slots[value] = len(slots)
+        return slots[value]
+
+    params: list[HostParam] = []
+    arg_attrs = fn.arg_attrs.data if fn.arg_attrs is not None else [None] * len(fn.body.block.args)
+    for arg, attrs in zip(fn.body.block.args, arg_attrs):
+        if not isinstance(arg.type, MemRefType):
+            raise ExecutionError(f"@{fn.sym_name.data}: argument of type {arg.type} is not a buffer")
+        data = attrs.data if attrs is not None else {}
+        shape = data.get(loop.SHAPE_ATTR)
+        if not isinstance(shape, loop.ShapeAttr):
+            raise ExecutionError(f"@{fn.sym_name.data}: argument without a {loop.SHAPE_ATTR} attribute")
+        result = data.get(loop.RESULT_ATTR)
+        params.append(
+            HostParam(
+                slot(arg),
+                shape.data,
+                element_dtype(arg.type.element_type),
+                storage(arg.type.element_type),
+                result.value.data if isinstance(result, IntegerAttr) else None,
+            )
+        )
+    steps: list[tuple] = []
+    returns: list[int] = []
+    for op in fn.body.block.ops:
+        if isinstance(op, loop.AllocOp):
+            assert isinstance(op.result.type, MemRefType)
+            steps.append(("alloc", slot(op.result), op.dims, storage(op.result.type.element_type)))
+        elif isinstance(op, loop.LaunchOp):
+            steps.append(("launch", op.kernel_name, tuple(slot(v) for v in op.args)))
+        elif isinstance(op, loop.ViewOp):
+            steps.append(("view", slot(op.result), slot(op.source), op.dims))
+        elif isinstance(op, loop.PermuteOp):
+            steps.append(("permute", slot(op.result), slot(op.source), op.permutation))
+        elif isinstance(op, loop.GemmOp):
+            label = op.attributes.get("kernel")
+            name = label.data if isinstance(label, StringAttr) else "gemm"
+            flags = (op.transpose_lhs is not None, op.transpose_rhs is not None)
+            steps.append(("gemm", name, (slot(op.lhs), slot(op.rhs), slot(op.out)), flags))
+        elif isinstance(op, loop.CopyOp):
+            steps.append(("copy", slot(op.source), slot(op.target)))
+        elif isinstance(op, loop.DeallocOp):
+            steps.append(("free", slot(op.buffer)))
+        elif isinstance(op, func.ReturnOp):
+            returns = [slot(v) for v in op.arguments]
+        else:
+            raise ExecutionError(f"@{fn.sym_name.data}: the executor does not run {op.name}")
+    result_params = sorted((p for p in params if p.result is not None), key=lambda p: p.result)
+    if [p.result for p in result_params] != list(range(len(result_params))):
+        raise ExecutionError(f"@{fn.sym_name.data}: result arguments are not numbered 0, 1, ...")
+    if result_params and returns:
+        raise ExecutionError(f"@{fn.sym_name.data}: both result arguments and returned buffers")
+    result_dtypes = [element_dtype(t.element_type) for t in fn.function_type.outputs.data] if returns else [
+        p.dtype for p in result_params
+    ]
+    derived = fn.attributes.get(loop.DERIVED_SIZES_ATTR)
+    derived_sizes = tuple(derived.data) if isinstance(derived, loop.ShapeAttr) else ()
+    bounds = fn.attributes.get(loop.INDEX_BOUNDS_ATTR)
+    index_bounds = tuple(bounds.data) if isinstance(bounds, loop.ShapeAttr) else ()
+    return HostPlan(
+        fn.sym_name.data, params, steps, returns, result_params, len(slots), result_dtypes, derived_sizes, index_bounds
+    )
+
+
+def read_program(
+    module: ModuleOp, storage: Callable[[Attribute], np.dtype] | None = None
+) -> tuple[dict[str, loop.KernelOp], dict[str, HostPlan]]:
+    """A module's kernels and its host functions read into plans, each by name."""
+    kernels: dict[str, loop.KernelOp] = {}
+    functions: dict[str, HostPlan] = {}
+    for op in module.ops:
+        if isinstance(op, loop.KernelOp):
+            kernels[op.sym_name.data] = op
+        elif isinstance(op, func.FuncOp) and not op.is_declaration:
+            functions[op.sym_name.data] = plan_host_function(op, storage)
+    return kernels, functions
+
+
+def result_shapes(plan: HostPlan, sizes: dict[str, int], out: Sequence | None, entry: str):
+    """(number, parameter, shape) of each result a call writes into a caller's buffer,
+    after checking that ``out`` (when given) has one array per result."""
+    if out is not None and len(out) != len(plan.result_params):
+        raise ExecutionError(f"@{entry} has {len(plan.result_params)} results, out= has {len(out)}")
+    return [(k, p, tuple(evaluate_dim(d, sizes) for d in p.dims)) for k, p in enumerate(plan.result_params)]
+
+
+def host_function(functions: dict[str, HostPlan], entry: str) -> HostPlan:
+    plan = functions.get(entry)
+    if plan is None:
+        raise ExecutionError(f"no function @{entry} in the program")
+    return plan
