@@ -5,15 +5,15 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
-from compiler.frontend.diagnostics import decode_source
-from compiler.frontend.irgen import source_to_module
+from compiler.source import source_to_module
+from compiler.source import read_source
 from compiler.stages import MATMUL_STRATEGIES, STAGES, Compilation, Options
+from compiler.worker import shared_worker
 from dialects.tensor_types import dtype_of, shape_of
 from runtime.errors import InputError
 from runtime.inputs import Param, bind_sizes, check_names
@@ -36,20 +36,6 @@ def resolve_target(target: str) -> str:
     if target != "auto":
         return target
     return "cuda" if device.cuda_usable() else "cpu"
-
-
-def read_source(source_or_path: str | os.PathLike) -> tuple[str, str]:
-    """(text, path) of a program given as source text or as a path to a `.tdsl` file."""
-    if isinstance(source_or_path, os.PathLike) or (
-        isinstance(source_or_path, str) and "\n" not in source_or_path and source_or_path.endswith(".tdsl")
-    ):
-        path = Path(source_or_path)
-        try:
-            data = path.read_bytes()
-        except OSError as error:
-            raise InputError(f"cannot read {path}: {error.strerror}") from None
-        return decode_source(data, str(path)), str(path)
-    return str(source_or_path), "<source>"
 
 
 def rule_names(disable_rules: str | Sequence[str]) -> tuple[str, ...]:
@@ -320,8 +306,6 @@ def compile(
     replaced now and then so that a long-running process stays bounded however many
     programs it compiles; returns a `compiler.worker.IsolatedProgram`."""
     if isolate:
-        from compiler.worker import shared_worker
-
         return shared_worker().compile(source_or_path, target, fuse, matmul, disable_rules, calibrate)
     text, path = read_source(source_or_path)
     return Program(

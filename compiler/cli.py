@@ -19,13 +19,14 @@ from pathlib import Path
 
 import numpy as np
 
-import fusec
 from compiler import cli_dask
-from compiler.api import TargetError
+from compiler.api import TargetError, compile as compile_program
 from compiler.frontend.diagnostics import SourceError
 from compiler.stages import MATMUL_STRATEGIES, STAGES
+from compiler.version import VERSION
+from dialects.sizes import MAX_SIZE
 from runtime.errors import FusecError, InputError
-from runtime.inputs import MAX_SIZE, Param, draw_inputs
+from runtime.inputs import Param, draw_inputs
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_MISMATCH = 0, 1, 2, 3
 
@@ -79,7 +80,7 @@ def _rule_names(text: str) -> list[str]:
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="fusec", description="Compile a tensor program with fusion and run it.")
     p.add_argument("program", help="the .tdsl program")
-    p.add_argument("--version", action="version", version=f"fusec {fusec.__version__}")
+    p.add_argument("--version", action="version", version=f"fusec {VERSION}")
     p.add_argument("--entry", help="the function to run (default main, else the only function)")
     p.add_argument("--inputs", metavar="FILE.npz", help="arguments by parameter name (np.savez, or a "
                    "Zarr group STORE.zarr); missing ones are drawn at random")
@@ -213,7 +214,7 @@ def run(args: argparse.Namespace) -> int:
     for option in ("report", "viz"):
         check_writable(f"--{option}", getattr(args, option))
     given = load_inputs(args.inputs, lazy=bool(args.dask))
-    program = fusec.compile(
+    program = compile_program(
         Path(args.program),
         target=args.target,
         fuse=not args.no_fuse,

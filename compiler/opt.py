@@ -35,7 +35,7 @@ class FusecOptMain(xDSLOptMain):
 
     def register_all_frontends(self):
         super().register_all_frontends()
-        from compiler.frontend.irgen import source_to_module
+        from compiler.source import source_to_module
 
         self.available_frontends["tdsl"] = lambda io: source_to_module(
             decode_source(io.read(), self.get_input_name()), self.get_input_name()

@@ -123,7 +123,7 @@ def _tiled(c: Compilation, loops: ModuleOp) -> ModuleOp:
 
 def _kernel(c: Compilation, tiled: ModuleOp) -> str:
     if c.options.target == "cuda":
-        from runtime.cuda.codegen import format_kernel_sources
+        from runtime.cuda.sources import format_kernel_sources
         from runtime.cuda.device import simulated
 
         return format_kernel_sources(tiled, shuffles=not simulated())

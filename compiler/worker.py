@@ -32,92 +32,24 @@ program many times for nothing.
 from __future__ import annotations
 
 import atexit
-import pickle
 import subprocess
 import threading
-import traceback
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from compiler.api import Program, read_source
-from compiler.frontend.irgen import source_to_module
+from compiler.source import read_source
 from runtime import helper_process
-from runtime.errors import ExecutionError, FusecError, InputError
-from runtime.process_memory import rss_bytes
+from runtime.errors import ExecutionError, InputError
 
 #: (source text, path, options by name): what a program is compiled from
 Spec = tuple[str, str, tuple[tuple[str, Any], ...]]
-
-# ---------------------------------------------------------------------------
-# The worker's side
-
-#: programs a worker keeps compiled, the most recently used last; a program evicted
-#: and called again is compiled again from its source (its kernels from the disk cache)
-KEPT_PROGRAMS = 8
-
-_programs: OrderedDict[Spec, Program] = OrderedDict()
-
-
-def _program(spec: Spec) -> Program:
-    program = _programs.get(spec)
-    if program is None:
-        text, path, options = spec
-        program = Program(source_to_module(text, path), path, **dict(options))
-        _programs[spec] = program
-        while len(_programs) > KEPT_PROGRAMS:
-            _programs.popitem(last=False)
-    _programs.move_to_end(spec)
-    return program
-
-
-def _compiled(program: Program) -> tuple[str, list[str]]:
-    return program.target, program.functions
-
-
-def _call(program: Program, name: str, arrays: Sequence, named: dict) -> tuple[np.ndarray, ...]:
-    return program.run(name, program.arguments(name, arrays, named))
-
-
-_REQUESTS = {"compile": _compiled, "call": _call, "ir": Program.ir, "signature": Program.signature}
 
 
 class WorkerTraceback(Exception):
     """Where in the worker process a bug of fusec was raised: the cause of the
     exception that the caller sees (as ``concurrent.futures`` shows one)."""
-
-
-def _serve(kind: str, spec: Spec, *args) -> tuple[bool, Any, str | None, int | None]:
-    """In the worker: answers one request about the program ``spec``. Returns whether
-    it succeeded, the answer or the error, the worker's traceback of an error that is
-    a bug (not a `FusecError`, which the caller sees as raised there), and the
-    worker's RSS."""
-    try:
-        return True, _REQUESTS[kind](_program(spec), *args), None, rss_bytes()
-    except FusecError as error:
-        return False, error, None, rss_bytes()
-    except Exception as error:  # noqa: BLE001 -- a bug: the caller sees it, the worker stays
-        return False, error, traceback.format_exc(), rss_bytes()
-
-
-def serve() -> None:
-    """The worker's loop (``runtime.helper_process``): answers requests until its
-    input ends."""
-    requests, replies = helper_process.serving()
-    while (request := helper_process.receive(requests)) is not None:
-        ok, answer, where, rss = _serve(*request)
-        try:
-            helper_process.send(replies, (ok, answer, where, rss))
-        except (pickle.PicklingError, TypeError, AttributeError) as error:  # an answer that cannot cross
-            helper_process.send(replies, (False, RuntimeError(f"cannot send the worker's reply: {error}"), where, rss))
-        except BrokenPipeError:  # the caller is gone
-            return
-
-
-# ---------------------------------------------------------------------------
-# The caller's side
 
 
 class Worker:
@@ -167,7 +99,7 @@ class Worker:
         return IsolatedProgram(self, spec, resolved, functions)
 
     def ask(self, kind: str, spec: Spec, *args, doing: str):
-        """The worker's answer to a request (``_REQUESTS``) about program ``spec``;
+        """The worker's answer to a request (``compiler.worker_process.REQUESTS``) about program ``spec``;
         the error it met raised here. ``doing`` says what the request does, for the
         message when the worker dies meanwhile."""
         with self._lock:
@@ -198,7 +130,7 @@ class Worker:
     def _started(self) -> subprocess.Popen:
         if self._process is None:
             try:
-                self._process = helper_process.start(__name__)
+                self._process = helper_process.start("compiler.worker_process")
             except OSError as error:
                 raise ExecutionError(f"cannot start the fusec worker process: {error.strerror or error}") from None
         return self._process

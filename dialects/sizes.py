@@ -20,6 +20,9 @@ from math import prod
 
 Dim = int | str
 
+#: the largest size and byte count an array can have: sizes are signed 64-bit integers
+MAX_SIZE = 2**63 - 1
+
 _NAME = re.compile(r"[^\W\d]\w*")
 _OPERATOR = re.compile(r"[*/]")
 

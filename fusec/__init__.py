@@ -24,10 +24,10 @@ The dialects and passes are importable on their own: `dialects.graph`, `dialects
 from compiler.api import Program, TargetError, compile
 from compiler.frontend.diagnostics import SourceError
 from compiler.stages import STAGES
+from compiler.version import VERSION as __version__
 from compiler.worker import IsolatedProgram, Worker
 from runtime.errors import ExecutionError, FusecError, IndexOutOfRangeError, InputError
 
-__version__ = "0.1.0"
 
 
 def __getattr__(name: str):

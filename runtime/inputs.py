@@ -13,13 +13,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dialects.sizes import Size, SizeError, is_derived, solve
+from dialects.sizes import MAX_SIZE, Size, SizeError, is_derived, solve
 from dialects.tensor_types import NUMPY_DTYPES, Shape, format_shape
 from runtime.errors import InputError
 
 DEFAULT_DIM = 256
-#: the largest size and byte count an array can have: sizes are signed 64-bit integers
-MAX_SIZE = 2**63 - 1
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,10 @@ the source, the compile options, and the Numba, ``cpu_math`` and Python versions
 module is executed from the source in memory, never from the file (whose content is
 checked against it and rewritten when it differs), and registered in ``sys.modules``
 under that name, which Numba's cache needs to rebuild a kernel's globals. Numba's
-compiled code goes beside it, sealed and verified (``runtime.numba_cache``); CPU
-kernels are compiled by a helper process (``runtime.cpu.kernel_compiler``), so a run
-executes the cached code whether or not it compiled it.
+compiled code goes beside it, sealed and verified (``runtime.numba_cache``); a kernel
+missing from it may be compiled elsewhere (``load_kernel``'s ``compile_aside``: the CPU
+target's helper process, ``runtime.cpu.kernel_compiler``), so that a run executes the
+cached code whether or not it compiled it.
 
 The cache directory is ``$FUSEC_CACHE_DIR``, else ``~/.cache/fusec``. One that cannot
 be used (see ``runtime.cache_files.private_directory``) is replaced, with a warning,
@@ -40,7 +41,6 @@ from typing import Any
 import numba
 
 from runtime import cache_files, numba_cache
-from runtime.cpu.kernel_compiler import HELPER
 
 #: kernels kept loaded after the last program using them is gone, so that a program
 #: compiled again soon (a service compiling per request) finds them without reading
@@ -180,14 +180,16 @@ def load_kernel(
     directory: str | os.PathLike[str] | None = None,
     jit: Callable[..., Any] | None = None,
     key_extra: dict[str, object] | None = None,
+    compile_aside: Callable[[dict[str, Any]], bool] | None = None,
 ):
     """The Numba dispatcher of ``function`` in ``source``, compiled with
-    ``jit(**options)`` and the verified disk cache; compiled lazily on the first
-    call, or loaded from the cache when an earlier process compiled the same source.
-    With the default ``jit`` (``numba.njit``) a kernel missing from the cache is
-    compiled by the helper process and then loaded, never compiled here (see
-    ``runtime.cpu.kernel_compiler``); another ``jit`` (``numba.cuda.jit``) compiles here.
-    ``key_extra`` adds to the cache key what the compiled code depends on beyond the
+    ``jit(**options)`` (default ``numba.njit``) and the verified disk cache; compiled
+    lazily on the first call, or loaded from the cache when an earlier process compiled
+    the same source. ``compile_aside``, where given, compiles a kernel missing from the
+    cache elsewhere (it gets ``compile_here``'s arguments and says whether it did), and
+    the kernel is then loaded, never compiled here (the CPU target's helper process,
+    ``runtime.cpu.kernel_compiler``); without it, or when it fails, the kernel compiles
+    here. ``key_extra`` adds to the cache key what the compiled code depends on beyond the
     source and options (the CUDA backend: numba-cuda's version)."""
     key_extra = key_extra or {}
     root = cache_dir(directory)
@@ -200,7 +202,7 @@ def load_kernel(
             if cached:
                 request = {"source": source, "options": options, "function": function,
                            "directory": str(root), "key_extra": key_extra}
-                aside = None if jit is not None else functools.partial(_compile_in_helper, request)
+                aside = None if compile_aside is None else functools.partial(_compile_aside, compile_aside, request)
                 numba_cache.attach(dispatcher, compile_aside=aside)
             _LIVE[key] = dispatcher
         _keep_recent(key, dispatcher)
@@ -227,14 +229,14 @@ def _unregister_unused() -> None:
         sys.modules.pop(modname, None)
 
 
-def _compile_in_helper(request: dict[str, Any], signature) -> bool:
-    return HELPER.compile({**request, "signature": signature})
+def _compile_aside(compile_aside: Callable[[dict[str, Any]], bool], request: dict[str, Any], signature) -> bool:
+    return compile_aside({**request, "signature": signature})
 
 
 def compile_here(source: str, options: dict[str, object], function: str, directory: str,
                  key_extra: dict[str, object], signature) -> None:
     """Compiles ``function`` of ``source`` for ``signature`` into the cache in
-    ``directory`` (what the helper process does for ``load_kernel``)."""
+    ``directory`` (what ``load_kernel``'s ``compile_aside`` has a helper process do)."""
     root = cache_files.private_directory(Path(directory))  # made again if it was deleted
     with _LOCK:
         _unregister_unused()  # the modules of the kernels compiled before this one

@@ -46,8 +46,7 @@ from compiler.frontend.types import (
 )
 from dialects import graph
 from dialects.elementwise import BY_NAME
-from dialects.sizes import Linear, Size, SizeError, is_derived, substitute, sum_dims
-from runtime.inputs import MAX_SIZE
+from dialects.sizes import MAX_SIZE, Linear, Size, SizeError, is_derived, substitute, sum_dims
 
 # ---- what the checker hands on -------------------------------------------------------------
 #

@@ -9,6 +9,7 @@ become reshapes around a matrix product.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from xdsl.builder import Builder
 from xdsl.dialects import func
@@ -49,7 +50,6 @@ from compiler.frontend.types import Shape, TensorTy
 from dialects import graph
 from dialects.sizes import Linear, is_derived, substitute
 from dialects.tensor_types import Dim, tensor_type
-from passes.inline import DEFAULT_MAX_INLINED_OPS, CallTree, InlineSizeError
 
 COMPARE = {p.value: p for p in graph.ComparePredicate}
 REDUCE = {k.value: k for k in graph.ReduceKind}
@@ -83,19 +83,29 @@ def _values(stmt: ast.Stmt) -> list[ast.Expr]:
     return list(stmt.values) if isinstance(stmt, ast.Return) else [stmt.value]
 
 
-def source_to_module(text: str, path: str) -> ModuleOp:
-    """Source text to a verified graph-level module; raises SourceError on a bad program,
-    also on one whose calls would inline to more operations than the inliner allows
-    (decided here, where the calls' places in the source are known)."""
+@dataclass(frozen=True)
+class GeneratedModule:
+    """A program's verified graph-level module, with what a later stage needs to
+    report a problem against the source: each function's name by its symbol (a
+    specialisation's symbol names the function it specialises), and where the source
+    makes each call."""
+
+    module: ModuleOp
+    source: SourceFile
+    function_names: dict[str, str]
+    call_spans: dict[func.CallOp, Span]
+
+    def error_at(self, call: func.CallOp, message: str) -> SourceError:
+        """An error of the program at the place where it makes ``call``."""
+        return SourceError([Diagnostic(self.call_spans[call], message)], self.source)
+
+
+def generate(text: str, path: str) -> GeneratedModule:
+    """Source text to a verified graph-level module; raises SourceError on a bad program."""
     builder = _ModuleBuilder(load(text, path))
     module = builder.build()
-    try:
-        CallTree.of(module).check_size(builder.symbols.values(), DEFAULT_MAX_INLINED_OPS)
-    except InlineSizeError as error:
-        names = {symbol: name for (name, _), symbol in builder.symbols.items()}
-        message = error.describe(names[error.callee], names[error.caller])
-        raise SourceError([Diagnostic(builder.call_spans[error.call], message)], SourceFile(path, text)) from None
-    return module
+    names = {symbol: name for (name, _), symbol in builder.symbols.items()}
+    return GeneratedModule(module, SourceFile(path, text), names, builder.call_spans)
 
 
 class _ModuleBuilder:

@@ -41,6 +41,7 @@ from runtime.cpu import threads as cpu_threads
 from runtime.errors import ExecutionError
 from runtime.cpu.host_call import call_function
 from runtime.host_plan import HostParam, HostPlan, bind_arguments, evaluate_dim, host_function, read_program, result_shapes
+from runtime.cpu.kernel_compiler import compile_in_helper
 from runtime.kernel_cache import load_kernel
 from runtime.cpu.loop_work import work_counter
 
@@ -112,7 +113,11 @@ class CompiledProgram:
         key = (name, options["parallel"])
         if key not in self._dispatchers:
             self._dispatchers[key] = load_kernel(
-                self.kernel_source(name), options, function=codegen_cpu.KERNEL_FUNCTION, directory=self.cache_dir
+                self.kernel_source(name),
+                options,
+                function=codegen_cpu.KERNEL_FUNCTION,
+                directory=self.cache_dir,
+                compile_aside=compile_in_helper,
             )
         return self._dispatchers[key]
 

@@ -29,6 +29,7 @@ import threading
 from typing import Any
 
 from runtime import cache_files, helper_process
+from runtime.kernel_cache import compile_here
 
 
 class CompileHelper:
@@ -120,6 +121,12 @@ class CompileHelper:
 
 #: the helper of this process
 HELPER = CompileHelper()
+
+
+def compile_in_helper(request: dict[str, Any]) -> bool:
+    """``runtime.kernel_cache.load_kernel``'s ``compile_aside`` for CPU kernels: this
+    process's helper compiles the kernel into the cache."""
+    return HELPER.compile(request)
 atexit.register(HELPER.close)
 if hasattr(os, "register_at_fork"):  # POSIX
     os.register_at_fork(after_in_child=HELPER.forget)
@@ -128,8 +135,6 @@ if hasattr(os, "register_at_fork"):  # POSIX
 def serve() -> None:
     """The helper's loop: compiles each request into the cache, replies with the
     error (or ``None``) and the warnings it met, until its input ends."""
-    from runtime.kernel_cache import compile_here
-
     requests, replies = helper_process.serving()
     while (request := helper_process.receive(requests)) is not None:
         with cache_files.collected_warnings() as warnings:

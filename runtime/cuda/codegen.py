@@ -43,7 +43,7 @@ from collections.abc import Sequence
 
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import Float16Type, IndexType, IntegerAttr, MemRefType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import Float16Type, IndexType, IntegerAttr, MemRefType, StringAttr
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from dialects import loop
@@ -65,7 +65,7 @@ def strategy_of(kernel: loop.KernelOp) -> Strategy:
     return Strategy(attr.data)
 
 
-def _int_attr(kernel: loop.KernelOp, name: str) -> int:
+def int_attr(kernel: loop.KernelOp, name: str) -> int:
     attr = kernel.attributes.get(name)
     if not isinstance(attr, IntegerAttr):
         raise CodegenError(f"kernel @{kernel.sym_name.data} has no {name}: run map-gpu first")
@@ -158,7 +158,7 @@ def variants(kernel: loop.KernelOp) -> tuple[str, ...]:
 # ---------------------------------------------------------------------------
 
 
-class _CudaKernelSource(ScalarSource):
+class CudaKernelSource(ScalarSource):
     """The generator of one kernel's CUDA source, in one variant."""
 
     def __init__(
@@ -173,9 +173,9 @@ class _CudaKernelSource(ScalarSource):
         self.strategy = strategy_of(kernel)
         self.variant = variant
         self.shuffles = shuffles
-        self.per_thread = per_thread or _int_attr(kernel, PER_THREAD)
+        self.per_thread = per_thread or int_attr(kernel, PER_THREAD)
         self.exact = variant == "exact"
-        self.threads = threads or _int_attr(kernel, THREADS)  # compiled in: the launch's block size
+        self.threads = threads or int_attr(kernel, THREADS)  # compiled in: the launch's block size
         self.workspaces: dict[loop.ScratchOp, str] = {}
         self.registers: dict[loop.ScratchOp, list[str]] = {}
         self.shared: dict[str, str] = {}  # dtype name -> shared array for reductions
@@ -771,35 +771,3 @@ class SizesSource(ScalarSource):
                     return "None"
                 dims.append(name)
         return "(" + "".join(f"{d}, " for d in dims) + ")"
-
-
-def kernel_source(
-    kernel: loop.KernelOp,
-    variant: str = "loop",
-    shuffles: bool = True,
-    per_thread: int | None = None,
-    threads: int | None = None,
-) -> str:
-    """The Python source of one kernel in one variant: ``kernel`` and ``sizes``;
-    ``per_thread`` and ``threads`` replace the kernel's ``gpu.per_thread`` and
-    ``gpu.threads`` (the autotuner's knobs; the block size is a constant of the code,
-    so index arithmetic folds, and the runtime launches each source with its own)."""
-    if strategy_of(kernel) == Strategy.GEMM:
-        from runtime.cuda.codegen_gemm import gemm_source  # it builds on this module's generator
-
-        return gemm_source(kernel, variant, aligned=shuffles)  # no shuffles: the simulator
-    if strategy_of(kernel) == Strategy.FLASH:
-        from runtime.cuda import codegen_flash  # it builds on this module's pieces
-
-        return codegen_flash.kernel_source(kernel, shuffles)
-    return _CudaKernelSource(kernel, variant, shuffles, per_thread, threads).source()
-
-
-def format_kernel_sources(module: ModuleOp, shuffles: bool = True) -> str:
-    """Every kernel's sources, each variant under a ``# kernel`` banner (``--emit kernel``)."""
-    parts = []
-    for op in module.walk():
-        if isinstance(op, loop.KernelOp):
-            for variant in variants(op):
-                parts.append(f"# ---- kernel {op.sym_name.data!r} ({variant}) ----\n{kernel_source(op, variant, shuffles)}")
-    return "\n".join(parts)

@@ -48,7 +48,7 @@ from xdsl.ir import Operation, SSAValue
 from dialects import loop
 from dialects.gpu.gemm_nest import BATCH, M, N, Dependences, match
 from dialects.gpu.mapping import A_ALONG, B_ALONG, THREAD_M, THREAD_N, TILE_K, TILE_M, TILE_N
-from runtime.cuda.codegen import KERNEL_FUNCTION, SizesSource, _CudaKernelSource, _int_attr
+from runtime.cuda.codegen import KERNEL_FUNCTION, SizesSource, CudaKernelSource, int_attr
 from runtime.codegen_scalar import CodegenError, numpy_type_name
 
 #: consecutive rows (and columns) of a thread's register tile
@@ -63,7 +63,7 @@ SKINNY = 16
 
 def tiles(kernel: loop.KernelOp) -> tuple[int, int, int, int, int]:
     """``(tile_m, tile_n, tile_k, thread_m, thread_n)`` of a gemm kernel."""
-    tm, tn, tk, rm, rn = (_int_attr(kernel, name) for name in (TILE_M, TILE_N, TILE_K, THREAD_M, THREAD_N))
+    tm, tn, tk, rm, rn = (int_attr(kernel, name) for name in (TILE_M, TILE_N, TILE_K, THREAD_M, THREAD_N))
     return tm, tn, tk, rm, rn
 
 
@@ -86,7 +86,7 @@ class _Side:
         self.registers: list[str] = []
 
 
-class _GemmSource(_CudaKernelSource):
+class _GemmSource(CudaKernelSource):
     """The generator of a gemm kernel's source, in one variant."""
 
     def __init__(self, kernel: loop.KernelOp, variant: str, aligned: bool):

@@ -39,14 +39,15 @@ from xdsl.dialects.builtin import ModuleOp
 from dialects import loop
 from dialects.gpu.mapping import PER_THREAD, THREADS, Strategy
 from runtime.cuda import codegen as codegen_cuda
+from runtime.cuda import sources
 from runtime.cuda import codegen_gemm
 from runtime.cuda.device import as_device_array, cuda_module, is_on_device, simulated
-from runtime.cpu.executor import ExecutionError
+
 from runtime.host_plan import HostPlan, bind_arguments, element_dtype, evaluate_dim, host_function, read_program, result_shapes, storage_dtype
 from runtime.cuda.autotune_cache import Tuning, TuningCache
 from runtime.cuda.gemm import as_cupy, cuda_gemm
 from runtime.cuda.launch import DirectLaunch, capture, default_stream, pack
-from runtime.errors import IndexOutOfRangeError
+from runtime.errors import ExecutionError, IndexOutOfRangeError
 from runtime.kernel_cache import load_kernel, load_module
 
 #: the most threads a block may have, and the grid's y extent
@@ -123,7 +124,7 @@ class _Kernel:
         """The source of a variant for a block size (a constant of the code)."""
         key = (variant, threads)
         if key not in self._sources:
-            self._sources[key] = codegen_cuda.kernel_source(self.op, variant, self.shuffles, self.per_thread, threads)
+            self._sources[key] = sources.kernel_source(self.op, variant, self.shuffles, self.per_thread, threads)
         return self._sources[key]
 
     @property

@@ -151,7 +151,7 @@ def test_a_broken_tuning_file_is_ignored(tmp_path):
 
 
 def test_warp_shuffles_on_a_gpu_and_a_tree_in_the_simulator():
-    from runtime.cuda.codegen import kernel_source
+    from runtime.cuda.sources import kernel_source
 
     program = fusec.compile(SOFTMAX, target="cuda")
     (kernel,) = CudaProgram(program.compilation("main").stage("tiled")).kernel_ops.values()

@@ -2,7 +2,7 @@
 
 from xdsl.dialects import func
 
-from compiler.frontend.irgen import source_to_module
+from compiler.source import source_to_module
 
 
 def test_long_call_chains_do_not_exhaust_the_stack():

@@ -7,13 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from compiler.source import source_to_module
 from dialects.graph import ReshapeOp, TransposeOp
 from passes.fold_layout import is_index_map
 from passes.pipeline import graph_rewrite_pipeline
 from tests.passes.harness import assert_same_results, function, op_names, run_passes
 from tests.samples.reference import SAMPLES
-
-irgen = pytest.importorskip("compiler.frontend.irgen")
 
 COMPOSITES = {"graph.softmax", "graph.layernorm", "graph.rmsnorm", "graph.gelu", "graph.silu", "graph.sigmoid",
               "graph.conv2d", "graph.pool", "graph.batchnorm"}
@@ -29,7 +28,7 @@ def test_pipeline_order():
 @pytest.mark.parametrize("name", sorted(SAMPLES))
 def test_sample_keeps_its_values(name):
     case = SAMPLES[name]
-    graph = irgen.source_to_module(case.path.read_text(), str(case.path))
+    graph = source_to_module(case.path.read_text(), str(case.path))
     opt = run_passes(graph, graph_rewrite_pipeline("main"))
 
     names = op_names(opt)
@@ -47,7 +46,7 @@ def test_transformer_block_layout():
     """The pre-norm block: heads split and merged through index maps (no transpose or
     reshape is materialized), and k's transpose composed into one index map."""
     case = SAMPLES["transformer_block"]
-    opt = run_passes(irgen.source_to_module(case.path.read_text(), str(case.path)), graph_rewrite_pipeline("main"))
+    opt = run_passes(source_to_module(case.path.read_text(), str(case.path)), graph_rewrite_pipeline("main"))
     layout = [op for op in function(opt, "main").body.block.ops if isinstance(op, TransposeOp | ReshapeOp)]
     assert layout and all(is_index_map(op) for op in layout)
     names = op_names(opt)
@@ -67,7 +66,7 @@ fn main(a: f32[M, 8], b: f32[4, 8], w: f32[6, 8]) -> (f32[M, 6], f32[4, 6]) {
 }
 """
     try:
-        graph = irgen.source_to_module(source, "<test>")
+        graph = source_to_module(source, "<test>")
     except Exception as error:  # the front end verifies calls with func.call's equal-types rule
         pytest.xfail(f"the front end rejects calls across renamed sizes: {str(error).splitlines()[0]}")
     opt = run_passes(graph, graph_rewrite_pipeline("main"))

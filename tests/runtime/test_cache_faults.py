@@ -30,6 +30,9 @@ from runtime.cpu import kernel_compiler
 from runtime.cuda.autotune_cache import Tuning, TuningCache
 from tests.runtime import cache_probe
 
+#: how the CPU target compiles a kernel missing from the cache: in its helper process
+IN_HELPER = kernel_compiler.compile_in_helper
+
 ROOT = Path(__file__).resolve().parents[2]
 
 SOURCE = """\
@@ -121,8 +124,8 @@ def test_compiled_code_that_cannot_be_written(tmp_path, monkeypatch, capsys):
         (no_space if path.suffix in (".nbi", ".nbc") else write)(path, data)
 
     monkeypatch.setattr(cache_files, "write_atomic", numba_files_fail)
-    # numba.njit named: compiled in this process, where the write is made to fail
-    run_kernel(kernel_cache.load_kernel(SOURCE, OPTIONS, directory=tmp_path, jit=numba.njit))
+    # no compile_aside: compiled in this process, where the write is made to fail
+    run_kernel(kernel_cache.load_kernel(SOURCE, OPTIONS, directory=tmp_path))
     assert "No space left on device; compiling without the cache" in capsys.readouterr().err
     assert [p.suffix for p in tmp_path.iterdir()] == [".py"]
 
@@ -131,7 +134,7 @@ def test_helper_that_cannot_write(tmp_path, capsys):
     # the index's name taken by a folder: the helper's write of it fails
     key = kernel_cache.kernel_key(SOURCE.replace("3.0", "5.0"), OPTIONS)
     (tmp_path / f"fusec_{key}.kernel-7.py{sys.version_info.major}{sys.version_info.minor}.nbi").mkdir()
-    dispatcher = kernel_cache.load_kernel(SOURCE.replace("3.0", "5.0"), OPTIONS, directory=tmp_path)
+    dispatcher = kernel_cache.load_kernel(SOURCE.replace("3.0", "5.0"), OPTIONS, directory=tmp_path, compile_aside=IN_HELPER)
     x = np.arange(9, dtype=np.float32)
     y = np.empty_like(x)
     dispatcher(x, y)
@@ -163,13 +166,13 @@ def test_folder_deleted_between_compile_and_load(tmp_path, monkeypatch):
         return compiled
 
     monkeypatch.setattr(kernel_compiler.HELPER, "compile", compile_then_delete)
-    run_kernel(kernel_cache.load_kernel(SOURCE, OPTIONS, directory=cache))
+    run_kernel(kernel_cache.load_kernel(SOURCE, OPTIONS, directory=cache, compile_aside=IN_HELPER))
     assert sorted(p.suffix for p in cache.iterdir()) == [".nbc", ".nbi"]  # saved again, here
 
 
 def test_forked_child_has_its_own_helper(tmp_path):
     serial = {**OPTIONS, "parallel": False}  # GNU OpenMP aborts a forked child that uses it
-    kernel_cache.load_kernel(SOURCE, serial, directory=tmp_path)(np.ones(2, np.float32), np.empty(2, np.float32))
+    kernel_cache.load_kernel(SOURCE, serial, directory=tmp_path, compile_aside=IN_HELPER)(np.ones(2, np.float32), np.empty(2, np.float32))
     helper = kernel_compiler.HELPER.pid
     pid = os.fork()
     if pid == 0:  # the child: a kernel the parent's helper never saw
@@ -177,13 +180,13 @@ def test_forked_child_has_its_own_helper(tmp_path):
             child_source = SOURCE.replace("3.0", "7.0")
             x = np.arange(9, dtype=np.float32)
             y = np.empty_like(x)
-            kernel_cache.load_kernel(child_source, serial, directory=tmp_path)(x, y)
+            kernel_cache.load_kernel(child_source, serial, directory=tmp_path, compile_aside=IN_HELPER)(x, y)
             os._exit(0 if np.array_equal(y, 8 * x) and kernel_compiler.HELPER.pid not in (None, helper) else 1)
         finally:
             os._exit(2)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
-    run_kernel(kernel_cache.load_kernel(SOURCE, serial, directory=tmp_path / "after"))
+    run_kernel(kernel_cache.load_kernel(SOURCE, serial, directory=tmp_path / "after", compile_aside=IN_HELPER))
     assert kernel_compiler.HELPER.pid == helper
 
 
@@ -316,8 +319,8 @@ def test_tampered_source_is_never_run(populated, tmp_path):
 KERNEL_SCRIPT = f"""
 import json, numpy as np
 from runtime.kernel_cache import load_kernel
-from runtime.cpu.kernel_compiler import HELPER
-kernel = load_kernel({SOURCE!r}, {OPTIONS!r})
+from runtime.cpu.kernel_compiler import HELPER, compile_in_helper
+kernel = load_kernel({SOURCE!r}, {OPTIONS!r}, compile_aside=compile_in_helper)
 x = np.linspace(-3, 3, 1000, dtype=np.float32)
 y = np.empty_like(x)
 kernel(x, y)

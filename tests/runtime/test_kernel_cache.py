@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from runtime import kernel_cache
+from runtime.cpu.kernel_compiler import compile_in_helper
 
 SOURCE = textwrap.dedent(
     """\
@@ -38,13 +39,13 @@ def test_key_covers_source_options_and_versions():
 
 
 def test_written_once_as_a_real_module(tmp_path):
-    k = kernel_cache.load_kernel(SOURCE, OPTIONS, directory=tmp_path)
+    k = kernel_cache.load_kernel(SOURCE, OPTIONS, directory=tmp_path, compile_aside=compile_in_helper)
     (path,) = tmp_path.glob("fusec_*.py")
     assert path.read_text() == SOURCE
     stamp = path.stat().st_mtime_ns
     modname = path.stem
     assert sys.modules[modname].__file__ == str(path)
-    assert kernel_cache.load_kernel(SOURCE, OPTIONS, directory=tmp_path) is k
+    assert kernel_cache.load_kernel(SOURCE, OPTIONS, directory=tmp_path, compile_aside=compile_in_helper) is k
     x = np.arange(5, dtype=np.float32)
     y = np.empty_like(x)
     k(x, y)

@@ -60,11 +60,12 @@ SAMPLE_KERNELS = {
 
 
 def _opt_module(path: Path):
-    irgen = pytest.importorskip("compiler.frontend.irgen")
+    from compiler.source import source_to_module
+
     pipeline = pytest.importorskip("passes.pipeline")
     from tests.passes.harness import run_passes
 
-    graph_module = irgen.source_to_module(path.read_text(), str(path))
+    graph_module = source_to_module(path.read_text(), str(path))
     return run_passes(graph_module, pipeline.graph_rewrite_pipeline("main"))
 
 
