@@ -93,7 +93,7 @@ def _fused(c: Compilation, opt: ModuleOp) -> ModuleOp:
     from runtime.cuda.gemm import cuda_library_available
 
     o = c.options
-    device = "gpu" if o.target == "cuda" else "cpu"
+    device = "gpu-h200" if o.target == "cuda" else "cpu-2core"
     fusion = (
         FusePass(
             dims=o.dims_spec,
