@@ -43,6 +43,7 @@ from runtime.cpu.host_call import call_function
 from runtime.host_plan import HostParam, HostPlan, bind_arguments, evaluate_dim, host_function, read_program, result_shapes
 from runtime.kernel_cache import load_kernel
 from runtime.cpu.loop_work import work_counter
+from runtime.target import Executable
 
 #: the argument shapes a program keeps bound calls for (each a few hundred bytes)
 MAX_BOUND_CALLS = 256
@@ -64,7 +65,7 @@ class BoundCall:
 # The program
 
 
-class CompiledProgram:
+class CompiledProgram(Executable):
     """A module of host functions and ``loop.kernel``s, ready to run on the CPU.
 
     ``run(entry, arrays)`` runs host function ``entry`` and returns its results as a
@@ -272,9 +273,6 @@ class CompiledProgram:
         if not hasattr(self._pools, "by_entry"):
             self._pools.by_entry = {}
         return self._pools.by_entry.setdefault(entry, {})
-
-    def __call__(self, entry: str, *arrays: np.ndarray) -> tuple[np.ndarray, ...]:
-        return self.run(entry, arrays)
 
 
 def _into_out(out: Sequence[np.ndarray], values: tuple) -> tuple[np.ndarray, ...]:
