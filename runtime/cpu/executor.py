@@ -73,10 +73,7 @@ class CompiledProgram(Executable):
     in ``cache_dir``, default ``$FUSEC_CACHE_DIR`` or ``~/.cache/fusec``).
     """
 
-    def __init__(self, module: ModuleOp, *, target: str = "cpu", cache_dir: str | None = None):
-        if target != "cpu":
-            raise ExecutionError(f"the loop executor runs on the CPU only, not {target!r}")
-        self.target = target
+    def __init__(self, module: ModuleOp, *, cache_dir: str | None = None):
         self.module = module
         self.cache_dir = cache_dir
         self.kernels, self.functions = read_program(module)

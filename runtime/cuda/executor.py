@@ -267,7 +267,6 @@ class CudaProgram(Executable):
         graphs: bool | None = None,
         tuning: dict[str, Tuning] | None = None,
     ):
-        self.target = "cuda"
         self.module = module
         self.cache_dir = cache_dir
         self.shuffles = not simulated()
