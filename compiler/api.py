@@ -10,32 +10,18 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
-from compiler.source import source_to_module
-from compiler.source import read_source
+from compiler.source import read_source, source_to_module
 from compiler.stages import MATMUL_STRATEGIES, STAGES, Compilation, Options
 from compiler.worker import shared_worker
 from dialects.tensor_types import dtype_of, shape_of
+from runtime import registry
 from runtime.errors import InputError
 from runtime.inputs import Param, bind_sizes, check_names
-
-TARGETS = ("auto", "cpu", "cuda", "numpy")
+from runtime.target import Executable
 
 
 class TargetError(InputError):
     """The target asked for cannot run on this machine (`--target cuda` with no GPU)."""
-
-
-def resolve_target(target: str) -> str:
-    """`auto` is the GPU when one is usable, else the host's cores. `cuda` compiles
-    anywhere (`--emit` works without a GPU); running it needs a usable GPU, or Numba's
-    CUDA simulator when NUMBA_ENABLE_CUDASIM=1 (see `Program.executable`)."""
-    if target not in TARGETS:
-        raise InputError(f"unknown target {target!r}: choose one of {', '.join(TARGETS)}")
-    from runtime.cuda import device
-
-    if target != "auto":
-        return target
-    return "cuda" if device.cuda_usable() else "cpu"
 
 
 def rule_names(disable_rules: str | Sequence[str]) -> tuple[str, ...]:
@@ -59,7 +45,11 @@ class Program:
     `disable_rules` names fusion rules that join no kernels (`passes/fusion/rules.py`);
     `calibrate` lets the measured kernel times kept for this machine correct the
     cost model's (`compiler/calibrate.py`), and lets `autotune` keep the times it
-    measures."""
+    measures.
+
+    `target` is the name of the target it runs on (`auto` resolved, `runtime/registry.py`);
+    `backend` is that `runtime.target.Target`. Every target compiles anywhere (`--emit`
+    works without a GPU); running needs the target to be usable here (`executable`)."""
 
     def __init__(
         self,
@@ -76,18 +66,19 @@ class Program:
         if matmul not in MATMUL_STRATEGIES:
             raise InputError(f"unknown matmul strategy {matmul!r}: choose one of {', '.join(MATMUL_STRATEGIES)}")
         self.path = path
-        self.target = resolve_target(target)
+        self.backend = registry.resolve(target)
+        self.target = self.backend.name
         self.fuse = fuse
         self.matmul = matmul
         self.disabled_rules = rule_names(disable_rules)
-        self.calibrate = calibrate and self.target != "numpy" and enabled_here()
+        self.calibrate = calibrate and self.backend.runs_kernels and enabled_here()
         self.graph = graph
         self._functions = {
             op.sym_name.data: op for op in self.graph.body.block.ops if isinstance(op, func.FuncOp)
         }
         self._compilations: dict[Options, Compilation] = {}
-        self._executables: dict[Options, object] = {}
-        #: (executable, its bound call on the CPU) of each function and argument shapes
+        self._executables: dict[Options, Executable] = {}
+        #: (executable, its bound call or None) of each function and argument shapes
         #: and dtypes already checked against its parameters: later calls go straight there
         self._checked: dict[tuple, tuple] = {}
 
@@ -104,7 +95,7 @@ class Program:
             return None
         from compiler import calibrate
 
-        return calibrate.load(self.target)
+        return calibrate.load(self.backend)
 
     def record_times(self, name: str, arrays: Sequence, measured_us: dict[str, float]) -> int:
         """Keeps the times of the kernels that ran function NAME on `arrays`
@@ -120,7 +111,7 @@ class Program:
         # the kernels that ran (`executable`), costed at the sizes they ran at
         report = fusion_report(
             self.compilation(name).stage("fused"),
-            device=device_model(self.target),
+            device=device_model(self.backend),
             dims=sizes,
             entry=name,
             calibration=self.calibration.calibration,
@@ -154,7 +145,7 @@ class Program:
         options = Options(
             entry=entry,
             fuse=self.fuse,
-            target="cpu" if self.target == "numpy" else self.target,
+            target=self.backend,
             dims=tuple(sorted((dims or {}).items())),
             matmul=self.matmul,
             disabled_rules=self.disabled_rules,
@@ -170,27 +161,23 @@ class Program:
         return self.compilation(entry).text(stage)
 
     def run(self, name: str, arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
-        """Runs function NAME. On `cuda`, arguments may be device arrays (anything with
-        `__cuda_array_interface__`), taken without a copy; results then stay there."""
-        if self.target == "cuda":
+        """Runs function NAME. Where the target takes device arrays (`cuda`: anything
+        with `__cuda_array_interface__`), they are taken without a copy; results then
+        stay there."""
+        backend = self.backend
+        if backend.takes_device_arrays:
             # device arrays of shapes seen before: straight to the packed launches or
             # the graph, without converting and re-checking each argument
             results = self.executable(name).run_prepared(name, arrays)
             if results is not None:
                 return results
-            arrays = [self._argument(a) for a in arrays]
-        else:
-            arrays = [np.asarray(a) for a in arrays]
+        arrays = [backend.argument(a) for a in arrays]
         key = (name, *[(a.shape, a.dtype) for a in arrays])
         checked = self._checked.get(key)
         if checked is None:
             bind_sizes(self.params(name), arrays, name)
-            if self.target == "numpy":
-                from runtime.reference.interpreter import evaluate
-
-                return evaluate(self.graph, name, arrays)
             executable = self.executable(name)
-            bound = executable.bind(name, arrays) if self.target == "cpu" else None
+            bound = executable.bind(name, arrays)
             if len(self._checked) >= MAX_CHECKED_CALLS:  # the oldest goes: a service sees many shapes
                 self._checked.pop(next(iter(self._checked)), None)
             checked = self._checked[key] = (executable, bound)
@@ -200,47 +187,31 @@ class Program:
         return executable.run_bound(bound, arrays)
 
     def autotune(self, name: str, arrays: Sequence[np.ndarray], budget_s: float = 30.0):
-        """On `cuda`: times each kernel of function NAME on these arrays' shapes under a
-        few launch parameters and keeps the fastest in the tuning cache, which later
-        runs (in any process) read, and keeps the times for calibration. Returns
-        {kernel: (Tuning, seconds)}."""
-        if self.target != "cuda":
+        """Where the target autotunes (`cuda`): times each kernel of function NAME on
+        these arrays' shapes under a few launch parameters and keeps the fastest in the
+        tuning cache, which later runs (in any process) read, and keeps the times for
+        calibration. Returns {kernel: (Tuning, seconds)}."""
+        backend = self.backend
+        if not backend.autotunes:
             raise TargetError(f"autotuning tunes GPU kernels; this program's target is {self.target}")
-        from runtime.cuda.autotune import autotune
-        from runtime.cuda.device import cuda_module
-
-        arrays = [self._argument(a) for a in arrays]
+        arrays = [backend.argument(a) for a in arrays]
         bind_sizes(self.params(name), arrays, name)
-        cuda = cuda_module()
-        device = [a if hasattr(a, "copy_to_host") else cuda.to_device(a) for a in arrays]
-        tuned = autotune(self.executable(name), name, device, budget_s=budget_s)
+        device = backend.to_device(arrays)
+        tuned = backend.autotune(self.executable(name), name, device, budget_s)
         self.record_times(name, arrays, {kernel: seconds * 1e6 for kernel, (_, seconds) in tuned.items()})
         return tuned
 
-    def _argument(self, array):
-        if self.target == "cuda":
-            from runtime.cuda import device
-
-            if device.is_on_device(array):
-                return device.as_device_array(array)
-        return np.asarray(array)
-
-    def executable(self, name: str):
-        """The compiled kernels of function NAME (one compile serves every shape)."""
+    def executable(self, name: str) -> Executable:
+        """The compiled kernels of function NAME (one compile serves every shape), or
+        on a target that interprets, its graph; `TargetError` where the target cannot
+        run here."""
         compilation = self.compilation(name)
         key = compilation.options
         if key not in self._executables:
-            if self.target == "cuda":
-                from runtime.cuda import device
-                from runtime.cuda.executor import CudaProgram
-
-                if not device.cuda_runnable():
-                    raise TargetError(f"--target cuda: {device.cuda_unavailable_reason()}")
-                self._executables[key] = CudaProgram(compilation.stage("tiled"))
-            else:
-                from runtime.cpu.executor import CompiledProgram
-
-                self._executables[key] = CompiledProgram(compilation.stage("tiled"), target=self.target)
+            reason = self.backend.unavailable_reason()
+            if reason is not None:
+                raise TargetError(f"--target {self.target}: {reason}")
+            self._executables[key] = self.backend.executable(compilation.stage(self.backend.stage))
         return self._executables[key]
 
     def _function(self, name: str) -> func.FuncOp:

@@ -44,33 +44,27 @@ def bench(program, entry: str, arrays: Sequence[np.ndarray]) -> dict[str, float 
 
 
 def _runner(program, entry: str, arrays: Sequence[np.ndarray]) -> Callable[[], object]:
-    """One call of `entry`; on the GPU with the inputs already on the device (copies to
-    and from the host are not the program's time) and waiting for the kernels."""
-    if program.target != "cuda":
-        return lambda: program.run(entry, arrays)
-    from runtime.cuda.device import cuda_module
-
-    cuda = cuda_module()
-    device = [cuda.to_device(a) for a in arrays]
+    """One call of `entry`; on a device with the inputs already there (copies to and
+    from the host are not the program's time) and waiting for the kernels."""
+    target = program.backend
+    device = target.to_device(arrays)
 
     def run():
         program.run(entry, device)
-        cuda.synchronize()
+        target.synchronize()
 
     return run
 
 
-def measure_kernels(executable, entry: str, arrays: Sequence[np.ndarray], runs: int = 5) -> dict[str, float]:
-    """Median microseconds of each kernel of a compiled program (for the report's `measured_us`).
-    On the GPU the inputs are put on the device first, and a few warm-up calls bring
-    the clocks up from idle."""
-    if getattr(executable, "target", "cpu") == "cuda":
-        from runtime.cuda.device import cuda_module
-
-        arrays = [cuda_module().to_device(a) for a in arrays]
-        runs = max(runs, 20)
-        for _ in range(10):
-            executable.run(entry, arrays)
+def measure_kernels(program, entry: str, arrays: Sequence[np.ndarray], runs: int = 5) -> dict[str, float]:
+    """Median microseconds of each kernel of a program's entry (for the report's
+    `measured_us`), its inputs put where the kernels read them first. The target may
+    ask for a few calls before and more timed ones (a GPU's clocks come up from idle)."""
+    target, executable = program.backend, program.executable(entry)
+    arrays = target.to_device(arrays)
+    runs = max(runs, target.timing_min_calls)
+    for _ in range(target.timing_warmup_calls):
+        executable.run(entry, arrays)
     executable.run(entry, arrays)
     profile: dict[str, list[float]] = {}
     for _ in range(runs):

@@ -14,8 +14,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from compiler.report import device_model
 from passes.fusion.calibration import Calibration, Observation
+from runtime.target import Target
 
 ENVIRONMENT = "FUSEC_CALIBRATION"
 
@@ -37,17 +37,15 @@ class DeviceCalibration:
         return {"device": self.device, "factors": factors, "kernels": len(self.calibration.kernels)}
 
 
-def device_key(target: str) -> str | None:
+def device_key(target: Target) -> str | None:
     """``cpu-2core/AMD EPYC 7B13, 2 threads``: the cost model's device and the hardware
     that ran the kernels; ``None`` where the hardware is unknown (nothing is applied
     or kept then)."""
-    from runtime.hardware import hardware_name
-
-    hardware = hardware_name(target)
-    return f"{device_model(target).name}/{hardware}" if hardware else None
+    hardware = target.hardware_name()
+    return f"{target.device_model}/{hardware}" if hardware else None
 
 
-def load(target: str) -> DeviceCalibration | None:
+def load(target: Target) -> DeviceCalibration | None:
     """The calibration of the machine ``target`` runs on, from the cache folder."""
     from runtime.calibration_cache import CalibrationFile
 

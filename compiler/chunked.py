@@ -59,6 +59,7 @@ from passes.split_chunks import (
     chunk_name,
     partial_name,
 )
+from runtime import registry
 from runtime.errors import InputError
 from runtime.inputs import Param, bind_sizes
 
@@ -83,7 +84,7 @@ class ProgramText:
     a worker (a few kilobytes of text) instead of compiled code."""
 
     ir: str = field(compare=False)  # the digest stands for it: a task's copy hashes fast
-    target: str = "cpu"
+    target: str
     fuse: bool = True
     matmul: str = "auto"
     disabled_rules: tuple[str, ...] = ()
@@ -274,8 +275,8 @@ class DaskProgram:
     splits along it."""
 
     def __init__(self, program: Program, entry: str | None = None):
-        if program.target == "numpy":
-            raise InputError("fusec.dask runs compiled kernels: choose target cpu, cuda or auto")
+        if not program.backend.runs_kernels:
+            raise InputError(f"fusec.dask runs compiled kernels: choose target {registry.kernel_choices()}")
         self.program = program
         self.entry = entry or program.default_entry()
         self.params = program.params(self.entry)

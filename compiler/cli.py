@@ -25,6 +25,7 @@ from compiler.frontend.diagnostics import SourceError
 from compiler.stages import MATMUL_STRATEGIES, STAGES
 from compiler.version import VERSION
 from dialects.sizes import MAX_SIZE
+from runtime import registry
 from runtime.errors import FusecError, InputError
 from runtime.inputs import Param, draw_inputs
 
@@ -89,10 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed for drawn inputs")
     p.add_argument("--output", metavar="FILE.npz", help="save the results as out0, out1, ... "
                    "(in a Zarr group if it ends in .zarr)")
-    p.add_argument("--target", choices=("auto", "cpu", "cuda", "numpy"), default="auto",
-                   help="where kernels run: cuda (the GPU, Numba CUDA), cpu (the host's cores, Numba), "
-                   "numpy (the reference interpreter, no fusion); auto (the default) takes the GPU "
-                   "when one is usable, else cpu")
+    p.add_argument("--target", choices=registry.CHOICES, default=registry.AUTO, help=registry.help_text())
     p.add_argument("--emit", choices=STAGES, help="print the IR after a stage instead of running")
     p.add_argument("--no-fuse", action="store_true", help="one kernel per operation")
     p.add_argument("--matmul", choices=MATMUL_STRATEGIES, default="auto",
@@ -135,8 +133,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         if conflicting:
             verb = "time" if len(conflicting) > 1 else "times"
             parser.error(f"{' and '.join(conflicting)} {verb} the program on this machine, so not with --dask")
-        if args.target == "numpy":
-            parser.error("--dask runs compiled kernels on its workers: choose --target cpu, cuda or auto")
+        if not registry.runs_kernels(args.target):
+            parser.error(f"--dask runs compiled kernels on its workers: choose --target {registry.kernel_choices()}")
     return args
 
 
@@ -255,7 +253,7 @@ def run(args: argparse.Namespace) -> int:
         return run_dask(args, program, compilation, entry, arrays, report)
     arrays = draw_inputs(params, given, args.dims, args.seed, entry)
     note_drawn(params, given, arrays, args.seed)
-    if args.no_graphs and program.target == "cuda":
+    if args.no_graphs and program.backend.replays_graphs:
         program.executable(entry).graphs = False
     if args.autotune:
         autotune_program(program, entry, arrays)
@@ -271,15 +269,14 @@ def run(args: argparse.Namespace) -> int:
 
         timings = bench(program, entry, arrays)
         measured = {}
-        if program.target != "numpy":
-            measured = measure_kernels(program.executable(entry), entry, arrays)
+        if program.backend.runs_kernels:
+            measured = measure_kernels(program, entry, arrays)
         if report is not None:
             report["bench"] = timings
             if measured:
                 for group in report["groups"]:
                     group["measured_us"] = group_measured_us(measured, group["kernel"])
-                if program.target == "cuda":
-                    add_roofline(report, program.executable(entry), entry)
+                add_roofline(report, program, entry)
         print(
             "bench: fused {fused_ms:.3f} ms, unfused {unfused_ms:.3f} ms, numpy {numpy_ms:.3f} ms "
             "(median of {runs}, steady state)".format(**timings)
@@ -326,7 +323,7 @@ def run_dask(args: argparse.Namespace, program, compilation, entry: str, arrays,
 
 
 def autotune_program(program, entry: str, arrays) -> None:
-    if program.target != "cuda":
+    if not program.backend.autotunes:
         print(f"fusec: note: --autotune tunes GPU kernels; nothing to tune on {program.target}", file=sys.stderr)
         return
     for name, (tuning, seconds) in program.autotune(entry, arrays).items():
@@ -334,16 +331,16 @@ def autotune_program(program, entry: str, arrays) -> None:
         print(f"autotune: {name}: {params} ({seconds * 1e3:.3f} ms)")
 
 
-def add_roofline(report, executable, entry: str) -> None:
-    """Each GPU kernel's bytes over its measured time, as a fraction of the card's
-    measured copy bandwidth (`roofline`), beside the cost model's `predicted_us`."""
-    from runtime.cuda.device import copy_bandwidth, simulated
-
-    if simulated():
-        return  # the simulator's times say nothing of a GPU
-    bandwidth = copy_bandwidth()
+def add_roofline(report, program, entry: str) -> None:
+    """Each kernel's bytes over its measured time, as a fraction of the device's
+    measured copy bandwidth (`roofline`), beside the cost model's `predicted_us`; only
+    where the target measures one (a GPU, not the simulator, whose times say nothing
+    of a GPU)."""
+    bandwidth = program.backend.copy_bandwidth()
+    if bandwidth is None:
+        return
     report["copy_bandwidth"] = bandwidth
-    moved = executable.kernel_bytes(entry)
+    moved = program.executable(entry).kernel_bytes(entry)
     for group in report["groups"]:
         us, nbytes = group.get("measured_us"), moved.get(group["kernel"])
         group["roofline"] = nbytes / (us * 1e-6) / bandwidth if us and nbytes else None
@@ -355,7 +352,7 @@ def summary(program, compilation, entry: str, results, elapsed: float, cluster: 
     lines = [f"{program.path}: {entry} on {program.target}"]
     if cluster:
         lines.append(f"dask: {cluster}")
-    if program.target != "numpy":
+    if program.backend.runs_kernels:
         from compiler.report import kernel_counts
 
         unfused, fused = kernel_counts(program, compilation)
@@ -365,7 +362,7 @@ def summary(program, compilation, entry: str, results, elapsed: float, cluster: 
         lines.append(f"out{i}: {result.dtype}{list(result.shape)} {digest}")
     if cluster:
         timed = "the Dask run: its tasks, with compiling or loading kernels on the workers, and its results"
-    elif program.target == "numpy":
+    elif not program.backend.runs_kernels:
         timed = "one call"
     else:
         timed = "first call, including compiling or loading its kernels"

@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from compiler.stages import Compilation
-from passes.fusion.cost import CPU_2CORE, GPU_H200, DeviceModel
+from passes.fusion.cost import DeviceModel, device_by_name
 from passes.fusion.report import fusion_report
+from runtime.target import Target
 
 
-def device_model(target: str) -> DeviceModel:
-    """The machine the cost model plans for: the GPU for `cuda`, else the host."""
-    return GPU_H200 if target == "cuda" else CPU_2CORE
+def device_model(target: Target) -> DeviceModel:
+    """The machine the cost model plans for on `target` (the model it names)."""
+    return device_by_name(target.device_model)
 
 
 def build_report(program, compilation: Compilation, calibrated: bool = True) -> dict[str, Any]:
@@ -23,7 +24,7 @@ def build_report(program, compilation: Compilation, calibrated: bool = True) -> 
     report = fusion_report(
         compilation.stage("fused"),
         compilation.stage("opt"),
-        device=device_model(program.target),
+        device=device_model(program.backend),
         dims=dims,
         entry=options.entry,
         calibration=calibration.calibration if calibration else None,

@@ -15,6 +15,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 
 from compiler.context import make_context
+from runtime.target import Target
 
 STAGES = ("graph", "opt", "fused", "loops", "tiled", "kernel")
 #: ``Options.matmul``: the cost model's pick per group, or one strategy for all
@@ -23,13 +24,14 @@ MATMUL_STRATEGIES = ("auto", "library", "generated")
 
 @dataclass(frozen=True)
 class Options:
-    """What changes the compiled result: the entry, fusion on or off, where it runs,
-    the fusion rules switched off and the measured corrections of the cost model
-    (``(kind, factor)`` pairs, ``passes/fusion/calibration.py``)."""
+    """What changes the compiled result: the target it is compiled for, the entry,
+    fusion on or off, the fusion rules switched off and the measured corrections of
+    the cost model (``(kind, factor)`` pairs, ``passes/fusion/calibration.py``)."""
 
+    #: its device model, GEMM library, mapping passes and kernel source (``runtime/target.py``)
+    target: Target
     entry: str = "main"
     fuse: bool = True
-    target: str = "cpu"
     dims: tuple[tuple[str, int], ...] = ()
     #: how matmul groups are lowered: ``auto`` (the cost model picks), ``library``, ``generated``
     matmul: str = "auto"
@@ -88,12 +90,10 @@ def _opt(c: Compilation, graph: ModuleOp) -> ModuleOp:
 def _fused(c: Compilation, opt: ModuleOp) -> ModuleOp:
     from passes.fusion.calibration import Calibration
     from passes.fusion.fuse import FusePass, NoFusePass
-
     from passes.fusion.select_strategy import SelectStrategyPass
-    from runtime.cuda.gemm import cuda_library_available
 
     o = c.options
-    device = "gpu" if o.target == "cuda" else "cpu"
+    device = o.target.device_model
     fusion = (
         FusePass(
             dims=o.dims_spec,
@@ -104,7 +104,7 @@ def _fused(c: Compilation, opt: ModuleOp) -> ModuleOp:
         if o.fuse
         else NoFusePass()
     )
-    library = o.target != "cuda" or cuda_library_available()
+    library = o.target.gemm_library_available()
     strategy = SelectStrategyPass(device=device, dims=o.dims_spec, library=library, prefer=o.matmul)
     return c.run_passes(opt, [fusion, strategy])
 
@@ -118,18 +118,11 @@ def _loops(c: Compilation, fused: ModuleOp) -> ModuleOp:
 def _tiled(c: Compilation, loops: ModuleOp) -> ModuleOp:
     from passes.pipeline import loop_pipeline
 
-    return c.run_passes(loops, loop_pipeline(c.options.target))
+    return c.run_passes(loops, loop_pipeline(c.options.target.loop_passes))
 
 
 def _kernel(c: Compilation, tiled: ModuleOp) -> str:
-    if c.options.target == "cuda":
-        from runtime.cuda.sources import format_kernel_sources
-        from runtime.cuda.device import simulated
-
-        return format_kernel_sources(tiled, shuffles=not simulated())
-    from runtime.cpu.codegen import module_source
-
-    return module_source(tiled)
+    return c.options.target.kernel_source(tiled)
 
 
 _BUILDERS: dict[str, Callable[[Compilation, object], object]] = {

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from xdsl.passes import ModulePass
 from xdsl.transforms.canonicalize import CanonicalizePass
 from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
@@ -11,9 +13,8 @@ from passes.decompose_composites import DecomposeCompositesPass
 from passes.fold_batchnorm import FoldBatchNormPass
 from passes.inline import InlinePass
 from passes.fold_layout import FoldLayoutPass
-from passes.cuda.map_gpu import MapGpuPass
-from passes.cpu.map_cpu import MapCpuPass
 from passes.plan_memory import PlanMemoryPass
+from passes.registry import all_passes
 from passes.tile import TilePass
 
 
@@ -31,12 +32,14 @@ def graph_rewrite_pipeline(entry: str = "main") -> list[ModulePass]:
     ]
 
 
-def loop_pipeline(target: str = "cpu", tile_sizes: tuple[int, ...] = ()) -> list[ModulePass]:
+def loop_pipeline(target_passes: Sequence[str], tile_sizes: tuple[int, ...] = ()) -> list[ModulePass]:
     """``loops`` -> ``tiled`` (``fusec --emit tiled``): tiling when sizes are given, the
-    target's mapping (``map-gpu`` for ``cuda``, ``map-cpu`` otherwise), memory planning."""
+    target's passes (its mapping, ``map-cpu`` or ``map-gpu``: ``Target.loop_passes``, by
+    their names in ``passes/registry.py``), memory planning."""
+    registered = all_passes()
     passes: list[ModulePass] = []
     if tile_sizes:
         passes.append(TilePass(sizes=tuple(tile_sizes)))
-    passes.append(MapGpuPass() if target == "cuda" else MapCpuPass())
+    passes.extend(registered[name]()() for name in target_passes)
     passes.append(PlanMemoryPass())
     return passes

@@ -94,12 +94,9 @@ CPU_2CORE = DeviceModel(
     gemm_generated_siblings=25e9,  # the same row-times-row loops, one per matmul
 )
 
-DEVICES: dict[str, DeviceModel] = {
-    "gpu": GPU_H200,
-    "cuda": GPU_H200,
-    "h200": GPU_H200,
-    "cpu": CPU_2CORE,
-}
+#: the device models by name, as the ``device=`` option of ``fuse`` and
+#: ``select-strategy`` takes them and each target names its own (``runtime/target.py``)
+DEVICES: dict[str, DeviceModel] = {model.name: model for model in (GPU_H200, CPU_2CORE)}
 
 
 def device_by_name(name: str) -> DeviceModel:

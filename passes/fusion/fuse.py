@@ -41,7 +41,7 @@ from xdsl.rewriter import InsertPoint
 from dialects import graph
 from dialects.tensor_types import dtype_of, shape_of
 from passes.fusion.calibration import Calibration, parse_factors
-from passes.fusion.cost import device_by_name, parse_dims
+from passes.fusion.cost import GPU_H200, device_by_name, parse_dims
 from passes.fusion.graph_view import FuncGraph
 from passes.fusion.planner import (
     DEFAULT_MAX_DEPTH,
@@ -61,14 +61,15 @@ class FusePass(ModulePass):
     """Partition every function into fusion groups (one kernel each).
 
     Options: ``dims`` binds symbolic sizes for the cost model (``"N=1024,D=768"``,
-    256 each by default); ``device`` is ``gpu`` or ``cpu``; ``max_live`` bounds the
+    256 each by default); ``device`` names the cost model's device model (``gpu-h200``,
+    the default, or ``cpu-2core``: ``cost.DEVICES``); ``max_live`` bounds the
     values a kernel holds at once (``live.py``), ``max_depth`` its chains of
     dependent ops (``depth.py``), ``max_inputs`` its inputs; ``disable_rules`` names
     rules of ``rules.RULES`` that join no groups; ``calibration`` gives factors
     ``measured / predicted`` of kernel times by kind (``calibration.py``), which the
     driver reads from measurements.
 
-        fusec-opt f.mlir -p 'fuse{dims="N=1024,D=768" device=cpu max-live=16}'
+        fusec-opt f.mlir -p 'fuse{dims="N=1024,D=768" device=cpu-2core max-live=16}'
         fusec-opt f.mlir -p 'fuse{disable-rules="matmul_epilogue,attention"}'
         fusec-opt f.mlir -p 'fuse{calibration="reduction=2.0,elementwise=0.5"}'
 
@@ -78,7 +79,7 @@ class FusePass(ModulePass):
     name = "fuse"
 
     dims: str = ""
-    device: str = "gpu"
+    device: str = GPU_H200.name
     max_live: int = DEFAULT_MAX_LIVE
     max_depth: int = DEFAULT_MAX_DEPTH
     max_inputs: int = DEFAULT_MAX_INPUTS

@@ -50,6 +50,7 @@ from dialects.tensor_types import shape_of
 from passes.fusion.classify import is_free
 from passes.fusion.cost import (
     DEFAULT_DIM,
+    GPU_H200,
     DeviceModel,
     device_by_name,
     op_flops,
@@ -331,12 +332,12 @@ class SelectStrategyPass(ModulePass):
     GEMM library can be called (the driver knows: NumPy always, CuPy on a real GPU);
     ``prefer``: ``auto``, ``library`` or ``generated``.
 
-        fusec-opt f.mlir -p 'fuse{device=cpu},select-strategy{device=cpu prefer=library}'
+        fusec-opt f.mlir -p 'fuse{device=cpu-2core},select-strategy{device=cpu-2core prefer=library}'
     """
 
     name = "select-strategy"
 
-    device: str = "gpu"
+    device: str = GPU_H200.name
     dims: str = ""
     library: bool = True
     prefer: str = "auto"

@@ -44,6 +44,7 @@ from runtime.host_plan import HostParam, HostPlan, bind_arguments, evaluate_dim,
 from runtime.cpu.kernel_compiler import compile_in_helper
 from runtime.kernel_cache import load_kernel
 from runtime.cpu.loop_work import work_counter
+from runtime.target import Executable
 
 #: the argument shapes a program keeps bound calls for (each a few hundred bytes)
 MAX_BOUND_CALLS = 256
@@ -65,7 +66,7 @@ class BoundCall:
 # The program
 
 
-class CompiledProgram:
+class CompiledProgram(Executable):
     """A module of host functions and ``loop.kernel``s, ready to run on the CPU.
 
     ``run(entry, arrays)`` runs host function ``entry`` and returns its results as a
@@ -73,10 +74,7 @@ class CompiledProgram:
     in ``cache_dir``, default ``$FUSEC_CACHE_DIR`` or ``~/.cache/fusec``).
     """
 
-    def __init__(self, module: ModuleOp, *, target: str = "cpu", cache_dir: str | None = None):
-        if target != "cpu":
-            raise ExecutionError(f"the loop executor runs on the CPU only, not {target!r}")
-        self.target = target
+    def __init__(self, module: ModuleOp, *, cache_dir: str | None = None):
         self.module = module
         self.cache_dir = cache_dir
         self.kernels, self.functions = read_program(module)
@@ -277,9 +275,6 @@ class CompiledProgram:
         if not hasattr(self._pools, "by_entry"):
             self._pools.by_entry = {}
         return self._pools.by_entry.setdefault(entry, {})
-
-    def __call__(self, entry: str, *arrays: np.ndarray) -> tuple[np.ndarray, ...]:
-        return self.run(entry, arrays)
 
 
 def _into_out(out: Sequence[np.ndarray], values: tuple) -> tuple[np.ndarray, ...]:

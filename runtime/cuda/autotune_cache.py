@@ -76,12 +76,9 @@ class TuningCache:
 
     @staticmethod
     def gpu() -> str:
-        from runtime.cuda.device import cuda_module, simulated
+        from runtime.cuda.device import gpu_name, simulated
 
-        if simulated():
-            return "simulator"
-        name = cuda_module().get_current_device().name
-        return name.decode() if isinstance(name, bytes) else str(name)
+        return "simulator" if simulated() else gpu_name()
 
     @staticmethod
     def _shapes(shapes) -> str:

@@ -35,6 +35,12 @@ def cuda_module():
     return cuda
 
 
+def gpu_name() -> str:
+    """The current GPU's name (``NVIDIA H200``): what measurements of it are kept under."""
+    name = cuda_module().get_current_device().name
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
 def cuda_runnable() -> bool:
     """Whether ``--target cuda`` can run: a usable GPU, or the simulator."""
     return simulated() or cuda_usable()
@@ -80,8 +86,7 @@ def copy_bandwidth(cache_dir=None) -> float:
     from runtime.kernel_cache import cache_dir as kernel_cache_dir
 
     cuda = cuda_module()
-    name = cuda.get_current_device().name
-    name = name.decode() if isinstance(name, bytes) else str(name)
+    name = gpu_name()
     root = kernel_cache_dir(cache_dir)
     path = root / "gpu-bandwidth.json" if root is not None else None
     known = cache_files.read_json(path)

@@ -49,6 +49,7 @@ from runtime.cuda.gemm import as_cupy, cuda_gemm
 from runtime.cuda.launch import DirectLaunch, capture, default_stream, pack
 from runtime.errors import ExecutionError, IndexOutOfRangeError
 from runtime.kernel_cache import load_kernel, load_module
+from runtime.target import Executable
 
 #: the most threads a block may have, and the grid's y extent
 MAX_THREADS, MAX_GRID_Y = 1024, 65535
@@ -255,7 +256,7 @@ def _raise_recorded(step: Launch) -> None:
         raise IndexOutOfRangeError.from_record(step.kernel, step.checks, found)
 
 
-class CudaProgram:
+class CudaProgram(Executable):
     """A module of host functions and ``loop.kernel``s (mapped by ``map-gpu``), ready
     to run on the GPU. ``run`` as ``runtime.cpu.executor.CompiledProgram.run``."""
 
@@ -267,7 +268,6 @@ class CudaProgram:
         graphs: bool | None = None,
         tuning: dict[str, Tuning] | None = None,
     ):
-        self.target = "cuda"
         self.module = module
         self.cache_dir = cache_dir
         self.shuffles = not simulated()
@@ -589,9 +589,6 @@ class CudaProgram:
             elif kind == "copy":
                 launches.append(step)
         return _Prepared(sizes, buffers, launches)
-
-    def __call__(self, entry: str, *arrays: Any) -> tuple[Any, ...]:
-        return self.run(entry, arrays)
 
 
 #: PyTorch's dtypes by name, for the fast path below

@@ -8,9 +8,11 @@ from xdsl.dialects import func, math
 
 from dialects import graph, loop
 from passes.cpu.map_cpu import MapCpuPass
+from passes.cuda.map_gpu import MapGpuPass
 from passes.pipeline import loop_pipeline
 from passes.plan_memory import PlanMemoryPass
 from passes.tile import TilePass
+from runtime.registry import TARGETS
 from tests.loops.cases import CASES
 from tests.loops.harness import lowered, parse, run_passes
 
@@ -86,10 +88,12 @@ def test_results_become_arguments():
 
 
 def test_loop_pipeline():
-    passes = loop_pipeline("cpu", (32, 32))
+    cpu = TARGETS["cpu"].loop_passes
+    passes = loop_pipeline(cpu, (32, 32))
     assert [type(p) for p in passes] == [TilePass, MapCpuPass, PlanMemoryPass]
     assert passes[0].sizes == (32, 32)
-    assert [type(p) for p in loop_pipeline()] == [MapCpuPass, PlanMemoryPass]
+    assert [type(p) for p in loop_pipeline(cpu)] == [MapCpuPass, PlanMemoryPass]
+    assert [type(p) for p in loop_pipeline(TARGETS["cuda"].loop_passes)] == [MapGpuPass, PlanMemoryPass]
 
 
 @pytest.mark.parametrize("name, interchanged", [("matmul_bias_gelu", 1), ("attention", 1), ("two_kernels", 1), ("softmax_rows", 0)])

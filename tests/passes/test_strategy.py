@@ -85,7 +85,7 @@ def test_pass_sets_the_attribute(options, expected):
     from passes.fusion.fuse import FusePass
 
     module = parse(program.compilation().text("opt"))
-    fused = run_passes(module, [FusePass(device="cpu"), SelectStrategyPass(device="cpu", dims="T=2048,D=1024,F=4096", **options)])
+    fused = run_passes(module, [FusePass(device="cpu-2core"), SelectStrategyPass(device="cpu-2core", dims="T=2048,D=1024,F=4096", **options)])
     strategies = {op.attributes["strategy"].data for op in fused.walk() if isinstance(op, graph.FusionGroupOp)}
     assert strategies == {expected}
 
@@ -119,7 +119,7 @@ def test_symbolic_sizes_are_judged_at_both_ends(tmp_path):
     module = parse(compile_program(path, target="numpy").compilation().text("opt"))
 
     def strategy(dims: str) -> str:
-        fused = run_passes(module, [FusePass(device="gpu"), SelectStrategyPass(device="gpu", dims=dims)])
+        fused = run_passes(module, [FusePass(device="gpu-h200"), SelectStrategyPass(device="gpu-h200", dims=dims)])
         (group,) = [op for op in fused.walk() if isinstance(op, graph.FusionGroupOp)]
         return group.attributes["strategy"].data
 
@@ -147,7 +147,7 @@ def test_gpu_attention_streams_where_its_scores_would_outgrow_memory(tmp_path):
         assert group.attributes["kind"].data == "attention"
         return group.attributes["strategy"].data
 
-    assert strategy("gpu", "") == GENERATED
-    assert strategy("gpu", "B=1,S=65536") == GENERATED  # bound, and the scores do not fit
-    assert strategy("gpu", "B=8,S=2048") == LIBRARY  # bound, and they fit: cuBLAS's rate wins
-    assert strategy("cpu", "") == LIBRARY
+    assert strategy("gpu-h200", "") == GENERATED
+    assert strategy("gpu-h200", "B=1,S=65536") == GENERATED  # bound, and the scores do not fit
+    assert strategy("gpu-h200", "B=8,S=2048") == LIBRARY  # bound, and they fit: cuBLAS's rate wins
+    assert strategy("cpu-2core", "") == LIBRARY

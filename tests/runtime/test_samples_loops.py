@@ -12,6 +12,7 @@ from dialects import graph
 from passes.lower_to_loops import LowerToLoopsPass
 from passes.pipeline import loop_pipeline
 from runtime.cpu.executor import CompiledProgram
+from runtime.registry import TARGETS
 from tests.loops.harness import kernel_cache, parse, run_passes  # noqa: F401  (a fixture)
 from tests.samples.reference import SAMPLES
 
@@ -23,7 +24,7 @@ def test_sample_on_cpu_loops(name, kernel_cache):
     module = parse(program.ir("fused"))
     if case.kernels is not None:  # fusion groups: a library group runs as calls and kernels
         assert sum(isinstance(op, graph.FusionGroupOp) for op in module.walk()) == case.kernels
-    run_passes(module, ",".join([LowerToLoopsPass.name, *[p.name for p in loop_pipeline("cpu")]]))
+    run_passes(module, ",".join([LowerToLoopsPass.name, *[p.name for p in loop_pipeline(TARGETS["cpu"].loop_passes)]]))
     compiled = CompiledProgram(module, cache_dir=kernel_cache)
     inputs = case.make_inputs(np.random.default_rng(0))
     arrays = [inputs[p.name] for p in program.params("main")]

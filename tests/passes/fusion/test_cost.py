@@ -43,8 +43,8 @@ def test_device_model_is_frozen():
 
 
 def test_device_by_name():
-    assert device_by_name("gpu") is GPU_H200
-    assert device_by_name("CPU") is CPU_2CORE
+    assert device_by_name("gpu-h200") is GPU_H200
+    assert device_by_name("CPU-2core") is CPU_2CORE
     with pytest.raises(ValueError, match="unknown device"):
         device_by_name("tpu")
 

@@ -45,11 +45,11 @@ def test_pass_options_parse_from_a_spec():
     from xdsl.passes import PassPipeline
 
     pipeline = PassPipeline.parse_spec(
-        all_passes(), 'fuse{dims="N=1024,D=768" device=cpu max-live=8 max-depth=50 max-inputs=4}'
+        all_passes(), 'fuse{dims="N=1024,D=768" device=cpu-2core max-live=8 max-depth=50 max-inputs=4}'
     )
     (p,) = pipeline.passes
     assert isinstance(p, FusePass)
-    assert (p.dims, p.device, p.max_live, p.max_depth, p.max_inputs) == ("N=1024,D=768", "cpu", 8, 50, 4)
+    assert (p.dims, p.device, p.max_live, p.max_depth, p.max_inputs) == ("N=1024,D=768", "cpu-2core", 8, 50, 4)
     options = p.options()
     assert options.dims == {"N": 1024, "D": 768} and options.device.name == "cpu-2core"
 
@@ -166,8 +166,8 @@ def test_symbolic_dims_change_the_decision():
     }
     """
     assert_kernel_count(fuse_text(text), 1)
-    assert_kernel_count(fuse_text(text, device="cpu", dims="N=2"), 1)
-    big = fuse_text(text, device="cpu", dims="N=100000")
+    assert_kernel_count(fuse_text(text, device="cpu-2core", dims="N=2"), 1)
+    big = fuse_text(text, device="cpu-2core", dims="N=100000")
     assert_kernel_count(big, 2)
     assert "cost model" in describe_schedule(big)
 
@@ -180,7 +180,7 @@ def _chain(n: int) -> str:
     return "func.func @main(%x: !t) -> !t {\n" + "\n".join(lines) + f"\n  func.return %v{n - 1} : !t\n}}\n"
 
 
-@pytest.mark.parametrize("device", ["gpu", "cpu"])
+@pytest.mark.parametrize("device", ["gpu-h200", "cpu-2core"])
 def test_a_long_chain_holding_one_value_is_one_kernel(device):
     """No op count splits a kernel: 100 ops with one live value are one kernel
     (the old limit of 64 ops split them and paid a round trip to memory)."""

@@ -23,7 +23,7 @@ def test_cases_fused_equal_unfused(name, body, fused, unfused):
     original = parse(text)
     assert_same_results(original, fuse_text(text), "main", rtol=0, atol=0)
     assert_same_results(original, no_fuse_text(text), "main", rtol=0, atol=0)
-    assert_same_results(original, fuse_text(text, device="cpu", max_live=1, max_depth=3), "main", rtol=0, atol=0)
+    assert_same_results(original, fuse_text(text, device="cpu-2core", max_live=1, max_depth=3), "main", rtol=0, atol=0)
 
 
 def _functions(path: Path) -> list[str]:

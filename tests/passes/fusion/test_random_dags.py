@@ -25,7 +25,7 @@ SEEDS = range(cases(80, 2000))
 def _options(seed: int) -> dict:
     rng = random.Random(1000 + seed)
     return {
-        "device": rng.choice(["gpu", "cpu"]),
+        "device": rng.choice(["gpu-h200", "cpu-2core"]),
         "max_live": rng.choice([1, 2, 4, 32]),
         "max_depth": rng.choice([2, 3, 5, 128]),
         "max_inputs": rng.choice([2, 3, 16]),

@@ -90,7 +90,7 @@ def _check(fn: func.FuncOp, options: FusionOptions) -> None:
 
 def _options(rng: random.Random) -> FusionOptions:
     return FusionOptions(
-        device=device_by_name(rng.choice(["gpu", "cpu"])),
+        device=device_by_name(rng.choice(["gpu-h200", "cpu-2core"])),
         dims=parse_dims(rng.choice(["", "N=1000000", "N=3,D=5"])),
         max_live=rng.choice([1, 2, 32]),
         max_depth=rng.choice([2, 3, 128]),

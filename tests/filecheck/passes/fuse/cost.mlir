@@ -1,6 +1,6 @@
 // RUN: fusec-opt %s -p fuse | filecheck %s --check-prefix=GPU
-// RUN: fusec-opt %s -p 'fuse{device=cpu}' | filecheck %s --check-prefix=CPU
-// RUN: fusec-opt %s -p 'fuse{device=cpu dims="N=4"}' | filecheck %s --check-prefix=SMALL
+// RUN: fusec-opt %s -p 'fuse{device=cpu-2core}' | filecheck %s --check-prefix=CPU
+// RUN: fusec-opt %s -p 'fuse{device=cpu-2core dims="N=4"}' | filecheck %s --check-prefix=SMALL
 // The cost model decides: a chain of tanh on a bias row, broadcast over every row
 // of x, would be recomputed once per row if fused. The GPU has FLOPs to spare for
 // that. On two CPU cores one tanh per element still hides under the memory time of

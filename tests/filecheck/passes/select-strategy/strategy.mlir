@@ -1,7 +1,7 @@
-// RUN: fusec-opt %s -p 'select-strategy{device=cpu dims="T=4096"}' | filecheck %s
-// RUN: fusec-opt %s -p 'select-strategy{device=cpu dims="T=4096" library=false}' | filecheck %s --check-prefix=NOLIB
-// RUN: fusec-opt %s -p 'select-strategy{device=cpu dims="T=4096" prefer=generated}' | filecheck %s --check-prefix=NOLIB
-// RUN: fusec-opt %s -p 'select-strategy{device=gpu dims="T=4096"}' | filecheck %s --check-prefix=GPU
+// RUN: fusec-opt %s -p 'select-strategy{device=cpu-2core dims="T=4096"}' | filecheck %s
+// RUN: fusec-opt %s -p 'select-strategy{device=cpu-2core dims="T=4096" library=false}' | filecheck %s --check-prefix=NOLIB
+// RUN: fusec-opt %s -p 'select-strategy{device=cpu-2core dims="T=4096" prefer=generated}' | filecheck %s --check-prefix=NOLIB
+// RUN: fusec-opt %s -p 'select-strategy{device=gpu-h200 dims="T=4096"}' | filecheck %s --check-prefix=GPU
 // RUN: not fusec-opt %s -p 'select-strategy{prefer=cublas}' 2>&1 | filecheck %s --check-prefix=BAD
 // A matmul group gets the strategy its target runs fastest: on the CPU NumPy's BLAS
 // beats the generated loops by far; without a library (or when told) it is generated.
