@@ -9,12 +9,10 @@ with the libraries' defaults, 142 ms with these, NumPy by hand 184 ms. OpenBLAS 
 setting when NumPy is first imported: import fusec before NumPy, or set it yourself.
 """
 
-import os
+from runtime import knobs
 
-#: OpenBLAS's workers spin 2**4 cycles before sleeping (default 2**28: about 0.1 s);
-#: OpenMP's (Numba's kernels) 10,000 iterations, a few microseconds: kernels launched
-#: back to back still find them awake
-_THREAD_WAITS = {"OPENBLAS_THREAD_TIMEOUT": "4", "GOMP_SPINCOUNT": "10000"}
-
-for _name, _value in _THREAD_WAITS.items():
-    os.environ.setdefault(_name, _value)
+# OpenBLAS's workers spin 2**4 cycles before sleeping (default 2**28: about 0.1 s);
+# OpenMP's (Numba's kernels) 10,000 iterations, a few microseconds: kernels launched
+# back to back still find them awake
+knobs.OPENBLAS_THREAD_TIMEOUT.set_default()
+knobs.GOMP_SPINCOUNT.set_default()

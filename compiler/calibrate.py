@@ -10,18 +10,17 @@ the tests expect).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from compiler.report import device_model
 from passes.fusion.calibration import Calibration, Observation
-
-ENVIRONMENT = "FUSEC_CALIBRATION"
+from runtime import knobs
 
 
 def enabled_here() -> bool:
-    return os.environ.get(ENVIRONMENT, "").strip().lower() not in ("off", "0", "no", "false")
+    """Whether the environment lets programs calibrate (``FUSEC_CALIBRATION``)."""
+    return knobs.CALIBRATION.value()
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 import functools
 import os
 
+from runtime import knobs
 from runtime.cuda.device import cuda_module, cuda_usable
 
 
@@ -19,7 +20,7 @@ def hardware_name(target: str) -> str | None:
     if target != "cpu":
         return None
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    threads = os.environ.get("NUMBA_NUM_THREADS") or cores  # Numba's default
+    threads = knobs.NUMBA_NUM_THREADS.value() or cores  # Numba's default
     return f"{_cpu_model()}, {threads} threads"
 
 

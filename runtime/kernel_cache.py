@@ -39,7 +39,7 @@ from typing import Any
 
 import numba
 
-from runtime import cache_files, numba_cache
+from runtime import cache_files, knobs, numba_cache
 from runtime.cpu.kernel_compiler import HELPER
 
 #: kernels kept loaded after the last program using them is gone, so that a program
@@ -58,7 +58,7 @@ def _requested_dir(directory: str | os.PathLike[str] | None = None) -> Path:
     """The cache folder asked for: ``directory``, else ``$FUSEC_CACHE_DIR``, else
     ``~/.cache/fusec``."""
     if directory is None:
-        directory = os.environ.get("FUSEC_CACHE_DIR") or Path.home() / ".cache" / "fusec"
+        directory = knobs.CACHE_DIR.value() or Path.home() / ".cache" / "fusec"
     return Path(directory).expanduser()
 
 

@@ -16,7 +16,7 @@ pool must wake, in ``w``. Measured (``benchmarks/cpu.py``, the latency table): `
 and ``w`` 33-60 us on two threads (the CI kind of VM, two cores of the GPU machine's Xeon),
 ``a`` 9 us and ``w`` 60-100 us on sixteen. The two losses are equal at ``s`` = 45 us on two
 threads and 28 us on sixteen; fusec runs parallel from ``PARALLEL_MIN_US`` of work, between
-them. ``FUSEC_PARALLEL_MIN_WORK`` (ops) sets the threshold instead.
+them. ``FUSEC_PARALLEL_MIN_WORK`` (ops, ``runtime.knobs``) sets the threshold instead.
 
 The layer: GNU OpenMP (``omp``) first. It may be entered from several Python threads
 at once, and its spin keeps back-to-back launches at microseconds. TBB next; then
@@ -27,15 +27,11 @@ the executor takes a lock around parallel launches. ``NUMBA_THREADING_LAYER`` or
 
 from __future__ import annotations
 
-import os
 import threading
 
 import numba
 
-from runtime.errors import InputError
-
-#: the environment variable overriding the threshold, in ops (``runtime.cpu.loop_work``)
-ENVIRONMENT = "FUSEC_PARALLEL_MIN_WORK"
+from runtime import knobs
 
 #: Numba's layers in the order fusec tries them (see the module docstring)
 LAYER_PRIORITY = ["omp", "tbb", "workqueue"]
@@ -46,7 +42,7 @@ PARALLEL_MIN_US = 35.0
 #: the CI kind of machine: softmax and gelu rows, 16 and 18 ops an element, 0.07 ns an op
 NS_PER_OP = 0.07
 
-if "NUMBA_THREADING_LAYER_PRIORITY" not in os.environ:
+if not knobs.NUMBA_THREADING_LAYER_PRIORITY.is_set():
     # read when the first parallel kernel starts the pool, not at import
     numba.config.THREADING_LAYER_PRIORITY = LAYER_PRIORITY
 
@@ -55,14 +51,8 @@ _workqueue_lock = threading.Lock()
 
 def parallel_min_work(threads: int) -> float:
     """The ops (``runtime.cpu.loop_work``) from which a kernel runs on ``threads`` threads."""
-    value = os.environ.get(ENVIRONMENT, "").strip()
-    if value:
-        try:
-            work = float(value)
-        except ValueError:
-            work = -1.0
-        if not work >= 0:
-            raise InputError(f"{ENVIRONMENT}={value!r}: expected a number of ops, 0 or more")
+    work = knobs.PARALLEL_MIN_WORK.value()
+    if work is not None:
         return work
     if threads <= 1:
         return float("inf")
