@@ -225,7 +225,7 @@ NUMBA_THREADING_LAYER_PRIORITY = Text(
     name="NUMBA_THREADING_LAYER_PRIORITY",
     takes="Numba's: omp, tbb and workqueue in any order, space-separated",
     default_text="`omp tbb workqueue`, set by fusec",
-    changes="Numba's order of threading layers, which fusec then leaves alone",
+    changes="Numba's order of threading layers, which fusec then leaves alone; fusec sets its own just before Numba's thread pool starts",
 )
 
 OPENBLAS_THREAD_TIMEOUT = LibrarySetting(
@@ -239,5 +239,5 @@ GOMP_SPINCOUNT = LibrarySetting(
     name="GOMP_SPINCOUNT",
     takes="GNU OpenMP's: spins before an idle thread sleeps (its own default: 300000)",
     fusec_value="10000",
-    changes="how long the CPU kernels' OpenMP threads spin before they sleep; fusec sets it when imported (see below)",
+    changes="how long the CPU kernels' OpenMP threads spin before they sleep; fusec sets it just before Numba's thread pool starts (see below)",
 )

@@ -4,7 +4,7 @@ Every CPU kernel with a ``prange`` loop is compiled twice from the same source: 
 ``parallel=True``, its ``prange`` spread over Numba's thread pool, and without, its
 ``prange`` a plain loop. A parallel launch costs little while the pool's threads spin
 (2 us back to back on two threads of the CI kind of machine, with ``GOMP_SPINCOUNT``
-as ``compiler/__init__.py`` sets it) and much once they sleep (60 us after a millisecond
+as ``configure_pool`` sets it) and much once they sleep (60 us after a millisecond
 idle, 120 us after ten): on eight floats, waking the pool is the whole call. So
 the executor runs the serial variant below a threshold of work (``runtime.cpu.loop_work``
 counts a kernel's ops on the call's shapes) and the parallel one above it.
@@ -23,10 +23,20 @@ at once, and its spin keeps back-to-back launches at microseconds. TBB next; the
 ``workqueue``, which Numba documents as aborting when two threads launch at once: there
 the executor takes a lock around parallel launches. ``NUMBA_THREADING_LAYER`` or
 ``NUMBA_THREADING_LAYER_PRIORITY`` in the environment are respected.
+
+The pool's settings, fusec's layer priority and ``GOMP_SPINCOUNT`` (docs/reference.md,
+"Environment", says why the spin is short), are made by ``configure_pool`` just before
+the pool starts, not at import: Numba reads the priority when it starts the pool, and
+GNU OpenMP reads its variables when it is loaded, which Numba's ``omp`` layer does then.
+So they take effect as they did at import, while a process that imports fusec but
+never runs a parallel CPU kernel keeps Numba's and OpenMP's own settings. Every path of
+fusec that may start the pool calls ``configure_pool`` first: ``threads()`` (before any
+parallel kernel is loaded) and ``compiler.chunked.share_cores``.
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 
 import numba
@@ -42,11 +52,17 @@ PARALLEL_MIN_US = 35.0
 #: the CI kind of machine: softmax and gelu rows, 16 and 18 ops an element, 0.07 ns an op
 NS_PER_OP = 0.07
 
-if not knobs.NUMBA_THREADING_LAYER_PRIORITY.is_set():
-    # read when the first parallel kernel starts the pool, not at import
-    numba.config.THREADING_LAYER_PRIORITY = LAYER_PRIORITY
-
 _workqueue_lock = threading.Lock()
+
+
+@functools.cache
+def configure_pool() -> None:
+    """Makes fusec's settings of Numba's thread pool where the environment makes none
+    (see the module docstring); call it before anything that may start the pool. Once
+    the pool runs it changes nothing."""
+    if not knobs.NUMBA_THREADING_LAYER_PRIORITY.is_set():
+        numba.config.THREADING_LAYER_PRIORITY = LAYER_PRIORITY
+    knobs.GOMP_SPINCOUNT.set_default()
 
 
 def parallel_min_work(threads: int) -> float:
@@ -60,7 +76,9 @@ def parallel_min_work(threads: int) -> float:
 
 
 def threads() -> int:
-    """The threads a parallel kernel launched from this thread would use."""
+    """The threads a parallel kernel launched from this thread would use; starts the
+    pool, after ``configure_pool``."""
+    configure_pool()
     return numba.get_num_threads()
 
 

@@ -150,10 +150,21 @@ def python(code: str, **environment: str) -> str:
     return result.stdout.strip()
 
 
-def test_importing_fusec_sets_the_spins_before_numpy():
+def test_importing_fusec_sets_openblas_spin_before_numpy_and_nothing_else():
+    probe = "import os, sys, compiler; print(os.environ.get('OPENBLAS_THREAD_TIMEOUT'), 'numpy' in sys.modules)"
+    assert python(probe) == "4 False"
+    assert python(probe, OPENBLAS_THREAD_TIMEOUT="28") == "28 False"
+    probe = "import os, sys, fusec; print(os.environ.get('GOMP_SPINCOUNT'), 'numba' in sys.modules)"
+    assert python(probe) == "None False"
+
+
+def test_the_pool_settings_are_made_as_the_pool_starts():
     probe = (
-        "import os, sys, compiler\n"
-        "print(os.environ.get('OPENBLAS_THREAD_TIMEOUT'), os.environ.get('GOMP_SPINCOUNT'), 'numpy' in sys.modules)"
+        "import os, fusec, numba\n"
+        "from runtime.cpu import threads\n"
+        "before = os.environ.get('GOMP_SPINCOUNT')\n"
+        "threads.threads()\n"
+        "print(before, os.environ.get('GOMP_SPINCOUNT'), ' '.join(numba.config.THREADING_LAYER_PRIORITY))"
     )
-    assert python(probe) == "4 10000 False"
-    assert python(probe, OPENBLAS_THREAD_TIMEOUT="28") == "28 10000 False"
+    assert python(probe) == "None 10000 omp tbb workqueue"
+    assert python(probe, GOMP_SPINCOUNT="5", NUMBA_THREADING_LAYER_PRIORITY="workqueue omp tbb") == "5 5 workqueue omp tbb"
