@@ -1,4 +1,4 @@
-"""A content-addressed, on-disk cache of generated kernels (notes/numba.md section 1).
+"""A content-addressed, on-disk cache of generated kernels (docs/cache.md).
 
 Each generated source is kept as ``<cache dir>/fusec_<key>.py``, where the key hashes
 the source, the compile options, and the Numba, ``cpu_math`` and Python versions. The
@@ -12,7 +12,7 @@ executes the cached code whether or not it compiled it.
 The cache directory is ``$FUSEC_CACHE_DIR``, else ``~/.cache/fusec``. One that cannot
 be used (see ``runtime.cache_files.private_directory``) is replaced, with a warning,
 by a private temporary folder removed at exit; a kernel whose source cannot be
-written is compiled in memory, without any cache. docs/cache.md is the user's view.
+written is compiled in memory, without any cache.
 
 What a process keeps is bounded: a loaded kernel is shared by every program using it
 while one does, and only the last ``RECENT_KERNELS`` are kept after that (each holds
