@@ -1,4 +1,4 @@
-"""GPU benchmark: the workloads of notes/gpu.md at its sizes, side by side.
+"""GPU benchmark: the workloads of docs/gpu.md's tables ("Measured") at their sizes, side by side.
 
     python benchmarks/gpu.py [--quick] [--only softmax,layernorm,attention] [--no-generated]
 
@@ -72,7 +72,7 @@ fn main(q: f32[B, 16, S, 64], k: f32[B, 16, S, 64], v: f32[B, 16, S, 64]) -> f32
 }
 """
 
-# The pre-norm transformer block of notes/gpu.md: D=1024, 16 heads of 64, FFN 4D.
+# The pre-norm transformer block of docs/gpu.md ("Measured"): D=1024, 16 heads of 64, FFN 4D.
 BLOCK = """
 fn heads(t: f32[B, S, 1024]) -> f32[B, 16, S, 64] {
     return transpose(reshape(t, (B, S, 16, 64)), (0, 2, 1, 3))

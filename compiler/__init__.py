@@ -1,20 +1,20 @@
 """fusec's front end, driver and commands.
 
-Importing it (``import fusec``, the ``fusec`` commands) first sets how long idle
-worker threads spin, unless the environment already says: fusec's kernels run on
-Numba's OpenMP threads and its library GEMMs on OpenBLAS's (NumPy's), and on a machine
-with few cores whichever pool ran last, spinning for a new task, takes a core from the
-other. Measured on two cores of a Xeon (transformer block sample, B=8 S=512): 236 ms
-with the libraries' defaults, 142 ms with these, NumPy by hand 184 ms. OpenBLAS reads its
-setting when NumPy is first imported: import fusec before NumPy, or set it yourself.
+Importing it (``import fusec``, the ``fusec`` commands) first sets how long NumPy's
+BLAS threads spin when idle, ``OPENBLAS_THREAD_TIMEOUT=4`` (2**4 cycles rather than
+OpenBLAS's 2**28, about 0.1 s), unless the environment sets it: fusec's kernels run on
+Numba's OpenMP threads and its library GEMMs on OpenBLAS's, and on a machine with few
+cores whichever pool ran last, spinning for a new task, takes a core from the other.
+Measured on two cores of a Xeon (transformer block sample, B=8 S=512), with OpenMP's
+spin shortened too (``runtime.cpu.threads.configure_pool``): 236 ms with the
+libraries' defaults, 142 ms with these, NumPy by hand 184 ms.
+
+It is the one process-wide setting fusec makes at import, because it cannot wait:
+OpenBLAS reads it once, when NumPy is first imported. So import fusec before NumPy, or
+set the variable yourself, to OpenBLAS's own 28 to keep its default (docs/reference.md,
+"Environment").
 """
 
-import os
+from runtime import knobs
 
-#: OpenBLAS's workers spin 2**4 cycles before sleeping (default 2**28: about 0.1 s);
-#: OpenMP's (Numba's kernels) 10,000 iterations, a few microseconds: kernels launched
-#: back to back still find them awake
-_THREAD_WAITS = {"OPENBLAS_THREAD_TIMEOUT": "4", "GOMP_SPINCOUNT": "10000"}
-
-for _name, _value in _THREAD_WAITS.items():
-    os.environ.setdefault(_name, _value)
+knobs.OPENBLAS_THREAD_TIMEOUT.set_default()

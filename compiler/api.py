@@ -1,4 +1,5 @@
-"""The Python API (SPEC §4): `fusec.compile(source_or_path, target) -> Program`."""
+"""The Python API: `fusec.compile(source_or_path, target) -> Program` (docs/reference.md,
+"The Python API")."""
 
 from __future__ import annotations
 

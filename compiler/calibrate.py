@@ -10,18 +10,17 @@ the tests expect).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from passes.fusion.calibration import Calibration, Observation
+from runtime import knobs
 from runtime.target import Target
-
-ENVIRONMENT = "FUSEC_CALIBRATION"
 
 
 def enabled_here() -> bool:
-    return os.environ.get(ENVIRONMENT, "").strip().lower() not in ("off", "0", "no", "false")
+    """Whether the environment lets programs calibrate (``FUSEC_CALIBRATION``)."""
+    return knobs.CALIBRATION.value()
 
 
 @dataclass(frozen=True)

@@ -172,6 +172,9 @@ def share_cores() -> None:
         return
     import numba
 
+    from runtime.cpu.threads import configure_pool
+
+    configure_pool()  # setting the count starts Numba's pool
     numba.set_num_threads(max(1, numba.config.NUMBA_NUM_THREADS // max(1, worker.state.nthreads)))
 
 

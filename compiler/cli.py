@@ -1,4 +1,5 @@
-"""`fusec PROGRAM.tdsl [options]`: compile a program and run its entry function (SPEC §2).
+"""`fusec PROGRAM.tdsl [options]`: compile a program and run its entry function
+(docs/reference.md, "The `fusec` command").
 
 Exit status: 0 success, 1 an error in the program or its inputs, 2 a usage error,
 3 a `--check` mismatch.
@@ -43,7 +44,8 @@ class UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # argparse's own exit is 2, as SPEC wants; keep its message short
+    # argparse's own exit is 2, a usage error's (docs/reference.md); keep its message short
+    def error(self, message: str):
         self.print_usage(sys.stderr)
         print(f"fusec: error: {message}", file=sys.stderr)
         sys.exit(EXIT_USAGE)

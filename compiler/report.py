@@ -1,4 +1,5 @@
-"""The fusion report of a compilation (SPEC §3), as `fusec --report` writes it."""
+"""The fusion report of a compilation (docs/reference.md, "The fusion report"), as
+`fusec --report` writes it."""
 
 from __future__ import annotations
 

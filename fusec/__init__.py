@@ -1,4 +1,4 @@
-"""fusec's Python API (SPEC §4).
+"""fusec's Python API (docs/reference.md, "The Python API").
 
     import fusec
     program = fusec.compile("samples/softmax.tdsl", target="cpu")

@@ -1,10 +1,11 @@
 """The exceptions fusec raises for a bad program, bad inputs or a failed run: one family.
 
-SPEC §4: every error the API raises for these derives from `FusecError`, so a caller needs
-one `except fusec.FusecError`; the subclasses say which of the three it was. The program
-errors, which carry diagnostics against a source file, are `compiler.frontend.diagnostics.SourceError`.
-The family is defined here, in the runtime, because the runtime raises it too and must not
-import the compiler (DESIGN.md: imports run compiler -> runtime).
+Every error the API raises for these derives from `FusecError`, so a caller needs one
+`except fusec.FusecError`; the subclasses say which of the three it was (docs/reference.md,
+"The Python API"). The program errors, which carry diagnostics against a source file, are
+`compiler.frontend.diagnostics.SourceError`. The family is defined here, in the runtime,
+because the runtime raises it too and must not import the compiler (README.md, "Layout":
+imports run compiler -> runtime, never back).
 """
 
 from __future__ import annotations

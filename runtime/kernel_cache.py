@@ -1,4 +1,4 @@
-"""A content-addressed, on-disk cache of generated kernels (notes/numba.md section 1).
+"""A content-addressed, on-disk cache of generated kernels (docs/cache.md).
 
 Each generated source is kept as ``<cache dir>/fusec_<key>.py``, where the key hashes
 the source, the compile options, and the Numba, ``cpu_math`` and Python versions. The
@@ -13,7 +13,7 @@ cached code whether or not it compiled it.
 The cache directory is ``$FUSEC_CACHE_DIR``, else ``~/.cache/fusec``. One that cannot
 be used (see ``runtime.cache_files.private_directory``) is replaced, with a warning,
 by a private temporary folder removed at exit; a kernel whose source cannot be
-written is compiled in memory, without any cache. docs/cache.md is the user's view.
+written is compiled in memory, without any cache.
 
 What a process keeps is bounded: a loaded kernel is shared by every program using it
 while one does, and only the last ``RECENT_KERNELS`` are kept after that (each holds
@@ -40,7 +40,7 @@ from typing import Any
 
 import numba
 
-from runtime import cache_files, numba_cache
+from runtime import cache_files, knobs, numba_cache
 
 #: kernels kept loaded after the last program using them is gone, so that a program
 #: compiled again soon (a service compiling per request) finds them without reading
@@ -58,7 +58,7 @@ def _requested_dir(directory: str | os.PathLike[str] | None = None) -> Path:
     """The cache folder asked for: ``directory``, else ``$FUSEC_CACHE_DIR``, else
     ``~/.cache/fusec``."""
     if directory is None:
-        directory = os.environ.get("FUSEC_CACHE_DIR") or Path.home() / ".cache" / "fusec"
+        directory = knobs.CACHE_DIR.value() or Path.home() / ".cache" / "fusec"
     return Path(directory).expanduser()
 
 

@@ -14,5 +14,5 @@ if os.environ.get("FUSEC_TEST_GPU") != "1":
 # plans the tests expect are the model's own. Calibration tests turn it back on.
 os.environ.setdefault("FUSEC_CALIBRATION", "off")
 # The simulator runs each GPU thread as a Python thread; a short switch interval makes
-# its barriers 2-5x faster (notes/numba.md section 3).
+# its barriers 2-5x faster (docs/gpu.md, "Testing without a GPU").
 sys.setswitchinterval(5e-4)

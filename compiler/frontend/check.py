@@ -1,4 +1,4 @@
-"""Type and shape checking of a parsed module (SPEC.md §1).
+"""Type and shape checking of a parsed module (docs/reference.md, "Types and sizes").
 
 The checker walks every function once. It gives each value expression its `ty` (a TensorTy)
 and each operation an `info` record holding what IR generation needs, already resolved

@@ -1,8 +1,8 @@
 """Error reporting for the front end: source positions and compiler-style messages.
 
-SPEC.md §1: an error in a program is reported as `FILE:LINE:COL: error: MESSAGE`, followed by
-the source line and a caret under the column, with no Python traceback. Every error of a pass
-may be listed, the first one first.
+An error in a program is reported as `FILE:LINE:COL: error: MESSAGE`, followed by the source
+line and a caret under the column, with no Python traceback (docs/reference.md, "The `fusec`
+command"). Every error of a pass may be listed, the first one first.
 """
 
 from __future__ import annotations

@@ -14,5 +14,5 @@ each function into ``graph.fusion_group`` kernels (passes ``fuse`` / ``no-fuse``
 - ``live``, ``depth``: what bounds a kernel: values held at once, chains of ops;
 - ``group_dag``, ``siblings``: the groups' graph kept acyclic, sibling candidates;
 - ``fuse``: the passes, building the regions;
-- ``report``: the fusion report of SPEC section 3.
+- ``report``: the fusion report (docs/reference.md, "The fusion report").
 """

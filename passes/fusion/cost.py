@@ -60,10 +60,10 @@ class DeviceModel:
         return max(bytes_ / self.bandwidth, flops / self.flops) + self.launch_overhead
 
 
-#: notes/gpu.md: device-to-device copy 4.22 TB/s (bytes read + written), cuBLAS fp32
-#: matmul 51 TFLOP/s; a numba-cuda launch costs 20-23 us on the host. fusec's generated
-#: GEMM (``gemm`` strategy) reached 0.79 of cuBLAS at 4096^3 on an H100, its flash
-#: attention kernel 28 TFLOP/s (B8 H16 S2048 Dh64: 4.82 ms).
+#: Measured (docs/pipeline.md, "The cost model's devices"): device-to-device copy 4.22
+#: TB/s (bytes read + written), cuBLAS fp32 matmul 51 TFLOP/s; a numba-cuda launch costs
+#: 20-23 us on the host. fusec's generated GEMM (``gemm`` strategy) reached 0.79 of cuBLAS
+#: at 4096^3 on an H100, its flash attention kernel 28 TFLOP/s (B8 H16 S2048 Dh64: 4.82 ms).
 GPU_H200 = DeviceModel(
     "gpu-h200",
     bandwidth=4.22e12,
@@ -76,10 +76,11 @@ GPU_H200 = DeviceModel(
     memory=80e9,  # an H100's; an H200 has 141 GB
 )
 
-#: notes/gpu.md, the 2-core CI machine: a 64 MiB copy takes about 11 ms, i.e.
-#: 128 MiB moved / 11 ms = 12.2 GB/s; about 20 GFLOP/s of fp32 over two AVX2 cores
-#: (transcendentals run far below that without SVML, see notes/numba.md); a
-#: parallel Numba call costs some microseconds to wake the thread pool.
+#: Measured on the 2-core CI machine (docs/pipeline.md, "The cost model's devices"): a
+#: 64 MiB copy takes about 11 ms, i.e. 128 MiB moved / 11 ms = 12.2 GB/s; about 20 GFLOP/s
+#: of fp32 over two AVX2 cores (transcendentals run far below that without a vector math
+#: library, docs/pipeline.md, "Kernels on the CPU"); a parallel Numba call costs some
+#: microseconds to wake the thread pool.
 #: NumPy's OpenBLAS reaches about 140 GFLOP/s of fp32 matmul there (512^3, two cores);
 #: fusec's generated loops (row times row, vectorised, no cache blocking) about 27; its
 #: fused attention kernel recomputes each score row per output column, so it is not

@@ -1,4 +1,4 @@
-"""The fusion report (SPEC section 3), computed from a fused module.
+"""The fusion report (docs/reference.md, "The fusion report"), computed from a fused module.
 
     fusion_report(fused, unfused, device, dims, entry=None, calibration=None) -> dict
 
@@ -155,7 +155,7 @@ def fusion_report(
     entry: str | None = None,
     calibration: Calibration | None = None,
 ) -> dict[str, Any]:
-    """SPEC section 3's report for ``entry`` (see the module docstring)."""
+    """The fusion report for ``entry`` (see the module docstring)."""
     dims = parse_dims(dims)
     functions = entry_functions(fused_module, entry)
     prefix = len(functions) > 1

@@ -12,7 +12,7 @@ its buffers (inputs, then outputs), built from the loop IR op by op:
 - float32 ``math.exp``, ``log``, ``sin``, ``cos``, ``tanh`` and ``erf`` call the vectorisable
   functions of ``runtime.cpu_math`` (``exp_f32``, ...; ``FLOAT32_CALLS``): Numba's
   ``math.*`` are scalar libm calls on the CPU, which keep a loop from vectorising,
-  and NumPy's float32 ones are SIMD (notes/numba.md section 2). float64 keeps
+  and NumPy's float32 ones are SIMD (docs/pipeline.md, "Kernels on the CPU"). float64 keeps
   ``math.*`` (NumPy's float64 sin, cos, exp and log are scalar libm speed too), but
   ``math.tanh`` is emitted as ``expm1(2z) / (expm1(2z) + 2)`` with 2z capped at 40
   (relatively accurate near 0 too, where ``1 - 2/(exp(2z) + 1)`` cancelled); ``math.erf`` stays

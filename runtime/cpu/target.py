@@ -8,6 +8,7 @@ import os
 import platform
 from typing import TYPE_CHECKING
 
+from runtime import knobs
 from runtime.target import Executable, Target
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ class CpuTarget(Target):
     def hardware_name(self) -> str:
         """The host CPU's model and Numba's threads: ``AMD EPYC 7B13, 2 threads``."""
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-        threads = os.environ.get("NUMBA_NUM_THREADS") or cores  # Numba's default
+        threads = knobs.NUMBA_NUM_THREADS.value() or cores  # Numba's default
         return f"{_cpu_model()}, {threads} threads"
 
     def gemm_library_available(self) -> bool:

@@ -4,7 +4,7 @@ Every CPU kernel with a ``prange`` loop is compiled twice from the same source: 
 ``parallel=True``, its ``prange`` spread over Numba's thread pool, and without, its
 ``prange`` a plain loop. A parallel launch costs little while the pool's threads spin
 (2 us back to back on two threads of the CI kind of machine, with ``GOMP_SPINCOUNT``
-as ``compiler/__init__.py`` sets it) and much once they sleep (60 us after a millisecond
+as ``configure_pool`` sets it) and much once they sleep (60 us after a millisecond
 idle, 120 us after ten): on eight floats, waking the pool is the whole call. So
 the executor runs the serial variant below a threshold of work (``runtime.cpu.loop_work``
 counts a kernel's ops on the call's shapes) and the parallel one above it.
@@ -16,26 +16,32 @@ pool must wake, in ``w``. Measured (``benchmarks/cpu.py``, the latency table): `
 and ``w`` 33-60 us on two threads (the CI kind of VM, two cores of the GPU machine's Xeon),
 ``a`` 9 us and ``w`` 60-100 us on sixteen. The two losses are equal at ``s`` = 45 us on two
 threads and 28 us on sixteen; fusec runs parallel from ``PARALLEL_MIN_US`` of work, between
-them. ``FUSEC_PARALLEL_MIN_WORK`` (ops) sets the threshold instead.
+them. ``FUSEC_PARALLEL_MIN_WORK`` (ops, ``runtime.knobs``) sets the threshold instead.
 
 The layer: GNU OpenMP (``omp``) first. It may be entered from several Python threads
 at once, and its spin keeps back-to-back launches at microseconds. TBB next; then
 ``workqueue``, which Numba documents as aborting when two threads launch at once: there
 the executor takes a lock around parallel launches. ``NUMBA_THREADING_LAYER`` or
 ``NUMBA_THREADING_LAYER_PRIORITY`` in the environment are respected.
+
+The pool's settings, fusec's layer priority and ``GOMP_SPINCOUNT`` (docs/reference.md,
+"Environment", says why the spin is short), are made by ``configure_pool`` just before
+the pool starts, not at import: Numba reads the priority when it starts the pool, and
+GNU OpenMP reads its variables when it is loaded, which Numba's ``omp`` layer does then.
+So they take effect as they did at import, while a process that imports fusec but
+never runs a parallel CPU kernel keeps Numba's and OpenMP's own settings. Every path of
+fusec that may start the pool calls ``configure_pool`` first: ``threads()`` (before any
+parallel kernel is loaded) and ``compiler.chunked.share_cores``.
 """
 
 from __future__ import annotations
 
-import os
+import functools
 import threading
 
 import numba
 
-from runtime.errors import InputError
-
-#: the environment variable overriding the threshold, in ops (``runtime.cpu.loop_work``)
-ENVIRONMENT = "FUSEC_PARALLEL_MIN_WORK"
+from runtime import knobs
 
 #: Numba's layers in the order fusec tries them (see the module docstring)
 LAYER_PRIORITY = ["omp", "tbb", "workqueue"]
@@ -46,23 +52,23 @@ PARALLEL_MIN_US = 35.0
 #: the CI kind of machine: softmax and gelu rows, 16 and 18 ops an element, 0.07 ns an op
 NS_PER_OP = 0.07
 
-if "NUMBA_THREADING_LAYER_PRIORITY" not in os.environ:
-    # read when the first parallel kernel starts the pool, not at import
-    numba.config.THREADING_LAYER_PRIORITY = LAYER_PRIORITY
-
 _workqueue_lock = threading.Lock()
+
+
+@functools.cache
+def configure_pool() -> None:
+    """Makes fusec's settings of Numba's thread pool where the environment makes none
+    (see the module docstring); call it before anything that may start the pool. Once
+    the pool runs it changes nothing."""
+    if not knobs.NUMBA_THREADING_LAYER_PRIORITY.is_set():
+        numba.config.THREADING_LAYER_PRIORITY = LAYER_PRIORITY
+    knobs.GOMP_SPINCOUNT.set_default()
 
 
 def parallel_min_work(threads: int) -> float:
     """The ops (``runtime.cpu.loop_work``) from which a kernel runs on ``threads`` threads."""
-    value = os.environ.get(ENVIRONMENT, "").strip()
-    if value:
-        try:
-            work = float(value)
-        except ValueError:
-            work = -1.0
-        if not work >= 0:
-            raise InputError(f"{ENVIRONMENT}={value!r}: expected a number of ops, 0 or more")
+    work = knobs.PARALLEL_MIN_WORK.value()
+    if work is not None:
         return work
     if threads <= 1:
         return float("inf")
@@ -70,7 +76,9 @@ def parallel_min_work(threads: int) -> float:
 
 
 def threads() -> int:
-    """The threads a parallel kernel launched from this thread would use."""
+    """The threads a parallel kernel launched from this thread would use; starts the
+    pool, after ``configure_pool``."""
+    configure_pool()
     return numba.get_num_threads()
 
 

@@ -6,13 +6,14 @@ CUDA backend; ``--target auto`` never picks the simulator.
 """
 
 import functools
-import os
 from typing import Any
+
+from runtime import knobs
 
 
 def simulated() -> bool:
     """Whether Numba's CUDA simulator stands in for a GPU."""
-    return os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
+    return knobs.NUMBA_ENABLE_CUDASIM.value() != 0
 
 
 @functools.cache

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
 import threading
 import time
 from collections.abc import Sequence
@@ -38,6 +37,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from dialects import loop
 from dialects.gpu.mapping import PER_THREAD, THREADS, Strategy
+from runtime import knobs
 from runtime.cuda import codegen as codegen_cuda
 from runtime.cuda import sources
 from runtime.cuda import codegen_gemm
@@ -276,7 +276,7 @@ class CudaProgram(Executable):
         #: that checks indices keeps its error record, read after the call
         self.direct = not simulated()
         #: CUDA graphs on (default: unless FUSEC_CUDA_GRAPHS=0)
-        self.graphs = graphs if graphs is not None else os.environ.get("FUSEC_CUDA_GRAPHS", "1") != "0"
+        self.graphs = graphs if graphs is not None else knobs.CUDA_GRAPHS.value()
         self.tuning = dict(tuning or {})
         #: autotuned launch parameters found on disk (``--autotune`` writes them)
         self.tuned = TuningCache(cache_dir)

@@ -1,7 +1,7 @@
 """Launching compiled kernels without Numba's dispatcher, and replaying CUDA graphs.
 
 Numba's dispatcher types, converts and packs every argument on every launch (20-30 us
-of host time, notes/gpu.md). A compiled program's launches do not change between
+of host time, docs/gpu.md, "Running"). A compiled program's launches do not change between
 calls of the same shapes: the same kernels, grids and buffers, except the addresses
 of the caller's arrays. So a launch is packed once into a ``DirectLaunch`` -- the
 ``cuda.core`` kernel Numba compiled, its ``LaunchConfig`` and its argument list in

@@ -1,4 +1,5 @@
-"""The Python API (SPEC §4): `fusec.compile`, calling functions, and one family of errors."""
+"""The Python API (docs/reference.md, "The Python API"): `fusec.compile`, calling functions,
+and one family of errors."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,5 @@
-"""The `fusec` command: options, inputs, outputs and exit statuses (SPEC §2)."""
+"""The `fusec` command: options, inputs, outputs and exit statuses
+(docs/reference.md, "The `fusec` command")."""
 
 import json
 import subprocess

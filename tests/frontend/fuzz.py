@@ -11,11 +11,12 @@ and bytes that are not UTF-8. It goes through the API in process, as `fusec --em
 would take it (read, parse, check, IR generation, rewrites, fusion, lowering), and every
 `--cli-every`-th one also through the `fusec` command itself.
 
-The contract (SPEC §1, §2): a program compiles, or it raises a `fusec.FusecError` whose
-diagnostics point inside the file and do not speak of the parser's internals; the command
-exits 0 or 1 with no traceback. Anything else is a failure, grouped by where it was raised,
-and each group's first mutant is saved under `--save` as a reproducer. Mutant `i` of seed `s`
-is the same on every run, so `--only i` reproduces it. Exit status 1 when anything failed.
+The contract (docs/reference.md, "The `fusec` command" and "The Python API"): a program
+compiles, or it raises a `fusec.FusecError` whose diagnostics point inside the file and do
+not speak of the parser's internals; the command exits 0 or 1 with no traceback. Anything
+else is a failure, grouped by where it was raised, and each group's first mutant is saved
+under `--save` as a reproducer. Mutant `i` of seed `s` is the same on every run, so
+`--only i` reproduces it. Exit status 1 when anything failed.
 `tests/frontend/test_fuzz_frontend.py` runs a few hundred mutants in CI (without long call
 chains, which take seconds each).
 """

@@ -61,7 +61,8 @@ def test_span_head_covers_a_leading_name():
 
 
 def test_one_family_of_errors():
-    """SPEC §4: one `except FusecError` catches program, input and execution errors."""
+    """One `except FusecError` catches program, input and execution errors
+    (docs/reference.md, "The Python API")."""
     for error in (SourceError, InputError, ExecutionError, EvaluationError):
         assert issubclass(error, FusecError)
     assert not issubclass(InputError, SourceError) and not issubclass(ExecutionError, InputError)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 import fusec
+from runtime import knobs
 from runtime.cpu import threads as cpu_threads
 from runtime.cpu.executor import CompiledProgram
 from runtime.cpu.loop_work import TRANSCENDENTAL, work_counter
@@ -44,7 +45,7 @@ def test_tiles_count_once_each():
 
 
 def test_the_threshold_is_the_work_of_a_few_tens_of_microseconds(monkeypatch):
-    monkeypatch.delenv(cpu_threads.ENVIRONMENT, raising=False)
+    monkeypatch.delenv(knobs.PARALLEL_MIN_WORK.name, raising=False)
     for threads in (2, 16):
         serial_us = cpu_threads.parallel_min_work(threads) * cpu_threads.NS_PER_OP / 1e3
         assert serial_us == pytest.approx(cpu_threads.PARALLEL_MIN_US)
@@ -52,11 +53,11 @@ def test_the_threshold_is_the_work_of_a_few_tens_of_microseconds(monkeypatch):
 
 
 def test_the_threshold_from_the_environment(monkeypatch):
-    monkeypatch.setenv(cpu_threads.ENVIRONMENT, "123")
+    monkeypatch.setenv(knobs.PARALLEL_MIN_WORK.name, "123")
     assert cpu_threads.parallel_min_work(2) == 123
     for bad in ("many", "-1", "nan"):
-        monkeypatch.setenv(cpu_threads.ENVIRONMENT, bad)
-        with pytest.raises(fusec.InputError, match=cpu_threads.ENVIRONMENT):
+        monkeypatch.setenv(knobs.PARALLEL_MIN_WORK.name, bad)
+        with pytest.raises(fusec.InputError, match=knobs.PARALLEL_MIN_WORK.name):
             cpu_threads.parallel_min_work(2)
 
 
@@ -67,7 +68,7 @@ def variants(program: CompiledProgram, arrays) -> set[bool]:
 
 
 def test_small_calls_run_serial_and_large_ones_parallel(monkeypatch, kernel_cache):
-    monkeypatch.setenv(cpu_threads.ENVIRONMENT, "5000")
+    monkeypatch.setenv(knobs.PARALLEL_MIN_WORK.name, "5000")
     program = CompiledProgram(lowered(CASES["softmax_rows"].text), cache_dir=kernel_cache)
     module = parse(CASES["softmax_rows"].text)
     small, large = draw_inputs(module, {"B": 4, "N": 8}), draw_inputs(module, {"B": 64, "N": 64})
@@ -76,14 +77,14 @@ def test_small_calls_run_serial_and_large_ones_parallel(monkeypatch, kernel_cach
 
 
 def test_one_thread_never_launches_the_parallel_variant(monkeypatch, kernel_cache):
-    monkeypatch.delenv(cpu_threads.ENVIRONMENT, raising=False)
+    monkeypatch.delenv(knobs.PARALLEL_MIN_WORK.name, raising=False)
     monkeypatch.setattr(cpu_threads, "threads", lambda: 1)
     program = CompiledProgram(lowered(CASES["softmax_rows"].text), cache_dir=kernel_cache)
     assert variants(program, draw_inputs(parse(CASES["softmax_rows"].text), {"B": 4096, "N": 512})) == {False}
 
 
 def test_a_bad_threshold_is_one_clear_error(monkeypatch):
-    monkeypatch.setenv(cpu_threads.ENVIRONMENT, "lots")
+    monkeypatch.setenv(knobs.PARALLEL_MIN_WORK.name, "lots")
     program = fusec.compile(SOFTMAX, target="cpu")
     with pytest.raises(fusec.InputError, match="FUSEC_PARALLEL_MIN_WORK='lots'"):
         program.main(draw_inputs(parse(CASES["softmax_rows"].text), {"B": 2, "N": 3})[0])

@@ -1,4 +1,4 @@
-"""The fusion report (SPEC section 3) and its drawing."""
+"""The fusion report (docs/reference.md, "The fusion report") and its drawing."""
 
 from __future__ import annotations
 

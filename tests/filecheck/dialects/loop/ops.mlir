@@ -99,7 +99,7 @@
 // CHECK-NEXT:    func.return %y : memref<4xf32>
 // CHECK-NEXT:  }
 
-// The softmax of DESIGN's sketch: a kernel with parallel and reduction loops, loads
+// A row softmax (samples/softmax.tdsl) by hand: a kernel with parallel and reduction loops, loads
 // and stores, sizes read from its buffers, a mapping on each loop.
 loop.kernel @softmax_rows ins(%x: memref<?x?xf32>) outs(%y: memref<?x?xf32>) attributes {kind = "reduction"} {
   %c0 = arith.constant 0 : index
