@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import IntegerAttr
-from xdsl.ir import Block, BlockArgument, SSAValue
+from xdsl.ir import Block, BlockArgument, OpResult, SSAValue
 
 from dialects import loop
 
@@ -61,7 +61,7 @@ class _Evaluation:
     """The index values of one kernel under one set of argument shapes."""
 
     def __init__(self, kernel: loop.KernelOp, shapes: Shapes):
-        self.arguments = {arg: k for k, arg in enumerate(kernel.body.block.args)}
+        self.arguments: dict[SSAValue, int] = {arg: k for k, arg in enumerate(kernel.body.block.args)}
         self.shapes = shapes
         self.values: dict[SSAValue, int] = {}
 
@@ -78,6 +78,7 @@ class _Evaluation:
             if isinstance(owner, _LOOPS) and v is owner.iv:
                 return self.value(owner.lb)  # the first iteration stands for all
             raise _Unknown
+        assert isinstance(v, OpResult)  # a value is a block's argument or an op's result
         op = v.owner
         if isinstance(op, loop.DimOp) and op.source in self.arguments:
             return self.shapes[self.arguments[op.source]][op.index.value.data]

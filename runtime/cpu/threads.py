@@ -48,7 +48,7 @@ NS_PER_OP = 0.07
 
 if "NUMBA_THREADING_LAYER_PRIORITY" not in os.environ:
     # read when the first parallel kernel starts the pool, not at import
-    numba.config.THREADING_LAYER_PRIORITY = LAYER_PRIORITY
+    numba.config.THREADING_LAYER_PRIORITY = LAYER_PRIORITY  # type: ignore[attr-defined]  # numba sets its config through globals()
 
 _workqueue_lock = threading.Lock()
 
