@@ -879,6 +879,10 @@ class ReduceOp(IRDLOperation):
         return op
 
 
+#: the loops, each with an index ``iv``, bounds, a body and an optional mapping
+LoopOp = ParallelOp | ForOp | ReduceOp
+
+
 @irdl_op_definition
 class YieldOp(IRDLOperation):
     """Ends a ``loop.reduce`` body with this iteration's values, one per result.

@@ -35,8 +35,6 @@ from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
 from dialects import loop
 
-_LOOPS = (loop.ParallelOp, loop.ForOp, loop.ReduceOp)
-
 
 @dataclass
 class Attention:
@@ -95,7 +93,7 @@ def ivs_of(value: SSAValue, memo: dict[SSAValue, frozenset[SSAValue]] | None = N
         return memo[value]
     if isinstance(value, BlockArgument):
         parent = value.block.parent_op()
-        found: frozenset[SSAValue] = frozenset([value]) if isinstance(parent, _LOOPS) else frozenset()
+        found: frozenset[SSAValue] = frozenset([value]) if isinstance(parent, loop.LoopOp) else frozenset()
     else:
         assert isinstance(value, OpResult)  # a value is a block's argument or an op's result
         found = frozenset()
@@ -106,7 +104,7 @@ def ivs_of(value: SSAValue, memo: dict[SSAValue, frozenset[SSAValue]] | None = N
 
 
 def _loops(block: Block) -> list[Operation]:
-    return [o for o in block.ops if isinstance(o, _LOOPS)]
+    return [o for o in block.ops if isinstance(o, loop.LoopOp)]
 
 
 def _effects(block: Block) -> list[Operation]:

@@ -337,7 +337,7 @@ class _CudaKernelSource(ScalarSource):
         self.emit(indent + 1, f"{err}[1] = {value}")
         self.emit(indent + 1, f"{err}[2] = {size}")
 
-    def serial_header(self, op: loop.ParallelOp | loop.ForOp | loop.ReduceOp, indent: int) -> None:
+    def serial_header(self, op: loop.LoopOp, indent: int) -> None:
         iv = self.define(op.body.block.args[0], "i")
         lb, ub, step = (self.name(v) for v in op.operands[:3])
         bounds = ub if lb == "0" and step == "1" else f"{lb}, {ub}, {step}"
@@ -671,7 +671,7 @@ def _cache_key(op: loop.LoadOp) -> tuple | None:
     if ROW_CACHE not in op.attributes:
         return None
     owner = op.parent_op()
-    assert isinstance(owner, loop.ParallelOp | loop.ForOp | loop.ReduceOp)  # map-gpu marks loads of a loop's body
+    assert isinstance(owner, loop.LoopOp)  # map-gpu marks loads of a loop's body
     iv = owner.body.block.args[0]
     return (op.buffer, tuple(None if i is iv else i for i in op.indices), tuple(owner.operands[:3]))
 
