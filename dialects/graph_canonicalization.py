@@ -21,9 +21,10 @@ or a broadcast of one.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import cast
 
 import numpy as np
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType
+from xdsl.dialects.builtin import AnyFloat, DenseIntOrFPElementsAttr, IntegerType, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
@@ -70,7 +71,10 @@ class Emitter:
 
     def broadcast(self, value: SSAValue, type_: Attribute) -> SSAValue:
         """``value`` widened to ``type_`` (itself when it already has that type)."""
-        return value if value.type == type_ else self(BroadcastOp(value, type_))
+        if value.type == type_:
+            return value
+        assert isinstance(type_, TensorType)  # the type of a graph value (graph ops verify it)
+        return self(BroadcastOp(value, type_))
 
     def splat(self, scalar: float | int | bool, type_: Attribute) -> SSAValue:
         """A tensor of type ``type_`` filled with ``scalar``: a rank-0 constant, broadcast."""
@@ -80,25 +84,33 @@ class Emitter:
 # ---------------------------------------------------------------------------
 # Evaluating elementwise ops on constants
 
-ELEMENTWISE = (*MEANINGS, CompareOp, SelectOp, CastOp)
+ELEMENTWISE: tuple[type[Operation], ...] = (*MEANINGS, CompareOp, SelectOp, CastOp)
 
 
 def constant_array(value: SSAValue) -> np.ndarray | None:
     """The elements of a ``graph.constant``'s result, or None for any other value."""
     if not isinstance(op := value.owner, ConstantOp):
         return None
-    values = op.value.get_values()
-    if numpy_dtype(value.type) == np.bool_:  # i1 true is stored as -1
+    return constant_elements(op)
+
+
+def constant_elements(op: ConstantOp) -> np.ndarray:
+    """The elements of a ``graph.constant``."""
+    values: Sequence[int | float] = op.value.get_values()
+    if numpy_dtype(op.result.type) == np.bool_:  # i1 true is stored as -1
         values = [v != 0 for v in values]
-    return np.array(values, dtype=numpy_dtype(value.type)).reshape(op.value.get_shape())
+    return np.array(values, dtype=numpy_dtype(op.result.type)).reshape(op.value.get_shape())
 
 
 def static_constant(value: SSAValue) -> np.ndarray | None:
     """The elements of a constant, or of a splat of a static type, else None."""
     if (array := constant_array(value)) is not None:
         return array
-    if (c := splat_value(value)) is not None and all(isinstance(d, int) for d in shape_of(value.type)):
-        return np.broadcast_to(c, shape_of(value.type))
+    if (c := splat_value(value)) is not None:
+        shape = shape_of(value.type)
+        static = tuple(d for d in shape if isinstance(d, int))
+        if len(static) == len(shape):
+            return np.broadcast_to(c, static)
     return None
 
 
@@ -110,8 +122,7 @@ def splat_value(value: SSAValue) -> np.ndarray | None:
         op = op.input.owner
     if not isinstance(op, ConstantOp):
         return None
-    array = constant_array(op.result)
-    flat = array.reshape(-1)
+    flat = constant_elements(op).reshape(-1)
     if flat.size == 0 or not np.all(flat == flat[0]):
         return None
     return flat[0].reshape(())
@@ -137,12 +148,17 @@ def evaluate(op: Operation, args: Sequence[np.ndarray]) -> np.ndarray | None:
         return None
 
 
-def dense_attr(array: np.ndarray, type_: TensorType) -> DenseIntOrFPElementsAttr:
+def dense_attr(array: np.ndarray, type_: Attribute) -> DenseIntOrFPElementsAttr:
     """A dense attribute of ``type_`` holding ``array`` (one element when a splat)."""
+    assert isinstance(type_, TensorType)  # the type of a graph value (graph ops verify it)
     flat = array.reshape(-1)
     if flat.size and np.all(flat == flat[0]):
         flat = flat[:1]
-    return DenseIntOrFPElementsAttr.from_list(type_, [v.item() for v in flat])
+    # xDSL's overloads pair a float or integer element type with Python floats or ints;
+    # a graph tensor's elements are one or the other (ELEMENT_TYPES), and ``item()``
+    # gives the Python scalars of the array's dtype, which is the tensor's.
+    elements = cast(TensorType[AnyFloat] | TensorType[IntegerType], type_)
+    return DenseIntOrFPElementsAttr.from_list(elements, [v.item() for v in flat])
 
 
 # ---------------------------------------------------------------------------
@@ -203,8 +219,8 @@ def _fold_constant_arrays(op: Operation) -> Sequence[Attribute] | None:
     them rank-0 and broadcast."""
     if all(splat_value(v) is not None for v in op.operands):
         return None
-    args = [static_constant(v) for v in op.operands]
-    if any(a is None for a in args):
+    args = [a for v in op.operands if (a := static_constant(v)) is not None]
+    if len(args) != len(op.operands):
         return None
     result = evaluate(op, args)
     return None if result is None else (dense_attr(result, op.results[0].type),)
@@ -221,8 +237,8 @@ class FoldSplats(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, ELEMENTWISE):
             return
-        scalars = [splat_value(v) for v in op.operands]
-        if any(s is None for s in scalars):
+        scalars = [s for v in op.operands if (s := splat_value(v)) is not None]
+        if len(scalars) != len(op.operands):
             return
         value = evaluate(op, scalars)
         if value is None:

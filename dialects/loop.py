@@ -56,7 +56,7 @@ import json
 import math
 import weakref
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -78,6 +78,7 @@ from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import (
     Attribute,
     Block,
+    BlockArgument,
     Data,
     Dialect,
     Operation,
@@ -362,7 +363,7 @@ class KernelOp(IRDLOperation):
         input_types: Sequence[Attribute],
         output_types: Sequence[Attribute],
         body: Region | None = None,
-        attributes: dict[str, Attribute] | None = None,
+        attributes: Mapping[str, Attribute] | None = None,
     ):
         if body is None:
             body = Region(Block(arg_types=[*input_types, *output_types]))
@@ -376,11 +377,11 @@ class KernelOp(IRDLOperation):
         )
 
     @property
-    def inputs(self) -> tuple[SSAValue, ...]:
+    def inputs(self) -> tuple[BlockArgument, ...]:
         return tuple(self.body.block.args[: self.num_inputs.value.data])
 
     @property
-    def outputs(self) -> tuple[SSAValue, ...]:
+    def outputs(self) -> tuple[BlockArgument, ...]:
         return tuple(self.body.block.args[self.num_inputs.value.data :])
 
     @property
@@ -792,13 +793,13 @@ class ReduceOp(IRDLOperation):
     ):
         if body is None:
             body = Region(Block(arg_types=[IndexType()]))
-        inits = [SSAValue.get(v) for v in inits]
+        init_values = [SSAValue.get(v) for v in inits]
         properties: dict[str, Attribute] = {"combiners": ArrayAttr([CombinerAttr(c) for c in combiners])}
         if mapping is not None:
             properties["map"] = MapAttr(mapping)
         super().__init__(
-            operands=[lb, ub, step, inits],
-            result_types=[[v.type for v in inits]],
+            operands=[lb, ub, step, init_values],
+            result_types=[[v.type for v in init_values]],
             regions=[body],
             properties=properties,
         )
@@ -876,6 +877,10 @@ class ReduceOp(IRDLOperation):
         if attributes is not None:
             op.attributes |= attributes.data
         return op
+
+
+#: the loops, each with an index ``iv``, bounds, a body and an optional mapping
+LoopOp = ParallelOp | ForOp | ReduceOp
 
 
 @irdl_op_definition
@@ -1203,8 +1208,8 @@ class GemmOp(IRDLOperation):
         super().__init__(operands=[lhs, rhs, out], properties=flags)
 
     def verify_(self) -> None:
-        types = [self.lhs.type, self.rhs.type, self.out.type]
-        assert all(isinstance(t, MemRefType) for t in types)
+        types = [t for t in (self.lhs.type, self.rhs.type, self.out.type) if isinstance(t, MemRefType)]
+        assert len(types) == 3  # MemRefConstraint, checked before verify_
         if len({t.element_type for t in types}) != 1:
             raise VerifyException("loop.gemm operands and result must share one element type")
         if any(t.get_num_dims() < 2 for t in types):

@@ -233,7 +233,7 @@ class Linear:
         if not self.terms:
             return "0"
         ordered = sorted(self.terms, key=lambda t: not t.names)
-        parts = []
+        parts: list[str] = []
         for term in ordered:
             spelled = Size(abs(term.factor), term.names)
             text = str(spelled.factor) if not term.names else str(spelled.dim)

@@ -193,8 +193,10 @@ def _read_hex_float_literals_as_bits() -> None:
             return next(type.iter_unpack(raw))
         return upstream(self, parser, type)
 
-    to_type.reads_hex_bits = True
-    element.to_type = to_type
+    # Patched with setattr: the attribute marks the patch as applied, and mypy rightly
+    # refuses an assignment to a method of xDSL's class.
+    setattr(to_type, "reads_hex_bits", True)
+    setattr(element, "to_type", to_type)
 
 
 def _float_attr_reads_hex_bits() -> None:
@@ -213,7 +215,7 @@ def _float_attr_reads_hex_bits() -> None:
             return FloatAttr(next(type.iter_unpack(bits.to_bytes(type.compile_time_size, "little"))), type)
         return upstream(parser, type)
 
-    FloatAttr.parse_with_type = staticmethod(parse_with_type)
+    setattr(FloatAttr, "parse_with_type", staticmethod(parse_with_type))
 
 
 _read_hex_float_literals_as_bits()

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -108,6 +108,7 @@ def logsumexp(e: Emitter, x: SSAValue, axes: Sequence[int], keepdims: bool) -> S
     exps = e(ExpOp(e(SubOp(x, e.broadcast(shift, x.type)))))
     total = e(ReduceOp(exps, ReduceKind.SUM, axes, keepdims))
     if not keepdims:
+        assert isinstance(total.type, TensorType)  # the type of a graph value (graph ops verify it)
         shift = e(ReshapeOp(shift, total.type))
     return e(AddOp(e(LogOp(total)), shift))
 
@@ -185,6 +186,7 @@ def conv2d(e: Emitter, op: Conv2DOp) -> SSAValue:
     over G: [N, OH, OW, G, 1, K] @ [G, K, O/G]."""
     x, w = op.input, op.weight
     kh, kw, c, o = shape_of(w.type)
+    assert isinstance(kh, int) and isinstance(kw, int) and isinstance(c, int) and isinstance(o, int)  # graph.conv2d verifies it
     strides, dilations = op.strides.get_values(), op.dilations.get_values()
     windows = e(WindowOp(x, (kh, kw), strides, dilations, op.low.get_values(), op.high.get_values()))
     n, oh, ow = shape_of(windows.type)[:3]

@@ -84,8 +84,9 @@ class FoldBatchNormIntoConv(RewritePattern):
                 return
         if conv is None:
             return
-        arrays = [static_constant(v) for v in (conv.weight, *op.operands[1:], *([bias] if bias else []))]
-        if any(a is None for a in arrays):
+        values = (conv.weight, *op.operands[1:], *([bias] if bias else []))
+        arrays = [a for v in values if (a := static_constant(v)) is not None]
+        if len(arrays) < len(values):
             return
         w, mean, var, gamma, beta, *b = arrays
         scale = gamma / np.sqrt(var + var.dtype.type(op.eps.value.data))

@@ -89,7 +89,9 @@ class FoldTransposeIntoMatmul(RewritePattern):
         transpose_rhs = (op.transpose_rhs is not None) != (rhs is not None)
         folded = MatmulOp(lhs or op.lhs, rhs or op.rhs, transpose_lhs, transpose_rhs)
         folded.attributes.update(op.attributes)
-        transposes = {v.owner for v, source in ((op.lhs, lhs), (op.rhs, rhs)) if source is not None}
+        transposes = {
+            v.owner for v, source in ((op.lhs, lhs), (op.rhs, rhs)) if source is not None and isinstance(v.owner, TransposeOp)
+        }
         rewriter.replace(op, folded)
         for transpose in transposes:
             if not transpose.results[0].uses:  # read by nothing else: gone

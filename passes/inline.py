@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Attribute, Block
+from xdsl.ir import Attribute, Block, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -274,7 +274,7 @@ def inline_call(call: func.CallOp, callee: func.FuncOp) -> list[func.CallOp] | N
     assert isinstance(ret, func.ReturnOp)
     # a returned parameter is the call's operand: inline_block rebinds the uses of
     # the block's arguments, not this list
-    bound = dict(zip(block.args, call.arguments))
+    bound: dict[SSAValue, SSAValue] = dict(zip(block.args, call.arguments))
     returned = [bound.get(v, v) for v in ret.arguments]
     ret.detach()
     ret.erase()

@@ -13,18 +13,15 @@ from xdsl.rewriter import InsertPoint
 
 from dialects import loop
 
-LOOP_OPS = (loop.ParallelOp, loop.ForOp, loop.ReduceOp)
-
-
-def loops_in(block: Block) -> list[Operation]:
-    return [op for op in block.ops if isinstance(op, LOOP_OPS)]
+def loops_in(block: Block) -> list[loop.LoopOp]:
+    return [op for op in block.ops if isinstance(op, loop.LoopOp)]
 
 
 def contains_loops(op: Operation) -> bool:
-    return any(isinstance(o, LOOP_OPS) for o in op.walk() if o is not op)
+    return any(isinstance(o, loop.LoopOp) for o in op.walk() if o is not op)
 
 
-def set_mapping(op: loop.ParallelOp | loop.ReduceOp, kind: loop.MapKind | None) -> None:
+def set_mapping(op: loop.LoopOp, kind: loop.MapKind | None) -> None:
     if kind is None:
         op.properties.pop("map", None)
     else:

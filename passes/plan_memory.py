@@ -140,7 +140,9 @@ def reuse_buffers(fn: func.FuncOp, reuse: bool = True) -> None:
             if match is not None:
                 free.remove(match)
                 end = last_use(op.result)
-                if match.owner.dims == op.dims and match.type == op.result.type:
+                alloc = match.owner
+                assert isinstance(alloc, loop.AllocOp)  # as the search picked it
+                if alloc.dims == op.dims and match.type == op.result.type:
                     replacement = match
                 else:
                     view = loop.ViewOp(match, op.dims, op.result.type)
@@ -161,6 +163,7 @@ def reuse_buffers(fn: func.FuncOp, reuse: bool = True) -> None:
                 free.append(root)
     for root, end in ends.items():
         anchor = ops[end] if end >= 0 else root.owner
+        assert isinstance(anchor, Operation)  # a root is the result of a loop.alloc
         if isinstance(anchor, func.ReturnOp):
             Builder(InsertPoint.before(anchor)).insert(loop.DeallocOp(root))
         else:

@@ -37,6 +37,7 @@ Run it on inlined, decomposed IR (``mean`` is then a sum and a division), as
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -81,7 +82,7 @@ def _build(
     function: func.FuncOp,
     name: str,
     outputs: list[SSAValue],
-    cut_inputs: dict[SSAValue, int],
+    cut_inputs: Mapping[SSAValue, int],
     sizes: dict[str, int],
 ) -> func.FuncOp:
     """A function computing ``outputs`` from the parameters of ``function`` and the
@@ -117,8 +118,12 @@ def _build(
         arg.name_hint = arg_name
     mapping: dict[SSAValue, SSAValue] = dict(zip(inputs, body.args))
     for op in kept:
-        if isinstance(op, graph.DimSizeOp) and (dim := shape_of(op.input.type)[op.index.value.data]) in sizes:
-            clone = graph.ConstantOp.scalar(sizes[dim], dtype_of(op.result.type))
+        if (
+            isinstance(op, graph.DimSizeOp)
+            and isinstance(size_name := shape_of(op.input.type)[op.index.value.data], str)
+            and size_name in sizes
+        ):
+            clone = graph.ConstantOp.scalar(sizes[size_name], dtype_of(op.result.type))
         else:
             clone = op.clone(value_mapper=mapping)
         body.add_op(clone)
@@ -149,7 +154,7 @@ def split_function(function: func.FuncOp, size: str, sizes: dict[str, int]) -> l
     for cut in cut_list:
         if isinstance(cut.op, graph.ReduceOp) and cut.op.kind.data == graph.ReduceKind.MEAN:
             raise PassFailedException(f"split-chunks: {cut.op.name} mean along {size}: decompose it first")
-    values = [cut.op.results[0] for cut in cut_list]
+    values: list[SSAValue] = [cut.op.results[0] for cut in cut_list]
     functions = []
     for round_ in range(1, max((cut.round for cut in cut_list), default=0) + 1):
         members = [k for k, cut in enumerate(cut_list) if cut.round == round_]
@@ -158,7 +163,9 @@ def split_function(function: func.FuncOp, size: str, sizes: dict[str, int]) -> l
         partial.attributes[RESULTS_ATTR] = ArrayAttr([StringAttr(f"cut{k}") for k in members])
         partial.attributes[COMBINE_ATTR] = ArrayAttr([StringAttr(cut_list[k].combiner) for k in members])
         functions.append(partial)
-    returned = list(function.body.block.last_op.operands)
+    ret = function.body.block.last_op
+    assert isinstance(ret, func.ReturnOp)  # a func.func's body ends with its return
+    returned = list(ret.operands)
     functions.append(_build(function, chunk_name(entry), returned, {v: k for k, v in enumerate(values)}, sizes))
     return functions
 

@@ -54,9 +54,9 @@ def tile_nest(outer: loop.ParallelOp, sizes: tuple[int, ...]) -> loop.ParallelOp
     where = InsertPoint.before(outer)
     steps: list[SSAValue] = []
     for l, size in chosen:
-        step = constant_index(l.step)
-        if step is not None:
-            c = arith.ConstantOp.from_int_and_width(step * size, IndexType())
+        constant_step = constant_index(l.step)
+        if constant_step is not None:
+            c = arith.ConstantOp.from_int_and_width(constant_step * size, IndexType())
             Builder(where).insert(c)
             steps.append(c.result)
         else:
@@ -84,8 +84,8 @@ def tile_nest(outer: loop.ParallelOp, sizes: tuple[int, ...]) -> loop.ParallelOp
         bounds.append(hi.result)
     outer.detach()
     body.add_op(outer)
-    for (l, _), tile, hi in zip(chosen, tiles, bounds):
-        l.operands = [tile.iv, hi, l.step]
+    for (l, _), tile, upper in zip(chosen, tiles, bounds):
+        l.operands = [tile.iv, upper, l.step]
     return tiles[0]
 
 

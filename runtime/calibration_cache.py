@@ -38,7 +38,7 @@ def _valid(entry: object) -> bool:
     if not isinstance(entry, dict) or not isinstance(entry.get("kind"), str):
         return False
     numbers = [entry.get(k) for k in _NUMBERS]
-    return all(type(v) in (int, float) and math.isfinite(v) and v >= 0 for v in numbers) and all(numbers[:2])
+    return all((type(v) is int or type(v) is float) and math.isfinite(v) and v >= 0 for v in numbers) and all(numbers[:2])
 
 
 class CalibrationFile:

@@ -68,7 +68,7 @@ def numpy_type_name(type_: Attribute) -> str:
     raise CodegenError(f"no NumPy type for {type_}")
 
 
-_BINARY = {
+_BINARY: dict[type[Operation], str] = {
     arith.AddfOp: "+", arith.SubfOp: "-", arith.MulfOp: "*", arith.DivfOp: "/",
     arith.AddiOp: "+", arith.SubiOp: "-", arith.MuliOp: "*",
     arith.DivUIOp: "//", arith.RemUIOp: "%", arith.FloorDivSIOp: "//",
@@ -77,18 +77,18 @@ _BINARY = {
 #: integer ops whose result can leave the operands' range: computed, then wrapped
 _WRAPPING = (arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.FloorDivSIOp)
 #: NumPy's float maximum and minimum, NaN-propagating (the backends say how)
-_EXTREMUM = {arith.MaximumfOp: "max", arith.MinimumfOp: "min"}
-_CALL2 = {arith.MaxSIOp: "max", arith.MinSIOp: "min", arith.MaxUIOp: "max", arith.MinUIOp: "min"}
+_EXTREMUM: dict[type[Operation], str] = {arith.MaximumfOp: "max", arith.MinimumfOp: "min"}
+_CALL2: dict[type[Operation], str] = {arith.MaxSIOp: "max", arith.MinSIOp: "min", arith.MaxUIOp: "max", arith.MinUIOp: "min"}
 #: the combiners as binary ops, for the integer arithmetic they share with ``_BINARY``
 COMBINER_SYMBOL = {"add": "+", "mul": "*"}
-_MATH1 = {
+_MATH1: dict[type[Operation], str] = {
     mathd.ExpOp: "math.exp", mathd.LogOp: "math.log", mathd.SqrtOp: "math.sqrt",
     mathd.SinOp: "math.sin", mathd.CosOp: "math.cos", mathd.ErfOp: "math.erf",
     mathd.AbsFOp: "abs", mathd.Exp2Op: "math.exp2",
     mathd.Log2Op: "math.log2", mathd.Log10Op: "math.log10", mathd.Log1pOp: "math.log1p",
     mathd.ExpM1Op: "math.expm1", mathd.TanOp: "math.tan", mathd.AtanOp: "math.atan",
 }  # fmt: skip
-_MATH2 = {mathd.Atan2Op: "math.atan2"}
+_MATH2: dict[type[Operation], str] = {mathd.Atan2Op: "math.atan2"}
 _CMPF = {"oeq": "==", "ogt": ">", "oge": ">=", "olt": "<", "ole": "<=", "one": "!=", "une": "!=",
          "ueq": "==", "ugt": ">", "uge": ">=", "ult": "<", "ule": "<="}  # fmt: skip
 _CMPI = {"eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">=",
@@ -177,6 +177,11 @@ class ScalarSource:
                 raise CodegenError(f"kernel argument of type {arg.type}")
             names.append(self.define(arg, "a"))
         return names
+
+    def op(self, op: Operation, indent: int) -> None:
+        """Writes one op of a kernel body: each backend's own loops, loads and stores,
+        and the scalar ops through ``expression``."""
+        raise NotImplementedError
 
     def block(self, block: Block, indent: int, each: Callable[[Operation, int], None] | None = None) -> None:
         """The ops of ``block``, each through ``each`` (default ``self.op``, which a
@@ -276,7 +281,9 @@ class ScalarSource:
 
     def expression(self, op: Operation) -> str:
         n = [self.name(v) for v in op.operands]
-        result_type = op.results[0].type if op.results else None
+        if not op.results:
+            raise CodegenError(f"the code generator does not handle {op.name}")
+        result_type = op.results[0].type
         if isinstance(op, _WRAPPING) and isinstance(result_type, IntegerType):
             return self.wrapping(n[0], _BINARY[type(op)], n[1], result_type)
         if type(op) in _BINARY:

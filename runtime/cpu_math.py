@@ -44,11 +44,15 @@ scalar, and LLVM's inliner judged sin_f32 too large on one CPU and not on anothe
 """
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic, overload
+
+if TYPE_CHECKING:
+    from numba.core.decorators import _JITOptions  # the keys and values `overload` takes
 
 #: the kernels' flags (runtime.cpu.codegen.FAST_MATH) less `reassoc`: the scaling by
 #: 2**n is split in two factors that must be applied one after the other (reassociated,
@@ -460,7 +464,7 @@ def mod(x, y):
 #: compiled apart from the kernels' ``arcp``/``reassoc``, under which the quotient inside
 #: ``npy_divmod`` would be a product by an inexact reciprocal (7 // 1e-40 off by an ulp,
 #: 0 // 1e-40 nan in float32, where 1/1e-40 overflows)
-_EXACT_DIVISION = {"fastmath": {"nsz", "contract"}, "error_model": "numpy"}
+_EXACT_DIVISION: "_JITOptions" = {"fastmath": {"nsz", "contract"}, "error_model": "numpy"}
 
 
 @overload(floordiv, jit_options=_EXACT_DIVISION)

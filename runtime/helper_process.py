@@ -10,13 +10,14 @@ length-prefixed pickle; it ends at the end of its input.
 
 from __future__ import annotations
 
+import io
 import os
 import pickle
 import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any, BinaryIO, cast
 
 _HEADER = 8  # bytes of a message's length
 
@@ -36,19 +37,28 @@ def start(module: str) -> subprocess.Popen:
     )
 
 
+def pipes(process: subprocess.Popen) -> tuple[IO[bytes], IO[bytes]]:
+    """A helper's (requests, replies) pipes: its standard input and output, which
+    ``start`` opens as pipes."""
+    requests, replies = process.stdin, process.stdout
+    assert requests is not None and replies is not None
+    return requests, replies
+
+
 def stop(process: subprocess.Popen) -> None:
     """Stops a helper (it exits at the end of its input) and waits for it; one that
     does not exit within ten seconds is killed."""
+    requests, replies = pipes(process)
     try:
-        process.stdin.close()
+        requests.close()
         process.wait(timeout=10)
     except (OSError, subprocess.TimeoutExpired):
         process.kill()
         process.wait()
-    process.stdout.close()
+    replies.close()
 
 
-def send(stream: BinaryIO, message: Any) -> None:
+def send(stream: IO[bytes], message: Any) -> None:
     """Writes ``message``: its pickle, then the data of the arrays in it as they lie
     in memory (pickle protocol 5's out-of-band buffers: no copy of a large array into
     the pickle). Pickled whole first, so one that cannot be pickled writes nothing and
@@ -62,7 +72,7 @@ def send(stream: BinaryIO, message: Any) -> None:
     stream.flush()
 
 
-def receive(stream: BinaryIO) -> Any | None:
+def receive(stream: IO[bytes]) -> Any | None:
     """The next message, or ``None`` at the end of the stream."""
     header = _read(stream, 2 * _HEADER)
     if header is None:
@@ -78,13 +88,16 @@ def receive(stream: BinaryIO) -> Any | None:
     return pickle.loads(data, buffers=buffers)
 
 
-def _read(stream: BinaryIO, size: int) -> bytearray | None:
+def _read(stream: IO[bytes], size: int) -> bytearray | None:
     """``size`` bytes read straight into a buffer of their own (an array unpickled
     from it keeps it, uncopied), or ``None`` at the end of the stream."""
+    # a helper's pipes and standard input are buffered readers, which typing's IO does
+    # not say (it has no readinto)
+    reader = cast(io.BufferedIOBase, stream)
     buffer = bytearray(size)
     view, done = memoryview(buffer), 0
     while done < size:
-        got = stream.readinto(view[done:])
+        got = reader.readinto(view[done:])
         if not got:
             return None
         done += got

@@ -30,9 +30,16 @@ import os
 import pickle
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from runtime import cache_files
+
+if TYPE_CHECKING:  # the Numba classes the mixins below are mixed into, or their numba-cuda copies
+    from numba.core.caching import Cache as _NumbaCache
+    from numba.core.caching import CacheImpl as _NumbaCacheImpl
+    from numba.core.caching import IndexDataCacheFile as _NumbaCacheFile
+else:  # bases chosen at run time (_sealed_files_class, _verified_cache_class)
+    _NumbaCache = _NumbaCacheImpl = _NumbaCacheFile = object
 
 
 class _Locator:
@@ -61,7 +68,7 @@ class _Locator:
         return str(self._lineno)
 
 
-class _SealedFiles:
+class _SealedFiles(_NumbaCacheFile):
     """Over Numba's ``IndexDataCacheFile``: the index and data files sealed, read
     only when their checksum matches."""
 
@@ -96,7 +103,7 @@ class _SealedFiles:
         cache_files.write_atomic(Path(self._data_path(name)), cache_files.seal(self._dump(data)))
 
 
-class _SafeRebuild:
+class _SafeRebuild(_NumbaCacheImpl):
     """Over a Numba ``CacheImpl``: an entry that cannot be rebuilt is a miss."""
 
     def rebuild(self, target_context, payload):
@@ -109,7 +116,7 @@ class _SafeRebuild:
             return None
 
 
-class _VerifiedCache:
+class _VerifiedCache(_NumbaCache):
     """Over a Numba ``Cache`` class: sealed files, and failures that only warn."""
 
     #: called with a signature on a miss; true when it put that entry in the cache
@@ -142,16 +149,18 @@ def _sealed_files_class(base: type) -> type:
 
 
 @functools.cache
-def _verified_cache_class(base: type) -> type:
+def _verified_cache_class(base: type[_NumbaCache]) -> type:
+    # Numba's Cache declares its _impl_class None, for each subclass to set
+    base_impl = cast("type[_NumbaCacheImpl]", base._impl_class)
     impl = type(
-        f"Fusec{base._impl_class.__name__}",
-        (_SafeRebuild, base._impl_class),
+        f"Fusec{base_impl.__name__}",
+        (_SafeRebuild, base_impl),
         {"_locator_classes": [_Locator], "__module__": __name__},
     )
     return type(f"Verified{base.__name__}", (_VerifiedCache, base), {"_impl_class": impl, "__module__": __name__})
 
 
-def _numba_cache_class(dispatcher) -> type | None:
+def _numba_cache_class(dispatcher) -> type[_NumbaCache] | None:
     """Numba's cache class for ``dispatcher``'s target; ``None`` where nothing is
     cached (the CUDA simulator, or ``NUMBA_DISABLE_JIT``)."""
     from numba.core.caching import FunctionCache

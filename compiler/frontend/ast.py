@@ -2,7 +2,8 @@
 
 Every node carries the `span` of the source it came from. Nodes are not modified after
 parsing, except the two annotations the checker writes on value expressions: `ty` (the
-expression's TensorTy) and `info` (an operation's resolved attributes, see check.py).
+expression's type, a TensorTy once checked) and `info` (an operation's resolved
+attributes, see check.py).
 Nodes compare and hash by identity, so later passes can key dictionaries on them.
 """
 
@@ -12,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compiler.frontend.diagnostics import Span
-from compiler.frontend.types import Dim, TensorTy
+from compiler.frontend.types import Dim, ExprTy, TensorTy
 
 
 @dataclass(eq=False)
@@ -38,8 +39,14 @@ class Param:
 @dataclass(eq=False)
 class Expr:
     span: Span = field(kw_only=True)
-    ty: TensorTy | None = field(default=None, kw_only=True)
+    ty: ExprTy | None = field(default=None, kw_only=True)
     info: Any = field(default=None, kw_only=True)
+
+    @property
+    def checked_ty(self) -> TensorTy:
+        """The type of a value expression of a checked module."""
+        assert isinstance(self.ty, TensorTy), f"unchecked value {self}"
+        return self.ty
 
 
 @dataclass(eq=False)

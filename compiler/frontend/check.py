@@ -35,13 +35,16 @@ from compiler.frontend.builtins import BUILTINS, NEEDS, Arg, Builtin, Need, Para
 from compiler.frontend.diagnostics import Diagnostic, SourceError, SourceFile, Span
 from compiler.frontend.types import (
     DTYPES,
+    ERROR_TY,
     FLOAT_DTYPES,
     Dim,
+    ErrorTy,
+    ExprTy,
     Shape,
     TensorTy,
+    WeakTy,
     broadcast_dims,
     broadcast_shapes,
-    format_shape,
     numpy_dtype,
 )
 from dialects import graph
@@ -274,28 +277,9 @@ def check(module: ast.Module, source: SourceFile) -> CheckedModule:
     return _Checker(module, source).run()
 
 
-# ---- types while checking ------------------------------------------------------------------
+# ---- types while checking (`ExprTy`, in types.py) -----------------------------------------
 
 
-class _Error:
-    """The type of an expression that already failed; what uses it fails silently."""
-
-
-_ERROR = _Error()
-
-
-@dataclass(frozen=True)
-class _Weak:
-    """A literal-only subexpression: its kind, not yet its dtype."""
-
-    kind: str  # "int" or "float"
-    shape: Shape = ()
-
-    def __str__(self) -> str:  # only in messages
-        return f"numbers{format_shape(self.shape)}" if self.shape else "a number"
-
-
-_Ty = TensorTy | _Weak | _Error
 _DEFAULT_DTYPE = {"int": "i64", "float": "f32"}
 
 
@@ -331,13 +315,18 @@ class _Args:
 @dataclass(frozen=True)
 class _Signature:
     node: ast.Function
-    params: tuple[_Ty, ...]
-    results: tuple[_Ty, ...]
+    params: tuple[TensorTy | ErrorTy, ...]
+    results: tuple[TensorTy | ErrorTy, ...]
     sizes: tuple[str, ...]
 
     @property
-    def valid(self) -> bool:
-        return _ERROR not in self.params and _ERROR not in self.results
+    def checked(self) -> CheckedFunction | None:
+        """The function as IR generation reads it; None where a declared type failed."""
+        params = tuple(t for t in self.params if isinstance(t, TensorTy))
+        results = tuple(t for t in self.results if isinstance(t, TensorTy))
+        if len(params) < len(self.params) or len(results) < len(self.results):
+            return None
+        return CheckedFunction(self.node, params, results, self.sizes)
 
 
 class _Checker:
@@ -350,7 +339,7 @@ class _Checker:
         # The function being checked.
         self.caller: str | None = None
         self.sizes: tuple[str, ...] = ()
-        self.env: dict[str, _Ty] = {}
+        self.env: dict[str, ExprTy] = {}
 
     def run(self) -> CheckedModule:
         declared = [(fn, self._declare(fn)) for fn in self.module.functions]
@@ -359,10 +348,11 @@ class _Checker:
         order = self._call_order()
         if self.errors:
             raise SourceError(self.errors, self.source)
-        functions = {
-            name: CheckedFunction(sig.node, sig.params, sig.results, sig.sizes)
-            for name, sig in self.signatures.items()
-        }
+        functions: dict[str, CheckedFunction] = {}
+        for name, signature in self.signatures.items():
+            checked = signature.checked
+            assert checked is not None  # a declared type that failed was reported
+            functions[name] = checked
         return CheckedModule(self.module, functions, order)
 
     def _error(self, span: Span, message: str) -> None:
@@ -389,7 +379,7 @@ class _Checker:
             self.signatures[fn.name] = signature
         return signature
 
-    def _type(self, texpr: ast.TypeExpr, sizes: tuple[str, ...] | None = None, owner: str = "") -> _Ty:
+    def _type(self, texpr: ast.TypeExpr, sizes: tuple[str, ...] | None = None, owner: str = "") -> TensorTy | ErrorTy:
         """The type a TypeExpr declares. `sizes`: the names its function's parameters
         bind; a result, or a derived size such as `D/4`, can only use those, or no
         caller could know its size."""
@@ -406,12 +396,12 @@ class _Checker:
                 self._error(span, f"size '{unbound}' is not bound by any parameter of '{owner}'")
                 ok = False
         if not ok:
-            return _ERROR
+            return ERROR_TY
         try:
             return _within_limits(texpr.span, TensorTy(texpr.dtype, texpr.dims))
         except _Reject as reject:
             self._error(reject.span, reject.message)
-            return _ERROR
+            return ERROR_TY
 
     # -- statements --
 
@@ -443,7 +433,7 @@ class _Checker:
         else:
             self._error(stmt.span, "code after return is never run; 'return' must be the last statement")
 
-    def _unpack(self, stmt: ast.Unpack) -> list[_Ty]:
+    def _unpack(self, stmt: ast.Unpack) -> list[ExprTy]:
         """The types of the values `a, b, c = e` binds: e is a call of `split` or of a
         function with several results."""
         e, count = stmt.value, len(stmt.names)
@@ -455,16 +445,16 @@ class _Checker:
                 types = self._split(e, self._bind(e, BUILTINS["split"]))
                 given = f"this split gives {_count(len(types), 'value')}"
             else:
-                if self._value(e) is _ERROR:
+                if self._value(e) is ERROR_TY:
                     raise _Silent
                 types, given = [e.ty], "this expression is one value"
             if len(types) != count:
                 raise _Reject(stmt.span.head(len(", ".join(stmt.names))), f"{count} names to bind, but {given}")
         except _Reject as reject:
             self._error(reject.span, reject.message)
-            return [_ERROR] * count
+            return [ERROR_TY] * count
         except _Silent:
-            return [_ERROR] * count
+            return [ERROR_TY] * count
         return types
 
     def _return(self, stmt: ast.Return, signature: _Signature) -> None:
@@ -480,54 +470,57 @@ class _Checker:
             return
         for i, (value, want) in enumerate(zip(stmt.values, declared), 1):
             ty = self._value(value, want.dtype if isinstance(want, TensorTy) else None)
-            if ty is not _ERROR and want is not _ERROR and ty != want:
+            if ty is not ERROR_TY and want is not ERROR_TY and ty != want:
                 self._error(value.span, f"result {i} has type {ty}, but the function declares {want}")
 
     # -- expressions --
 
-    def _expr(self, e: ast.Expr) -> _Ty:
+    def _expr(self, e: ast.Expr) -> ExprTy:
         try:
             ty = self._infer(e)
             if isinstance(ty, TensorTy):
                 _within_limits(e.span, ty)
         except _Reject as reject:
             self._error(reject.span, reject.message)
-            ty = _ERROR
+            ty = ERROR_TY
         except _Silent:
-            ty = _ERROR
+            ty = ERROR_TY
         e.ty = ty
         return ty
 
-    def _value(self, e: ast.Expr, want: str | None = None) -> TensorTy | _Error:
+    def _value(self, e: ast.Expr, want: str | None = None) -> TensorTy | ErrorTy:
         """Check `e` as a value of its own: a weak one takes dtype `want` where it can, else
         its default."""
         ty = self._expr(e)
-        if isinstance(ty, _Weak):
+        if isinstance(ty, WeakTy):
             try:
-                self._settle(e, want if _fits(ty.kind, want) else _DEFAULT_DTYPE[ty.kind])
+                self._settle(e, want if want is not None and _fits(ty.kind, want) else _DEFAULT_DTYPE[ty.kind])
             except _Reject as reject:  # a literal out of range for that dtype
                 self._error(reject.span, reject.message)
-                return _ERROR
-        return e.ty
+                return ERROR_TY
+        settled = e.ty
+        assert isinstance(settled, TensorTy | ErrorTy)
+        return settled
 
-    def _operands(self, *exprs: ast.Expr) -> list[_Ty]:
+    def _operands(self, *exprs: ast.Expr) -> list[ExprTy]:
         types = [self._expr(e) for e in exprs]
-        if _ERROR in types:
+        if ERROR_TY in types:
             raise _Silent
         return types
 
     def _strong(self, e: ast.Expr) -> TensorTy:
         """The type of an already checked operand that needs a dtype now."""
-        if isinstance(e.ty, _Weak):
+        if isinstance(e.ty, WeakTy):
             self._settle(e, _DEFAULT_DTYPE[e.ty.kind])
+        assert isinstance(e.ty, TensorTy)  # an operand that failed stopped the check of its user
         return e.ty
 
-    def _infer(self, e: ast.Expr) -> _Ty:
+    def _infer(self, e: ast.Expr) -> ExprTy:
         match e:
             case ast.IntLit():
-                return _Weak("int")
+                return WeakTy("int")
             case ast.FloatLit():
-                return _Weak("float")
+                return WeakTy("float")
             case ast.BoolLit():
                 return TensorTy("bool")
             case ast.Name():
@@ -551,7 +544,7 @@ class _Checker:
                 return self._subscript(e)
         raise AssertionError(f"unknown expression {e!r}")
 
-    def _name(self, e: ast.Name) -> _Ty:
+    def _name(self, e: ast.Name) -> ExprTy:
         if e.name in self.env:
             return self.env[e.name]
         if e.name in DTYPES:
@@ -567,14 +560,14 @@ class _Checker:
             raise _Reject(e.span, message)
         raise _Reject(e.span, f"unknown name '{e.name}'" + _suggest(e.name, self.env))
 
-    def _negate(self, e: ast.Unary) -> _Ty:
+    def _negate(self, e: ast.Unary) -> ExprTy:
         (operand,) = self._operands(e.operand)
         name = _UNARY_OPERATORS[e.op]
         ty = self._elementwise(e.span, f"'{e.op}'", [(e.operand, operand)], NEEDS[BY_NAME[name].accepts])
         e.info = ElementwiseInfo((e.operand,), name)
         return ty
 
-    def _binary(self, e: ast.Binary) -> _Ty:
+    def _binary(self, e: ast.Binary) -> ExprTy:
         lhs, rhs = self._operands(e.lhs, e.rhs)
         operands = [(e.lhs, lhs), (e.rhs, rhs)]
         what = f"'{e.op}'"
@@ -584,7 +577,7 @@ class _Checker:
             return self._power(e, e.op_span, what, e.lhs, e.rhs)
         if e.op in _COMPARISONS:
             ty = self._elementwise(e.op_span, what, operands, Need.ANY)
-            if isinstance(ty, _Weak):  # two literals compared: each takes its default dtype
+            if isinstance(ty, WeakTy):  # two literals compared: each takes its default dtype
                 for expr, _ in operands:
                     self._settle(expr, _DEFAULT_DTYPE[ty.kind])
             e.info = ElementwiseInfo((e.lhs, e.rhs), _COMPARISONS[e.op])
@@ -596,7 +589,7 @@ class _Checker:
 
     # -- elementwise typing: broadcasting and dtype agreement --
 
-    def _elementwise(self, span, what, operands, need, condition: TensorTy | None = None) -> _Ty:
+    def _elementwise(self, span, what, operands, need, condition: TensorTy | None = None) -> TensorTy | WeakTy:
         """The type of an elementwise operation: operand dtypes agree, weak operands take
         that dtype, and operand shapes (and a `where` condition's) broadcast."""
         dtype = self._unify(span, what, operands, need)
@@ -606,7 +599,7 @@ class _Checker:
         if need is Need.BOOL:
             raise _Reject(span, f"{what} needs bool operands, got numbers; use true or false")
         floating = need is Need.FLOAT or any(ty.kind == "float" for _, ty in operands)
-        return _Weak("float" if floating else "int", shape)
+        return WeakTy("float" if floating else "int", shape)
 
     def _unify(self, span, what, operands, need) -> str | None:
         """The dtype the operands share, or None when they are all weak."""
@@ -618,7 +611,7 @@ class _Checker:
         dtype = dtypes[0]
         _require(span, what, dtype, need)
         for expr, ty in operands:
-            if isinstance(ty, _Weak):
+            if isinstance(ty, WeakTy):
                 if dtype == "bool":
                     message = "a number cannot take the dtype bool of the tensor it meets"
                     raise _Reject(expr.span, message + "; use true or false")
@@ -645,7 +638,7 @@ class _Checker:
     def _settle(self, e: ast.Expr, dtype: str, in_range: bool = False) -> None:
         """Give a weak subexpression its dtype, down to its literals, checking that each
         (possibly negated) literal fits it."""
-        if not isinstance(e.ty, _Weak):
+        if not isinstance(e.ty, WeakTy):
             return
         value = None if in_range else _constant(e)
         if value is not None:
@@ -655,7 +648,7 @@ class _Checker:
             for operand in e.info.operands:
                 self._settle(operand, dtype, in_range or value is not None)
 
-    def _power(self, node, span, what, base: ast.Expr, exponent: ast.Expr) -> _Ty:
+    def _power(self, node, span, what, base: ast.Expr, exponent: ast.Expr) -> ExprTy:
         value = _constant(exponent)
         ty = self._elementwise(span, what, [(base, base.ty), (exponent, exponent.ty)], Need.NUMERIC)
         negative = isinstance(value, int) and value < 0
@@ -665,12 +658,12 @@ class _Checker:
                 "cast(...) it to a float dtype"
             )
             raise _Reject(span, message)
-        if negative and isinstance(ty, _Weak):  # 2 ** -1 is 0.5, as in Python
-            ty = _Weak("float", ty.shape)
+        if negative and isinstance(ty, WeakTy):  # 2 ** -1 is 0.5, as in Python
+            ty = WeakTy("float", ty.shape)
         node.info = PowInfo((base, exponent), value)
         return ty
 
-    def _matmul(self, e: ast.Binary) -> _Ty:
+    def _matmul(self, e: ast.Binary) -> ExprTy:
         a, b = self._strong(e.lhs), self._strong(e.rhs)
         for side, ty in (("left", a), ("right", b)):
             if ty.rank == 0:
@@ -701,7 +694,7 @@ class _Checker:
 
     # -- calls --
 
-    def _call(self, call: ast.Call) -> _Ty:
+    def _call(self, call: ast.Call) -> ExprTy:
         if call.func in self.signatures:
             return self._user_call(call, self.signatures[call.func])
         builtin = BUILTINS.get(call.func)
@@ -743,7 +736,7 @@ class _Checker:
                 args.attrs[param.name] = param.default
             elif param.kind is Arg.TENSOR:
                 args.exprs[param.name] = given[param.name]
-                failed |= self._expr(given[param.name]) is _ERROR
+                failed |= self._expr(given[param.name]) is ERROR_TY
             elif param.kind is Arg.TENSORS:
                 e = given[param.name]
                 if not isinstance(e, ast.TupleLit) or not e.elements:
@@ -754,7 +747,7 @@ class _Checker:
                     failed = True
                     continue
                 args.tensors[param.name] = e.elements
-                failed |= _ERROR in [self._expr(t) for t in e.elements]
+                failed |= ERROR_TY in [self._expr(t) for t in e.elements]
             else:
                 try:
                     args.attrs[param.name] = _attribute(param, given[param.name], builtin, self.sizes)
@@ -775,18 +768,20 @@ class _Checker:
         if call.kwargs:
             raise _Reject(call.kwargs[0].span, f"'{name}' takes its arguments by position only ({listing})")
         if len(call.args) != len(signature.params):
-            count = _count(len(signature.params), "argument")
-            raise _Reject(call.span, f"'{name}' takes {count} ({listing}), but got {len(call.args)}")
+            arguments = _count(len(signature.params), "argument")
+            raise _Reject(call.span, f"'{name}' takes {arguments} ({listing}), but got {len(call.args)}")
         types = [
             self._value(arg, want.dtype if isinstance(want, TensorTy) else None)
             for arg, want in zip(call.args, signature.params)
         ]
-        if _ERROR in types or not signature.valid:
+        arg_types = [t for t in types if isinstance(t, TensorTy)]
+        callee = signature.checked
+        if len(arg_types) < len(types) or callee is None:
             raise _Silent
         sizes: dict[str, Dim] = {}
         bound_by: dict[str, int] = {}
         derived: list[tuple[ast.Expr, Dim, Dim]] = []  # checked once the names are bound
-        for i, (arg, got, want) in enumerate(zip(call.args, types, signature.params), 1):
+        for i, (arg, got, want) in enumerate(zip(call.args, arg_types, callee.param_types), 1):
             mismatch = f"argument {i} of '{name}' has type {got}, but '{name}' expects {want}"
             if got.dtype != want.dtype or got.rank != want.rank:
                 raise _Reject(arg.span, mismatch)
@@ -809,25 +804,25 @@ class _Checker:
                 raise _Reject(arg.span, f"size {expected} of '{name}' is {bound} here, but the argument has {actual}")
         if several:
             results = tuple(
-                TensorTy(r.dtype, tuple(_substitute(call.span, d, sizes) for d in r.shape)) for r in signature.results
+                TensorTy(r.dtype, tuple(_substitute(call.span, d, sizes) for d in r.shape)) for r in callee.result_types
             )
             call.info = CallInfo(tuple(call.args), name, results)
             return list(results)
-        if len(signature.results) != 1:
-            count = len(signature.results)
+        if len(callee.result_types) != 1:
+            count = len(callee.result_types)
             message = (
                 f"'{name}' returns {count} values, "
                 "so a call to it cannot be used inside an expression; "
                 f"bind its values to names, as in {_names(count)} = {name}(...)"
             )
             raise _Reject(call.span, message)
-        (result,) = signature.results
+        (result,) = callee.result_types
         call.info = CallInfo(tuple(call.args), name)
         return TensorTy(result.dtype, tuple(_substitute(call.span, d, sizes) for d in result.shape))
 
     # -- builtin rules: (call, builtin, args) -> type, each setting call.info --
 
-    def _elementwise_rule(self, call, builtin, args) -> _Ty:
+    def _elementwise_rule(self, call, builtin, args) -> ExprTy:
         if builtin.name == "pow":
             return self._power(call, call.span, builtin.name, args.exprs["x"], args.exprs["y"])
         operands = [args.exprs[p.name] for p in builtin.params]
@@ -835,12 +830,12 @@ class _Checker:
         call.info = ElementwiseInfo(tuple(operands), builtin.name)
         if not BY_NAME[builtin.name].predicate:
             return ty
-        if isinstance(ty, _Weak):  # isnan(1.0): the literal takes its default dtype
+        if isinstance(ty, WeakTy):  # isnan(1.0): the literal takes its default dtype
             for x in operands:
                 self._settle(x, _DEFAULT_DTYPE[ty.kind])
         return TensorTy("bool", ty.shape)
 
-    def _where_rule(self, call, builtin, args) -> _Ty:
+    def _where_rule(self, call, builtin, args) -> ExprTy:
         cond, x, y = (args.exprs[n] for n in ("cond", "x", "y"))
         if not (isinstance(cond.ty, TensorTy) and cond.ty.is_bool):
             message = f"where: the condition must be a bool tensor, got {cond.ty}; compare, as in x > 0"
@@ -849,14 +844,14 @@ class _Checker:
         call.info = ElementwiseInfo((cond, x, y), "where")
         return ty
 
-    def _cast_rule(self, call, builtin, args) -> _Ty:
+    def _cast_rule(self, call, builtin, args) -> ExprTy:
         x, dtype = args.exprs["x"], args.attrs["dtype"]
-        if isinstance(x.ty, _Weak):
+        if isinstance(x.ty, WeakTy):
             self._settle(x, dtype if _fits(x.ty.kind, dtype) else _DEFAULT_DTYPE[x.ty.kind])
         call.info = CastInfo((x,), dtype)
         return TensorTy(dtype, x.ty.shape)
 
-    def _reduce_rule(self, call, builtin, args) -> _Ty:
+    def _reduce_rule(self, call, builtin, args) -> ExprTy:
         x = args.exprs["x"]
         ty = self._strong(x)
         _require(call.span, builtin.name, ty.dtype, builtin.need)
@@ -868,7 +863,7 @@ class _Checker:
         call.info = ReduceInfo((x,), builtin.name, axes, keepdims, args.attrs.get("ddof", 0.0))
         return TensorTy(_REDUCED_DTYPE.get(builtin.name, ty.dtype), shape)
 
-    def _softmax_rule(self, call, builtin, args) -> _Ty:
+    def _softmax_rule(self, call, builtin, args) -> ExprTy:
         x = args.exprs["x"]
         ty = self._strong(x)
         _require(call.span, builtin.name, ty.dtype, builtin.need)
@@ -876,14 +871,14 @@ class _Checker:
         call.info = SoftmaxInfo((x,), axis)
         return ty
 
-    def _norm_rule(self, call, builtin, args) -> _Ty:
+    def _norm_rule(self, call, builtin, args) -> ExprTy:
         x, ty = self._normed(call, builtin, args)
         want = TensorTy(ty.dtype, ty.shape[-1:])
         scales = self._vectors(builtin, args, want, f"the last axis of x: {ty}")
         call.info = NormInfo((x, *(args.exprs[n] for n in scales)), builtin.name, args.attrs["eps"])
         return ty
 
-    def _batchnorm_rule(self, call, builtin, args) -> _Ty:
+    def _batchnorm_rule(self, call, builtin, args) -> ExprTy:
         x, ty = self._normed(call, builtin, args)
         (axis,) = _normalize_axes(args.spans["axis"], builtin.name, (args.attrs["axis"],), ty)
         want = TensorTy(ty.dtype, (ty.shape[axis],))
@@ -912,7 +907,7 @@ class _Checker:
                 raise _Reject(args.spans[name], f"{builtin.name}: {name} has type {got}, but must be {want}, {where}")
         return names
 
-    def _conv2d_rule(self, call, builtin, args) -> _Ty:
+    def _conv2d_rule(self, call, builtin, args) -> ExprTy:
         """x [N, H, W, C] and w [KH, KW, C/groups, O] (NHWC; NCHW's are permuted to these)
         give [N, OH, OW, O]."""
         x, w = args.exprs["x"], args.exprs["w"]
@@ -939,7 +934,7 @@ class _Checker:
         call.info = info
         return _in_layout(TensorTy(xs.dtype, (*shape, outputs)), layout)
 
-    def _pool_rule(self, call, builtin, args) -> _Ty:
+    def _pool_rule(self, call, builtin, args) -> ExprTy:
         x, layout = args.exprs["x"], args.attrs["layout"]
         xs = self._spatial(builtin, x, "x", layout)
         _require(x.span, builtin.name, xs.dtype, builtin.need)
@@ -956,7 +951,7 @@ class _Checker:
         call.info = info
         return _in_layout(TensorTy(xs.dtype, (*shape, xs.shape[3])), layout)
 
-    def _global_pool_rule(self, call, builtin, args) -> _Ty:
+    def _global_pool_rule(self, call, builtin, args) -> ExprTy:
         x, layout, keepdims = args.exprs["x"], args.attrs["layout"], args.attrs["keepdims"]
         xs = self._spatial(builtin, x, "x", layout)
         _require(x.span, builtin.name, xs.dtype, builtin.need)
@@ -1008,7 +1003,7 @@ class _Checker:
         )
         return (xs.shape[0], *sizes), info
 
-    def _transpose_rule(self, call, builtin, args) -> _Ty:
+    def _transpose_rule(self, call, builtin, args) -> ExprTy:
         x = args.exprs["x"]
         ty = self._strong(x)
         perm = args.attrs["perm"]
@@ -1023,7 +1018,7 @@ class _Checker:
         call.info = TransposeInfo((x,), normal)
         return TensorTy(ty.dtype, tuple(ty.shape[p] for p in normal))
 
-    def _reshape_rule(self, call, builtin, args) -> _Ty:
+    def _reshape_rule(self, call, builtin, args) -> ExprTy:
         x = args.exprs["x"]
         ty = self._strong(x)
         target = args.attrs["shape"]
@@ -1044,7 +1039,7 @@ class _Checker:
         call.info = ReshapeInfo((x,), shape)
         return TensorTy(ty.dtype, shape)
 
-    def _broadcast_to_rule(self, call, builtin, args) -> _Ty:
+    def _broadcast_to_rule(self, call, builtin, args) -> ExprTy:
         x = args.exprs["x"]
         ty = self._strong(x)
         target = tuple(args.attrs["shape"])
@@ -1058,26 +1053,26 @@ class _Checker:
         call.info = BroadcastToInfo((x,), target)
         return TensorTy(ty.dtype, target)
 
-    def _arange_rule(self, call, builtin, args) -> _Ty:
+    def _arange_rule(self, call, builtin, args) -> ExprTy:
         n = args.attrs["n"]
         _check_dims(args.spans["n"], builtin.name, (n,), allow_infer=False)
         return self._iota(call, builtin, args, (n,), 0)
 
-    def _iota_rule(self, call, builtin, args) -> _Ty:
+    def _iota_rule(self, call, builtin, args) -> ExprTy:
         shape = tuple(args.attrs["shape"])
         _check_dims(args.spans["shape"], builtin.name, shape, allow_infer=False)
         ty = TensorTy(args.attrs["dtype"], shape)
         (axis,) = _normalize_axes(args.spans["axis"], builtin.name, (args.attrs["axis"],), ty)
         return self._iota(call, builtin, args, shape, axis)
 
-    def _iota(self, call, builtin, args, shape: Shape, axis: int) -> _Ty:
+    def _iota(self, call, builtin, args, shape: Shape, axis: int) -> ExprTy:
         dtype = args.attrs["dtype"]
         if dtype == "bool":
             raise _Reject(args.spans["dtype"], f"{builtin.name}: dtype must be a number type, not bool")
         call.info = IotaInfo(shape, axis, dtype)
         return TensorTy(dtype, shape)
 
-    def _gather_rule(self, call, builtin, args) -> _Ty:
+    def _gather_rule(self, call, builtin, args) -> ExprTy:
         x, indices = args.exprs["x"], args.exprs["indices"]
         ty = self._strong(x)
         index_ty = self._strong(indices)
@@ -1088,7 +1083,7 @@ class _Checker:
         call.info = GatherInfo((x, indices), axis)
         return TensorTy(ty.dtype, (*ty.shape[:axis], *index_ty.shape, *ty.shape[axis + 1 :]))
 
-    def _concat_rule(self, call, builtin, args) -> _Ty:
+    def _concat_rule(self, call, builtin, args) -> ExprTy:
         """concat: operands of one dtype and rank, equal outside `axis`, whose sizes along it
         sum to a size (see `dialects.sizes.sum_dims`); stack: operands of one type."""
         tensors = args.tensors["tensors"]
@@ -1128,7 +1123,7 @@ class _Checker:
             )
         return TensorTy(first.dtype, first.shape[:axis] + (total,) + first.shape[axis + 1 :])
 
-    def _pad_rule(self, call, builtin, args) -> _Ty:
+    def _pad_rule(self, call, builtin, args) -> ExprTy:
         x = args.exprs["x"]
         ty = self._strong(x)
         if ty.rank == 0:
@@ -1156,7 +1151,7 @@ class _Checker:
 
     # -- slicing: x[a:b:s, i], flip, expand_dims, squeeze, split --
 
-    def _subscript(self, e: ast.Subscript) -> _Ty:
+    def _subscript(self, e: ast.Subscript) -> ExprTy:
         """Python's indexing of `e.value`: a Range keeps its axis, an index removes it,
         axes after the last item are whole. Bounds are integers (negative ones count
         from the end) or sizes of the function (`D/2`, `N-1`)."""
@@ -1186,18 +1181,19 @@ class _Checker:
         size (`D - D/2` is `D/2`), and the run-time check keeps the window inside."""
         step = 1
         if item.step is not None:
-            step = _constant(item.step)
-            if not isinstance(step, int):
+            written_step = _constant(item.step)
+            if not isinstance(written_step, int):
                 raise _Reject(item.step.span, "a slice step must be an integer, as in ::2 or ::-1")
-            if step == 0:
+            if written_step == 0:
                 raise _Reject(item.step.span, "a slice step cannot be zero")
+            step = written_step
         written = [None if b is None else self._linear(b) for b in (item.start, item.stop)]
         if isinstance(dim, int) and all(b is None or b.constant is not None for b in written):
             # Python's rule as written: a negative bound past the start clamps (`-3:` of
             # 2 is `0:`, and `:-3:-1` runs down to index 0), which it would not once
             # counted from the end
-            start, stop = (None if b is None else b.constant for b in written)
-            window = range(dim)[start:stop:step]
+            first, last = (None if b is None else b.constant for b in written)
+            window = range(dim)[first:last:step]
             if not window:
                 raise _Reject(item.span, f"this slice of axis {axis} of {ty} is empty; tensors have no empty axes")
             return Linear.of(window.start), step, len(window)
@@ -1223,8 +1219,8 @@ class _Checker:
             return _known_start(item.span, start, dim, count), step, count
         if size.factor < 0:
             raise _Reject(item.span, f"this slice of axis {axis} of {ty} is empty; tensors have no empty axes")
-        count = Size(size.factor / abs(step), size.names).dim
-        return _known_start(item.span, start, dim, count), step, count
+        sized_count = Size(size.factor / abs(step), size.names).dim
+        return _known_start(item.span, start, dim, sized_count), step, sized_count
 
     def _index(self, item: ast.Expr, dim: Dim, axis: int, ty: TensorTy) -> Linear:
         """The index `x[i]` picks along an axis of size `dim`, negative from the end."""
@@ -1264,15 +1260,17 @@ class _Checker:
             return lhs + rhs if e.op == "+" else lhs - rhs
         if isinstance(e, ast.Binary) and e.op == "*":
             lhs, rhs = self._linear(e.lhs), self._linear(e.rhs)
-            if lhs.constant is not None or rhs.constant is not None:
-                return rhs.scaled(lhs.constant) if lhs.constant is not None else lhs.scaled(rhs.constant)
+            if (factor := lhs.constant) is not None:
+                return rhs.scaled(factor)
+            if (factor := rhs.constant) is not None:
+                return lhs.scaled(factor)
             if lhs.size is not None and rhs.size is not None:
                 return Linear.of(lhs.size * rhs.size)
         if isinstance(e, ast.Binary) and e.op == "/" and isinstance(e.rhs, ast.IntLit) and e.rhs.value:
             return Linear(tuple(Size(t.factor / e.rhs.value, t.names) for t in self._linear(e.lhs).terms))
         raise _Reject(e.span, example)
 
-    def _flip_rule(self, call, builtin, args) -> _Ty:
+    def _flip_rule(self, call, builtin, args) -> ExprTy:
         x = args.exprs["x"]
         ty = self._strong(x)
         axis = args.attrs["axis"]
@@ -1283,7 +1281,7 @@ class _Checker:
         call.info = SliceInfo((x,), starts, steps, ty.shape)
         return ty
 
-    def _expand_dims_rule(self, call, builtin, args) -> _Ty:
+    def _expand_dims_rule(self, call, builtin, args) -> ExprTy:
         x = args.exprs["x"]
         ty = self._strong(x)
         axis = args.attrs["axis"]
@@ -1299,7 +1297,7 @@ class _Checker:
         call.info = ReshapeInfo((x,), shape)
         return TensorTy(ty.dtype, shape)
 
-    def _squeeze_rule(self, call, builtin, args) -> _Ty:
+    def _squeeze_rule(self, call, builtin, args) -> ExprTy:
         x = args.exprs["x"]
         ty = self._strong(x)
         axis = args.attrs["axis"]
@@ -1314,18 +1312,19 @@ class _Checker:
         call.info = ReshapeInfo((x,), shape)
         return TensorTy(ty.dtype, shape)
 
-    def _split_rule(self, call, builtin, args) -> _Ty:
+    def _split_rule(self, call, builtin, args) -> ExprTy:
         parts = args.attrs["n"]
         raise _Reject(
             call.span,
             f"split gives {_count(parts, 'value')}; bind them to names, as in {_names(parts)} = split(...)",
         )
 
-    def _split(self, call: ast.Call, args: _Args) -> list[_Ty]:
+    def _split(self, call: ast.Call, args: _Args) -> list[TensorTy]:
         """The types of the n parts of `split(x, n, axis)`, setting the call's info."""
-        x, parts = args.exprs["x"], args.attrs["n"]
+        x, parts, written_axis = args.exprs["x"], args.attrs["n"], args.attrs["axis"]
+        assert isinstance(parts, int) and isinstance(written_axis, int)  # a COUNT and an AXIS (builtins.py)
         ty = self._strong(x)
-        (axis,) = _normalize_axes(args.spans["axis"], "split", (args.attrs["axis"],), ty)
+        (axis,) = _normalize_axes(args.spans["axis"], "split", (written_axis,), ty)
         dim = ty.shape[axis]
         part = Size.of(dim) * Size(Fraction(1, parts))
         if not part.names and part.factor.denominator != 1:
@@ -1377,9 +1376,9 @@ _UNARY_OPERATORS = {"-": "neg", "not": "logical_not"}
 _COMPARISONS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
 
 
-def _fits(kind: str, dtype: str | None) -> bool:
+def _fits(kind: str, dtype: str) -> bool:
     """Whether a weak number of `kind` can take `dtype`."""
-    if dtype is None or dtype == "bool":
+    if dtype == "bool":
         return False
     return kind == "int" or dtype in FLOAT_DTYPES
 
@@ -1575,10 +1574,13 @@ def _padding(span: Span, value: int | float | bool | None, dtype: str) -> int | 
     return value
 
 
-def _only_sizes(e: ast.TupleLit) -> None:
-    """Reject a tuple that holds more than integers and sizes, at the element that does."""
+def _only_sizes(e: ast.TupleLit) -> tuple[int | str, ...]:
+    """The items of a tuple of integers and sizes; reject any other tuple, at the element
+    that is neither."""
     if e.items is None:
+        assert e.problem is not None  # the parser says why a tuple has no items
         raise _Reject(*e.problem)
+    return e.items
 
 
 def _widths(e: ast.Expr, where: str) -> tuple[tuple[int, int], ...]:
@@ -1591,10 +1593,19 @@ def _widths(e: ast.Expr, where: str) -> tuple[tuple[int, int], ...]:
     for pair in pairs:
         if not isinstance(pair, ast.TupleLit) or pair.items is None or len(pair.items) != 2:
             raise _Reject(pair.span, example)
-        if not all(isinstance(w, int) and w >= 0 for w in pair.items):
+        width = _int_pair(pair.items)
+        if width is None or min(width) < 0:
             raise _Reject(pair.span, f"{where}: {_tuple(pair.items)} is not a pair of non-negative integers")
-        widths.append(tuple(pair.items))
+        widths.append(width)
     return tuple(widths)
+
+
+def _int_pair(items: tuple[int | str, ...] | None) -> tuple[int, int] | None:
+    """`items` as a pair of integers; None where they are not two integers."""
+    if items is None or len(items) != 2:
+        return None
+    first, second = items
+    return (first, second) if isinstance(first, int) and isinstance(second, int) else None
 
 
 def _choice(param: Param, e: ast.Expr, builtin: Builtin) -> str:
@@ -1620,15 +1631,17 @@ def _window_padding(param: Param, e: ast.Expr, builtin: Builtin) -> str | tuple[
         "or a pair of (low, high) pairs, as in ((1, 2), (1, 2))"
     )
     value = _constant(e)
+    written: tuple[tuple[int | str, ...] | None, ...]
     if isinstance(value, int) and not isinstance(e, ast.TupleLit):
-        pairs = ((value, value), (value, value))
+        written = ((value, value), (value, value))
     elif isinstance(e, ast.TupleLit) and e.items is not None and len(e.items) == 2:
-        pairs = tuple((v, v) for v in e.items)
+        written = tuple((v, v) for v in e.items)
     elif isinstance(e, ast.TupleLit) and e.items is None and len(e.elements) == 2:
-        pairs = tuple(p.items if isinstance(p, ast.TupleLit) else None for p in e.elements)
+        written = tuple(p.items if isinstance(p, ast.TupleLit) else None for p in e.elements)
     else:
         raise _Reject(e.span, example)
-    if not all(p is not None and len(p) == 2 and all(isinstance(v, int) for v in p) for p in pairs):
+    pairs = tuple(pair for p in written if (pair := _int_pair(p)) is not None)
+    if len(pairs) < len(written):
         raise _Reject(e.span, example)
     if any(v < 0 for p in pairs for v in p):
         raise _Reject(e.span, f"{where} cannot be negative")
@@ -1646,8 +1659,7 @@ def _attribute(param: Param, e: ast.Expr, builtin: Builtin, sizes: tuple[str, ..
         return _choice(param, e, builtin)
     if kind is Arg.PADDING:
         return _window_padding(param, e, builtin)
-    if isinstance(e, ast.TupleLit):  # axes, a permutation or a shape
-        _only_sizes(e)
+    written = _only_sizes(e) if isinstance(e, ast.TupleLit) else None  # axes, a permutation or a shape
     if kind is Arg.SCALAR:
         if isinstance(e, ast.BoolLit):
             return e.value
@@ -1661,8 +1673,8 @@ def _attribute(param: Param, e: ast.Expr, builtin: Builtin, sizes: tuple[str, ..
     if kind is Arg.AXES:
         if isinstance(value, int):
             return value
-        if isinstance(e, ast.TupleLit) and all(isinstance(i, int) for i in e.items):
-            return e.items
+        if written is not None and all(isinstance(i, int) for i in written):
+            return written
         example = f"{param.name}=-1 or {param.name}=(0, 1)"
         raise _Reject(e.span, f"{where} must be an integer or a tuple of integers, as in {example}")
     if kind is Arg.BOOL:
@@ -1687,17 +1699,17 @@ def _attribute(param: Param, e: ast.Expr, builtin: Builtin, sizes: tuple[str, ..
             return value
         raise _Reject(e.span, f"{where} must be a positive integer, as in {param.name}=2")
     if kind is Arg.PAIR:
-        pair = (value, value) if isinstance(e, ast.IntLit) else e.items if isinstance(e, ast.TupleLit) else None
+        pair = (value, value) if isinstance(e, ast.IntLit) else written
         if pair is not None and len(pair) == 2 and all(isinstance(v, int) and v >= 1 for v in pair):
             return tuple(pair)
         example = f"{param.name}=2 or {param.name}=(2, 1)"
         raise _Reject(e.span, f"{where} must be a positive integer or a pair of them (height, width), as in {example}")
     if kind is Arg.PERM:
-        if isinstance(e, ast.TupleLit) and all(isinstance(i, int) for i in e.items):
-            return e.items
+        if written is not None and all(isinstance(i, int) for i in written):
+            return written
         raise _Reject(e.span, f"{where} must be a tuple of integers, as in (1, 0)")
     # Arg.SHAPE: integers and size names of the function; Arg.SIZE: one of them.
-    items = (value,) if isinstance(value, int) else e.items if isinstance(e, ast.TupleLit) else None
+    items = (value,) if isinstance(value, int) else written
     if isinstance(e, ast.Name):
         items = (e.name,)
     if kind is Arg.SIZE and (items is None or isinstance(e, ast.TupleLit)):

@@ -188,7 +188,7 @@ class _ModuleBuilder:
         callee = self.checked.functions[info.callee]
         binding: Substitution = {}
         for param_ty, arg in zip(callee.param_types, info.operands):
-            for dim, actual in zip(param_ty.shape, _renamed(arg.ty.shape, subst)):
+            for dim, actual in zip(param_ty.shape, _renamed(arg.checked_ty.shape, subst)):
                 if isinstance(dim, str) and not is_derived(dim):  # derived ones follow from these
                     binding[dim] = actual
         return _key(info.callee, binding)
@@ -247,7 +247,7 @@ class _FunctionBuilder:
         if isinstance(e, ast.Name):
             return self.env[e.name]
         if isinstance(e, ast.IntLit | ast.FloatLit | ast.BoolLit):
-            return self.emit(graph.ConstantOp.scalar(e.value, e.ty.dtype))
+            return self.emit(graph.ConstantOp.scalar(e.value, e.checked_ty.dtype))
         handler = _INFO_HANDLERS[type(e.info)]
         return handler(self, e)
 
@@ -257,18 +257,18 @@ class _FunctionBuilder:
         info: ElementwiseInfo = e.info
         if info.op == "where":
             cond, a, b = info.operands
-            shape = e.ty.shape
+            shape = e.checked_ty.shape
             return self.emit(
                 graph.SelectOp(
                     self.widen(self.expr(cond), TensorTy("bool", shape)),
-                    self.widen(self.expr(a), e.ty),
-                    self.widen(self.expr(b), e.ty),
+                    self.widen(self.expr(a), e.checked_ty),
+                    self.widen(self.expr(b), e.checked_ty),
                 )
             )
         if info.op in COMPARE:
             lhs, rhs = info.operands
-            shape = e.ty.shape
-            dtype = lhs.ty.dtype
+            shape = e.checked_ty.shape
+            dtype = lhs.checked_ty.dtype
             return self.emit(
                 graph.CompareOp(
                     COMPARE[info.op],
@@ -276,16 +276,16 @@ class _FunctionBuilder:
                     self.widen(self.expr(rhs), TensorTy(dtype, shape)),
                 )
             )
-        operands = [self.widen(self.expr(o), TensorTy(o.ty.dtype, e.ty.shape)) for o in info.operands]
+        operands = [self.widen(self.expr(o), TensorTy(o.checked_ty.dtype, e.checked_ty.shape)) for o in info.operands]
         return self.emit(graph.ELEMENTWISE[info.op](*operands))
 
     def power(self, e: ast.Expr) -> SSAValue:
-        base, exponent = (self.widen(self.expr(o), e.ty) for o in e.info.operands)
+        base, exponent = (self.widen(self.expr(o), e.checked_ty) for o in e.info.operands)
         return self.emit(graph.PowOp(base, exponent))
 
     def cast(self, e: ast.Expr) -> SSAValue:
         (x,) = e.info.operands
-        return self.emit(graph.CastOp(self.expr(x), self.type(e.ty)))
+        return self.emit(graph.CastOp(self.expr(x), self.type(e.checked_ty)))
 
     def reduce(self, e: ast.Expr) -> SSAValue:
         info: ReduceInfo = e.info
@@ -293,9 +293,9 @@ class _FunctionBuilder:
         value = self.expr(x)
         if info.op in STATISTICS:
             return self.emit(STATISTICS[info.op](value, info.axes, info.keepdims, info.ddof))
-        if REDUCE[info.op] in graph.BOOL_REDUCTIONS and x.ty.dtype != "bool":  # NumPy: nonzero is true
-            zero = self.emit(graph.ConstantOp.scalar(0, x.ty.dtype))
-            value = self.emit(graph.CompareOp(graph.ComparePredicate.NE, value, self.widen(zero, x.ty)))
+        if REDUCE[info.op] in graph.BOOL_REDUCTIONS and x.checked_ty.dtype != "bool":  # NumPy: nonzero is true
+            zero = self.emit(graph.ConstantOp.scalar(0, x.checked_ty.dtype))
+            value = self.emit(graph.CompareOp(graph.ComparePredicate.NE, value, self.widen(zero, x.checked_ty)))
         return self.emit(graph.ReduceOp(value, REDUCE[info.op], info.axes, info.keepdims))
 
     def softmax(self, e: ast.Expr) -> SSAValue:
@@ -304,14 +304,16 @@ class _FunctionBuilder:
 
     def norm(self, e: ast.Expr) -> SSAValue:
         info: NormInfo = e.info
-        operands = [self.expr(o) for o in info.operands]
         if info.op == "layernorm":
-            return self.emit(graph.LayerNormOp(*operands, info.eps))
-        return self.emit(graph.RmsNormOp(*operands, info.eps))
+            x, gamma, beta = (self.expr(o) for o in info.operands)
+            return self.emit(graph.LayerNormOp(x, gamma, beta, info.eps))
+        x, gamma = (self.expr(o) for o in info.operands)
+        return self.emit(graph.RmsNormOp(x, gamma, info.eps))
 
     def batchnorm(self, e: ast.Expr) -> SSAValue:
         info: BatchNormInfo = e.info
-        return self.emit(graph.BatchNormOp(*(self.expr(o) for o in info.operands), info.eps, info.axis))
+        x, mean, var, gamma, beta = (self.expr(o) for o in info.operands)
+        return self.emit(graph.BatchNormOp(x, mean, var, gamma, beta, info.eps, info.axis))
 
     def window(self, e: ast.Expr) -> SSAValue:
         """conv2d and the pools, on NHWC values: NCHW operands are transposed to NHWC
@@ -321,10 +323,13 @@ class _FunctionBuilder:
         if info.layout == "NCHW":
             perms = (NCHW_TO_NHWC, OIHW_TO_HWIO)
             operands = [self.emit(graph.TransposeOp(v, perm)) for v, perm in zip(operands, perms)]
+        op: Operation
         if info.op == "conv2d":
-            op = graph.Conv2DOp(*operands, info.strides, info.dilations, info.low, info.high, info.groups)
+            x, w = operands
+            op = graph.Conv2DOp(x, w, info.strides, info.dilations, info.low, info.high, info.groups)
         else:
-            op = graph.PoolOp(*operands, info.op, info.window, info.strides, info.low, info.high)
+            (x,) = operands
+            op = graph.PoolOp(x, info.op, info.window, info.strides, info.low, info.high)
         value = self.emit(op)
         if info.layout == "NCHW":
             value = self.emit(graph.TransposeOp(value, NHWC_TO_NCHW))
@@ -336,14 +341,14 @@ class _FunctionBuilder:
 
     def reshape(self, e: ast.Expr) -> SSAValue:
         (x,) = e.info.operands
-        return self.emit(graph.ReshapeOp(self.expr(x), self.type(e.ty)))
+        return self.emit(graph.ReshapeOp(self.expr(x), self.type(e.checked_ty)))
 
     def broadcast_to(self, e: ast.Expr) -> SSAValue:
         (x,) = e.info.operands
-        return self.widen(self.expr(x), e.ty)
+        return self.widen(self.expr(x), e.checked_ty)
 
     def iota(self, e: ast.Expr) -> SSAValue:
-        return self.emit(graph.IotaOp(self.type(e.ty), e.info.axis))
+        return self.emit(graph.IotaOp(self.type(e.checked_ty), e.info.axis))
 
     def gather(self, e: ast.Expr) -> SSAValue:
         info: GatherInfo = e.info
@@ -356,7 +361,7 @@ class _FunctionBuilder:
         operands = [self.expr(o) for o in info.operands]
         if info.op == "stack":
             operands = [
-                self.emit(graph.ReshapeOp(v, self.type(TensorTy(o.ty.dtype, o.ty.shape[: info.axis] + (1,) + o.ty.shape[info.axis :]))))
+                self.emit(graph.ReshapeOp(v, self.type(TensorTy(o.checked_ty.dtype, o.checked_ty.shape[: info.axis] + (1,) + o.checked_ty.shape[info.axis :]))))
                 for v, o in zip(operands, info.operands)
             ]
         return self.emit(graph.ConcatOp(operands, info.axis))
@@ -370,23 +375,23 @@ class _FunctionBuilder:
     def slice(self, e: ast.Expr) -> SSAValue:
         info: SliceInfo = e.info
         (x,) = info.operands
-        window = TensorTy(e.ty.dtype, info.window)
+        window = TensorTy(e.checked_ty.dtype, info.window)
         starts = [start.substituted(self.subst) for start in info.starts]
         value = self.emit(graph.SliceOp(self.expr(x), starts, info.steps, self.type(window)))
-        if info.window != e.ty.shape:  # integer subscripts drop their axes
-            value = self.emit(graph.ReshapeOp(value, self.type(e.ty)))
+        if info.window != e.checked_ty.shape:  # integer subscripts drop their axes
+            value = self.emit(graph.ReshapeOp(value, self.type(e.checked_ty)))
         return value
 
     def several(self, e: ast.Expr) -> list[SSAValue]:
         """The values of `split(...)` or of a call of a function with several results."""
         info = e.info
         if isinstance(info, CallInfo):
-            return list(self.call(e).owner.results)
+            return list(self.emit_call(e).results)
         assert isinstance(info, SplitInfo)
         (x,) = info.operands
         value = self.expr(x)
         part = Linear.of(info.part[info.axis]).substituted(self.subst)
-        part_type = self.type(TensorTy(info.operands[0].ty.dtype, info.part))
+        part_type = self.type(TensorTy(info.operands[0].checked_ty.dtype, info.part))
         values = []
         for k in range(info.parts):
             starts = [part.scaled(k) if a == info.axis else 0 for a in range(len(info.part))]
@@ -397,23 +402,28 @@ class _FunctionBuilder:
         info: MatmulInfo = e.info
         lhs_node, rhs_node = info.operands
         lhs, rhs = self.expr(lhs_node), self.expr(rhs_node)
-        dtype = e.ty.dtype
+        dtype = e.checked_ty.dtype
         if info.lhs_1d:  # [K] -> [1, K]
-            lhs = self.emit(graph.ReshapeOp(lhs, self.type(TensorTy(dtype, (1, *lhs_node.ty.shape)))))
+            lhs = self.emit(graph.ReshapeOp(lhs, self.type(TensorTy(dtype, (1, *lhs_node.checked_ty.shape)))))
         if info.rhs_1d:  # [K] -> [K, 1]
-            rhs = self.emit(graph.ReshapeOp(rhs, self.type(TensorTy(dtype, (*rhs_node.ty.shape, 1)))))
+            rhs = self.emit(graph.ReshapeOp(rhs, self.type(TensorTy(dtype, (*rhs_node.checked_ty.shape, 1)))))
         product = self.emit(graph.MatmulOp(lhs, rhs))
         if info.lhs_1d or info.rhs_1d:
-            product = self.emit(graph.ReshapeOp(product, self.type(e.ty)))
+            product = self.emit(graph.ReshapeOp(product, self.type(e.checked_ty)))
         return product
 
     def call(self, e: ast.Expr) -> SSAValue:
+        return self.emit_call(e).results[0]
+
+    def emit_call(self, e: ast.Expr) -> func.CallOp:
+        """The call of a user function, inserted: its results are the function's."""
         info: CallInfo = e.info
         args = [self.expr(a) for a in info.operands]
         symbol = self.parent.symbols[self.parent.callee_key(info, self.subst)]  # built before this caller
-        call = func.CallOp(symbol, args, [self.type(t) for t in info.results or (e.ty,)])
+        call = func.CallOp(symbol, args, [self.type(t) for t in info.results or (e.checked_ty,)])
         self.parent.call_spans[call] = e.span
-        return self.emit(call)
+        self.builder.insert(call)
+        return call
 
 
 _INFO_HANDLERS: dict[type, Callable[[_FunctionBuilder, ast.Expr], SSAValue]] = {

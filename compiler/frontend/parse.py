@@ -182,7 +182,11 @@ def _meta_span(meta) -> Span:
 
 
 def _token_span(token: Token) -> Span:
-    return Span(token.line, token.column, token.end_line, token.end_column)
+    # Lark types a token's position as optional (a token built without one has none);
+    # the lexer's tokens and those `_Builder` makes from a node's meta have one.
+    line, column, end_line, end_column = token.line, token.column, token.end_line, token.end_column
+    assert line is not None and column is not None and end_line is not None and end_column is not None
+    return Span(line, column, end_line, end_column)
 
 
 @v_args(meta=True)

@@ -49,6 +49,29 @@ class TensorTy:
         return self.dtype + format_shape(self.shape) if self.shape else self.dtype
 
 
+@dataclass(frozen=True)
+class WeakTy:
+    """The type of a literal-only subexpression while it is checked: its kind, not yet
+    its dtype, which it takes from the tensor it meets (see check.py)."""
+
+    kind: str  # "int" or "float"
+    shape: Shape = ()
+
+    def __str__(self) -> str:  # only in messages
+        return f"numbers{format_shape(self.shape)}" if self.shape else "a number"
+
+
+class ErrorTy:
+    """The type of an expression that already failed; what uses it fails silently."""
+
+
+ERROR_TY = ErrorTy()
+
+#: the type the checker gives a value expression: a tensor type once checked; while it
+#: checks, also a weak literal's or the error type
+ExprTy = TensorTy | WeakTy | ErrorTy
+
+
 def broadcast_dims(a: Dim, b: Dim) -> Dim | None:
     """The dim two broadcast dims give, or None where they provably cannot broadcast."""
     if a == b or b == 1:

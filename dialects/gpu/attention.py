@@ -31,11 +31,9 @@ from dataclasses import dataclass
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import Float16Type, Float32Type, FloatAttr, IndexType, IntegerAttr, MemRefType
-from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
 from dialects import loop
-
-_LOOPS = (loop.ParallelOp, loop.ForOp, loop.ReduceOp)
 
 
 @dataclass
@@ -95,8 +93,9 @@ def ivs_of(value: SSAValue, memo: dict[SSAValue, frozenset[SSAValue]] | None = N
         return memo[value]
     if isinstance(value, BlockArgument):
         parent = value.block.parent_op()
-        found = frozenset([value]) if isinstance(parent, _LOOPS) else frozenset()
+        found: frozenset[SSAValue] = frozenset([value]) if isinstance(parent, loop.LoopOp) else frozenset()
     else:
+        assert isinstance(value, OpResult)  # a value is a block's argument or an op's result
         found = frozenset()
         for operand in value.owner.operands:
             found |= ivs_of(operand, memo)
@@ -105,7 +104,7 @@ def ivs_of(value: SSAValue, memo: dict[SSAValue, frozenset[SSAValue]] | None = N
 
 
 def _loops(block: Block) -> list[Operation]:
-    return [o for o in block.ops if isinstance(o, _LOOPS)]
+    return [o for o in block.ops if isinstance(o, loop.LoopOp)]
 
 
 def _effects(block: Block) -> list[Operation]:
@@ -143,9 +142,9 @@ def band_of(outer: loop.ParallelOp) -> list[loop.ParallelOp]:
 # The pieces
 
 
-def _product(reduce: Operation, keys: SSAValue) -> tuple[loop.LoadOp, loop.LoadOp] | None:
+def _product(reduce: loop.ReduceOp, keys: SSAValue | None) -> tuple[loop.LoadOp, loop.LoadOp] | None:
     """``reduce add %j from 0 { load a[..] * load b[..] }`` -> the two loads."""
-    if not isinstance(reduce, loop.ReduceOp) or reduce.combiner_kinds != (loop.Combiner.ADD,):
+    if reduce.combiner_kinds != (loop.Combiner.ADD,):
         return None
     if not _is_zero(reduce.inits[0]) or not _unit(reduce) or (keys is not None and reduce.ub is not keys):
         return None
@@ -206,6 +205,8 @@ def match(kernel: loop.KernelOp) -> Attention | None:
     if len(key_body) != 2:
         return None
     scores, store = key_body
+    if not isinstance(scores, loop.ReduceOp):
+        return None
     pair = _product(scores, None)
     if pair is None or constant_value(scores.ub) is None:
         return None
@@ -216,7 +217,8 @@ def match(kernel: loop.KernelOp) -> Attention | None:
     # the row max of f(S[j]), f the score modification
     if not isinstance(logits, loop.ReduceOp) or logits.combiner_kinds != (loop.Combiner.MAX,):
         return None
-    if not _unit(logits, n) or not _is_minus_inf(logits.inits[0]) or _yielded(logits.body.block) is None:
+    logit = _yielded(logits.body.block)
+    if not _unit(logits, n) or not _is_minus_inf(logits.inits[0]) or logit is None:
         return None
     modification = [o for o in logits.body.block.ops if not isinstance(o, loop.YieldOp)]
     raws = [o for o in modification if isinstance(o, loop.LoadOp) and isinstance(o.buffer.owner, loop.ScratchOp)]
@@ -232,7 +234,6 @@ def match(kernel: loop.KernelOp) -> Attention | None:
     if len(exp_ops) != len(modification) + 3 or not _same_code(modification, exp_ops[: len(modification)], mapping):
         return None
     sub, exp, store = exp_ops[len(modification) :]
-    logit = _yielded(logits.body.block)
     if not (isinstance(sub, arith.SubfOp) and sub.lhs is mapping.get(logit) and sub.rhs is logits.res[0]):
         return None
     if not isinstance(exp, mathd.ExpOp) or exp.operand is not sub.result:
@@ -258,6 +259,7 @@ def match(kernel: loop.KernelOp) -> Attention | None:
     if probabilities is None:
         return None
     # out[..] = sum_j P[j] * v[.., j, c]
+    out: Operation | None
     if isinstance(last, loop.ParallelOp):
         column: loop.ParallelOp | None = last
         inner = _effects(last.body.block)
@@ -269,6 +271,8 @@ def match(kernel: loop.KernelOp) -> Attention | None:
         ops = list(row_block.ops)
         pv = last
         out = ops[ops.index(last) + 1] if ops.index(last) + 1 < len(ops) else None
+    if not isinstance(pv, loop.ReduceOp):
+        return None
     pair = _product(pv, n)
     if pair is None or not isinstance(out, loop.StoreOp) or out.value is not pv.res[0]:
         return None

@@ -55,8 +55,10 @@ def split_heads(top: loop.ParallelOp) -> bool:
         divisor = _head_split(l)
         if divisor is None:
             continue
+        extent = constant_value(l.ub)
+        assert isinstance(extent, int)  # as _head_split found it
         before = Builder(InsertPoint.before(top))
-        heads = before.insert(arith.ConstantOp(IntegerAttr(l.ub.owner.value.value.data // divisor, IndexType())))
+        heads = before.insert(arith.ConstantOp(IntegerAttr(extent // divisor, IndexType())))
         width = before.insert(arith.ConstantOp(IntegerAttr(divisor, IndexType())))
         outer = loop.ParallelOp(l.lb, heads.result, l.step)
         inner = loop.ParallelOp(l.lb, width.result, l.step)
@@ -76,7 +78,9 @@ def split_heads(top: loop.ParallelOp) -> bool:
         for op in list(l.body.block.ops):
             op.detach()
             body.add_op(op)
-        l.parent_block().insert_op_before(outer, l)
+        block = l.parent_block()
+        assert block is not None  # a loop of the band, in the kernel
+        block.insert_op_before(outer, l)
         l.detach()
         l.erase()
         split = True
@@ -107,9 +111,9 @@ def map_flash(kernel: loop.KernelOp) -> bool:
     kernel.attributes[THREADS] = IntegerAttr(tiles.threads, i64)
     kernel.attributes[PER_THREAD] = IntegerAttr(tiles.per_row, i64)
     kernel.attributes[TILE] = ArrayAttr([IntegerAttr(tiles.rows, i64), IntegerAttr(tiles.keys, i64)])
-    for l in [*attention.groups, attention.row]:
-        set_mapping(l, loop.MapKind.BLOCKS)
-    for l in (attention.column, attention.keys, attention.logits, attention.pv):
-        set_mapping(l, loop.MapKind.THREADS)
+    for grid_loop in [*attention.groups, attention.row]:
+        set_mapping(grid_loop, loop.MapKind.BLOCKS)
+    for thread_loop in (attention.column, attention.keys, attention.logits, attention.pv):
+        set_mapping(thread_loop, loop.MapKind.THREADS)
     set_mapping(attention.scores, loop.MapKind.SERIAL)
     return True

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 
-from xdsl.dialects import func
+from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, Operation, OpResult, SSAValue
 from xdsl.traits import IsTerminator
 
@@ -48,7 +49,7 @@ class GroupIO:
 class FuncGraph:
     """The groupable ops of one function body and their dependences."""
 
-    func: func.FuncOp
+    func: FuncOp
     ops: list[Operation] = field(default_factory=list)
     index: dict[Operation, int] = field(default_factory=dict)
     cls: list[OpClass] = field(default_factory=list)
@@ -59,10 +60,10 @@ class FuncGraph:
     succs: list[set[int]] = field(default_factory=list)
     _users: dict[SSAValue, tuple[frozenset[int], bool]] = field(default_factory=dict)
     _shapes: dict[SSAValue, Shape] = field(default_factory=dict)
-    _counts: dict[SSAValue, tuple[int, tuple[str, ...]]] = field(default_factory=dict)
+    _counts: dict[SSAValue, tuple[Fraction, tuple[str, ...]]] = field(default_factory=dict)
 
     @staticmethod
-    def build(fn: func.FuncOp) -> FuncGraph:
+    def build(fn: FuncOp) -> FuncGraph:
         g = FuncGraph(fn)
         block = fn.body.block
         for op in block.ops:
@@ -176,7 +177,7 @@ class FuncGraph:
         for i in sorted(group):
             for operand in self.ops[i].operands:
                 visit(operand, False)
-        outputs = [
+        outputs: list[SSAValue] = [
             r for i in sorted(group) for r in self.ops[i].results if self.is_used_outside(r, group)
         ]
         free_ops = sorted(free_needed, key=self.free_position.__getitem__)
@@ -218,7 +219,7 @@ class FuncGraph:
                 dep.add(i)
         return dep
 
-    def count(self, value: SSAValue) -> tuple[int, tuple[str, ...]]:
+    def count(self, value: SSAValue) -> tuple[Fraction, tuple[str, ...]]:
         """The symbolic element count of a value."""
         if value not in self._counts:
             self._counts[value] = num_elements(self.shape(value))

@@ -97,8 +97,8 @@ def match_attention(g: FuncGraph, m2: int) -> PatternMatch | None:
     core = middle | {m1, m2}
     # nothing but the core reads the scores, the probabilities or what lies between
     for i in middle | {m1}:
-        for r in g.ops[i].results:
-            ids, escapes = g.users(r)
+        for result in g.ops[i].results:
+            ids, escapes = g.users(result)
             if escapes or not ids <= core:
                 return None
     if not is_convex(g, core):

@@ -259,15 +259,16 @@ class MergedFacts(GroupFacts):
                 continue
             end = max(readers)
             held_to = up.last_use.get(value)
-            start = (held_to if held_to is not None else self.g.producer(value)) + 1
-            live = live.held(start, end)
+            start = held_to if held_to is not None else self.g.producer(value)
+            assert start is not None  # a crossing value is made by an op of up
+            live = live.held(start + 1, end)
         return live
 
     @functools.cached_property
     def crossing_edges(self) -> list[tuple[int, int]]:
         """The op edges from ``up`` to ``down``."""
         down = self.boundary.down
-        edges = []
+        edges: list[tuple[int, int]] = []
         for value in self.boundary.crossing:
             assert down is not None
             u = self.g.producer(value)
@@ -320,8 +321,10 @@ class MergedFacts(GroupFacts):
             return factor
 
         for value in self.boundary.crossing:
+            producer = g.producer(value)
+            assert producer is not None  # a crossing value is made by an op of up
             for reader in down.inputs[value].data_readers:
-                offer(g.producer(value), passed_up(reader, down.factors.get(reader, 1.0), value))
+                offer(producer, passed_up(reader, down.factors.get(reader, 1.0), value))
         grown: dict[int, float] = {}
         while heap:
             j = -heapq.heappop(heap)

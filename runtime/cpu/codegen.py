@@ -150,7 +150,7 @@ class _KernelSource(ScalarSource):
             return "()"
         return ", ".join(self.name(i) for i in indices)
 
-    def loop_header(self, op: loop.ParallelOp | loop.ForOp | loop.ReduceOp, indent: int, parallel: bool) -> None:
+    def loop_header(self, op: loop.LoopOp, indent: int, parallel: bool) -> None:
         iv = self.define(op.iv, "i")
         lb, ub, step = self.name(op.lb), self.name(op.ub), self.name(op.step)
         if parallel:

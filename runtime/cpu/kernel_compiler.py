@@ -57,7 +57,7 @@ class CompileHelper:
         processes writing to one helper would interleave their requests)."""
         self._lock = threading.Lock()
         if self._process is not None:
-            for pipe in (self._process.stdin, self._process.stdout):
+            for pipe in helper_process.pipes(self._process):
                 try:
                     pipe.close()
                 except OSError:
@@ -89,8 +89,9 @@ class CompileHelper:
             if process is None:
                 return None
             try:
-                helper_process.send(process.stdin, request)
-                reply = helper_process.receive(process.stdout)
+                requests, replies = helper_process.pipes(process)
+                helper_process.send(requests, request)
+                reply = helper_process.receive(replies)
             except (OSError, ValueError):
                 reply = None
             if reply is not None:

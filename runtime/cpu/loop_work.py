@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import IntegerAttr
-from xdsl.ir import Block, BlockArgument, SSAValue
+from xdsl.ir import Block, BlockArgument, OpResult, SSAValue
 
 from dialects import loop
 
@@ -45,8 +45,6 @@ _INDEX_ARITHMETIC: dict[type, Callable[[int, int], int]] = {
     arith.MaxUIOp: max,
 }
 
-_LOOPS = (loop.ParallelOp, loop.ForOp, loop.ReduceOp)
-
 #: what one call of exp, sin, log, ... counts, against one for an add
 TRANSCENDENTAL = 8
 #: math ops as cheap as an add
@@ -61,7 +59,7 @@ class _Evaluation:
     """The index values of one kernel under one set of argument shapes."""
 
     def __init__(self, kernel: loop.KernelOp, shapes: Shapes):
-        self.arguments = {arg: k for k, arg in enumerate(kernel.body.block.args)}
+        self.arguments: dict[SSAValue, int] = {arg: k for k, arg in enumerate(kernel.body.block.args)}
         self.shapes = shapes
         self.values: dict[SSAValue, int] = {}
 
@@ -75,9 +73,10 @@ class _Evaluation:
     def _compute(self, v: SSAValue) -> int:
         if isinstance(v, BlockArgument):
             owner = v.block.parent_op()
-            if isinstance(owner, _LOOPS) and v is owner.iv:
+            if isinstance(owner, loop.LoopOp) and v is owner.iv:
                 return self.value(owner.lb)  # the first iteration stands for all
             raise _Unknown
+        assert isinstance(v, OpResult)  # a value is a block's argument or an op's result
         op = v.owner
         if isinstance(op, loop.DimOp) and op.source in self.arguments:
             return self.shapes[self.arguments[op.source]][op.index.value.data]
@@ -94,7 +93,7 @@ class _Evaluation:
         """The ops one run of ``block`` executes."""
         total = 0
         for op in block.ops:
-            if isinstance(op, _LOOPS):
+            if isinstance(op, loop.LoopOp):
                 lb, ub, step = self.value(op.lb), self.value(op.ub), self.value(op.step)
                 trips = max(0, -(-(ub - lb) // step)) if step > 0 else 0
                 total += trips * self.block(op.body.block)

@@ -61,7 +61,7 @@ def configure_pool() -> None:
     (see the module docstring); call it before anything that may start the pool. Once
     the pool runs it changes nothing."""
     if not knobs.NUMBA_THREADING_LAYER_PRIORITY.is_set():
-        numba.config.THREADING_LAYER_PRIORITY = LAYER_PRIORITY
+        numba.config.THREADING_LAYER_PRIORITY = LAYER_PRIORITY  # type: ignore[attr-defined]  # numba sets its config through globals()
     knobs.GOMP_SPINCOUNT.set_default()
 
 

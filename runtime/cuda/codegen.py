@@ -72,7 +72,7 @@ def int_attr(kernel: loop.KernelOp, name: str) -> int:
     return attr.value.data
 
 
-def thread_loops(kernel: loop.KernelOp) -> list[Operation]:
+def thread_loops(kernel: loop.KernelOp) -> list[loop.ParallelOp | loop.ReduceOp]:
     """The loops mapped ``threads``, in the order ``sizes`` reports their trip counts."""
     return [
         op
@@ -81,7 +81,7 @@ def thread_loops(kernel: loop.KernelOp) -> list[Operation]:
     ]
 
 
-def outer_loop(kernel: loop.KernelOp) -> Operation | None:
+def outer_loop(kernel: loop.KernelOp) -> loop.ParallelOp | loop.ReduceOp | None:
     """The loop the grid runs over (``blocks``: rows, or a split reduction's outer
     level), or for ``threads`` the per-thread one."""
     for op in kernel.body.block.ops:
@@ -337,7 +337,7 @@ class CudaKernelSource(ScalarSource):
         self.emit(indent + 1, f"{err}[1] = {value}")
         self.emit(indent + 1, f"{err}[2] = {size}")
 
-    def serial_header(self, op: Operation, indent: int) -> None:
+    def serial_header(self, op: loop.LoopOp, indent: int) -> None:
         iv = self.define(op.body.block.args[0], "i")
         lb, ub, step = (self.name(v) for v in op.operands[:3])
         bounds = ub if lb == "0" and step == "1" else f"{lb}, {ub}, {step}"
@@ -400,7 +400,7 @@ class CudaKernelSource(ScalarSource):
         return count
 
     def unrolled_body(
-        self, op: Operation, indent: int, positions: list[str], count: str, guarded: bool | None = None
+        self, op: loop.ParallelOp | loop.ReduceOp, indent: int, positions: list[str], count: str, guarded: bool | None = None
     ) -> None:
         """``op``'s body once per position: index arithmetic and loads of every copy
         first, then the rest of each copy under its guard (a reduction folds there).
@@ -671,7 +671,7 @@ def _cache_key(op: loop.LoadOp) -> tuple | None:
     if ROW_CACHE not in op.attributes:
         return None
     owner = op.parent_op()
-    assert owner is not None
+    assert isinstance(owner, loop.LoopOp)  # map-gpu marks loads of a loop's body
     iv = owner.body.block.args[0]
     return (op.buffer, tuple(None if i is iv else i for i in op.indices), tuple(owner.operands[:3]))
 

@@ -38,7 +38,7 @@ from collections.abc import Sequence
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import ArrayAttr, Float16Type, Float32Type, IntegerAttr
-from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
 from dialects import loop
 from dialects.gpu.attention import Attention, FlashTiles, match
@@ -106,6 +106,7 @@ class _FlashSource(ScalarSource):
                 return
             if isinstance(value, BlockArgument):
                 raise CodegenError(f"flash: an index no block or thread gives: {value}")
+            assert isinstance(value, OpResult)  # a value is a block's argument or an op's result
             op = value.owner
             if op in done:
                 return
@@ -336,7 +337,11 @@ class _FlashSizes(SizesSource):
 
     def launch_sizes(self) -> str:
         rows = self.known(self.a.row.ub)
-        extents = [self.known(l.ub) for l in self.a.groups]
+        extents = []
+        for l in self.a.groups:
+            extent = self.known(l.ub)
+            assert extent is not None  # a band loop runs to a size of the arguments, named here
+            extents.append(extent)
         blocks = " * ".join([f"(({rows} + {self.t.rows - 1}) // {self.t.rows})", *extents])
         return f"({blocks}, (), ())"
 

@@ -43,6 +43,7 @@ registers: its clamps and k-tail zeroing cost half the speed (to be split off).
 
 from __future__ import annotations
 
+from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Operation, SSAValue
 
 from dialects import loop
@@ -169,8 +170,10 @@ class _GemmSource(CudaKernelSource):
         across_n, across_m = tn // self.rn, tm // self.rm
         threads = across_n * across_m
         dtype = numpy_type_name(self.value_type)
-        a = _Side("a", nest.a, nest.a_slice, M, tm, self.kernel.attributes[A_ALONG].data)
-        b = _Side("b", nest.b, nest.b_slice, N, tn, self.kernel.attributes[B_ALONG].data)
+        a_along, b_along = (self.kernel.attributes[name] for name in (A_ALONG, B_ALONG))
+        assert isinstance(a_along, StringAttr) and isinstance(b_along, StringAttr)  # as map-gemm writes them
+        a = _Side("a", nest.a, nest.a_slice, M, tm, a_along.data)
+        b = _Side("b", nest.b, nest.b_slice, N, tn, b_along.data)
         for side in (a, b):
             self.slots(side, threads)
         e = self.emit
@@ -197,8 +200,8 @@ class _GemmSource(CudaKernelSource):
             self.setup(side, start, batch, 2)
         accs = [[self.fresh("acc") for _ in range(self.rn)] for _ in range(self.rm)]
         init = self.name(nest.reduce.inits[0])
-        for row in accs:
-            for acc in row:
+        for row_accs in accs:
+            for acc in row_accs:
                 e(2, f"{acc} = {init}")
         e(2, f"k_n = ({self.sizes['k']} + {tk - 1}) // {tk}")
         e(2, "if k_n > 0:")
@@ -295,7 +298,8 @@ class _GemmSource(CudaKernelSource):
         """``TK`` steps of ``acc[r][c] += a[r] * b[c]``, each product the IR's own op."""
         nest = self.nest
         for kk in range(self.tk):
-            a_values, b_values = [], []
+            a_values: list[str] = []
+            b_values: list[str] = []
             for offsets, shared, values in ((rows, "a_s", a_values), (cols, "b_s", b_values)):
                 for offset in offsets:
                     name = self.fresh("x")
