@@ -64,6 +64,7 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
 from dialects.elementwise import BY_NAME, Accepts, Elementwise
+from dialects.reductions import BY_KIND, REDUCTIONS, ReduceKind, Reduction
 from dialects.sizes import Linear, Size, SizeError, sum_dims
 from dialects.tensor_types import (
     Dim,
@@ -150,32 +151,10 @@ _CANONICAL = (GraphFolder(), GraphCanonicalization())
 # Enumerations
 
 
-class ReduceKind(StrEnum):
-    """What a ``graph.reduce`` computes. ``sum``, ``prod``, ``max``, ``min`` keep the
-    dtype (integers wrap at its width); ``mean`` needs floats; ``any``/``all`` read and
-    give ``bool``; ``argmax``/``argmin`` give the ``i64`` index of the first extreme
-    (NaN counting as the extreme), over one axis or over all axes flattened."""
-
-    SUM = "sum"
-    PROD = "prod"
-    MAX = "max"
-    MIN = "min"
-    MEAN = "mean"
-    ANY = "any"
-    ALL = "all"
-    ARGMAX = "argmax"
-    ARGMIN = "argmin"
-
-
-#: the reductions whose result is an index into the reduced axes
-ARG_REDUCTIONS = (ReduceKind.ARGMAX, ReduceKind.ARGMIN)
-#: the reductions over bool tensors
-BOOL_REDUCTIONS = (ReduceKind.ANY, ReduceKind.ALL)
-
-
 @irdl_attr_definition
 class ReduceKindAttr(EnumAttribute[ReduceKind], SpacedOpaqueSyntaxAttribute):
-    """The combiner of a ``graph.reduce``: ``#graph<reduce_kind sum>`` in generic form."""
+    """What a ``graph.reduce`` computes (``dialects.reductions``): ``#graph<reduce_kind sum>``
+    in generic form."""
 
     name = "graph.reduce_kind"
 
@@ -893,16 +872,12 @@ def verified_reduced_shape(op: ReduceOp | _StatisticOp) -> Shape:
     return reduced_shape(shape, axes, op.keepdims is not None)
 
 
-def reduced_dtype(kind: ReduceKind, dtype: str) -> str:
-    """The dtype of a reduction's result: an arg reduction gives indices."""
-    return "i64" if kind in ARG_REDUCTIONS else dtype
-
-
 @irdl_op_definition
 class ReduceOp(IRDLOperation):
-    """A reduction over some axes (sorted, non-negative), keeping them as size 1 or not.
-    An ``argmax``/``argmin`` reduces one axis or all of them, whose index it then counts
-    in the flattened (row-major) order, as NumPy's ``argmax(x)`` without an axis.
+    """A reduction (``dialects.reductions``) over some axes (sorted, non-negative),
+    keeping them as size 1 or not. An index reduction (``argmax``/``argmin``) reduces
+    one axis or all of them, whose index it then counts in the flattened (row-major)
+    order, as NumPy's ``argmax(x)`` without an axis.
 
         %s = graph.reduce sum %x axes = [1] keepdims : tensor<4x8xf32> -> tensor<4x1xf32>
         %i = graph.reduce argmax %x axes = [0, 1] : tensor<4x8xf32> -> tensor<i64>
@@ -926,7 +901,9 @@ class ReduceOp(IRDLOperation):
         properties = {"kind": ReduceKindAttr(kind), **axes_properties(axes, keepdims)}
         super().__init__(
             operands=[input],
-            result_types=[tensor_type(reduced_dtype(kind, dtype_of(input.type)), reduced_shape(shape, axes, keepdims))],
+            result_types=[
+                tensor_type(BY_KIND[kind].result_dtype(dtype_of(input.type)), reduced_shape(shape, axes, keepdims))
+            ],
             properties=properties,
         )
 
@@ -934,25 +911,34 @@ class ReduceOp(IRDLOperation):
     def axes_list(self) -> tuple[int, ...]:
         return tuple(self.axes.get_values())
 
+    @property
+    def reduction(self) -> Reduction:
+        """The entry of ``dialects.reductions`` the op computes."""
+        return BY_KIND[self.kind.data]
+
     def verify_(self) -> None:
         _verify_all_tensors(self)
         shape = shape_of(self.input.type)
         axes = self.axes_list
         expected = verified_reduced_shape(self)
-        kind = self.kind.data
-        dtype = reduced_dtype(kind, dtype_of(self.input.type))
+        reduction = self.reduction
+        dtype = reduction.result_dtype(dtype_of(self.input.type))
         if shape_of(self.result.type) != expected or dtype_of(self.result.type) != dtype:
             raise VerifyException(
                 f"result type {self.result.type} does not match the reduction of {self.input.type}"
             )
-        if kind == ReduceKind.MEAN and not is_float(self.input.type):
-            raise VerifyException("mean expects a floating-point tensor")
-        if kind in BOOL_REDUCTIONS and not is_bool(self.input.type):
-            raise VerifyException(f"{kind.value} takes bool tensors")
-        if kind not in BOOL_REDUCTIONS and is_bool(self.input.type):
-            raise VerifyException("reductions other than any and all do not take bool tensors")
-        if kind in ARG_REDUCTIONS and len(axes) not in (1, len(shape)):
-            raise VerifyException(f"{kind.value} reduces one axis or all of them, not {list(axes)}")
+        if reduction.accepts is Accepts.FLOAT and not is_float(self.input.type):
+            raise VerifyException(f"{reduction.name} expects a floating-point tensor")
+        if reduction.accepts is Accepts.BOOL and not is_bool(self.input.type):
+            raise VerifyException(f"{reduction.name} takes bool tensors")
+        if reduction.accepts is not Accepts.BOOL and is_bool(self.input.type):
+            raise VerifyException(f"reductions other than {_BOOL_REDUCTION_NAMES} do not take bool tensors")
+        if reduction.index and len(axes) not in (1, len(shape)):
+            raise VerifyException(f"{reduction.name} reduces one axis or all of them, not {list(axes)}")
+
+
+#: the reductions over bool tensors, as a verifier names them: "any and all"
+_BOOL_REDUCTION_NAMES = " and ".join(r.name for r in REDUCTIONS if r.accepts is Accepts.BOOL)
 
 
 def matmul_shape(lhs: Shape, rhs: Shape) -> Shape | None:

@@ -8,7 +8,8 @@ function's ``partition`` attribute one of:
   whole function on its own (the batch axis of a transformer block, softmax's rows);
 - ``reduction(add, max; 2 passes)``: reductions (``sum``, ``mean`` as sum and count,
   ``prod``, ``max``, ``min``, ``any``, ``all``) or matmul contractions run along ``S``;
-  each splits into a partial per chunk and a combine with the listed combiners.
+  each splits into a partial per chunk and a combine with the listed folds (each
+  reduction's ``partials`` in ``dialects.reductions``).
   ``passes`` counts the rounds of them that depend on each other: softmax's max, then
   its sum of exponentials, is 2; layernorm's mean, then its variance, is 2;
 - ``unsplittable: <reason>``: an op needs all of ``S`` at once, with the op named.
@@ -64,16 +65,13 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from dialects import graph
+from dialects.reductions import Fold
 from dialects.sizes import Size, is_derived
 from dialects.tensor_types import shape_of
 
 #: the attribute of a function that holds the result
 PARTITION_ATTR = "partition"
 
-#: how each reduction kind combines its partials
-COMBINERS = {graph.ReduceKind.SUM: "add", graph.ReduceKind.MEAN: "add", graph.ReduceKind.MAX: "max",
-              graph.ReduceKind.MIN: "min", graph.ReduceKind.PROD: "mul", graph.ReduceKind.ANY: "or",
-              graph.ReduceKind.ALL: "and"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -81,7 +79,7 @@ class AxisPartition:
     """How a function splits along one size."""
 
     kind: str  # "parallel", "reduction" or "unsplittable"
-    combiners: tuple[str, ...] = ()  # of a reduction, in first-use order
+    combiners: tuple[Fold, ...] = ()  # of a reduction, in first-use order
     passes: int = 0  # of a reduction: rounds of partials that depend on each other
     reason: str = ""  # of an unsplittable size: the op that needs all of it
 
@@ -131,7 +129,7 @@ class Cut:
 
     op: Operation
     round: int
-    combiner: str
+    combiner: Fold
 
 
 class _Analysis:
@@ -140,13 +138,13 @@ class _Analysis:
     def __init__(self, size: str):
         self.size = size
         self.depth: dict[SSAValue, int] = {}  # rounds of reductions along size a value needs
-        self.combiners: list[str] = []
+        self.combiners: list[Fold] = []
         self.cuts: list[Cut] = []
 
     def depth_of(self, values) -> int:
         return max((self.depth.get(v, 0) for v in values), default=0)
 
-    def reduction(self, op: Operation, combiner: str, operands) -> None:
+    def reduction(self, op: Operation, combiner: Fold, operands) -> None:
         depth = self.depth_of(operands) + 1
         for result in op.results:
             self.depth[result] = depth
@@ -162,13 +160,14 @@ class _Analysis:
         if isinstance(op, graph.ReduceOp):
             dims = _dims(op.input)
             if any(dims[a] == size for a in op.axes_list):
-                if op.kind.data in graph.ARG_REDUCTIONS:  # a chunk's index would need the chunk's offset
-                    raise _Unsplittable(f"{op.kind.data.value} reduces {size}: it needs all of it")
-                self.reduction(op, COMBINERS[op.kind.data], op.operands)
+                partials = op.reduction.partials
+                if partials is None:  # an index: a chunk's would need the chunk's offset
+                    raise _Unsplittable(f"{op.reduction.name} reduces {size}: it needs all of it")
+                self.reduction(op, partials, op.operands)
                 return
         elif isinstance(op, graph.MatmulOp):
             if contracted_dim(op) == size:
-                self.reduction(op, "add", op.operands)
+                self.reduction(op, Fold.ADD, op.operands)  # partial products add up
                 return
         elif isinstance(op, graph.IotaOp):
             if _dims(op.result)[op.axis.value.data] == size:

@@ -147,8 +147,10 @@ def split_function(function: func.FuncOp, size: str, sizes: dict[str, int]) -> l
     if axis is not None and axis.kind == "unsplittable":
         raise PassFailedException(f"split-chunks: {entry} cannot be split along {size}: {axis.reason}")
     for cut in cut_list:
-        if isinstance(cut.op, graph.ReduceOp) and cut.op.kind.data == graph.ReduceKind.MEAN:
-            raise PassFailedException(f"split-chunks: {cut.op.name} mean along {size}: decompose it first")
+        if isinstance(cut.op, graph.ReduceOp) and not cut.op.reduction.combines_own_partials:
+            raise PassFailedException(
+                f"split-chunks: {cut.op.name} {cut.op.reduction.name} along {size}: decompose it first"
+            )
     values = [cut.op.results[0] for cut in cut_list]
     functions = []
     for round_ in range(1, max((cut.round for cut in cut_list), default=0) + 1):
@@ -156,7 +158,7 @@ def split_function(function: func.FuncOp, size: str, sizes: dict[str, int]) -> l
         earlier = {values[k]: k for k, cut in enumerate(cut_list) if cut.round < round_}
         partial = _build(function, partial_name(entry, round_ - 1), [values[k] for k in members], earlier, sizes)
         partial.attributes[RESULTS_ATTR] = ArrayAttr([StringAttr(f"cut{k}") for k in members])
-        partial.attributes[COMBINE_ATTR] = ArrayAttr([StringAttr(cut_list[k].combiner) for k in members])
+        partial.attributes[COMBINE_ATTR] = ArrayAttr([StringAttr(cut_list[k].combiner.value) for k in members])
         functions.append(partial)
     returned = list(function.body.block.last_op.operands)
     functions.append(_build(function, chunk_name(entry), returned, {v: k for k, v in enumerate(values)}, sizes))
