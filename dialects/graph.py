@@ -33,6 +33,7 @@ from xdsl.ir import Attribute, Dialect, Operation, Region, SpacedOpaqueSyntaxAtt
 from xdsl.irdl import (
     AnyAttr,
     IRDLOperation,
+    ParsePropInAttrDict,
     ParamAttrConstraint,
     VarConstraint,
     base,
@@ -64,6 +65,7 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
 from dialects.elementwise import BY_NAME, Accepts, Elementwise
+from dialects.group_kinds import GroupKind, GroupStrategy, KindAndStrategy
 from dialects.reductions import BY_KIND, REDUCTIONS, ReduceKind, Reduction
 from dialects.sizes import Linear, Size, SizeError, sum_dims
 from dialects.tensor_types import (
@@ -1923,8 +1925,12 @@ class RmsNormOp(IRDLOperation):
 # Fusion groups
 
 
+def _string_attr(text: str | None) -> StringAttr | None:
+    return None if text is None else StringAttr(text)
+
+
 @irdl_op_definition
-class FusionGroupOp(IRDLOperation):
+class FusionGroupOp(KindAndStrategy):
     """The ops of one kernel, in an isolated single-block region whose arguments
     are the group's inputs and whose ``graph.yield`` gives its outputs.
 
@@ -1933,12 +1939,23 @@ class FusionGroupOp(IRDLOperation):
           %e = graph.exp %a : tensor<8xf32>
           graph.yield %e : tensor<8xf32>
         }
+
+    Its properties, all optional, printed in the attribute dictionary: ``kernel``, its
+    name; ``kind`` and ``strategy`` (``dialects.group_kinds``); ``rule``, the fusion
+    rule that formed it, and ``pattern``, the pattern rule that matched in it
+    (``passes/fusion/rules.py``); ``part_of``, the group a library group was split from
+    (``split-library-groups``).
     """
 
     name = "graph.fusion_group"
     inputs = var_operand_def(TensorConstraint)
     outputs = var_result_def(TensorConstraint)
     body = region_def("single_block")
+    kernel = opt_prop_def(StringAttr)
+    rule = opt_prop_def(StringAttr)
+    pattern = opt_prop_def(StringAttr)
+    part_of = opt_prop_def(StringAttr)
+    irdl_options = (ParsePropInAttrDict(),)
     traits = lazy_traits_def(
         lambda: (
             IsolatedFromAbove(),
@@ -1954,16 +1971,26 @@ class FusionGroupOp(IRDLOperation):
         inputs: Sequence[SSAValue | Operation],
         result_types: Sequence[Attribute],
         body: Region,
-        attributes: dict[str, Attribute] | None = None,
+        *,
+        kernel: str | None = None,
+        kind: GroupKind | None = None,
+        rule: str | None = None,
+        pattern: str | None = None,
+        strategy: GroupStrategy | None = None,
+        part_of: str | None = None,
     ):
-        super().__init__(
-            operands=[inputs], result_types=[result_types], regions=[body], attributes=attributes
-        )
+        super().__init__(operands=[inputs], result_types=[result_types], regions=[body])
+        # set in the order they print: fuse's, then select-strategy's, then split-library-groups'
+        self.kernel = _string_attr(kernel)
+        self.kind = kind
+        self.rule = _string_attr(rule)
+        self.pattern = _string_attr(pattern)
+        self.strategy = strategy
+        self.part_of = _string_attr(part_of)
 
     @property
     def kernel_name(self) -> str | None:
-        name = self.attributes.get("kernel")
-        return name.data if isinstance(name, StringAttr) else None
+        return None if self.kernel is None else self.kernel.data
 
     def verify_(self) -> None:
         _verify_all_tensors(self)

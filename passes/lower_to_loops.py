@@ -61,7 +61,6 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     ModuleOp,
-    StringAttr,
     TensorType,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
@@ -71,9 +70,9 @@ from xdsl.utils.exceptions import PassFailedException
 
 from dialects import graph, loop
 from dialects.elementwise import BY_NAME, Accepts
+from dialects.group_kinds import GroupKind, GroupStrategy
 from dialects.sizes import Linear, Size, is_derived, sum_dims
 from dialects.tensor_types import Dim, is_bool, is_float, shape_of
-from passes.fusion.select_strategy import LIBRARY, group_strategy
 from passes.split_library_groups import SplitLibraryGroupsPass
 
 
@@ -259,11 +258,7 @@ class _KernelEmitter:
         self.outputs = list(terminator.values)
         in_types = [memref_of(a.type) for a in block.args]
         out_types = [memref_of(v.type) for v in self.outputs]
-        attributes: dict[str, Attribute] = {}
-        for key in ("kind", "strategy"):
-            if key in group.attributes:
-                attributes[key] = group.attributes[key]
-        self.kernel = loop.KernelOp(name, in_types, out_types, attributes=attributes)
+        self.kernel = loop.KernelOp(name, in_types, out_types, kind=group.kind, strategy=group.strategy)
         body = self.kernel.body.block
         self.root = _Frame(None, body, "root")
         self.stack: list[_Frame] = [self.root]
@@ -1091,12 +1086,7 @@ def _single_op_group(op: Operation) -> graph.FusionGroupOp:
     clone = op.clone(value_mapper=mapping)
     block.add_op(clone)
     block.add_op(graph.YieldOp(*clone.results))
-    return graph.FusionGroupOp(
-        operands,
-        [r.type for r in op.results],
-        Region(block),
-        {"kind": StringAttr("single")},
-    )
+    return graph.FusionGroupOp(operands, [r.type for r in op.results], Region(block), kind=GroupKind.SINGLE)
 
 
 def lower_function(fn: func.FuncOp, module: ModuleOp, taken: set[str]) -> func.FuncOp:
@@ -1124,7 +1114,7 @@ def lower_function(fn: func.FuncOp, module: ModuleOp, taken: set[str]) -> func.F
             if op.dialect_name() != "graph" or isinstance(op, graph.YieldOp):
                 raise LoweringError(f"lower-to-loops expects fusion groups in a function body, found {op.name}")
             group = _single_op_group(op)
-        if group_strategy(group) == LIBRARY:
+        if group.strategy is GroupStrategy.LIBRARY:
             _lower_library_call(group, host_block, buffers, allocated)
             continue
         name = _unique(group.kernel_name or f"k{len(taken)}", taken)
@@ -1171,10 +1161,13 @@ def _lower_library_call(
                 alloc.result.name_hint = result.name_hint
             host_block.add_op(alloc)
             gemm = loop.GemmOp(
-                local[op.lhs], local[op.rhs], alloc, op.transpose_lhs is not None, op.transpose_rhs is not None
+                local[op.lhs],
+                local[op.rhs],
+                alloc,
+                op.transpose_lhs is not None,
+                op.transpose_rhs is not None,
+                group.kernel_name or None,  # what profiles file its time under
             )
-            if group.kernel_name:
-                gemm.attributes["kernel"] = StringAttr(group.kernel_name)  # what profiles file its time under
             host_block.add_op(gemm)
             buffers[result] = alloc.result
             allocated.append(alloc.result)

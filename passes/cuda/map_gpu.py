@@ -65,6 +65,7 @@ from xdsl.passes import ModulePass
 
 from dialects import loop
 from dialects.gpu.mapping import MEMORY, PER_THREAD, ROW_CACHE, SCHEDULE, THREADS, Schedule
+from dialects.group_kinds import GroupKind
 from passes.cuda.map_gemm import map_gemm
 from passes.cuda.map_flash import map_flash
 from passes.loop_nests import defined_outside, collapse, constant_index, contains_loops, loops_in, perfect_band, set_mapping
@@ -299,8 +300,7 @@ def _set_launch(kernel: loop.KernelOp, schedule: Schedule, element_bits: int) ->
 
 
 def _is_attention(kernel: loop.KernelOp) -> bool:
-    kind = kernel.attributes.get("kind")
-    return isinstance(kind, StringAttr) and kind.data == "attention"
+    return kernel.kind is GroupKind.ATTENTION
 
 
 def _widest_element(kernel: loop.KernelOp) -> int:
