@@ -51,7 +51,7 @@ from dialects import graph
 from dialects.reductions import BY_FOLD
 from dialects.sizes import evaluate_dim, is_derived
 from dialects.tensor_types import NUMPY_DTYPES, dtype_of, shape_of, tensor_type
-from passes.partition_axes import AxisPartition, partition
+from passes.partition_axes import AxisPartition, SplitKind, partition
 from passes.split_chunks import (
     COMBINE_ATTR,
     OPERANDS_ATTR,
@@ -237,11 +237,11 @@ def reduction_size(split: Sequence[str], axes: dict[str, AxisPartition], remedy:
     for a split the program cannot take, ending with `remedy(size)`, what the caller
     can do about that size (the API's rechunk, the command's `--chunks`)."""
     for dim in split:
-        if axes[dim].kind == "unsplittable":
+        if axes[dim].kind is SplitKind.UNSPLITTABLE:
             raise InputError(
                 f"the arguments are split along {dim}, but the program cannot be: {axes[dim].reason}; {remedy(dim)}"
             )
-    reductions = [d for d in split if axes[d].kind == "reduction"]
+    reductions = [d for d in split if axes[d].kind is SplitKind.REDUCTION]
     if len(reductions) > 1:
         raise InputError(
             f"the arguments are split along {' and '.join(reductions)}, each a reduction: fusec.dask splits one "

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
-from typing_extensions import TypeVar  # the one xDSL's constraints are typed with
 from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Attribute
 from xdsl.irdl import AttrConstraint, IntConstraint, IRDLOperation, VerificationContext, opt_prop_def
@@ -79,8 +79,8 @@ class StringOf(AttrConstraint[StringAttr]):
     def get_bases(self) -> set[type[Attribute]] | None:
         return {StringAttr}
 
-    def mapping_type_vars(self, type_var_mapping: Mapping[TypeVar, AttrConstraint | IntConstraint]) -> StringOf:
-        return self
+    def mapping_type_vars(self, type_var_mapping: Mapping[Any, AttrConstraint | IntConstraint]) -> StringOf:
+        return self  # it has none
 
 
 def _enum_of(attr: StringAttr | None, enum: type[EnumT]) -> EnumT | None:

@@ -63,6 +63,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.utils.str_enum import StrEnum
 
 from dialects import graph
 from dialects.reductions import Fold
@@ -74,21 +75,30 @@ PARTITION_ATTR = "partition"
 
 
 
+class SplitKind(StrEnum):
+    """Whether a function splits along a size: each kind is described in the module
+    docstring."""
+
+    PARALLEL = "parallel"
+    REDUCTION = "reduction"
+    UNSPLITTABLE = "unsplittable"
+
+
 @dataclass(frozen=True)
 class AxisPartition:
     """How a function splits along one size."""
 
-    kind: str  # "parallel", "reduction" or "unsplittable"
+    kind: SplitKind
     combiners: tuple[Fold, ...] = ()  # of a reduction, in first-use order
     passes: int = 0  # of a reduction: rounds of partials that depend on each other
     reason: str = ""  # of an unsplittable size: the op that needs all of it
 
     def describe(self) -> str:
-        if self.kind == "reduction":
+        if self.kind is SplitKind.REDUCTION:
             return f"reduction({', '.join(self.combiners)}; {self.passes} pass{'es' if self.passes > 1 else ''})"
-        if self.kind == "unsplittable":
+        if self.kind is SplitKind.UNSPLITTABLE:
             return f"unsplittable: {self.reason}"
-        return self.kind
+        return self.kind.value
 
     __str__ = describe
 
@@ -208,11 +218,11 @@ class _Analysis:
                 if op is not function:
                     self.op(op)
         except _Unsplittable as error:
-            return AxisPartition("unsplittable", reason=str(error))
+            return AxisPartition(SplitKind.UNSPLITTABLE, reason=str(error))
         if not self.combiners:
-            return AxisPartition("parallel")
+            return AxisPartition(SplitKind.PARALLEL)
         passes = max(self.depth.values(), default=1)
-        return AxisPartition("reduction", tuple(self.combiners), passes)
+        return AxisPartition(SplitKind.REDUCTION, tuple(self.combiners), passes)
 
 
 def signature_sizes(function: func.FuncOp) -> list[str]:

@@ -48,7 +48,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from dialects import graph
 from dialects.tensor_types import dtype_of, shape_of
-from passes.partition_axes import cuts, signature_sizes
+from passes.partition_axes import SplitKind, cuts, signature_sizes
 
 #: attributes of the functions the pass adds (see the module docstring)
 OPERANDS_ATTR = "chunk_operands"
@@ -144,7 +144,7 @@ def split_function(function: func.FuncOp, size: str, sizes: dict[str, int]) -> l
             f"split-chunks: {unknown[0]} is no size of {entry} (sizes: {', '.join(known) or 'none'})"
         )
     axis, cut_list = cuts(function, size) if size else (None, [])
-    if axis is not None and axis.kind == "unsplittable":
+    if axis is not None and axis.kind is SplitKind.UNSPLITTABLE:
         raise PassFailedException(f"split-chunks: {entry} cannot be split along {size}: {axis.reason}")
     for cut in cut_list:
         if isinstance(cut.op, graph.ReduceOp) and not cut.op.reduction.combines_own_partials:
