@@ -48,9 +48,10 @@ from compiler.api import Program
 from compiler.api import compile as compile_program
 from compiler.context import make_context
 from dialects import graph
+from dialects.reductions import BY_FOLD
 from dialects.sizes import evaluate_dim, is_derived
 from dialects.tensor_types import NUMPY_DTYPES, dtype_of, shape_of, tensor_type
-from passes.partition_axes import COMBINERS, AxisPartition, partition
+from passes.partition_axes import AxisPartition, SplitKind, partition
 from passes.split_chunks import (
     COMBINE_ATTR,
     OPERANDS_ATTR,
@@ -62,10 +63,6 @@ from passes.split_chunks import (
 from runtime import registry
 from runtime.errors import InputError
 from runtime.inputs import Param, bind_sizes
-
-#: the reduction that combines partials, by combiner (a mean's partials are sums)
-_REDUCE_KINDS = {combiner: kind for kind, combiner in COMBINERS.items() if kind != graph.ReduceKind.MEAN}
-
 
 def dask_array():
     try:
@@ -181,7 +178,7 @@ def share_cores() -> None:
 @dataclass(frozen=True)
 class CombineCall:
     """A `dask.array.reduction` step: reduces stacked partials along axis 0 with a
-    fusec-compiled reduction (`add`, `max` or `min`)."""
+    fusec-compiled reduction (the one whose fold combines them: `sum` for `add`)."""
 
     program: ProgramText
 
@@ -192,13 +189,14 @@ class CombineCall:
 
 
 def combine_program(combiner: str, dtype: str, rank: int, target: str) -> ProgramText:
-    """A module with `@keep` and `@drop`: the `combiner` reduction over axis 0 of a
-    stack of partials of `rank` dimensions after it, keeping axis 0 or not."""
+    """A module with `@keep` and `@drop`: the reduction that folds by `combiner` (a
+    `dialects.reductions.Fold`) over axis 0 of a stack of partials of `rank` dimensions
+    after it, keeping axis 0 or not."""
     module = ModuleOp([])
     for name, keepdims in (("keep", True), ("drop", False)):
         body = Block(arg_types=[tensor_type(dtype, ("K", *(f"P{i}" for i in range(rank))))])
         body.args[0].name_hint = "partials"
-        reduce = graph.ReduceOp(body.args[0], _REDUCE_KINDS[combiner], [0], keepdims)
+        reduce = graph.ReduceOp(body.args[0], BY_FOLD[combiner].kind, [0], keepdims)
         body.add_ops([reduce, func.ReturnOp(reduce.result)])
         module.body.block.add_op(func.FuncOp(name, ([body.args[0].type], [reduce.result.type]), Region(body)))
     return ProgramText(str(module), target)
@@ -243,11 +241,11 @@ def reduction_size(split: Sequence[str], axes: dict[str, AxisPartition], remedy:
     for a split the program cannot take, ending with `remedy(size)`, what the caller
     can do about that size (the API's rechunk, the command's `--chunks`)."""
     for dim in split:
-        if axes[dim].kind == "unsplittable":
+        if axes[dim].kind is SplitKind.UNSPLITTABLE:
             raise InputError(
                 f"the arguments are split along {dim}, but the program cannot be: {axes[dim].reason}; {remedy(dim)}"
             )
-    reductions = [d for d in split if axes[d].kind == "reduction"]
+    reductions = [d for d in split if axes[d].kind is SplitKind.REDUCTION]
     if len(reductions) > 1:
         raise InputError(
             f"the arguments are split along {' and '.join(reductions)}, each a reduction: fusec.dask splits one "

@@ -15,11 +15,12 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 
 from compiler.context import make_context
+from dialects.group_kinds import GroupStrategy
 from runtime.target import Target
 
 STAGES = ("graph", "opt", "fused", "loops", "tiled", "kernel")
 #: ``Options.matmul``: the cost model's pick per group, or one strategy for all
-MATMUL_STRATEGIES = ("auto", "library", "generated")
+MATMUL_STRATEGIES = ("auto", GroupStrategy.LIBRARY.value, GroupStrategy.GENERATED.value)
 
 
 @dataclass(frozen=True)

@@ -17,18 +17,19 @@ from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 from xdsl.traits import IsTerminator
 
 from dialects import graph
+from dialects.group_kinds import GroupKind
 from dialects.tensor_types import dtype_of, format_shape, shape_of
 from passes.fusion.classify import is_free
 from passes.fusion.report import entry_functions, op_labels
 
 _KIND_COLORS = {
-    "elementwise": "#4c78a8",
-    "injective": "#72b7b2",
-    "reduction": "#f58518",
-    "matmul": "#54a24b",
-    "conv": "#88d27a",
-    "attention": "#b279a2",
-    "opaque": "#9d755d",
+    GroupKind.ELEMENTWISE: "#4c78a8",
+    GroupKind.INJECTIVE: "#72b7b2",
+    GroupKind.REDUCTION: "#f58518",
+    GroupKind.MATMUL: "#54a24b",
+    GroupKind.CONV: "#88d27a",
+    GroupKind.ATTENTION: "#b279a2",
+    GroupKind.OPAQUE: "#9d755d",
 }
 
 
@@ -94,12 +95,10 @@ def to_dot(fused_module: ModuleOp, report: Mapping[str, Any] | None = None, entr
                 outer[arg] = value
             kernel = op.kernel_name or f"k{index}"
             stats = groups_by_kernel.get(tag + kernel, {})
-            kind = op.attributes.get("kind")
-            kind_text = kind.data if kind is not None and hasattr(kind, "data") else ""
             caption = kernel
             if stats:
                 caption += f"\n{_format_bytes(stats['bytes'])}, {stats['predicted_us']:.1f} us"
-            color = _KIND_COLORS.get(kind_text, "#888888")
+            color = _KIND_COLORS.get(op.kind, "#888888") if op.kind else "#888888"
             lines.append(f"  subgraph {_q('cluster_' + tag + kernel)} {{")
             lines.append(f"    label={_q(caption)}; style=rounded; color={_q(color)}; fontname=\"Helvetica\";")
             for inner in body.ops:

@@ -19,8 +19,9 @@ and each layer reads it:
 - ``doc``: one line for the op's docstring and the language reference;
 - ``builtin``: whether it is a builtin function too, or only an operator (``+``).
 
-Adding an elementwise op is one entry here (plus its tests): the graph dialect makes
-its op class from it, and the checker its builtin. Compositions such as ``x * y`` are
+Adding an elementwise op is one entry here (plus its tests): the checker makes its
+builtin from it, and ``python -m tests.dialects.test_elementwise_classes`` writes its op
+class into ``dialects/graph.py`` (a test fails until it is written). Compositions such as ``x * y`` are
 written with the builder, ``b("mul", x, y)``, so an expansion names the ops it uses.
 
     Elementwise("exp", 1, np.exp, 8, lower=_math(mathd.ExpOp), doc="e to the power x")

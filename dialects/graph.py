@@ -33,6 +33,7 @@ from xdsl.ir import Attribute, Dialect, Operation, Region, SpacedOpaqueSyntaxAtt
 from xdsl.irdl import (
     AnyAttr,
     IRDLOperation,
+    ParsePropInAttrDict,
     ParamAttrConstraint,
     VarConstraint,
     base,
@@ -63,8 +64,9 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from dialects.elementwise import OPS as ELEMENTWISE_ENTRIES
-from dialects.elementwise import Accepts, Elementwise
+from dialects.elementwise import BY_NAME, Accepts, Elementwise
+from dialects.group_kinds import GroupKind, GroupStrategy, KindAndStrategy
+from dialects.reductions import BY_KIND, REDUCTIONS, ReduceKind, Reduction
 from dialects.sizes import Linear, Size, SizeError, sum_dims
 from dialects.tensor_types import (
     Dim,
@@ -151,32 +153,10 @@ _CANONICAL = (GraphFolder(), GraphCanonicalization())
 # Enumerations
 
 
-class ReduceKind(StrEnum):
-    """What a ``graph.reduce`` computes. ``sum``, ``prod``, ``max``, ``min`` keep the
-    dtype (integers wrap at its width); ``mean`` needs floats; ``any``/``all`` read and
-    give ``bool``; ``argmax``/``argmin`` give the ``i64`` index of the first extreme
-    (NaN counting as the extreme), over one axis or over all axes flattened."""
-
-    SUM = "sum"
-    PROD = "prod"
-    MAX = "max"
-    MIN = "min"
-    MEAN = "mean"
-    ANY = "any"
-    ALL = "all"
-    ARGMAX = "argmax"
-    ARGMIN = "argmin"
-
-
-#: the reductions whose result is an index into the reduced axes
-ARG_REDUCTIONS = (ReduceKind.ARGMAX, ReduceKind.ARGMIN)
-#: the reductions over bool tensors
-BOOL_REDUCTIONS = (ReduceKind.ANY, ReduceKind.ALL)
-
-
 @irdl_attr_definition
 class ReduceKindAttr(EnumAttribute[ReduceKind], SpacedOpaqueSyntaxAttribute):
-    """The combiner of a ``graph.reduce``: ``#graph<reduce_kind sum>`` in generic form."""
+    """What a ``graph.reduce`` computes (``dialects.reductions``): ``#graph<reduce_kind sum>``
+    in generic form."""
 
     name = "graph.reduce_kind"
 
@@ -198,7 +178,8 @@ class ComparePredicateAttr(EnumAttribute[ComparePredicate], SpacedOpaqueSyntaxAt
 
 
 # ---------------------------------------------------------------------------
-# Elementwise: one op class per entry of `dialects.elementwise`, made here from it
+# Elementwise: one op class per entry of `dialects.elementwise`, written out from it
+# (``tests/dialects/test_elementwise_classes.py`` renders them and checks they agree)
 
 
 def _verify_accepts(op: IRDLOperation, operand: SSAValue, accepts: Accepts) -> None:
@@ -296,30 +277,391 @@ class TernaryOp(IRDLOperation):
         _verify_accepts(self, self.first, self.ENTRY.accepts)
 
 
-def _elementwise_class(entry: Elementwise) -> type[IRDLOperation]:
-    """The op class of one entry, e.g. ``ExpOp`` for ``exp``, its docstring showing it in IR."""
-    base = PredicateOp if entry.predicate else {1: UnaryOp, 2: BinaryOp, 3: TernaryOp}[entry.arity]
-    operands = ", ".join(f"%{p}" for p in entry.params)
-    kind = "a composite, " if entry.composite else ""
-    result_type = "tensor<4xf32> -> tensor<4xi1>" if entry.predicate else "tensor<4xf32>"
-    doc = f"{entry.doc} ({kind}{entry.accepts.value}): ``%r = {entry.op_name} {operands} : {result_type}``."
-    namespace = {
-        "name": entry.op_name,
-        "ENTRY": entry,
-        "__annotations__": {"ENTRY": ClassVar[Elementwise]},
-        "__doc__": doc,
-        "__module__": __name__,
-    }
-    cls = type(entry.class_name, (base,), namespace)
-    return irdl_op_definition(cls)
+# -- begin generated elementwise ops (python -m tests.dialects.test_elementwise_classes) --
+
+
+@irdl_op_definition
+class NegOp(UnaryOp):
+    """-x (numeric): ``%r = graph.neg %x : tensor<4xf32>``."""
+
+    name = "graph.neg"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["neg"]
+
+
+@irdl_op_definition
+class AbsOp(UnaryOp):
+    """|x| (numeric): ``%r = graph.abs %x : tensor<4xf32>``."""
+
+    name = "graph.abs"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["abs"]
+
+
+@irdl_op_definition
+class ReluOp(UnaryOp):
+    """max(x, 0) (numeric): ``%r = graph.relu %x : tensor<4xf32>``."""
+
+    name = "graph.relu"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["relu"]
+
+
+@irdl_op_definition
+class SignOp(UnaryOp):
+    """1, 0 or -1 by the sign of x; nan for nan (numeric): ``%r = graph.sign %x : tensor<4xf32>``."""
+
+    name = "graph.sign"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["sign"]
+
+
+@irdl_op_definition
+class ExpOp(UnaryOp):
+    """e to the power x (float): ``%r = graph.exp %x : tensor<4xf32>``."""
+
+    name = "graph.exp"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["exp"]
+
+
+@irdl_op_definition
+class Exp2Op(UnaryOp):
+    """2 to the power x (float): ``%r = graph.exp2 %x : tensor<4xf32>``."""
+
+    name = "graph.exp2"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["exp2"]
+
+
+@irdl_op_definition
+class Expm1Op(UnaryOp):
+    """exp(x) - 1, exact near 0 (float): ``%r = graph.expm1 %x : tensor<4xf32>``."""
+
+    name = "graph.expm1"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["expm1"]
+
+
+@irdl_op_definition
+class LogOp(UnaryOp):
+    """the natural logarithm (float): ``%r = graph.log %x : tensor<4xf32>``."""
+
+    name = "graph.log"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["log"]
+
+
+@irdl_op_definition
+class Log2Op(UnaryOp):
+    """the base-2 logarithm (float): ``%r = graph.log2 %x : tensor<4xf32>``."""
+
+    name = "graph.log2"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["log2"]
+
+
+@irdl_op_definition
+class Log1pOp(UnaryOp):
+    """log(1 + x), exact near 0 (float): ``%r = graph.log1p %x : tensor<4xf32>``."""
+
+    name = "graph.log1p"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["log1p"]
+
+
+@irdl_op_definition
+class SqrtOp(UnaryOp):
+    """the square root (float): ``%r = graph.sqrt %x : tensor<4xf32>``."""
+
+    name = "graph.sqrt"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["sqrt"]
+
+
+@irdl_op_definition
+class RsqrtOp(UnaryOp):
+    """1 / sqrt(x) (float): ``%r = graph.rsqrt %x : tensor<4xf32>``."""
+
+    name = "graph.rsqrt"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["rsqrt"]
+
+
+@irdl_op_definition
+class SinOp(UnaryOp):
+    """the sine (radians) (float): ``%r = graph.sin %x : tensor<4xf32>``."""
+
+    name = "graph.sin"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["sin"]
+
+
+@irdl_op_definition
+class CosOp(UnaryOp):
+    """the cosine (radians) (float): ``%r = graph.cos %x : tensor<4xf32>``."""
+
+    name = "graph.cos"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["cos"]
+
+
+@irdl_op_definition
+class TanOp(UnaryOp):
+    """the tangent (radians) (float): ``%r = graph.tan %x : tensor<4xf32>``."""
+
+    name = "graph.tan"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["tan"]
+
+
+@irdl_op_definition
+class AtanOp(UnaryOp):
+    """the arc tangent, in (-pi/2, pi/2) (float): ``%r = graph.atan %x : tensor<4xf32>``."""
+
+    name = "graph.atan"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["atan"]
+
+
+@irdl_op_definition
+class TanhOp(UnaryOp):
+    """the hyperbolic tangent (float): ``%r = graph.tanh %x : tensor<4xf32>``."""
+
+    name = "graph.tanh"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["tanh"]
+
+
+@irdl_op_definition
+class ErfOp(UnaryOp):
+    """the error function (float): ``%r = graph.erf %x : tensor<4xf32>``."""
+
+    name = "graph.erf"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["erf"]
+
+
+@irdl_op_definition
+class FloorOp(UnaryOp):
+    """the largest integer <= x (float): ``%r = graph.floor %x : tensor<4xf32>``."""
+
+    name = "graph.floor"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["floor"]
+
+
+@irdl_op_definition
+class CeilOp(UnaryOp):
+    """the smallest integer >= x (float): ``%r = graph.ceil %x : tensor<4xf32>``."""
+
+    name = "graph.ceil"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["ceil"]
+
+
+@irdl_op_definition
+class RoundOp(UnaryOp):
+    """the nearest integer, halves to even (np.round) (float): ``%r = graph.round %x : tensor<4xf32>``."""
+
+    name = "graph.round"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["round"]
+
+
+@irdl_op_definition
+class SigmoidOp(UnaryOp):
+    """1 / (1 + exp(-x)) (a composite, float): ``%r = graph.sigmoid %x : tensor<4xf32>``."""
+
+    name = "graph.sigmoid"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["sigmoid"]
+
+
+@irdl_op_definition
+class GeluOp(UnaryOp):
+    """0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (a composite, float): ``%r = graph.gelu %x : tensor<4xf32>``."""
+
+    name = "graph.gelu"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["gelu"]
+
+
+@irdl_op_definition
+class SiluOp(UnaryOp):
+    """x * sigmoid(x) (a composite, float): ``%r = graph.silu %x : tensor<4xf32>``."""
+
+    name = "graph.silu"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["silu"]
+
+
+@irdl_op_definition
+class SoftplusOp(UnaryOp):
+    """log(1 + exp(x)), computed as relu(x) + log1p(exp(-|x|)) so that it never overflows (a composite, float): ``%r = graph.softplus %x : tensor<4xf32>``."""
+
+    name = "graph.softplus"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["softplus"]
+
+
+@irdl_op_definition
+class IsnanOp(PredicateOp):
+    """whether x is nan (float): ``%r = graph.isnan %x : tensor<4xf32> -> tensor<4xi1>``."""
+
+    name = "graph.isnan"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["isnan"]
+
+
+@irdl_op_definition
+class IsinfOp(PredicateOp):
+    """whether x is inf or -inf (float): ``%r = graph.isinf %x : tensor<4xf32> -> tensor<4xi1>``."""
+
+    name = "graph.isinf"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["isinf"]
+
+
+@irdl_op_definition
+class AddOp(BinaryOp):
+    """x + y (numeric): ``%r = graph.add %x, %y : tensor<4xf32>``."""
+
+    name = "graph.add"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["add"]
+
+
+@irdl_op_definition
+class SubOp(BinaryOp):
+    """x - y (numeric): ``%r = graph.sub %x, %y : tensor<4xf32>``."""
+
+    name = "graph.sub"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["sub"]
+
+
+@irdl_op_definition
+class MulOp(BinaryOp):
+    """x * y (numeric): ``%r = graph.mul %x, %y : tensor<4xf32>``."""
+
+    name = "graph.mul"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["mul"]
+
+
+@irdl_op_definition
+class DivOp(BinaryOp):
+    """x / y, of floats (float): ``%r = graph.div %x, %y : tensor<4xf32>``."""
+
+    name = "graph.div"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["div"]
+
+
+@irdl_op_definition
+class FloordivOp(BinaryOp):
+    """x // y, rounded down (NumPy's floor division; an integer divided by 0 is 0) (numeric): ``%r = graph.floordiv %x, %y : tensor<4xf32>``."""
+
+    name = "graph.floordiv"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["floordiv"]
+
+
+@irdl_op_definition
+class ModOp(BinaryOp):
+    """x % y, with the sign of y (NumPy's remainder; an integer modulo 0 is 0) (numeric): ``%r = graph.mod %x, %y : tensor<4xf32>``."""
+
+    name = "graph.mod"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["mod"]
+
+
+@irdl_op_definition
+class PowOp(BinaryOp):
+    """x ** y (numeric): ``%r = graph.pow %x, %y : tensor<4xf32>``."""
+
+    name = "graph.pow"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["pow"]
+
+
+@irdl_op_definition
+class MaximumOp(BinaryOp):
+    """the larger of x and y; nan if either is (numeric): ``%r = graph.maximum %x, %y : tensor<4xf32>``."""
+
+    name = "graph.maximum"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["maximum"]
+
+
+@irdl_op_definition
+class MinimumOp(BinaryOp):
+    """the smaller of x and y; nan if either is (numeric): ``%r = graph.minimum %x, %y : tensor<4xf32>``."""
+
+    name = "graph.minimum"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["minimum"]
+
+
+@irdl_op_definition
+class Atan2Op(BinaryOp):
+    """the angle of the point (x, y), in [-pi, pi] (float): ``%r = graph.atan2 %y, %x : tensor<4xf32>``."""
+
+    name = "graph.atan2"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["atan2"]
+
+
+@irdl_op_definition
+class ClipOp(TernaryOp):
+    """minimum(maximum(x, lo), hi), as np.clip (a composite, numeric): ``%r = graph.clip %x, %lo, %hi : tensor<4xf32>``."""
+
+    name = "graph.clip"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["clip"]
+
+
+@irdl_op_definition
+class LogicalNotOp(UnaryOp):
+    """not x (bool): ``%r = graph.logical_not %x : tensor<4xf32>``."""
+
+    name = "graph.logical_not"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["logical_not"]
+
+
+@irdl_op_definition
+class LogicalAndOp(BinaryOp):
+    """x and y (bool): ``%r = graph.logical_and %x, %y : tensor<4xf32>``."""
+
+    name = "graph.logical_and"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["logical_and"]
+
+
+@irdl_op_definition
+class LogicalOrOp(BinaryOp):
+    """x or y (bool): ``%r = graph.logical_or %x, %y : tensor<4xf32>``."""
+
+    name = "graph.logical_or"
+    ENTRY: ClassVar[Elementwise] = BY_NAME["logical_or"]
 
 
 #: the op class of every elementwise entry, by the entry's name
-ELEMENTWISE: dict[str, type[IRDLOperation]] = {entry.name: _elementwise_class(entry) for entry in ELEMENTWISE_ENTRIES}
-globals().update({cls.__name__: cls for cls in ELEMENTWISE.values()})
-UNARY_OPS: tuple[type[UnaryOp | PredicateOp], ...] = tuple(c for c in ELEMENTWISE.values() if c.ENTRY.arity == 1)
-BINARY_OPS: tuple[type[BinaryOp], ...] = tuple(c for c in ELEMENTWISE.values() if c.ENTRY.arity == 2)
-TERNARY_OPS: tuple[type[TernaryOp], ...] = tuple(c for c in ELEMENTWISE.values() if c.ENTRY.arity == 3)
+ELEMENTWISE: dict[str, type[UnaryOp | PredicateOp | BinaryOp | TernaryOp]] = {
+    cls.ENTRY.name: cls
+    for cls in (
+        NegOp,
+        AbsOp,
+        ReluOp,
+        SignOp,
+        ExpOp,
+        Exp2Op,
+        Expm1Op,
+        LogOp,
+        Log2Op,
+        Log1pOp,
+        SqrtOp,
+        RsqrtOp,
+        SinOp,
+        CosOp,
+        TanOp,
+        AtanOp,
+        TanhOp,
+        ErfOp,
+        FloorOp,
+        CeilOp,
+        RoundOp,
+        SigmoidOp,
+        GeluOp,
+        SiluOp,
+        SoftplusOp,
+        IsnanOp,
+        IsinfOp,
+        AddOp,
+        SubOp,
+        MulOp,
+        DivOp,
+        FloordivOp,
+        ModOp,
+        PowOp,
+        MaximumOp,
+        MinimumOp,
+        Atan2Op,
+        ClipOp,
+        LogicalNotOp,
+        LogicalAndOp,
+        LogicalOrOp,
+    )
+}
+# -- end generated elementwise ops --
+
+UNARY_OPS: tuple[type[UnaryOp | PredicateOp], ...] = tuple(
+    c for c in ELEMENTWISE.values() if issubclass(c, UnaryOp | PredicateOp)
+)
+BINARY_OPS: tuple[type[BinaryOp], ...] = tuple(c for c in ELEMENTWISE.values() if issubclass(c, BinaryOp))
+TERNARY_OPS: tuple[type[TernaryOp], ...] = tuple(c for c in ELEMENTWISE.values() if issubclass(c, TernaryOp))
 
 
 @irdl_op_definition
@@ -532,16 +874,12 @@ def verified_reduced_shape(op: ReduceOp | _StatisticOp) -> Shape:
     return reduced_shape(shape, axes, op.keepdims is not None)
 
 
-def reduced_dtype(kind: ReduceKind, dtype: str) -> str:
-    """The dtype of a reduction's result: an arg reduction gives indices."""
-    return "i64" if kind in ARG_REDUCTIONS else dtype
-
-
 @irdl_op_definition
 class ReduceOp(IRDLOperation):
-    """A reduction over some axes (sorted, non-negative), keeping them as size 1 or not.
-    An ``argmax``/``argmin`` reduces one axis or all of them, whose index it then counts
-    in the flattened (row-major) order, as NumPy's ``argmax(x)`` without an axis.
+    """A reduction (``dialects.reductions``) over some axes (sorted, non-negative),
+    keeping them as size 1 or not. An index reduction (``argmax``/``argmin``) reduces
+    one axis or all of them, whose index it then counts in the flattened (row-major)
+    order, as NumPy's ``argmax(x)`` without an axis.
 
         %s = graph.reduce sum %x axes = [1] keepdims : tensor<4x8xf32> -> tensor<4x1xf32>
         %i = graph.reduce argmax %x axes = [0, 1] : tensor<4x8xf32> -> tensor<i64>
@@ -565,7 +903,9 @@ class ReduceOp(IRDLOperation):
         properties = {"kind": ReduceKindAttr(kind), **axes_properties(axes, keepdims)}
         super().__init__(
             operands=[input],
-            result_types=[tensor_type(reduced_dtype(kind, dtype_of(input.type)), reduced_shape(shape, axes, keepdims))],
+            result_types=[
+                tensor_type(BY_KIND[kind].result_dtype(dtype_of(input.type)), reduced_shape(shape, axes, keepdims))
+            ],
             properties=properties,
         )
 
@@ -573,25 +913,34 @@ class ReduceOp(IRDLOperation):
     def axes_list(self) -> tuple[int, ...]:
         return tuple(self.axes.get_values())
 
+    @property
+    def reduction(self) -> Reduction:
+        """The entry of ``dialects.reductions`` the op computes."""
+        return BY_KIND[self.kind.data]
+
     def verify_(self) -> None:
         _verify_all_tensors(self)
         shape = shape_of(self.input.type)
         axes = self.axes_list
         expected = verified_reduced_shape(self)
-        kind = self.kind.data
-        dtype = reduced_dtype(kind, dtype_of(self.input.type))
+        reduction = self.reduction
+        dtype = reduction.result_dtype(dtype_of(self.input.type))
         if shape_of(self.result.type) != expected or dtype_of(self.result.type) != dtype:
             raise VerifyException(
                 f"result type {self.result.type} does not match the reduction of {self.input.type}"
             )
-        if kind == ReduceKind.MEAN and not is_float(self.input.type):
-            raise VerifyException("mean expects a floating-point tensor")
-        if kind in BOOL_REDUCTIONS and not is_bool(self.input.type):
-            raise VerifyException(f"{kind.value} takes bool tensors")
-        if kind not in BOOL_REDUCTIONS and is_bool(self.input.type):
-            raise VerifyException("reductions other than any and all do not take bool tensors")
-        if kind in ARG_REDUCTIONS and len(axes) not in (1, len(shape)):
-            raise VerifyException(f"{kind.value} reduces one axis or all of them, not {list(axes)}")
+        if reduction.accepts is Accepts.FLOAT and not is_float(self.input.type):
+            raise VerifyException(f"{reduction.name} expects a floating-point tensor")
+        if reduction.accepts is Accepts.BOOL and not is_bool(self.input.type):
+            raise VerifyException(f"{reduction.name} takes bool tensors")
+        if reduction.accepts is not Accepts.BOOL and is_bool(self.input.type):
+            raise VerifyException(f"reductions other than {_BOOL_REDUCTION_NAMES} do not take bool tensors")
+        if reduction.index and len(axes) not in (1, len(shape)):
+            raise VerifyException(f"{reduction.name} reduces one axis or all of them, not {list(axes)}")
+
+
+#: the reductions over bool tensors, as a verifier names them: "any and all"
+_BOOL_REDUCTION_NAMES = " and ".join(r.name for r in REDUCTIONS if r.accepts is Accepts.BOOL)
 
 
 def matmul_shape(lhs: Shape, rhs: Shape) -> Shape | None:
@@ -1576,8 +1925,12 @@ class RmsNormOp(IRDLOperation):
 # Fusion groups
 
 
+def _string_attr(text: str | None) -> StringAttr | None:
+    return None if text is None else StringAttr(text)
+
+
 @irdl_op_definition
-class FusionGroupOp(IRDLOperation):
+class FusionGroupOp(KindAndStrategy):
     """The ops of one kernel, in an isolated single-block region whose arguments
     are the group's inputs and whose ``graph.yield`` gives its outputs.
 
@@ -1586,12 +1939,23 @@ class FusionGroupOp(IRDLOperation):
           %e = graph.exp %a : tensor<8xf32>
           graph.yield %e : tensor<8xf32>
         }
+
+    Its properties, all optional, printed in the attribute dictionary: ``kernel``, its
+    name; ``kind`` and ``strategy`` (``dialects.group_kinds``); ``rule``, the fusion
+    rule that formed it, and ``pattern``, the pattern rule that matched in it
+    (``passes/fusion/rules.py``); ``part_of``, the group a library group was split from
+    (``split-library-groups``).
     """
 
     name = "graph.fusion_group"
     inputs = var_operand_def(TensorConstraint)
     outputs = var_result_def(TensorConstraint)
     body = region_def("single_block")
+    kernel = opt_prop_def(StringAttr)
+    rule = opt_prop_def(StringAttr)
+    pattern = opt_prop_def(StringAttr)
+    part_of = opt_prop_def(StringAttr)
+    irdl_options = (ParsePropInAttrDict(),)
     traits = lazy_traits_def(
         lambda: (
             IsolatedFromAbove(),
@@ -1607,16 +1971,26 @@ class FusionGroupOp(IRDLOperation):
         inputs: Sequence[SSAValue | Operation],
         result_types: Sequence[Attribute],
         body: Region,
-        attributes: dict[str, Attribute] | None = None,
+        *,
+        kernel: str | None = None,
+        kind: GroupKind | None = None,
+        rule: str | None = None,
+        pattern: str | None = None,
+        strategy: GroupStrategy | None = None,
+        part_of: str | None = None,
     ):
-        super().__init__(
-            operands=[inputs], result_types=[result_types], regions=[body], attributes=attributes
-        )
+        super().__init__(operands=[inputs], result_types=[result_types], regions=[body])
+        # set in the order they print: fuse's, then select-strategy's, then split-library-groups'
+        self.kernel = _string_attr(kernel)
+        self.kind = kind
+        self.rule = _string_attr(rule)
+        self.pattern = _string_attr(pattern)
+        self.strategy = strategy
+        self.part_of = _string_attr(part_of)
 
     @property
     def kernel_name(self) -> str | None:
-        name = self.attributes.get("kernel")
-        return name.data if isinstance(name, StringAttr) else None
+        return None if self.kernel is None else self.kernel.data
 
     def verify_(self) -> None:
         _verify_all_tensors(self)

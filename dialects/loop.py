@@ -56,7 +56,7 @@ import json
 import math
 import weakref
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -88,6 +88,7 @@ from xdsl.ir import (
 )
 from xdsl.irdl import (
     IRDLOperation,
+    ParsePropInAttrDict,
     VarConstraint,
     base,
     irdl_attr_definition,
@@ -119,6 +120,8 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
+
+from dialects.group_kinds import KIND, STRATEGY, GroupKind, GroupStrategy, KindAndStrategy
 
 MemRefConstraint = base(MemRefType)
 IndexConstraint = base(IndexType)
@@ -341,10 +344,12 @@ def _parse_access(parser: Parser) -> tuple[UnresolvedOperand, list[UnresolvedOpe
 
 
 @irdl_op_definition
-class KernelOp(IRDLOperation):
+class KernelOp(KindAndStrategy):
     """One fused kernel: a symbol with buffer arguments, its inputs first
     (``ins``, only read) then its outputs (``outs``, written). The body is a
     single block with no terminator; loops inside it read sizes with ``loop.dim``.
+    The ``kind`` and ``strategy`` of the fusion group it was (``dialects.group_kinds``)
+    print first in its attribute dictionary, then its discardable attributes.
 
         loop.kernel @k0_gelu ins(%x : memref<?x768xf32>) outs(%y : memref<?x768xf32>) attributes {kind = "elementwise"} {
           ...
@@ -363,7 +368,8 @@ class KernelOp(IRDLOperation):
         input_types: Sequence[Attribute],
         output_types: Sequence[Attribute],
         body: Region | None = None,
-        attributes: Mapping[str, Attribute] | None = None,
+        kind: GroupKind | None = None,
+        strategy: GroupStrategy | None = None,
     ):
         if body is None:
             body = Region(Block(arg_types=[*input_types, *output_types]))
@@ -373,8 +379,9 @@ class KernelOp(IRDLOperation):
                 "num_inputs": IntegerAttr(len(input_types), i64),
             },
             regions=[body],
-            attributes=attributes,
         )
+        self.kind = kind
+        self.strategy = strategy
 
     @property
     def inputs(self) -> tuple[BlockArgument, ...]:
@@ -404,7 +411,8 @@ class KernelOp(IRDLOperation):
             printer.print_string(f" {keyword}(")
             printer.print_list(group, printer.print_block_argument)
             printer.print_string(")")
-        printer.print_op_attributes(self.attributes, print_keyword=True)
+        of_group = {name: self.properties[name] for name in (KIND, STRATEGY) if name in self.properties}
+        printer.print_op_attributes(of_group | self.attributes, print_keyword=True)
         printer.print_string(" ")
         printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
 
@@ -417,15 +425,12 @@ class KernelOp(IRDLOperation):
             groups.append(
                 parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_argument)
             )
-        attributes = parser.parse_optional_attr_dict_with_keyword()
+        parsed = parser.parse_optional_attr_dict_with_keyword()
+        attributes = dict(parsed.data) if parsed is not None else {}
         body = parser.parse_region([*groups[0], *groups[1]])
-        op = cls(
-            sym_name,
-            [a.type for a in groups[0]],
-            [a.type for a in groups[1]],
-            body,
-            attributes.data if attributes is not None else None,
-        )
+        op = cls(sym_name, [a.type for a in groups[0]], [a.type for a in groups[1]], body)
+        op.properties |= {name: attributes.pop(name) for name in (KIND, STRATEGY) if name in attributes}
+        op.attributes |= attributes
         return op
 
 
@@ -1179,9 +1184,10 @@ class GemmOp(IRDLOperation):
     into a buffer: ``c = matmul(a, b)`` with NumPy's batching and broadcasting of the
     leading axes; ``transpose_lhs`` / ``transpose_rhs`` swap an operand's last two axes
     (the library's own transpose flags). What a fusion group with ``strategy =
-    "library"`` lowers to, its epilogue left to the kernel after it.
+    "library"`` lowers to, its epilogue left to the kernel after it; ``kernel`` names
+    that group, the name profiles file the call's time under.
 
-        loop.gemm %x, %w, %t transpose_rhs : memref<?x256xf32>, memref<512x256xf32>, memref<?x512xf32>
+        loop.gemm %x, %w, %t transpose_rhs {kernel = "k0_matmul_gemm0"} : memref<?x256xf32>, memref<512x256xf32>, memref<?x512xf32>
     """
 
     name = "loop.gemm"
@@ -1190,6 +1196,8 @@ class GemmOp(IRDLOperation):
     out = operand_def(MemRefConstraint)
     transpose_lhs = opt_prop_def(UnitAttr)
     transpose_rhs = opt_prop_def(UnitAttr)
+    kernel = opt_prop_def(StringAttr)
+    irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = (
         "$lhs `,` $rhs `,` $out (`transpose_lhs` $transpose_lhs^)? (`transpose_rhs` $transpose_rhs^)? "
@@ -1203,9 +1211,18 @@ class GemmOp(IRDLOperation):
         out: SSAValue | Operation,
         transpose_lhs: bool = False,
         transpose_rhs: bool = False,
+        kernel: str | None = None,
     ):
-        flags = {n: UnitAttr() for n, on in (("transpose_lhs", transpose_lhs), ("transpose_rhs", transpose_rhs)) if on}
-        super().__init__(operands=[lhs, rhs, out], properties=flags)
+        properties: dict[str, Attribute] = {
+            n: UnitAttr() for n, on in (("transpose_lhs", transpose_lhs), ("transpose_rhs", transpose_rhs)) if on
+        }
+        if kernel is not None:
+            properties["kernel"] = StringAttr(kernel)
+        super().__init__(operands=[lhs, rhs, out], properties=properties)
+
+    @property
+    def kernel_name(self) -> str | None:
+        return None if self.kernel is None else self.kernel.data
 
     def verify_(self) -> None:
         types = [t for t in (self.lhs.type, self.rhs.type, self.out.type) if isinstance(t, MemRefType)]

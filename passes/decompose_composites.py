@@ -49,7 +49,6 @@ from dialects.graph import (
     MulOp,
     PoolKind,
     PoolOp,
-    ReduceKind,
     ReduceOp,
     ReshapeOp,
     RmsNormOp,
@@ -64,6 +63,7 @@ from dialects.graph import (
     WindowOp,
 )
 from dialects.graph_canonicalization import Emitter
+from dialects.reductions import ReduceKind
 from dialects.tensor_types import dtype_of, is_float, shape_of, tensor_type
 
 # ---------------------------------------------------------------------------
@@ -286,7 +286,7 @@ class DecomposeMean(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ReduceOp, rewriter: PatternRewriter) -> None:
-        if op.kind.data != ReduceKind.MEAN:
+        if not op.reduction.averages:
             return
         e = Emitter()
         result = mean(e, op.input, op.axes_list, op.keepdims is not None)

@@ -61,7 +61,6 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     ModuleOp,
-    StringAttr,
     TensorType,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
@@ -70,10 +69,10 @@ from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import PassFailedException
 
 from dialects import graph, loop
-from dialects.elementwise import BY_NAME
+from dialects.elementwise import BY_NAME, Accepts
+from dialects.group_kinds import GroupKind, GroupStrategy
 from dialects.sizes import Linear, Size, is_derived, sum_dims
 from dialects.tensor_types import Dim, is_bool, is_float, shape_of
-from passes.fusion.select_strategy import LIBRARY, group_strategy
 from passes.split_library_groups import SplitLibraryGroupsPass
 
 
@@ -192,7 +191,7 @@ def _scratch_candidates(block: Block) -> set[SSAValue]:
                 operand = _through_index_maps(operand)
                 if _contains(operand, _TRANSCENDENTAL_OPS + _CONTRACTIONS, memo):
                     candidates.add(operand)
-        if isinstance(op, graph.ReduceOp) and op.kind.data in graph.ARG_REDUCTIONS and len(op.axes_list) == 1:
+        if isinstance(op, graph.ReduceOp) and op.reduction.index and len(op.axes_list) == 1:
             operand = _through_index_maps(op.input)
             if not isinstance(operand, BlockArgument):
                 candidates.add(operand)
@@ -259,11 +258,7 @@ class _KernelEmitter:
         self.outputs = list(terminator.values)
         in_types = [memref_of(a.type) for a in block.args]
         out_types = [memref_of(v.type) for v in self.outputs]
-        attributes: dict[str, Attribute] = {}
-        for key in ("kind", "strategy"):
-            if key in group.attributes:
-                attributes[key] = group.attributes[key]
-        self.kernel = loop.KernelOp(name, in_types, out_types, attributes=attributes)
+        self.kernel = loop.KernelOp(name, in_types, out_types, kind=group.kind, strategy=group.strategy)
         body = self.kernel.body.block
         self.root = _Frame(None, body, "root")
         self.stack: list[_Frame] = [self.root]
@@ -956,31 +951,14 @@ def _padded_read(e: _KernelEmitter, op: graph.PadOp | graph.WindowOp, inner, ins
     return _select_scalar(e, inside, x, e.const(padding, element))
 
 
-_COMBINERS = {
-    graph.ReduceKind.SUM: loop.Combiner.ADD,
-    graph.ReduceKind.PROD: loop.Combiner.MUL,
-    graph.ReduceKind.MEAN: loop.Combiner.ADD,
-    graph.ReduceKind.MAX: loop.Combiner.MAX,
-    graph.ReduceKind.MIN: loop.Combiner.MIN,
-    # a bool is folded as an i32 0 or 1 (the combiners are signed, and i1 true is -1)
-    graph.ReduceKind.ANY: loop.Combiner.MAX,
-    graph.ReduceKind.ALL: loop.Combiner.MIN,
-    # the extreme's value, then the first index holding it (see _arg_reduce)
-    graph.ReduceKind.ARGMAX: loop.Combiner.MAX,
-    graph.ReduceKind.ARGMIN: loop.Combiner.MIN,
-}
-
-
-_BOOL_IDENTITY = {graph.ReduceKind.ANY: 0, graph.ReduceKind.ALL: 1}
-
-
 @_handles(graph.ReduceOp)
 def _reduce(e: _KernelEmitter, op: graph.ReduceOp, idx):
     shape = shape_of(op.input.type)
     axes = op.axes_list
     keepdims = op.keepdims is not None
-    kind = op.kind.data
-    element = IntegerType(32) if kind in graph.BOOL_REDUCTIONS else _element(op.input.type)
+    reduction = op.reduction
+    folds_bool = reduction.accepts is Accepts.BOOL  # as an i32 0 or 1: see dialects.reductions
+    element = IntegerType(32) if folds_bool else _element(op.input.type)
     # the input index with holes at the reduced axes
     kept: list[SSAValue | None] = []
     it = iter(idx)
@@ -993,10 +971,9 @@ def _reduce(e: _KernelEmitter, op: graph.ReduceOp, idx):
             kept.append(next(it))
     outer = [c for c in kept if c is not None]
     extents = [e.size(shape[a]) for a in axes]
-    combiner = _COMBINERS[kind]
-    # any and all start from false and true: over no elements they are NumPy's
-    identity = _BOOL_IDENTITY.get(kind, loop.combiner_identity(combiner, element))
-    init = e.const(identity, element)
+    combiner = reduction.combiner
+    identity = reduction.identity
+    init = e.const(loop.combiner_identity(combiner, element) if identity is None else identity, element)
     level = e._level([*outer, *extents, init])
 
     def body(ivs: list[SSAValue]) -> SSAValue:
@@ -1005,14 +982,14 @@ def _reduce(e: _KernelEmitter, op: graph.ReduceOp, idx):
             full[axis] = iv
         return convert(e, e.value_at(op.input, tuple(full)), element)  # type: ignore[arg-type]
 
-    if kind in graph.ARG_REDUCTIONS:
+    if reduction.index:
         return _arg_reduce(e, op, extents, level, e.reduce_loops(level, combiner, init, extents, body), body)
     if not axes:
         return convert(e, body([]), _element(op.result.type))
     result = e.reduce_loops(level, combiner, init, extents, body)
-    if kind in graph.BOOL_REDUCTIONS:
+    if folds_bool:
         return convert(e, result, _element(op.result.type))
-    if kind == graph.ReduceKind.MEAN:
+    if reduction.averages:
         count = e.index(1)
         for extent in extents:
             count = e.mul(count, extent)
@@ -1109,12 +1086,7 @@ def _single_op_group(op: Operation) -> graph.FusionGroupOp:
     clone = op.clone(value_mapper=mapping)
     block.add_op(clone)
     block.add_op(graph.YieldOp(*clone.results))
-    return graph.FusionGroupOp(
-        operands,
-        [r.type for r in op.results],
-        Region(block),
-        {"kind": StringAttr("single")},
-    )
+    return graph.FusionGroupOp(operands, [r.type for r in op.results], Region(block), kind=GroupKind.SINGLE)
 
 
 def lower_function(fn: func.FuncOp, module: ModuleOp, taken: set[str]) -> func.FuncOp:
@@ -1142,7 +1114,7 @@ def lower_function(fn: func.FuncOp, module: ModuleOp, taken: set[str]) -> func.F
             if op.dialect_name() != "graph" or isinstance(op, graph.YieldOp):
                 raise LoweringError(f"lower-to-loops expects fusion groups in a function body, found {op.name}")
             group = _single_op_group(op)
-        if group_strategy(group) == LIBRARY:
+        if group.strategy is GroupStrategy.LIBRARY:
             _lower_library_call(group, host_block, buffers, allocated)
             continue
         name = _unique(group.kernel_name or f"k{len(taken)}", taken)
@@ -1189,10 +1161,13 @@ def _lower_library_call(
                 alloc.result.name_hint = result.name_hint
             host_block.add_op(alloc)
             gemm = loop.GemmOp(
-                local[op.lhs], local[op.rhs], alloc, op.transpose_lhs is not None, op.transpose_rhs is not None
+                local[op.lhs],
+                local[op.rhs],
+                alloc,
+                op.transpose_lhs is not None,
+                op.transpose_rhs is not None,
+                group.kernel_name or None,  # what profiles file its time under
             )
-            if group.kernel_name:
-                gemm.attributes["kernel"] = StringAttr(group.kernel_name)  # what profiles file its time under
             host_block.add_op(gemm)
             buffers[result] = alloc.result
             allocated.append(alloc.result)

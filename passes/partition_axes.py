@@ -8,7 +8,8 @@ function's ``partition`` attribute one of:
   whole function on its own (the batch axis of a transformer block, softmax's rows);
 - ``reduction(add, max; 2 passes)``: reductions (``sum``, ``mean`` as sum and count,
   ``prod``, ``max``, ``min``, ``any``, ``all``) or matmul contractions run along ``S``;
-  each splits into a partial per chunk and a combine with the listed combiners.
+  each splits into a partial per chunk and a combine with the listed folds (each
+  reduction's ``partials`` in ``dialects.reductions``).
   ``passes`` counts the rounds of them that depend on each other: softmax's max, then
   its sum of exponentials, is 2; layernorm's mean, then its variance, is 2;
 - ``unsplittable: <reason>``: an op needs all of ``S`` at once, with the op named.
@@ -62,35 +63,42 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.utils.str_enum import StrEnum
 
 from dialects import graph
+from dialects.reductions import Fold
 from dialects.sizes import Size, is_derived
 from dialects.tensor_types import shape_of
 
 #: the attribute of a function that holds the result
 PARTITION_ATTR = "partition"
 
-#: how each reduction kind combines its partials
-COMBINERS = {graph.ReduceKind.SUM: "add", graph.ReduceKind.MEAN: "add", graph.ReduceKind.MAX: "max",
-              graph.ReduceKind.MIN: "min", graph.ReduceKind.PROD: "mul", graph.ReduceKind.ANY: "or",
-              graph.ReduceKind.ALL: "and"}  # fmt: skip
+
+
+class SplitKind(StrEnum):
+    """Whether a function splits along a size: each kind is described in the module
+    docstring."""
+
+    PARALLEL = "parallel"
+    REDUCTION = "reduction"
+    UNSPLITTABLE = "unsplittable"
 
 
 @dataclass(frozen=True)
 class AxisPartition:
     """How a function splits along one size."""
 
-    kind: str  # "parallel", "reduction" or "unsplittable"
-    combiners: tuple[str, ...] = ()  # of a reduction, in first-use order
+    kind: SplitKind
+    combiners: tuple[Fold, ...] = ()  # of a reduction, in first-use order
     passes: int = 0  # of a reduction: rounds of partials that depend on each other
     reason: str = ""  # of an unsplittable size: the op that needs all of it
 
     def describe(self) -> str:
-        if self.kind == "reduction":
+        if self.kind is SplitKind.REDUCTION:
             return f"reduction({', '.join(self.combiners)}; {self.passes} pass{'es' if self.passes > 1 else ''})"
-        if self.kind == "unsplittable":
+        if self.kind is SplitKind.UNSPLITTABLE:
             return f"unsplittable: {self.reason}"
-        return self.kind
+        return self.kind.value
 
     __str__ = describe
 
@@ -131,7 +139,7 @@ class Cut:
 
     op: Operation
     round: int
-    combiner: str
+    combiner: Fold
 
 
 class _Analysis:
@@ -140,13 +148,13 @@ class _Analysis:
     def __init__(self, size: str):
         self.size = size
         self.depth: dict[SSAValue, int] = {}  # rounds of reductions along size a value needs
-        self.combiners: list[str] = []
+        self.combiners: list[Fold] = []
         self.cuts: list[Cut] = []
 
     def depth_of(self, values) -> int:
         return max((self.depth.get(v, 0) for v in values), default=0)
 
-    def reduction(self, op: Operation, combiner: str, operands) -> None:
+    def reduction(self, op: Operation, combiner: Fold, operands) -> None:
         depth = self.depth_of(operands) + 1
         for result in op.results:
             self.depth[result] = depth
@@ -162,13 +170,14 @@ class _Analysis:
         if isinstance(op, graph.ReduceOp):
             dims = _dims(op.input)
             if any(dims[a] == size for a in op.axes_list):
-                if op.kind.data in graph.ARG_REDUCTIONS:  # a chunk's index would need the chunk's offset
-                    raise _Unsplittable(f"{op.kind.data.value} reduces {size}: it needs all of it")
-                self.reduction(op, COMBINERS[op.kind.data], op.operands)
+                partials = op.reduction.partials
+                if partials is None:  # an index: a chunk's would need the chunk's offset
+                    raise _Unsplittable(f"{op.reduction.name} reduces {size}: it needs all of it")
+                self.reduction(op, partials, op.operands)
                 return
         elif isinstance(op, graph.MatmulOp):
             if contracted_dim(op) == size:
-                self.reduction(op, "add", op.operands)
+                self.reduction(op, Fold.ADD, op.operands)  # partial products add up
                 return
         elif isinstance(op, graph.IotaOp):
             if _dims(op.result)[op.axis.value.data] == size:
@@ -209,11 +218,11 @@ class _Analysis:
                 if op is not function:
                     self.op(op)
         except _Unsplittable as error:
-            return AxisPartition("unsplittable", reason=str(error))
+            return AxisPartition(SplitKind.UNSPLITTABLE, reason=str(error))
         if not self.combiners:
-            return AxisPartition("parallel")
+            return AxisPartition(SplitKind.PARALLEL)
         passes = max(self.depth.values(), default=1)
-        return AxisPartition("reduction", tuple(self.combiners), passes)
+        return AxisPartition(SplitKind.REDUCTION, tuple(self.combiners), passes)
 
 
 def signature_sizes(function: func.FuncOp) -> list[str]:

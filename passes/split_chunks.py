@@ -49,7 +49,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from dialects import graph
 from dialects.tensor_types import dtype_of, shape_of
-from passes.partition_axes import cuts, signature_sizes
+from passes.partition_axes import SplitKind, cuts, signature_sizes
 
 #: attributes of the functions the pass adds (see the module docstring)
 OPERANDS_ATTR = "chunk_operands"
@@ -149,11 +149,13 @@ def split_function(function: func.FuncOp, size: str, sizes: dict[str, int]) -> l
             f"split-chunks: {unknown[0]} is no size of {entry} (sizes: {', '.join(known) or 'none'})"
         )
     axis, cut_list = cuts(function, size) if size else (None, [])
-    if axis is not None and axis.kind == "unsplittable":
+    if axis is not None and axis.kind is SplitKind.UNSPLITTABLE:
         raise PassFailedException(f"split-chunks: {entry} cannot be split along {size}: {axis.reason}")
     for cut in cut_list:
-        if isinstance(cut.op, graph.ReduceOp) and cut.op.kind.data == graph.ReduceKind.MEAN:
-            raise PassFailedException(f"split-chunks: {cut.op.name} mean along {size}: decompose it first")
+        if isinstance(cut.op, graph.ReduceOp) and not cut.op.reduction.combines_own_partials:
+            raise PassFailedException(
+                f"split-chunks: {cut.op.name} {cut.op.reduction.name} along {size}: decompose it first"
+            )
     values: list[SSAValue] = [cut.op.results[0] for cut in cut_list]
     functions = []
     for round_ in range(1, max((cut.round for cut in cut_list), default=0) + 1):
@@ -161,7 +163,7 @@ def split_function(function: func.FuncOp, size: str, sizes: dict[str, int]) -> l
         earlier = {values[k]: k for k, cut in enumerate(cut_list) if cut.round < round_}
         partial = _build(function, partial_name(entry, round_ - 1), [values[k] for k in members], earlier, sizes)
         partial.attributes[RESULTS_ATTR] = ArrayAttr([StringAttr(f"cut{k}") for k in members])
-        partial.attributes[COMBINE_ATTR] = ArrayAttr([StringAttr(cut_list[k].combiner) for k in members])
+        partial.attributes[COMBINE_ATTR] = ArrayAttr([StringAttr(cut_list[k].combiner.value) for k in members])
         functions.append(partial)
     ret = function.body.block.last_op
     assert isinstance(ret, func.ReturnOp)  # a func.func's body ends with its return

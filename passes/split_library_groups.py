@@ -25,21 +25,15 @@ from dataclasses import dataclass
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
 from dialects import graph
+from dialects.group_kinds import GroupKind, GroupStrategy
 from passes.fusion.classify import is_free
-from passes.fusion.select_strategy import (
-    LIBRARY,
-    STRATEGY_ATTR,
-    KernelPart,
-    LibraryCall,
-    group_strategy,
-    split_at_matmuls,
-)
+from passes.fusion.select_strategy import KernelPart, LibraryCall, split_at_matmuls
 
 
 def _clone_into(body: Block, ops: list[Operation], mapping: dict[SSAValue, SSAValue]) -> None:
@@ -64,7 +58,11 @@ def _clone_into(body: Block, ops: list[Operation], mapping: dict[SSAValue, SSAVa
 
 
 def _new_group(
-    inputs: list[SSAValue], outputs: list[SSAValue], ops: list[Operation], outer: dict[SSAValue, SSAValue], attributes
+    inputs: list[SSAValue],
+    outputs: list[SSAValue],
+    ops: list[Operation],
+    outer: dict[SSAValue, SSAValue],
+    **properties,
 ) -> graph.FusionGroupOp:
     body = Block(arg_types=[v.type for v in inputs])
     mapping: dict[SSAValue, SSAValue] = dict(zip(inputs, body.args))
@@ -73,20 +71,26 @@ def _new_group(
             arg.name_hint = v.name_hint
     _clone_into(body, ops, mapping)
     body.add_op(graph.YieldOp(*[mapping[v] for v in outputs]))
-    return graph.FusionGroupOp([outer[v] for v in inputs], [v.type for v in outputs], Region(body), attributes)
+    return graph.FusionGroupOp([outer[v] for v in inputs], [v.type for v in outputs], Region(body), **properties)
 
 
-#: the word naming each kind of piece a group is split into (``k1_attention_rows1``);
-#: ``compiler.bench`` finds a group's pieces by it
-PART_WORDS = {"library": "gemm", "reduction": "rows", "injective": "layout", "elementwise": "epilogue"}
+#: the word naming each kind of piece a group is split into (``k1_attention_rows1``): a
+#: library call, or a kernel between calls by its kind; ``compiler.bench`` finds a
+#: group's pieces by it
+PART_WORDS: dict[GroupStrategy | GroupKind, str] = {
+    GroupStrategy.LIBRARY: "gemm",
+    GroupKind.REDUCTION: "rows",
+    GroupKind.INJECTIVE: "layout",
+    GroupKind.ELEMENTWISE: "epilogue",
+}
 
 
-def _part_kind(part: KernelPart) -> str:
+def _part_kind(part: KernelPart) -> GroupKind:
     if any(isinstance(op, graph.ReduceOp) for op in part.ops):
-        return "reduction"
+        return GroupKind.REDUCTION
     if all(isinstance(op, graph.TransposeOp | graph.ReshapeOp) or is_free(op) for op in part.ops):
-        return "injective"
-    return "elementwise"
+        return GroupKind.INJECTIVE
+    return GroupKind.ELEMENTWISE
 
 
 def split_group(group: graph.FusionGroupOp) -> None:
@@ -98,25 +102,31 @@ def split_group(group: graph.FusionGroupOp) -> None:
     for n, step in enumerate(split_at_matmuls(block)):
         if isinstance(step, LibraryCall):
             roots = list(dict.fromkeys(step.roots))
-            attributes = {
-                "kernel": StringAttr(f"{name}_{PART_WORDS[LIBRARY]}{n}"),
-                "kind": StringAttr("matmul"),
-                STRATEGY_ATTR: StringAttr(LIBRARY),
-                "part_of": StringAttr(name),
-            }
             ops = [*step.chains[0], *step.chains[1], step.matmul]
-            new = _new_group(roots, [step.matmul.result], list(dict.fromkeys(ops)), outer, attributes)
+            new = _new_group(
+                roots,
+                [step.matmul.result],
+                list(dict.fromkeys(ops)),
+                outer,
+                kernel=f"{name}_{PART_WORDS[GroupStrategy.LIBRARY]}{n}",
+                kind=GroupKind.MATMUL,
+                strategy=GroupStrategy.LIBRARY,
+                part_of=name,
+            )
             outs = [step.matmul.result]
         else:
             outs = step.outputs(set(yielded))
             kind = _part_kind(step)
-            attributes = {
-                "kernel": StringAttr(f"{name}_{PART_WORDS[kind]}{n}"),
-                "kind": StringAttr(kind),
-                "rule": StringAttr("split"),
-                "part_of": StringAttr(name),
-            }
-            new = _new_group(step.inputs(), outs, step.ops, outer, attributes)
+            new = _new_group(
+                step.inputs(),
+                outs,
+                step.ops,
+                outer,
+                kernel=f"{name}_{PART_WORDS[kind]}{n}",
+                kind=kind,
+                rule="split",
+                part_of=name,
+            )
         Builder(where).insert(new)
         for old, result in zip(outs, new.results):
             outer[old] = result
@@ -140,5 +150,9 @@ class SplitLibraryGroupsPass(ModulePass):
             if not isinstance(fn, func.FuncOp) or fn.is_declaration:
                 continue
             for group in list(fn.body.block.ops):
-                if isinstance(group, graph.FusionGroupOp) and group_strategy(group) == LIBRARY and "part_of" not in group.attributes:
+                if (
+                    isinstance(group, graph.FusionGroupOp)
+                    and group.strategy is GroupStrategy.LIBRARY
+                    and group.part_of is None
+                ):
                     split_group(group)

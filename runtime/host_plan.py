@@ -22,7 +22,6 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     ModuleOp,
-    StringAttr,
 )
 from xdsl.ir import Attribute, SSAValue
 
@@ -171,8 +170,7 @@ def plan_host_function(fn: func.FuncOp, storage: Callable[[Attribute], np.dtype]
         elif isinstance(op, loop.PermuteOp):
             steps.append(("permute", slot(op.result), slot(op.source), op.permutation))
         elif isinstance(op, loop.GemmOp):
-            label = op.attributes.get("kernel")
-            name = label.data if isinstance(label, StringAttr) else "gemm"
+            name = op.kernel_name or "gemm"
             flags = (op.transpose_lhs is not None, op.transpose_rhs is not None)
             steps.append(("gemm", name, (slot(op.lhs), slot(op.rhs), slot(op.out)), flags))
         elif isinstance(op, loop.CopyOp):

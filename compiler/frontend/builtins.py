@@ -2,7 +2,8 @@
 read, and which rule of the checker types a call.
 
 The elementwise builtins are made from `dialects.elementwise`, one per entry, with the
-entry's parameter names and dtype rule; the others are listed here. The checker
+entry's parameter names and dtype rule, and the reductions from `dialects.reductions`;
+the others are listed here. The checker
 (`compiler/frontend/check.py`) binds a call's arguments to a builtin's parameters and runs the
 builtin's rule, its method `_<rule>_rule`.
 """
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from enum import Enum, auto
 
 from dialects.elementwise import OPS, Accepts
+from dialects.reductions import REDUCTIONS
 
 
 class Need(Enum):
@@ -26,6 +28,12 @@ class Need(Enum):
 
 #: the requirement of an elementwise entry's dtype rule
 NEEDS = {Accepts.FLOAT: Need.FLOAT, Accepts.NUMERIC: Need.NUMERIC, Accepts.BOOL: Need.BOOL}
+
+
+def _reduction_need(accepts: Accepts) -> Need:
+    """The requirement of a reduction entry's dtype rule: a ``bool`` reduction (``any``)
+    also reads numbers, as NumPy does (nonzero is true): irgen compares them with 0."""
+    return Need.ANY if accepts is Accepts.BOOL else NEEDS[accepts]
 
 
 class Arg(Enum):
@@ -74,9 +82,6 @@ class Builtin:
 
 _X = Param("x")
 _Y = Param("y")
-_REDUCTIONS = {"sum": Need.NUMERIC, "prod": Need.NUMERIC, "max": Need.NUMERIC, "min": Need.NUMERIC,
-               "mean": Need.FLOAT, "logsumexp": Need.FLOAT,
-               "any": Need.ANY, "all": Need.ANY}  # fmt: skip
 _AXES = Param("axis", Arg.AXES, None)  # None: all axes
 _AXIS_OR_ALL = Param("axis", Arg.AXIS, None)  # None: all axes, flattened
 _KEEPDIMS = Param("keepdims", Arg.BOOL, False)
@@ -95,8 +100,12 @@ BUILTINS: dict[str, Builtin] = {
         ),
         Builtin("where", (Param("cond"), _X, _Y), "where", Need.ANY),
         Builtin("cast", (_X, Param("dtype", Arg.DTYPE)), "cast", Need.ANY),
-        *(Builtin(n, (_X, _AXES, _KEEPDIMS), "reduce", need) for n, need in _REDUCTIONS.items()),
-        *(Builtin(n, (_X, _AXIS_OR_ALL, _KEEPDIMS), "reduce") for n in ("argmax", "argmin")),
+        *(
+            Builtin(r.name, (_X, _AXIS_OR_ALL if r.index else _AXES, _KEEPDIMS), "reduce", _reduction_need(r.accepts))
+            for r in REDUCTIONS
+        ),
+        # the statistics: composites with a reduction's signature
+        Builtin("logsumexp", (_X, _AXES, _KEEPDIMS), "reduce", Need.FLOAT),
         *(
             Builtin(n, (_X, _AXES, _KEEPDIMS, Param("ddof", Arg.NUMBER, 0.0)), "reduce", Need.FLOAT)
             for n in ("var", "std")

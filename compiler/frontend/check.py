@@ -47,8 +47,8 @@ from compiler.frontend.types import (
     broadcast_shapes,
     numpy_dtype,
 )
-from dialects import graph
-from dialects.elementwise import BY_NAME
+from dialects import graph, reductions
+from dialects.elementwise import BY_NAME, Accepts
 from dialects.sizes import MAX_SIZE, Linear, Size, SizeError, is_derived, substitute, sum_dims
 
 # ---- what the checker hands on -------------------------------------------------------------
@@ -87,9 +87,9 @@ class CastInfo:
 
 @dataclass(frozen=True)
 class ReduceInfo:
-    """op: sum prod max min mean any all argmax argmin, and the statistics logsumexp var
-    std. `axes`: sorted, non-negative, all of them when none is given (an argmax's one
-    axis, or all of them flattened). `ddof`: of var and std."""
+    """op: a reduction of `dialects.reductions` (sum, ..., argmax), or one of the
+    statistics logsumexp var std. `axes`: sorted, non-negative, all of them when none is
+    given (an argmax's one axis, or all of them flattened). `ddof`: of var and std."""
 
     operands: tuple[ast.Expr, ...]
     op: str
@@ -861,7 +861,12 @@ class _Checker:
         keepdims = args.attrs["keepdims"]
         shape = tuple(1 if i in axes else d for i, d in enumerate(ty.shape) if keepdims or i not in axes)
         call.info = ReduceInfo((x,), builtin.name, axes, keepdims, args.attrs.get("ddof", 0.0))
-        return TensorTy(_REDUCED_DTYPE.get(builtin.name, ty.dtype), shape)
+        reduction = reductions.BY_KIND.get(builtin.name)
+        if reduction is None:  # a statistic (var, ...): of x's dtype
+            return TensorTy(ty.dtype, shape)
+        # a bool reduction reads a number as NumPy does, true when nonzero (NaN too)
+        read = "bool" if reduction.accepts is Accepts.BOOL else ty.dtype
+        return TensorTy(reduction.result_dtype(read), shape)
 
     def _softmax_rule(self, call, builtin, args) -> ExprTy:
         x = args.exprs["x"]
@@ -956,7 +961,7 @@ class _Checker:
         xs = self._spatial(builtin, x, "x", layout)
         _require(x.span, builtin.name, xs.dtype, builtin.need)
         axes = (1, 2) if layout == "NHWC" else (2, 3)
-        call.info = ReduceInfo((x,), "mean", axes, keepdims)
+        call.info = ReduceInfo((x,), reductions.ReduceKind.MEAN.value, axes, keepdims)
         return TensorTy(xs.dtype, graph.reduced_shape(x.ty.shape, axes, keepdims))
 
     def _spatial(self, builtin, e: ast.Expr, name: str, layout: str) -> TensorTy:
@@ -1365,9 +1370,6 @@ class _Checker:
 
 # ---- helpers -------------------------------------------------------------------------------
 
-#: the reductions whose result dtype is not x's: any and all give bool (reading a number
-#: as NumPy does, true when nonzero, NaN included), argmax and argmin indices
-_REDUCED_DTYPE = {"any": "bool", "all": "bool", "argmax": "i64", "argmin": "i64"}
 _ARITHMETIC = {
     "+": "add", "-": "sub", "*": "mul", "/": "div", "//": "floordiv", "%": "mod",
     "and": "logical_and", "or": "logical_or",

@@ -47,12 +47,12 @@ from compiler.frontend.check import (
 from compiler.frontend.diagnostics import Diagnostic, SourceError, SourceFile, Span
 from compiler.frontend import load
 from compiler.frontend.types import Shape, TensorTy
-from dialects import graph
+from dialects import graph, reductions
+from dialects.elementwise import Accepts
 from dialects.sizes import Linear, is_derived, substitute
 from dialects.tensor_types import Dim, tensor_type
 
 COMPARE = {p.value: p for p in graph.ComparePredicate}
-REDUCE = {k.value: k for k in graph.ReduceKind}
 #: the composites with a reduction's signature: (x, axes, keepdims, ddof) -> op
 STATISTICS: dict[str, Callable[..., Operation]] = {
     "logsumexp": lambda x, axes, keepdims, ddof: graph.LogSumExpOp(x, axes, keepdims),
@@ -293,10 +293,11 @@ class _FunctionBuilder:
         value = self.expr(x)
         if info.op in STATISTICS:
             return self.emit(STATISTICS[info.op](value, info.axes, info.keepdims, info.ddof))
-        if REDUCE[info.op] in graph.BOOL_REDUCTIONS and x.checked_ty.dtype != "bool":  # NumPy: nonzero is true
+        reduction = reductions.BY_KIND[info.op]
+        if reduction.accepts is Accepts.BOOL and x.checked_ty.dtype != "bool":  # NumPy: nonzero is true
             zero = self.emit(graph.ConstantOp.scalar(0, x.checked_ty.dtype))
             value = self.emit(graph.CompareOp(graph.ComparePredicate.NE, value, self.widen(zero, x.checked_ty)))
-        return self.emit(graph.ReduceOp(value, REDUCE[info.op], info.axes, info.keepdims))
+        return self.emit(graph.ReduceOp(value, reduction.kind, info.axes, info.keepdims))
 
     def softmax(self, e: ast.Expr) -> SSAValue:
         (x,) = e.info.operands

@@ -1,5 +1,5 @@
 """The attention pattern of a ``loop.kernel``, read from its loops, and the tiles of a
-flash kernel: what ``map-gpu`` checks before choosing the ``flash`` strategy, and
+flash kernel: what ``map-gpu`` checks before choosing the ``flash`` schedule, and
 what ``runtime.cuda.codegen_flash`` generates the kernel from. Beside the dialects because
 both a pass and the runtime read it (imports run ``passes -> dialects <- runtime``).
 

@@ -1,4 +1,4 @@
-"""The shape of a matmul nest in the loop dialect, as ``map-gpu``'s ``gemm`` strategy
+"""The shape of a matmul nest in the loop dialect, as ``map-gpu``'s ``gemm`` schedule
 and ``runtime.cuda.codegen_gemm`` both read it.
 
 ``lower-to-loops`` writes a matmul kernel as a band of ``loop.parallel`` loops (batch,

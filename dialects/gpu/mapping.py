@@ -4,15 +4,15 @@ Kept beside the dialects (not in the pass) because the runtime reads them and im
 no pass. They are plain discardable attributes on ``loop`` ops, so they print in
 ``--emit tiled`` and a FileCheck test can pin each decision:
 
-    loop.kernel @k0 ... attributes {gpu.strategy = "rows", gpu.threads = 256 : i64, gpu.per_thread = 16 : i64}
-    loop.kernel @k1 ... attributes {gpu.strategy = "gemm", gpu.tile_m = 128 : i64, gpu.tile_n = 128 : i64, ...}
+    loop.kernel @k0 ... attributes {gpu.schedule = "rows", gpu.threads = 256 : i64, gpu.per_thread = 16 : i64}
+    loop.kernel @k1 ... attributes {gpu.schedule = "gemm", gpu.tile_m = 128 : i64, gpu.tile_n = 128 : i64, ...}
     %t = loop.scratch(%n) {gpu.memory = "registers"} : memref<?xf32>
     %v = loop.load %x[%i, %j] {gpu.row_cache} : memref<?x?xf32>
 """
 
 from xdsl.utils.str_enum import StrEnum
 
-STRATEGY = "gpu.strategy"  # kernel: a Strategy
+SCHEDULE = "gpu.schedule"  # kernel: a Schedule
 THREADS = "gpu.threads"  # kernel: threads per block
 PER_THREAD = "gpu.per_thread"  # kernel: elements per thread (rows: the register row's limit)
 MEMORY = "gpu.memory"  # loop.scratch: "registers" | "global" (per block) | "thread"
@@ -26,7 +26,11 @@ A_ALONG, B_ALONG = "gpu.a_along", "gpu.b_along"  # kernel: the tile index thread
 TILE = "gpu.tile"  # kernel (flash): [query rows a block, keys a tile]
 
 
-class Strategy(StrEnum):
+class Schedule(StrEnum):
+    """How ``map-gpu`` runs a kernel's loops on the GPU (``passes/cuda/map_gpu.py`` says
+    each). Not a fusion group's ``strategy`` (``library`` or ``generated``), which says
+    whether a matmul is a library call or a kernel fusec generates."""
+
     ELEMENTWISE = "elementwise"
     ROWS = "rows"
     THREADS = "threads"

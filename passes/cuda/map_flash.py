@@ -11,7 +11,7 @@ and the columns a loop of their own, as attention needs them.
       %c = arith.remui %x, 64        ->      loop.parallel %c = 0 to 64 {
       %h = arith.divui %x, 64                  %x = %h * 64 + %c   (only if %x has other uses)
 
-The mapping written: ``gpu.strategy = "flash"``, ``gpu.threads``, ``gpu.per_thread``
+The mapping written: ``gpu.schedule = "flash"``, ``gpu.threads``, ``gpu.per_thread``
 (query rows a thread) and ``gpu.tile = [rows, keys]``; the band's group and row loops
 ``map(blocks)``, the column and key loops ``map(threads)``, the head dimension's
 reduction ``map(serial)``.
@@ -26,7 +26,7 @@ from xdsl.rewriter import InsertPoint
 
 from dialects import loop
 from dialects.gpu.attention import Attention, band_of, choose_tiles, constant_value, match
-from dialects.gpu.mapping import PER_THREAD, STRATEGY, THREADS, TILE, Strategy
+from dialects.gpu.mapping import PER_THREAD, SCHEDULE, THREADS, TILE, Schedule
 from passes.loop_nests import loops_in, set_mapping
 
 
@@ -107,7 +107,7 @@ def map_flash(kernel: loop.KernelOp) -> bool:
     tiles = choose_tiles(attention.head_dim, attention.value_dim)
     if tiles is None:
         return False
-    kernel.attributes[STRATEGY] = StringAttr(Strategy.FLASH.value)
+    kernel.attributes[SCHEDULE] = StringAttr(Schedule.FLASH.value)
     kernel.attributes[THREADS] = IntegerAttr(tiles.threads, i64)
     kernel.attributes[PER_THREAD] = IntegerAttr(tiles.per_row, i64)
     kernel.attributes[TILE] = ArrayAttr([IntegerAttr(tiles.rows, i64), IntegerAttr(tiles.keys, i64)])

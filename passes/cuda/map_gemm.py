@@ -1,4 +1,4 @@
-"""``map-gpu``'s ``gemm`` strategy: a matmul nest (``dialects.gpu.gemm_nest``) as a tiled
+"""``map-gpu``'s ``gemm`` schedule: a matmul nest (``dialects.gpu.gemm_nest``) as a tiled
 matrix product, which ``runtime.cuda.codegen_gemm`` generates.
 
 Each block computes a ``gpu.tile_m`` x ``gpu.tile_n`` tile of the output (rows are
@@ -10,7 +10,7 @@ accumulators in registers and applies the epilogue to it before storing.
 addresses are consecutive, so the tile is loaded that way (a transposed operand is
 then transposed in shared memory, not read with a stride).
 
-    loop.kernel @k ... attributes {gpu.strategy = "gemm", gpu.tile_m = 128, gpu.tile_n = 128,
+    loop.kernel @k ... attributes {gpu.schedule = "gemm", gpu.tile_m = 128, gpu.tile_n = 128,
                                    gpu.tile_k = 8, gpu.thread_m = 8, gpu.thread_n = 8, ...} {
       loop.parallel %b = ... map(blocks) {gpu.gemm_dim = "batch"} {
         loop.parallel %i = ... map(threads) {gpu.gemm_dim = "m"} {
@@ -29,14 +29,14 @@ from dialects.gpu.mapping import (
     B_ALONG,
     GEMM_DIM,
     PER_THREAD,
-    STRATEGY,
+    SCHEDULE,
     THREAD_M,
     THREAD_N,
     THREADS,
     TILE_K,
     TILE_M,
     TILE_N,
-    Strategy,
+    Schedule,
 )
 from passes.loop_nests import set_mapping
 
@@ -64,14 +64,14 @@ def _bits(type_) -> int:
 
 
 def map_gemm(kernel: loop.KernelOp) -> bool:
-    """Maps ``kernel`` with the ``gemm`` strategy if it is a matmul nest; returns
+    """Maps ``kernel`` with the ``gemm`` schedule if it is a matmul nest; returns
     whether it was one."""
     nest = match(kernel)
     if nest is None:
         return False
     tm, tn, tk, rm, rn = tiles_for(_bits(nest.product.results[0].type), nest.extent(N))
     attributes = {
-        STRATEGY: StringAttr(Strategy.GEMM.value),
+        SCHEDULE: StringAttr(Schedule.GEMM.value),
         THREADS: IntegerAttr((tm // rm) * (tn // rn), i64),
         PER_THREAD: IntegerAttr(rm * rn, i64),
         TILE_M: IntegerAttr(tm, i64),

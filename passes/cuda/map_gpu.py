@@ -1,6 +1,6 @@
 """``map-gpu``: decides how the loops of each ``loop.kernel`` run on a GPU.
 
-Each kernel gets one of these strategies, written on it as ``gpu.strategy`` with its
+Each kernel gets one of these schedules, written on it as ``gpu.schedule`` with its
 launch parameters, and its loops get ``map(blocks)``, ``map(threads)`` or
 ``map(serial)``; ``runtime.cuda.codegen`` reads nothing else:
 
@@ -65,18 +65,19 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from dialects import loop
-from dialects.gpu.mapping import MEMORY, PER_THREAD, ROW_CACHE, STRATEGY, THREADS, Strategy
+from dialects.gpu.mapping import MEMORY, PER_THREAD, ROW_CACHE, SCHEDULE, THREADS, Schedule
+from dialects.group_kinds import GroupKind
 from passes.cuda.map_gemm import map_gemm
 from passes.cuda.map_flash import map_flash
 from passes.loop_nests import defined_outside, collapse, constant_index, contains_loops, loops_in, perfect_band, set_mapping
 
-#: default launch parameters per strategy: (threads per block, elements per thread)
+#: default launch parameters per schedule: (threads per block, elements per thread)
 DEFAULTS = {
-    Strategy.ELEMENTWISE: (256, 8),
-    Strategy.ROWS: (256, 16),
-    Strategy.THREADS: (256, 1),
-    Strategy.BLOCK: (1024, 16),
-    Strategy.SPLIT: (256, 4),
+    Schedule.ELEMENTWISE: (256, 8),
+    Schedule.ROWS: (256, 16),
+    Schedule.THREADS: (256, 1),
+    Schedule.BLOCK: (1024, 16),
+    Schedule.SPLIT: (256, 4),
 }
 
 
@@ -113,20 +114,20 @@ def _memory_before(block: Block, op: Operation) -> bool:
     return False
 
 
-def choose_strategy(kernel: loop.KernelOp) -> Strategy:
+def choose_schedule(kernel: loop.KernelOp) -> Schedule:
     top = loops_in(kernel.body.block)
     memory_at_top = any(isinstance(o, loop.LoadOp | loop.StoreOp | loop.ScratchOp) for o in kernel.body.block.ops)
     if len(top) == 1 and isinstance(top[0], loop.ReduceOp) and not _memory_before(kernel.body.block, top[0]):
-        return Strategy.SPLIT
+        return Schedule.SPLIT
     if len(top) != 1 or not isinstance(top[0], loop.ParallelOp) or memory_at_top:
-        return Strategy.BLOCK
+        return Schedule.BLOCK
     band = perfect_band(top[0])
     has_scratch = any(isinstance(o, loop.ScratchOp) for o in top[0].walk())
     if not contains_loops(band[-1]) and not has_scratch:
-        return Strategy.ELEMENTWISE
+        return Schedule.ELEMENTWISE
     if not has_scratch and _reads_along(band[-1].body.block, {l.iv for l in band}):
-        return Strategy.THREADS
-    return Strategy.ROWS
+        return Schedule.THREADS
+    return Schedule.ROWS
 
 
 # ---------------------------------------------------------------------------
@@ -288,20 +289,19 @@ def mark_thread_scratch(kernel: loop.KernelOp) -> None:
 # ---------------------------------------------------------------------------
 
 
-def _set_launch(kernel: loop.KernelOp, strategy: Strategy, element_bits: int) -> None:
-    threads, per_thread = DEFAULTS[strategy]
-    if strategy in (Strategy.ELEMENTWISE, Strategy.ROWS):
+def _set_launch(kernel: loop.KernelOp, schedule: Schedule, element_bits: int) -> None:
+    threads, per_thread = DEFAULTS[schedule]
+    if schedule in (Schedule.ELEMENTWISE, Schedule.ROWS):
         # the same bytes in flight per thread whatever the width: twice the f16
         # elements (measured on an H200: f16 softmax 0.62 -> see the note), half the f64
         per_thread = per_thread * 32 // element_bits
-    kernel.attributes[STRATEGY] = StringAttr(strategy.value)
+    kernel.attributes[SCHEDULE] = StringAttr(schedule.value)
     kernel.attributes[THREADS] = IntegerAttr(threads, i64)
     kernel.attributes[PER_THREAD] = IntegerAttr(per_thread, i64)
 
 
 def _is_attention(kernel: loop.KernelOp) -> bool:
-    kind = kernel.attributes.get("kind")
-    return isinstance(kind, StringAttr) and kind.data == "attention"
+    return kernel.kind is GroupKind.ATTENTION
 
 
 def _widest_element(kernel: loop.KernelOp) -> int:
@@ -315,18 +315,18 @@ def _widest_element(kernel: loop.KernelOp) -> int:
     return max(widths, default=32)
 
 
-def map_kernel_gpu(kernel: loop.KernelOp) -> Strategy:
+def map_kernel_gpu(kernel: loop.KernelOp) -> Schedule:
     if _is_attention(kernel) and map_flash(kernel):
-        return Strategy.FLASH
+        return Schedule.FLASH
     if map_gemm(kernel):
-        return Strategy.GEMM
-    strategy = choose_strategy(kernel)
-    _set_launch(kernel, strategy, _widest_element(kernel))
-    if strategy == Strategy.BLOCK:
+        return Schedule.GEMM
+    schedule = choose_schedule(kernel)
+    _set_launch(kernel, schedule, _widest_element(kernel))
+    if schedule == Schedule.BLOCK:
         mark_registers(kernel.body.block, distribute(kernel.body.block), kernel)
         mark_thread_scratch(kernel)
-        return strategy
-    if strategy == Strategy.SPLIT:
+        return schedule
+    if schedule == Schedule.SPLIT:
         (reduce,) = loops_in(kernel.body.block)
         assert isinstance(reduce, loop.ReduceOp)
         reduce, inner = shorten_reduction(reduce)
@@ -336,33 +336,33 @@ def map_kernel_gpu(kernel: loop.KernelOp) -> Strategy:
             set_mapping(reduce, loop.MapKind.BLOCKS)
             set_mapping(inner, loop.MapKind.THREADS)
             _serial(inner.body.block)
-        return strategy
+        return schedule
     (nest,) = loops_in(kernel.body.block)
     assert isinstance(nest, loop.ParallelOp)
     outer = collapse(nest)  # the innermost loop of an elementwise nest stays out of it
     inner = loops_in(outer.body.block)
-    if strategy == Strategy.ELEMENTWISE and inner and contains_loops(inner[0]):
-        strategy = Strategy.ROWS  # a band collapse could not merge: its last loop shares a block
-        _set_launch(kernel, strategy, _widest_element(kernel))
-    if strategy == Strategy.ELEMENTWISE:
+    if schedule == Schedule.ELEMENTWISE and inner and contains_loops(inner[0]):
+        schedule = Schedule.ROWS  # a band collapse could not merge: its last loop shares a block
+        _set_launch(kernel, schedule, _widest_element(kernel))
+    if schedule == Schedule.ELEMENTWISE:
         if inner:
             set_mapping(outer, loop.MapKind.BLOCKS)
             set_mapping(inner[0], loop.MapKind.THREADS)
         else:
             set_mapping(outer, loop.MapKind.THREADS)
-    elif strategy == Strategy.THREADS:
+    elif schedule == Schedule.THREADS:
         set_mapping(outer, loop.MapKind.THREADS)
         _serial(outer.body.block)
     else:
         set_mapping(outer, loop.MapKind.BLOCKS)
         mark_registers(outer.body.block, distribute(outer.body.block), kernel)
         mark_thread_scratch(kernel)
-    return strategy
+    return schedule
 
 
 @dataclass(frozen=True)
 class MapGpuPass(ModulePass):
-    """Chooses each kernel's GPU strategy and maps its loops to blocks, threads or serial."""
+    """Chooses each kernel's GPU schedule and maps its loops to blocks, threads or serial."""
 
     name = "map-gpu"
 

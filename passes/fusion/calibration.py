@@ -34,12 +34,10 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.printer import Printer
 
 from dialects import graph
+from dialects.group_kinds import FUSED_KINDS, GroupKind
 from dialects.tensor_types import shape_of
 from passes.fusion.cost import KernelCost, dim_value
-from passes.fusion.rules import REPORT_KIND
 
-#: the kinds a group is reported as (``rules.REPORT_KIND`` folds ``index_map``)
-KINDS = ("elementwise", "injective", "reduction", "matmul", "conv", "attention", "opaque")
 #: the key of the factor of kinds nothing was measured of
 DEFAULT = "default"
 
@@ -65,8 +63,10 @@ class Calibration:
         return bool(self.factors or self.kernels)
 
     def factor(self, kind: str) -> float:
-        kind = REPORT_KIND.get(kind, kind)
-        return self.factors.get(kind, self.factors.get(DEFAULT, 1.0))
+        """The factor of ``kind`` (a ``GroupKind`` or its name, as the report and the
+        cache keep it): the planner's ``index_map`` is reported, and measured, as
+        ``injective``."""
+        return self.factors.get(GroupKind(kind).written, self.factors.get(DEFAULT, 1.0))
 
     def correct(self, kind: str, cost: KernelCost) -> KernelCost:
         """``cost`` with its time scaled by the kind's factor."""
@@ -105,9 +105,9 @@ def parse_factors(spec: str) -> dict[str, float]:
     factors: dict[str, float] = {}
     for item in filter(None, (part.strip() for part in spec.split(","))):
         kind, sep, value = (part.strip() for part in item.partition("="))
-        if not sep or kind not in (*KINDS, DEFAULT):
+        if not sep or kind not in (*FUSED_KINDS, DEFAULT):
             raise ValueError(
-                f"bad calibration factor {item!r}: expected KIND=FACTOR, KIND one of {', '.join(KINDS)}, {DEFAULT}"
+                f"bad calibration factor {item!r}: expected KIND=FACTOR, KIND one of {', '.join(FUSED_KINDS)}, {DEFAULT}"
             )
         try:
             factor = float(value)
@@ -133,7 +133,9 @@ def kernel_signature(group: graph.FusionGroupOp, dims: Mapping[str, int]) -> str
             result.name_hint = None
     text = StringIO()
     Printer(stream=text).print_region(body)
-    attributes = sorted((k, str(v)) for k, v in group.attributes.items() if k not in ("kernel", "rule"))
+    attributes = sorted(
+        (k, str(v)) for k, v in (group.properties | group.attributes).items() if k not in ("kernel", "rule")
+    )
     sizes = [_sizes(v.type, dims) for v in (*group.inputs, *group.outputs)]
     text.write(json.dumps([attributes, sizes]))
     return hashlib.sha256(text.getvalue().encode("utf-8")).hexdigest()[:24]

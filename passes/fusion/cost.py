@@ -190,11 +190,10 @@ def op_flops(op: Operation, dims: Mapping[str, int]) -> float:
         batch, m, n, k = matmul_dims(op, dims)
         return 2.0 * batch * m * n * k
     if isinstance(op, graph.ReduceOp):
-        flops = float(type_elements(op.input.type, dims))
-        if op.kind.data == graph.ReduceKind.MEAN:
+        reduction = op.reduction
+        flops = reduction.flops * type_elements(op.input.type, dims)
+        if reduction.averages:  # a division per result
             flops += type_elements(op.result.type, dims)
-        if op.kind.data in graph.ARG_REDUCTIONS:  # the extreme, then a compare and a min per element
-            flops *= 3
         return flops
     per = FLOPS_PER_ELEMENT.get(op.name, 1.0)
     return per * sum(type_elements(r.type, dims) for r in op.results)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from xdsl.ir import SSAValue
 
 from dialects import graph
+from dialects.group_kinds import GroupKind
 from dialects.tensor_types import Shape, shape_of
 from passes.fusion.classify import OpClass, is_index_map
 from passes.fusion.graph_view import FuncGraph, OpSet
@@ -44,7 +45,7 @@ class PatternMatch:
     """Ops a pattern rule matched: ``core`` becomes one group of kind ``kind``."""
 
     rule: str
-    kind: str
+    kind: GroupKind
     core: OpSet
     anchors: tuple[int, ...]  # attention: (scores matmul, output matmul)
 

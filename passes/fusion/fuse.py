@@ -10,13 +10,13 @@
 Each group's inputs are the values it reads from outside (function arguments,
 other groups' outputs; an argument read only for its shape by a cloned
 ``graph.dim_size`` too), its outputs the values used outside it; constants and
-``graph.dim_size`` are cloned into every group that uses them. Group attributes:
+``graph.dim_size`` are cloned into every group that uses them. Group properties:
 
 - ``kernel``: ``k<index>_<description>``, index = position in the function;
-- ``kind``: ``elementwise | injective | reduction | matmul | attention | opaque``;
+- ``kind``: a ``GroupKind`` as written (``dialects.group_kinds.FUSED_KINDS``);
 - ``rule``: the fusion rule that formed it (the first in ``rules.RULES`` order
   among those applied), ``none`` for a single op;
-- ``pattern``: ``"attention"`` on a group a pattern rule matched.
+- ``pattern``: the pattern rule (``attention``, ``conv``) that matched in it.
 
 Why each remaining producer→consumer edge between two groups was not fused goes on
 the function as ``fusion.not_fused``: an array of dictionaries
@@ -201,14 +201,15 @@ def emit(plan: Plan, rewriter: PatternRewriter) -> None:
         for op in g.group_ops(grp.ops):
             body.add_op(op.clone(value_mapper=mapping))
         body.add_op(graph.YieldOp(*[mapping[v] for v in io.outputs]))
-        attributes = {
-            "kernel": StringAttr(grp.kernel),
-            "kind": StringAttr(grp.report_kind),
-            "rule": StringAttr(grp.rule),
-        }
-        if grp.pattern:
-            attributes["pattern"] = StringAttr(grp.pattern)
-        group_op = graph.FusionGroupOp(io.inputs, [v.type for v in io.outputs], Region(body), attributes)
+        group_op = graph.FusionGroupOp(
+            io.inputs,
+            [v.type for v in io.outputs],
+            Region(body),
+            kernel=grp.kernel,
+            kind=grp.kind.written,
+            rule=grp.rule,
+            pattern=grp.pattern or None,
+        )
         rewriter.insert(group_op, InsertPoint.before(terminator))
         position[group_op] = len(position)
         for old, new in zip(io.outputs, group_op.results):

@@ -18,6 +18,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, Operation, OpResult, SSAValue
 from xdsl.traits import IsTerminator
 
+from dialects.group_kinds import GroupKind
 from dialects.sizes import Size
 from dialects.tensor_types import Shape, num_elements, shape_of
 from passes.fusion.classify import OpClass, classify, is_free, is_groupable, is_index_map
@@ -193,7 +194,7 @@ class FuncGraph:
     def group_ops(self, group: OpSet) -> list[Operation]:
         return [self.ops[i] for i in sorted(group)]
 
-    def cost(self, group: OpSet, kind: str, device: DeviceModel, dims: Mapping[str, int]) -> KernelCost:
+    def cost(self, group: OpSet, kind: GroupKind, device: DeviceModel, dims: Mapping[str, int]) -> KernelCost:
         """The cost of a group computed from its ops (the planner keeps the same
         numbers in its summaries without visiting them; the tests compare the two)."""
         io = self.io(group)
@@ -232,7 +233,7 @@ def _size_names(values: Iterable[SSAValue]) -> set[str]:
 
 
 #: kinds of kernels that run one row at a time and hoist per-row values
-ROW_KINDS = ("reduction", "attention")
+ROW_KINDS = frozenset({GroupKind.REDUCTION, GroupKind.ATTENTION})
 
 
 __all__ = ["FuncGraph", "GroupIO", "OpSet", "ROW_KINDS", "is_index_map"]

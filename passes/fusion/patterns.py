@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from dialects import graph
+from dialects.group_kinds import GroupKind
 from dialects.tensor_types import shape_of
 from passes.fusion.classify import OpClass, has_flag
 from passes.fusion.facts import OpSetFacts, PatternMatch
@@ -103,7 +104,7 @@ def match_attention(g: FuncGraph, m2: int) -> PatternMatch | None:
                 return None
     if not is_convex(g, core):
         return None
-    return PatternMatch("attention", "attention", frozenset(core), (m1, m2))
+    return PatternMatch("attention", GroupKind.ATTENTION, frozenset(core), (m1, m2))
 
 
 def _layout_chain(g: FuncGraph, value, m: int) -> tuple[set[int], int | None]:
@@ -131,7 +132,7 @@ def match_conv(g: FuncGraph, m: int) -> PatternMatch | None:
     if window is None or not isinstance(g.ops[window], graph.WindowOp):
         return None
     rhs_chain, _ = _layout_chain(g, op.rhs, m)
-    return PatternMatch("conv", "conv", frozenset({window, m, *lhs_chain, *rhs_chain}), (m,))
+    return PatternMatch("conv", GroupKind.CONV, frozenset({window, m, *lhs_chain, *rhs_chain}), (m,))
 
 
 #: the pattern matchers, tried in this order on each matmul

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 
 from xdsl.ir import SSAValue
 
+from dialects.group_kinds import GroupKind
 from passes.fusion.calibration import Calibration
 from passes.fusion.classify import OpClass, short_name
 from passes.fusion.cost import (
@@ -50,7 +51,6 @@ from passes.fusion.graph_view import FuncGraph, OpSet
 from passes.fusion.group_dag import GroupDag, MergeWindow
 from passes.fusion.patterns import find_patterns
 from passes.fusion.rules import (
-    REPORT_KIND,
     TEMPLATES,
     FusionRule,
     dominant_rule,
@@ -106,15 +106,11 @@ class Decision:
 @dataclass
 class PlannedGroup:
     ops: OpSet
-    kind: str  # the planner's kind (may be "index_map")
+    kind: GroupKind  # the planner's kind (may be index_map: its written kind is kind.written)
     rule: str
     pattern: str | None
     description: str
     index: int = 0
-
-    @property
-    def report_kind(self) -> str:
-        return REPORT_KIND.get(self.kind, self.kind)
 
     @property
     def kernel(self) -> str:
@@ -402,23 +398,23 @@ def _distinct(names: list[str]) -> list[str]:
     return seen
 
 
-def describe(g: FuncGraph, group: OpSet, kind: str) -> str:
+def describe(g: FuncGraph, group: OpSet, kind: GroupKind) -> str:
     """A short description for the kernel's name: ``softmax``, ``layernorm``,
     ``matmul_add_tanh``, ``sin_cos_mul``, ``reduce_sum_max_mean``."""
     ops = [g.ops[i] for i in sorted(group)]
     names = [short_name(op) for op in ops]
-    if kind == "attention":
+    if kind is GroupKind.ATTENTION:
         return "attention"
-    if kind == "reduction":
+    if kind is GroupKind.REDUCTION:
         reductions = [n for n in names if n.startswith("reduce_")]
         if "exp" in names and "reduce_max" in reductions and "reduce_sum" in reductions:
             return "softmax"
         if any(n in ("rsqrt", "sqrt") for n in names):
             return "layernorm" if len(reductions) >= 2 else "rmsnorm"
         return "_".join(["reduce"] + [r.removeprefix("reduce_") for r in _distinct(reductions)][:3])
-    if kind in ("matmul", "conv"):
+    if kind in (GroupKind.MATMUL, GroupKind.CONV):
         count = sum(1 for i in group if g.cls[i] == OpClass.OUT_FUSABLE)
-        head = "conv2d" if kind == "conv" else "matmul" if count == 1 else f"matmul{count}"
+        head = "conv2d" if kind is GroupKind.CONV else "matmul" if count == 1 else f"matmul{count}"
         tail = [n for n in _distinct(names) if n not in ("matmul", "window", *_SKIP_IN_NAMES)][:2]
         return "_".join([head, *tail])
     distinct = _distinct(names)

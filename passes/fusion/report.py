@@ -37,11 +37,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.traits import IsTerminator
 
 from dialects import graph
+from dialects.group_kinds import GroupKind
 from passes.fusion.calibration import Calibration, kernel_signature
 from passes.fusion.classify import is_free, short_name
 from passes.fusion.select_strategy import has_matmul, strategy_report
@@ -92,11 +93,6 @@ def _shape_only(arg: BlockArgument) -> bool:
     return all(isinstance(u.operation, graph.DimSizeOp) for u in arg.uses)
 
 
-def _attr(op: Operation, name: str) -> str | None:
-    value = op.attributes.get(name)
-    return value.data if isinstance(value, StringAttr) else None
-
-
 def group_stats(group: graph.FusionGroupOp, device: DeviceModel, dims: Mapping[str, int]) -> dict[str, Any]:
     """Bytes, FLOPs and predicted time of one fusion group."""
     block = group.body.block
@@ -105,7 +101,7 @@ def group_stats(group: graph.FusionGroupOp, device: DeviceModel, dims: Mapping[s
     terminator = block.last_op
     yielded = set(terminator.operands) if terminator is not None else set()
     ops = [op for op in block.ops if not op.has_trait(IsTerminator)]
-    kind = _attr(group, "kind") or "elementwise"
+    kind = group.kind or GroupKind.ELEMENTWISE
     flops, _ = group_flops(ops, lambda v: v in yielded, kind in ROW_KINDS, dims)
     return {
         "bytes": int(moved),
@@ -173,18 +169,18 @@ def fusion_report(
                 record = {
                     "kernel": tag + (op.kernel_name or f"k{kernels}"),
                     "ops": entry_ops,
-                    "kind": _attr(op, "kind") or "elementwise",
+                    "kind": (op.kind or GroupKind.ELEMENTWISE).value,
                     "bytes": stats["bytes"],
                     "predicted_us": stats["predicted_us"],
                     "corrected_us": None,  # below, once predicted_us is final
                     "measured_us": None,
-                    "rule": _attr(op, "rule") or "none",
+                    "rule": op.rule.data if op.rule is not None else "none",
                     "flops": stats["flops"],
                     "inputs": stats["inputs"],
                     "outputs": stats["outputs"],
                 }
-                if (pattern := _attr(op, "pattern")) is not None:
-                    record["pattern"] = pattern
+                if op.pattern is not None:
+                    record["pattern"] = op.pattern.data
                 if has_matmul(op):
                     record.update(strategy_report(op, device, dims))
                     chosen = record["strategies_us"][record["strategy"]]
@@ -197,7 +193,7 @@ def fusion_report(
                 record = {
                     "kernel": f"{tag}k{kernels}_{short_name(op)}",
                     "ops": [tag + labels[op]],
-                    "kind": "opaque",
+                    "kind": GroupKind.OPAQUE.value,
                     "bytes": moved,
                     "predicted_us": device.time(moved, 0.0) * 1e6,
                     "corrected_us": None,

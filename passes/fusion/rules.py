@@ -1,15 +1,8 @@
 """Fusion rules as data: which kinds of kernel may merge, and into what.
 
-A *group* (the ops of one kernel) has a kind, derived from its ops' classes:
-
-    elementwise  ops of class <= BROADCAST, and index maps
-    index_map    only layout ops marked ``index_map`` (free at the loop level)
-    injective    has a transpose/reshape that is a real layout change
-    reduction    has a reduction (and no matmul)
-    matmul       has a matmul (output-fusable)
-    conv         holds a matched convolution: a matmul of an image's windows
-    attention    holds a matched attention pattern
-    opaque       an op no rule fuses
+A *group* (the ops of one kernel) has a kind (``dialects.group_kinds.GroupKind``),
+derived from its ops' classes by ``group_kind``: elementwise, index_map, injective,
+reduction, matmul, conv, attention or opaque.
 
 ``RULES`` lists each rule the way the seeds write fusion patterns (``EW+``,
 ``Reduce → EW+``, ``Conv → BatchNorm → Activation``, ``(Q‖K‖V) → MatMul → Softmax →
@@ -35,15 +28,23 @@ from xdsl.ir import Operation, SSAValue
 
 from dialects import graph
 from dialects.graph import reduced_shape
+from dialects.group_kinds import GroupKind
 from dialects.tensor_types import Shape, format_shape
 from passes.fusion.classify import OpClass, has_flag, is_index_map, short_name
 from passes.fusion.facts import Domain, GroupFacts
 from passes.fusion.graph_view import FuncGraph
 
-ANY = frozenset({"elementwise", "index_map", "injective", "reduction", "matmul", "conv", "attention", "opaque"})
+#: every kind the planner gives a group (lower-to-loops' ``single`` is none of them)
+ANY = frozenset(GroupKind) - {GroupKind.SINGLE}
 #: the kinds whose kernel is a tiled matrix product
-PRODUCTS = frozenset({"matmul", "conv", "attention"})
-EWISH = frozenset({"elementwise", "index_map", "injective"})
+PRODUCTS = frozenset({GroupKind.MATMUL, GroupKind.CONV, GroupKind.ATTENTION})
+EWISH = frozenset({GroupKind.ELEMENTWISE, GroupKind.INDEX_MAP, GroupKind.INJECTIVE})
+#: the one-kind sets the tables below join
+ATTENTION = frozenset({GroupKind.ATTENTION})
+CONV = frozenset({GroupKind.CONV})
+MATMUL = frozenset({GroupKind.MATMUL})
+REDUCTION = frozenset({GroupKind.REDUCTION})
+OPAQUE = frozenset({GroupKind.OPAQUE})
 
 
 @dataclass(frozen=True)
@@ -55,14 +56,14 @@ class FusionRule:
 
     name: str
     pattern: str
-    producer: frozenset[str] = frozenset()
-    consumer: frozenset[str] = frozenset()
+    producer: frozenset[GroupKind] = frozenset()
+    consumer: frozenset[GroupKind] = frozenset()
     either_side: bool = False
     horizontal: bool = False
     matcher: bool = False
     doc: str = ""
 
-    def joins(self, producer: str, consumer: str, horizontal: bool) -> bool:
+    def joins(self, producer: GroupKind, consumer: GroupKind, horizontal: bool) -> bool:
         if self.matcher or horizontal != self.horizontal:
             return False
         if producer in self.producer and consumer in self.consumer:
@@ -76,33 +77,33 @@ RULES: tuple[FusionRule, ...] = (
     FusionRule("attention", "(Q‖K‖V) → MatMul → Scale? → Mask? → Softmax → MatMul", matcher=True,
                doc="one flash-style kernel: the scores never reach memory"),
     FusionRule("attention_operands", "(IndexMap | Scale | Mask) → Attention",
-               producer=EWISH, consumer=frozenset({"attention"}),
+               producer=EWISH, consumer=ATTENTION,
                doc="layout index maps of Q, K, V and the scale/mask tensors, read in the kernel"),
     FusionRule("attention_epilogue", "Attention → EW+",
-               producer=frozenset({"attention"}), consumer=EWISH,
+               producer=ATTENTION, consumer=EWISH,
                doc="elementwise ops and index maps applied before the output is stored"),
     FusionRule("conv_bn_act", "Conv → BatchNorm → Activation (→ Add)",
-               producer=frozenset({"conv"}), consumer=EWISH, either_side=True,
+               producer=CONV, consumer=EWISH, either_side=True,
                doc="batch norm's per-channel affine map, the activation and a residual, applied before the store"),
     FusionRule("conv", "Window → MatMul", matcher=True,
                doc="a convolution: the matmul reads its image's windows through an index map (implicit GEMM)"),
     FusionRule("horizontal_matmul", "MatMul ‖ MatMul",
-               producer=frozenset({"matmul"}), consumer=frozenset({"matmul"}), horizontal=True,
+               producer=MATMUL, consumer=MATMUL, horizontal=True,
                doc="sibling matmuls sharing their left operand (Q‖K‖V projections)"),
     FusionRule("matmul_epilogue", "MatMul → (EW | Broadcast | IndexMap)+",
-               producer=frozenset({"matmul"}), consumer=EWISH, either_side=True,
+               producer=MATMUL, consumer=EWISH, either_side=True,
                doc="bias, activation, residual after a matmul, applied before the store"),
     FusionRule("horizontal_reduce", "Reduce ‖ Reduce",
-               producer=frozenset({"reduction"}), consumer=frozenset({"reduction"}), horizontal=True,
+               producer=REDUCTION, consumer=REDUCTION, horizontal=True,
                doc="sibling reductions of one input: one multi-output kernel reads it once"),
     FusionRule("reduce_rows", "Reduce → EW* → Reduce",
-               producer=frozenset({"reduction"}), consumer=frozenset({"reduction"}),
+               producer=REDUCTION, consumer=REDUCTION,
                doc="dependent reductions over the same rows (softmax, mean/variance)"),
     FusionRule("reduce_epilogue", "Reduce → (EW | Broadcast)+",
-               producer=frozenset({"reduction"}), consumer=EWISH,
+               producer=REDUCTION, consumer=EWISH,
                doc="elementwise ops on the result, also broadcast back over the reduced axes"),
     FusionRule("reduce_prologue", "(EW | Broadcast)+ → Reduce",
-               producer=EWISH, consumer=frozenset({"reduction"}),
+               producer=EWISH, consumer=REDUCTION,
                doc="elementwise ops computed while reading the reduction's input"),
     FusionRule("ew_chain", "EW+",
                producer=EWISH, consumer=EWISH,
@@ -121,23 +122,23 @@ RULE_PRIORITY = {r.name: i for i, r in enumerate(RULES)}
 class Refusal:
     """The named reason two kinds of group are not merged when no rule joins them."""
 
-    producer: frozenset[str]
-    consumer: frozenset[str]
+    producer: frozenset[GroupKind]
+    consumer: frozenset[GroupKind]
     reason: str | None  # None: the merged group's template says why
 
 
 # fmt: off
 REFUSALS: tuple[Refusal, ...] = (
-    Refusal(frozenset({"opaque"}), ANY, "{producer_op} is opaque: no rule fuses it"),
-    Refusal(ANY, frozenset({"opaque"}), "{consumer_op} is opaque: no rule fuses into it"),
+    Refusal(OPAQUE, ANY, "{producer_op} is opaque: no rule fuses it"),
+    Refusal(ANY, OPAQUE, "{consumer_op} is opaque: no rule fuses into it"),
     Refusal(PRODUCTS, PRODUCTS, None),
-    Refusal(frozenset({"reduction"}), PRODUCTS, "matmul prologue is not fused"),
-    Refusal(frozenset({"conv"}), frozenset({"reduction"}),
+    Refusal(REDUCTION, PRODUCTS, "matmul prologue is not fused"),
+    Refusal(CONV, REDUCTION,
             "no rule fuses a convolution into a reduction: a pool's windows (or a mean over the image) "
             "read output pixels that other tiles of the convolution compute"),
-    Refusal(frozenset({"matmul"}), frozenset({"reduction"}),
+    Refusal(MATMUL, REDUCTION,
             "no rule fuses a matmul into a reduction (only the attention pattern does)"),
-    Refusal(frozenset({"attention"}), frozenset({"reduction"}),
+    Refusal(ATTENTION, REDUCTION,
             "no rule fuses an attention kernel into a reduction"),
 )
 # fmt: on
@@ -145,7 +146,7 @@ REFUSALS: tuple[Refusal, ...] = (
 
 @functools.cache
 def find_rule(
-    producer: str, consumer: str, horizontal: bool = False, disabled: frozenset[str] = frozenset()
+    producer: GroupKind, consumer: GroupKind, horizontal: bool = False, disabled: frozenset[str] = frozenset()
 ) -> FusionRule | None:
     """The first rule joining the two kinds, skipping the rules named in ``disabled``."""
     for rule in RULES:
@@ -168,7 +169,7 @@ def parse_rule_names(names: str | Iterable[str]) -> frozenset[str]:
     return frozenset(chosen)
 
 
-def refusal_reason(producer: str, consumer: str, producer_op: str, consumer_op: str) -> str | None:
+def refusal_reason(producer: GroupKind, consumer: GroupKind, producer_op: str, consumer_op: str) -> str | None:
     """Why no rule joins the two kinds; None: ask the merged group's template."""
     for refusal in REFUSALS:
         if producer in refusal.producer and consumer in refusal.consumer:
@@ -178,8 +179,8 @@ def refusal_reason(producer: str, consumer: str, producer_op: str, consumer_op: 
     return generic_refusal(producer, consumer)
 
 
-def generic_refusal(producer: str, consumer: str) -> str:
-    return f"no rule fuses a {producer} kernel into a {consumer} kernel"
+def generic_refusal(producer: GroupKind, consumer: GroupKind) -> str:
+    return f"no rule fuses a {producer.value} kernel into a {consumer.value} kernel"
 
 
 def dominant_rule(names: Iterable[str]) -> str:
@@ -195,25 +196,21 @@ def dominant_rule(names: Iterable[str]) -> str:
 # conditions are ``OpCheck``s given to ``first_failure``.
 
 
-def group_kind(f: GroupFacts) -> str:
+def group_kind(f: GroupFacts) -> GroupKind:
     for match in f.matched():
         return match.kind
     top = max(f.first_of_class(), default=OpClass.ELEMENTWISE)
     if top == OpClass.OPAQUE:
-        return "opaque"
+        return GroupKind.OPAQUE
     if top == OpClass.OUT_FUSABLE:
-        return "matmul"
+        return GroupKind.MATMUL
     if top == OpClass.REDUCTION:
-        return "reduction"
+        return GroupKind.REDUCTION
     if f.index_maps_only():
-        return "index_map"
+        return GroupKind.INDEX_MAP
     if f.data_injective():
-        return "injective"
-    return "elementwise"
-
-
-#: the kind written on a fusion group and in the report
-REPORT_KIND = {"index_map": "injective"}
+        return GroupKind.INJECTIVE
+    return GroupKind.ELEMENTWISE
 
 
 def _fmt(shape: Shape) -> str:
@@ -460,13 +457,13 @@ def check_opaque(f: GroupFacts) -> str | None:
 Template = Callable[[GroupFacts], "str | None"]
 
 #: the shape every group of a kind must have; None when it fits, else the reason
-TEMPLATES: dict[str, Template] = {
-    "elementwise": check_elementwise,
-    "index_map": check_elementwise,
-    "injective": check_elementwise,
-    "reduction": check_reduction,
-    "matmul": check_matmul,
-    "conv": check_matmul,
-    "attention": check_attention,
-    "opaque": check_opaque,
+TEMPLATES: dict[GroupKind, Template] = {
+    GroupKind.ELEMENTWISE: check_elementwise,
+    GroupKind.INDEX_MAP: check_elementwise,
+    GroupKind.INJECTIVE: check_elementwise,
+    GroupKind.REDUCTION: check_reduction,
+    GroupKind.MATMUL: check_matmul,
+    GroupKind.CONV: check_matmul,
+    GroupKind.ATTENTION: check_attention,
+    GroupKind.OPAQUE: check_opaque,
 }

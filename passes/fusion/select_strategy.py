@@ -39,12 +39,13 @@ from math import inf
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import IsTerminator
 
 from dialects import graph
+from dialects.group_kinds import GroupKind, GroupStrategy
 from dialects.sizes import Size
 from dialects.tensor_types import shape_of
 from passes.fusion.classify import is_free
@@ -60,10 +61,6 @@ from passes.fusion.cost import (
 
 #: the large end of the sizes a symbolic dimension is judged at (``size_scenarios``)
 LARGE_DIM = 4096
-
-STRATEGY_ATTR = "strategy"
-GENERATED, LIBRARY = "generated", "library"
-STRATEGIES = (GENERATED, LIBRARY)
 
 
 # ---------------------------------------------------------------------------
@@ -249,7 +246,7 @@ def generated_time(group: graph.FusionGroupOp, device: DeviceModel, dims: Mappin
     kernel of its kind: ``attention_generated = 0``)."""
     block = group.body.block
     ops = [op for op in block.ops if not op.has_trait(IsTerminator)]
-    if _kind(group) == "attention":
+    if group.kind is GroupKind.ATTENTION:
         rate = device.attention_generated
     elif sum(isinstance(op, graph.MatmulOp) for op in ops) > 1:
         rate = device.gemm_generated_siblings
@@ -264,24 +261,31 @@ def generated_time(group: graph.FusionGroupOp, device: DeviceModel, dims: Mappin
     return max(moved / device.bandwidth, compute) + device.launch_overhead
 
 
-def predicted_times(group: graph.FusionGroupOp, device: DeviceModel, dims: Mapping[str, int]) -> dict[str, float]:
+def predicted_times(
+    group: graph.FusionGroupOp, device: DeviceModel, dims: Mapping[str, int]
+) -> dict[GroupStrategy, float]:
     """Seconds of each strategy of a matmul-bearing group (inf: the target lacks it)."""
-    return {GENERATED: generated_time(group, device, dims), LIBRARY: library_time(group, device, dims)}
+    return {
+        GroupStrategy.GENERATED: generated_time(group, device, dims),
+        GroupStrategy.LIBRARY: library_time(group, device, dims),
+    }
 
 
-def choose(times: Mapping[str, float] | Sequence[Mapping[str, float]], prefer: str = "auto") -> str:
+def choose(
+    times: Mapping[GroupStrategy, float] | Sequence[Mapping[GroupStrategy, float]], prefer: str = "auto"
+) -> GroupStrategy:
     """The strategy to use: ``prefer`` where the target has it, else the one whose
     time is least behind the best over the size scenarios (the fastest, with one),
     ``generated`` when the target has neither: it runs anywhere, if slowly."""
     scenarios = [times] if isinstance(times, Mapping) else list(times)
-    if prefer in STRATEGIES and all(t[prefer] < inf for t in scenarios):
-        return prefer
+    if prefer in tuple(GroupStrategy) and all(t[GroupStrategy(prefer)] < inf for t in scenarios):
+        return GroupStrategy(prefer)
 
-    def regret(strategy: str) -> float:
+    def regret(strategy: GroupStrategy) -> float:
         return max(t[strategy] - min(t.values()) for t in scenarios)
 
-    best = min(STRATEGIES, key=regret)
-    return best if regret(best) < inf else GENERATED
+    best = min(GroupStrategy, key=regret)  # a tie goes to the first, generated
+    return best if regret(best) < inf else GroupStrategy.GENERATED
 
 
 def size_scenarios(group: graph.FusionGroupOp, dims: Mapping[str, int]) -> list[dict[str, int]]:
@@ -300,28 +304,20 @@ def size_scenarios(group: graph.FusionGroupOp, dims: Mapping[str, int]) -> list[
     return [{**dims, **{n: size for n in unbound}} for size in (DEFAULT_DIM, LARGE_DIM)]
 
 
-def choose_for(group: graph.FusionGroupOp, device: DeviceModel, dims: Mapping[str, int], prefer: str = "auto") -> str:
+def choose_for(
+    group: graph.FusionGroupOp, device: DeviceModel, dims: Mapping[str, int], prefer: str = "auto"
+) -> GroupStrategy:
     """``choose`` over the group's size scenarios, without the library where its
     temporaries outgrow the device's memory (``library_outgrows_memory``)."""
     scenarios = size_scenarios(group, dims)
     times = [predicted_times(group, device, d) for d in scenarios]
-    if library_outgrows_memory(group, device, scenarios) and all(t[GENERATED] < inf for t in times):
-        times = [{**t, LIBRARY: inf} for t in times]
+    if library_outgrows_memory(group, device, scenarios) and all(t[GroupStrategy.GENERATED] < inf for t in times):
+        times = [{**t, GroupStrategy.LIBRARY: inf} for t in times]
     return choose(times, prefer)
-
-
-def _kind(group: graph.FusionGroupOp) -> str:
-    attr = group.attributes.get("kind")
-    return attr.data if isinstance(attr, StringAttr) else ""
 
 
 def has_matmul(group: graph.FusionGroupOp) -> bool:
     return any(isinstance(op, graph.MatmulOp) for op in group.body.block.ops)
-
-
-def group_strategy(group: graph.FusionGroupOp) -> str | None:
-    attr = group.attributes.get(STRATEGY_ATTR)
-    return attr.data if isinstance(attr, StringAttr) else None
 
 
 @dataclass(frozen=True)
@@ -346,8 +342,8 @@ class SelectStrategyPass(ModulePass):
         self.settings()  # raises ValueError, which fusec-opt reports as a usage error
 
     def settings(self) -> tuple[DeviceModel, dict[str, int]]:
-        if self.prefer not in ("auto", *STRATEGIES):
-            raise ValueError(f"select-strategy: prefer must be auto, {' or '.join(STRATEGIES)}, not {self.prefer!r}")
+        if self.prefer not in ("auto", *GroupStrategy):
+            raise ValueError(f"select-strategy: prefer must be auto, {' or '.join(GroupStrategy)}, not {self.prefer!r}")
         device = device_by_name(self.device)
         return (device if self.library else replace(device, gemm_library=0.0)), parse_dims(self.dims)
 
@@ -358,7 +354,7 @@ class SelectStrategyPass(ModulePass):
                 continue
             for group in fn.body.block.ops:
                 if isinstance(group, graph.FusionGroupOp) and has_matmul(group):
-                    group.attributes[STRATEGY_ATTR] = StringAttr(choose_for(group, device, dims, self.prefer))
+                    group.strategy = choose_for(group, device, dims, self.prefer)
 
 
 def strategy_report(group: graph.FusionGroupOp, device: DeviceModel, dims: Mapping[str, int]) -> dict[str, object]:
@@ -366,21 +362,17 @@ def strategy_report(group: graph.FusionGroupOp, device: DeviceModel, dims: Mappi
     predicted microseconds (None where the target lacks it)."""
     times = predicted_times(group, device, dims)
     return {
-        "strategy": group_strategy(group) or choose_for(group, device, dims),
-        "strategies_us": {s: (t * 1e6 if t < inf else None) for s, t in times.items()},
+        "strategy": (group.strategy or choose_for(group, device, dims)).value,
+        "strategies_us": {s.value: (t * 1e6 if t < inf else None) for s, t in times.items()},
     }
 
 
 __all__: Sequence[str] = [
-    "GENERATED",
-    "LIBRARY",
-    "STRATEGY_ATTR",
     "KernelPart",
     "LibraryCall",
     "SelectStrategyPass",
     "choose",
     "choose_for",
-    "group_strategy",
     "has_matmul",
     "predicted_times",
     "split_at_matmuls",

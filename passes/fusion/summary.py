@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from xdsl.ir import SSAValue
 
 from dialects import graph
+from dialects.group_kinds import GroupKind
 from passes.fusion.classify import OpClass, is_index_map
 from passes.fusion.cost import DeviceModel, KernelCost, op_flops, type_elements
 from passes.fusion.depth import Chains, join, joined_depth
@@ -86,7 +87,7 @@ class GroupSummary:
     factors: dict[int, float]  # ops computed more than once per result element
     extra_flops: float  # what those recomputations cost
     signatures: dict[OpSignature, SignatureOps]
-    kind: str
+    kind: GroupKind
     context: Hashable | None = None  # the per-op context the group is known to fit
     version: int = 0
 
@@ -141,7 +142,7 @@ def group_cost(
     outputs: Iterable[SSAValue],
     flops_once: float,
     extra_flops: float,
-    kind: str,
+    kind: GroupKind,
     device: DeviceModel,
     bytes_of: Callable[[SSAValue], int],
 ) -> KernelCost:
@@ -219,7 +220,7 @@ class MergedFacts(GroupFacts):
         return j is not None and self.group_of[j] == side.handle
 
     @functools.cached_property
-    def kind(self) -> str:
+    def kind(self) -> GroupKind:
         return group_kind(self)
 
     @functools.cached_property

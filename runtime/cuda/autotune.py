@@ -1,7 +1,7 @@
 """``fusec --autotune``: time each GPU kernel of a program under a few launch
 parameters and keep the fastest, per GPU, kernel and shapes (``runtime.cuda.autotune_cache``).
 
-The candidates are the strategy's knobs (``dialects.gpu.mapping``): threads per block
+The candidates are the schedule's knobs (``dialects.gpu.mapping``): threads per block
 and elements per thread for elementwise kernels, elements per thread (so threads per
 row) for rows, threads per block for one-thread-per-iteration kernels, and a register
 cap for rows and elementwise kernels. Each kernel is tuned in turn, the others at their
@@ -19,12 +19,12 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from dialects.gpu.mapping import Strategy
+from dialects.gpu.mapping import Schedule
 from runtime.cuda.autotune_cache import Tuning
 from runtime.cuda.executor import CudaProgram
 
-CANDIDATES: dict[Strategy, list[Tuning]] = {
-    Strategy.ELEMENTWISE: [
+CANDIDATES: dict[Schedule, list[Tuning]] = {
+    Schedule.ELEMENTWISE: [
         Tuning(threads=256, per_thread=8),
         Tuning(threads=128, per_thread=8),
         Tuning(threads=256, per_thread=4),
@@ -32,7 +32,7 @@ CANDIDATES: dict[Strategy, list[Tuning]] = {
         Tuning(threads=256, per_thread=16),
         Tuning(threads=256, per_thread=8, max_registers=32),
     ],
-    Strategy.ROWS: [
+    Schedule.ROWS: [
         Tuning(per_thread=16),
         Tuning(per_thread=8),
         Tuning(per_thread=32),
@@ -40,12 +40,12 @@ CANDIDATES: dict[Strategy, list[Tuning]] = {
         Tuning(per_thread=16, max_registers=64),
         Tuning(per_thread=32, max_registers=128),
     ],
-    Strategy.THREADS: [Tuning(threads=256), Tuning(threads=128), Tuning(threads=512), Tuning(threads=64)],
-    Strategy.BLOCK: [Tuning(threads=1024), Tuning(threads=512), Tuning(per_thread=8), Tuning(per_thread=32)],
-    Strategy.FLASH: [],  # its tiles are map-gpu's (shared memory bounds them)
-    Strategy.SPLIT: [Tuning(threads=256), Tuning(threads=512), Tuning(threads=128), Tuning(threads=1024)],
+    Schedule.THREADS: [Tuning(threads=256), Tuning(threads=128), Tuning(threads=512), Tuning(threads=64)],
+    Schedule.BLOCK: [Tuning(threads=1024), Tuning(threads=512), Tuning(per_thread=8), Tuning(per_thread=32)],
+    Schedule.FLASH: [],  # its tiles are map-gpu's (shared memory bounds them)
+    Schedule.SPLIT: [Tuning(threads=256), Tuning(threads=512), Tuning(threads=128), Tuning(threads=1024)],
     # the tile sizes are the kernel's; a register cap only trades accumulators for occupancy
-    Strategy.GEMM: [Tuning(), Tuning(max_registers=128)],
+    Schedule.GEMM: [Tuning(), Tuning(max_registers=128)],
 }
 
 
@@ -71,9 +71,9 @@ def autotune(
         name = launch.kernel
         if name in chosen:
             continue
-        strategy = program.kernel(name).strategy
+        schedule = program.kernel(name).schedule
         best: tuple[Tuning, float] | None = None
-        for candidate in CANDIDATES[strategy]:
+        for candidate in CANDIDATES[schedule]:
             if best is not None and time.perf_counter() - start > budget_s:
                 break
             program.tuning[name] = candidate

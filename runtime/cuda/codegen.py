@@ -9,7 +9,7 @@ Each kernel becomes one module with two functions:
   ``threads``, and the shape of every temporary (``None`` where a count depends on
   the row, which then rules the register row out).
 
-The code follows the kernel's ``gpu.strategy`` (``passes.cuda.map_gpu``):
+The code follows the kernel's ``gpu.schedule`` (``passes.cuda.map_gpu``):
 
 - ``elementwise``: thread ``t`` of block ``b`` takes the elements
   ``b * threads * U + t + u * threads`` for ``u < U`` (``U`` = ``gpu.per_thread``),
@@ -47,7 +47,7 @@ from xdsl.dialects.builtin import Float16Type, IndexType, IntegerAttr, MemRefTyp
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from dialects import loop
-from dialects.gpu.mapping import MEMORY, PER_THREAD, ROW_CACHE, STRATEGY, THREADS, Strategy
+from dialects.gpu.mapping import MEMORY, PER_THREAD, ROW_CACHE, SCHEDULE, THREADS, Schedule
 from runtime.codegen_scalar import CodegenError, ScalarSource, numpy_type_name
 from runtime.cuda.device import simulated
 
@@ -58,11 +58,11 @@ SIZES_FUNCTION = "sizes"
 JIT_OPTIONS: dict[str, object] = {"fastmath": False}
 
 
-def strategy_of(kernel: loop.KernelOp) -> Strategy:
-    attr = kernel.attributes.get(STRATEGY)
+def schedule_of(kernel: loop.KernelOp) -> Schedule:
+    attr = kernel.attributes.get(SCHEDULE)
     if not isinstance(attr, StringAttr):
-        raise CodegenError(f"kernel @{kernel.sym_name.data} has no {STRATEGY}: run map-gpu first")
-    return Strategy(attr.data)
+        raise CodegenError(f"kernel @{kernel.sym_name.data} has no {SCHEDULE}: run map-gpu first")
+    return Schedule(attr.data)
 
 
 def int_attr(kernel: loop.KernelOp, name: str) -> int:
@@ -116,14 +116,14 @@ GEMM_VARIANTS = ("exact", "loop", "direct")
 
 def global_scratches(kernel: loop.KernelOp, variant: str) -> list[loop.ScratchOp]:
     """The temporaries that live in a per-block workspace in ``variant``."""
-    if strategy_of(kernel) == Strategy.FLASH:
+    if schedule_of(kernel) == Schedule.FLASH:
         return []  # a flash kernel keeps its rows in registers and shared memory
     return [s for s in scratches(kernel) if variant not in UNROLLED or not in_registers(s)]
 
 
 def split_result_types(kernel: loop.KernelOp) -> list[Attribute]:
     """The types of a ``split`` kernel's reduction results: one partial buffer each."""
-    if strategy_of(kernel) != Strategy.SPLIT:
+    if schedule_of(kernel) != Schedule.SPLIT:
         return []
     (reduce,) = [o for o in kernel.body.block.ops if isinstance(o, loop.ReduceOp)]
     return [r.type for r in reduce.res]
@@ -131,7 +131,7 @@ def split_result_types(kernel: loop.KernelOp) -> list[Attribute]:
 
 def has_register_variant(kernel: loop.KernelOp) -> bool:
     """Whether a ``rows``/``block`` kernel gains from holding its row in registers."""
-    return strategy_of(kernel) in (Strategy.ROWS, Strategy.BLOCK) and (
+    return schedule_of(kernel) in (Schedule.ROWS, Schedule.BLOCK) and (
         any(in_registers(s) for s in scratches(kernel))
         or any(ROW_CACHE in op.attributes for op in kernel.walk() if isinstance(op, loop.LoadOp))
     )
@@ -145,12 +145,12 @@ def variants(kernel: loop.KernelOp) -> tuple[str, ...]:
       bound is computed;
     - ``registers`` (rows): up to ``per_thread`` iterations, guarded;
     - ``loop``: any trip count (elementwise: guarded copies; others: strided loops)."""
-    strategy = strategy_of(kernel)
-    if strategy == Strategy.GEMM:
+    schedule = schedule_of(kernel)
+    if schedule == Schedule.GEMM:
         return GEMM_VARIANTS
-    if strategy == Strategy.FLASH:
+    if schedule == Schedule.FLASH:
         return ("loop",)  # one variant: any number of rows and keys, edge tiles guarded
-    if strategy == Strategy.ELEMENTWISE:
+    if schedule == Schedule.ELEMENTWISE:
         return ("exact", "loop")
     return ("exact", "registers", "loop") if has_register_variant(kernel) else ("loop",)
 
@@ -170,7 +170,7 @@ class CudaKernelSource(ScalarSource):
         threads: int | None = None,
     ):
         super().__init__(kernel)
-        self.strategy = strategy_of(kernel)
+        self.schedule = schedule_of(kernel)
         self.variant = variant
         self.shuffles = shuffles
         self.per_thread = per_thread or int_attr(kernel, PER_THREAD)
@@ -201,11 +201,11 @@ class CudaKernelSource(ScalarSource):
         self.emit(1, f"bd = {self.threads}")  # the launch's block size, a constant to the compiler
         body_start = len(self.lines)
         partials: list[str] = []
-        if self.strategy == Strategy.ELEMENTWISE:
+        if self.schedule == Schedule.ELEMENTWISE:
             self.elementwise(self.kernel.body.block)
-        elif self.strategy == Strategy.SPLIT:
+        elif self.schedule == Schedule.SPLIT:
             partials = self.split(self.kernel.body.block)
-        elif self.strategy == Strategy.THREADS:
+        elif self.schedule == Schedule.THREADS:
             self.per_thread_block(self.kernel.body.block)
         else:
             self.row_block(self.kernel.body.block, 1)
@@ -215,7 +215,7 @@ class CudaKernelSource(ScalarSource):
         ]
         self.lines[body_start:body_start] = shared
         header = [
-            f"# Generated by fusec (loop dialect -> Numba CUDA, {self.strategy.value}, {self.variant}). Do not edit.",
+            f"# Generated by fusec (loop dialect -> Numba CUDA, {self.schedule.value}, {self.variant}). Do not edit.",
             "import math",
             "import numpy as np",
             "from numba import cuda",
@@ -265,7 +265,7 @@ class CudaKernelSource(ScalarSource):
 
     def slot(self, scratch: loop.ScratchOp) -> str:
         """The workspace row of a temporary: its block's, or its thread's."""
-        block = "cuda.blockIdx.x" if self.strategy == Strategy.ROWS else "0"
+        block = "cuda.blockIdx.x" if self.schedule == Schedule.ROWS else "0"
         if memory_of(scratch) == "thread":
             return f"{block} * bd + tid"
         return block
@@ -740,7 +740,7 @@ class SizesSource(ScalarSource):
         mapped ``threads``, has no outer loop: the grid's x axis covers it (a y axis
         over its trip count would run every block that many times)."""
         outer = outer_loop(self.kernel)
-        if outer is not None and strategy_of(self.kernel) == Strategy.ELEMENTWISE and outer.mapping == loop.MapKind.THREADS:
+        if outer is not None and schedule_of(self.kernel) == Schedule.ELEMENTWISE and outer.mapping == loop.MapKind.THREADS:
             outer = None
         counts = [self.count(op) for op in thread_loops(self.kernel)]
         shapes = [self.shape(s) for s in scratches(self.kernel)]

@@ -36,7 +36,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from dialects import loop
-from dialects.gpu.mapping import PER_THREAD, THREADS, Strategy
+from dialects.gpu.mapping import PER_THREAD, THREADS, Schedule
 from runtime import knobs
 from runtime.cuda import codegen as codegen_cuda
 from runtime.cuda import sources
@@ -94,12 +94,12 @@ class Launch:
 
 
 class _Kernel:
-    """A kernel's IR, strategy and compiled variants."""
+    """A kernel's IR, schedule and compiled variants."""
 
     def __init__(self, op: loop.KernelOp, cache_dir: str | None, shuffles: bool, tuning: Tuning = Tuning()):
         self.op = op
         self.name = op.sym_name.data
-        self.strategy = codegen_cuda.strategy_of(op)
+        self.schedule = codegen_cuda.schedule_of(op)
         self.threads = tuning.threads or op.attributes[THREADS].value.data
         self.per_thread = tuning.per_thread or op.attributes[PER_THREAD].value.data
         self.variants = codegen_cuda.variants(op)
@@ -153,17 +153,17 @@ class _Kernel:
         known = [c for c in counts if c is not None]
         longest = max(known, default=1)
         variant, threads = "loop", self.threads
-        if self.strategy == Strategy.ELEMENTWISE:
+        if self.schedule == Schedule.ELEMENTWISE:
             # a small row of elements takes a smaller block (at least a warp)
             threads = min(self.threads, max(32, _pow2_at_least(_cdiv(counts[0], self.per_thread))))
             tile = threads * self.per_thread
             grid = (_cdiv(counts[0], tile),) if outer is None else (_cdiv(counts[0], tile), min(outer, MAX_GRID_Y))
             if counts[0] % tile == 0:
                 variant = "exact"
-        elif self.strategy == Strategy.THREADS:
+        elif self.schedule == Schedule.THREADS:
             threads = min(self.threads, max(32, _pow2_at_least(outer)))
             grid = (_cdiv(outer, threads),)
-        elif self.strategy == Strategy.GEMM:  # outer: the batch; counts: rows, columns, reduction
+        elif self.schedule == Schedule.GEMM:  # outer: the batch; counts: rows, columns, reduction
             variant = codegen_gemm.variant_for(self.op, *counts)
             rows, columns, _ = counts
             if variant == "direct":
@@ -172,9 +172,9 @@ class _Kernel:
             else:
                 tm, tn, _, _, _ = codegen_gemm.tiles(self.op)
                 grid = (_cdiv(rows, tm) * _cdiv(columns, tn), min(outer, MAX_GRID_Y))
-        elif self.strategy == Strategy.FLASH:  # sizes counts the blocks; the tiles fix the threads
+        elif self.schedule == Schedule.FLASH:  # sizes counts the blocks; the tiles fix the threads
             grid = (outer,)
-        elif self.strategy == Strategy.SPLIT:
+        elif self.schedule == Schedule.SPLIT:
             threads = min(self.threads, max(32, _pow2_at_least(counts[0])))
             if outer is None:  # one level, over every thread of the grid
                 grid = (min(SPLIT_BLOCKS, max(1, _cdiv(counts[0], threads * SPLIT_PER_THREAD))),)
@@ -189,10 +189,10 @@ class _Kernel:
                 if all(c == threads * self.per_thread for c in counts):
                     variant = "exact"
             else:
-                limit = MAX_THREADS if self.strategy == Strategy.BLOCK else self.threads
+                limit = MAX_THREADS if self.schedule == Schedule.BLOCK else self.threads
                 threads = min(limit, max(32, _pow2_at_least(longest)))
-            grid = (1,) if self.strategy == Strategy.BLOCK else (outer,)
-            if self.workspace_types[variant] and self.strategy == Strategy.ROWS:
+            grid = (1,) if self.schedule == Schedule.BLOCK else (outer,)
+            if self.workspace_types[variant] and self.schedule == Schedule.ROWS:
                 grid = (min(outer, WORKSPACE_BLOCKS),)
         cuda = cuda_module()
         workspaces = []
@@ -206,7 +206,7 @@ class _Kernel:
             workspaces.append(cuda.device_array((rows, max(1, math.prod(shape))), dtype))
         for type_ in codegen_cuda.split_result_types(self.op):  # partials, then the counter
             workspaces.append(cuda.device_array(grid[0], storage_dtype(type_)))
-        if self.strategy == Strategy.SPLIT:
+        if self.schedule == Schedule.SPLIT:
             workspaces.append(cuda.to_device(np.zeros(1, np.int32)))
         if self.checks:
             workspaces.append(cuda.to_device(np.zeros(loop.ERROR_RECORD_LENGTH, np.int64)))

@@ -8,8 +8,8 @@ from __future__ import annotations
 from xdsl.dialects.builtin import ModuleOp
 
 from dialects import loop
-from dialects.gpu.mapping import Strategy
-from runtime.cuda.codegen import CudaKernelSource, strategy_of, variants
+from dialects.gpu.mapping import Schedule
+from runtime.cuda.codegen import CudaKernelSource, schedule_of, variants
 from runtime.cuda.codegen_flash import kernel_source as flash_source
 from runtime.cuda.codegen_gemm import gemm_source
 
@@ -25,9 +25,9 @@ def kernel_source(
     ``per_thread`` and ``threads`` replace the kernel's ``gpu.per_thread`` and
     ``gpu.threads`` (the autotuner's knobs; the block size is a constant of the code,
     so index arithmetic folds, and the runtime launches each source with its own)."""
-    if strategy_of(kernel) == Strategy.GEMM:
+    if schedule_of(kernel) == Schedule.GEMM:
         return gemm_source(kernel, variant, aligned=shuffles)  # no shuffles: the simulator
-    if strategy_of(kernel) == Strategy.FLASH:
+    if schedule_of(kernel) == Schedule.FLASH:
         return flash_source(kernel, shuffles)
     return CudaKernelSource(kernel, variant, shuffles, per_thread, threads).source()
 

@@ -150,20 +150,7 @@ def _broadcast(op: graph.BroadcastOp, args, frame):
 @_impl(graph.ReduceOp)
 def _reduce(op: graph.ReduceOp, args, frame):
     (x,) = args
-    axes, keepdims = op.axes_list, op.keepdims is not None
-    kind = op.kind.data
-    if kind in (graph.ReduceKind.SUM, graph.ReduceKind.PROD):  # without dtype=, NumPy widens i32 to i64
-        reduce = np.sum if kind == graph.ReduceKind.SUM else np.prod
-        return reduce(x, axis=axes, keepdims=keepdims, dtype=x.dtype)
-    if kind in graph.ARG_REDUCTIONS:  # one axis, or all of them flattened (axis=None)
-        reduce = np.argmax if kind == graph.ReduceKind.ARGMAX else np.argmin
-        axis = axes[0] if len(axes) == 1 else None
-        return np.asarray(reduce(x, axis=axis, keepdims=keepdims), dtype=np.int64)
-    reduce = {
-        graph.ReduceKind.MAX: np.max, graph.ReduceKind.MIN: np.min, graph.ReduceKind.MEAN: np.mean,
-        graph.ReduceKind.ANY: np.any, graph.ReduceKind.ALL: np.all,
-    }  # fmt: skip
-    return reduce[kind](x, axis=axes, keepdims=keepdims)
+    return op.reduction.numpy(x, op.axes_list, op.keepdims is not None)
 
 
 @_impl(graph.LogSumExpOp)

@@ -208,7 +208,7 @@ def test_target_cuda_emits_without_a_gpu():
         capture_output=True, text=True, cwd=ROOT, env=_without_simulator(),
     )
     assert result.returncode == 0, result.stderr
-    assert 'gpu.strategy = "rows"' in result.stdout
+    assert 'gpu.schedule = "rows"' in result.stdout
 
 
 def test_runs_on_cuda_with_check():

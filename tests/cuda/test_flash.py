@@ -1,4 +1,4 @@
-"""The flash attention kernel (``map-gpu``'s ``flash`` strategy) under the CUDA simulator
+"""The flash attention kernel (``map-gpu``'s ``flash`` schedule) under the CUDA simulator
 (``FUSEC_TEST_GPU=1`` on a GPU): against NumPy's softmax written out, with edge tiles,
 a mask through ``where``, an additive mask holding ``-inf``, ``f16``, and the IR's
 fallback where the head dimension is not known."""
@@ -40,9 +40,9 @@ def attention(q, k, v, scores=lambda s: s * np.float32(0.125)):
         return (e / e.sum(axis=-1, keepdims=True)) @ v.astype(np.float64)
 
 
-def strategies(program) -> dict[str, str]:
+def schedules(program) -> dict[str, str]:
     executable = program.executable("main")
-    return {name: codegen_cuda.strategy_of(op).value for name, op in executable.kernel_ops.items()}
+    return {name: codegen_cuda.schedule_of(op).value for name, op in executable.kernel_ops.items()}
 
 
 def inputs(rng, b, h, s, d, dtype=np.float32):
@@ -54,7 +54,7 @@ def test_rows_and_keys_past_a_whole_tile():
     program = fusec.compile(ATTENTION, target="cuda")
     q, k, v = inputs(np.random.default_rng(0), 1, 2, 70, 64)
     got = program.main(q, k, v)
-    assert strategies(program) == {"k0_attention": "flash"}
+    assert schedules(program) == {"k0_attention": "flash"}
     np.testing.assert_allclose(got, attention(q, k, v), rtol=1e-5, atol=1e-6)
 
 
@@ -71,7 +71,7 @@ def test_a_mask_through_where():
     m = rng.random((37, 37)) < 0.7
     m[5] = False  # a row masked everywhere: uniform over -1e30, as NumPy's
     got = program.main(q, k, v, m)
-    assert strategies(program) == {"k0_attention": "flash"}
+    assert schedules(program) == {"k0_attention": "flash"}
     expected = attention(q, k, v, lambda s: np.where(m, s * 0.125, -1e30))
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
 
@@ -107,13 +107,13 @@ def test_the_sample_with_its_head_split_and_merge():
     program = fusec.compile(case.path, target="cuda")
     data = case.make_inputs(np.random.default_rng(5), b=1, s=9)
     got = program.run("main", [data[p.name] for p in program.params("main")])
-    assert strategies(program)["k1_attention"] == "flash"
+    assert schedules(program)["k1_attention"] == "flash"
     np.testing.assert_allclose(got[0], case.reference(**data)[0], rtol=1e-4, atol=1e-5)
 
 
 def test_a_head_dimension_known_only_at_run_time_keeps_the_rows_mapping():
     program = fusec.compile(ATTENTION.replace("64", "D"), target="cuda")
-    assert 'gpu.strategy = "rows"' in program.ir("tiled")
+    assert 'gpu.schedule = "rows"' in program.ir("tiled")
 
 
 @pytest.mark.parametrize("d", [16, 128])

@@ -1,4 +1,4 @@
-"""The gemm strategy (passes.cuda.map_gemm, runtime.cuda.codegen_gemm) against NumPy: edge tiles,
+"""The gemm schedule (passes.cuda.map_gemm, runtime.cuda.codegen_gemm) against NumPy: edge tiles,
 operands read through index maps (transposed, head-split, batched), epilogues, f16,
 f64 and wrapping integers (the CUDA simulator in CI; `FUSEC_TEST_GPU=1` on a GPU).
 
@@ -68,7 +68,7 @@ fn main(q: f32[B, S, 32], k: f32[B, S, 32], w: f32[32, 32]) -> f32[B, 2, S, S] {
 }
 """
     program = fusec.compile(source, target="cuda", matmul="generated")
-    assert program.ir("tiled").count('gpu.strategy = "gemm"') == 2
+    assert program.ir("tiled").count('gpu.schedule = "gemm"') == 2
     rng = np.random.default_rng(2)
     q, k = (rng.standard_normal((3, 17, 32)).astype(np.float32) for _ in range(2))
     w = rng.standard_normal((32, 32)).astype(np.float32)
@@ -121,7 +121,7 @@ func.func @main(%x: memref<?x?x32xf32> {loop.shape = #loop.shape<["B", "S", 32]>
 def test_heads_split_in_the_output_index_map():
     module = run_passes(parse(HEAD_SPLIT), "map-gpu")
     text = str(module)
-    assert 'gpu.strategy = "gemm"' in text
+    assert 'gpu.schedule = "gemm"' in text
     # rows: the batch and the sequence; columns: the head and its slice
     assert [line.split('gpu.gemm_dim = "')[1][0] for line in text.splitlines() if "gpu.gemm_dim" in line] == list("mnmn")
     rng = np.random.default_rng(3)
@@ -139,7 +139,7 @@ def test_bias_gelu_residual_epilogues_of_an_ffn():
 
     case = SAMPLES["mlp"]  # x + gelu(x @ w1 + b1) @ w2 + b2
     program = fusec.compile(case.path, target="cuda", matmul="generated")
-    assert program.ir("tiled").count('gpu.strategy = "gemm"') == 2
+    assert program.ir("tiled").count('gpu.schedule = "gemm"') == 2
     inputs = case.make_inputs(np.random.default_rng(4), t=20, d=16, f=40)
     (got,) = program.run("main", [inputs[p.name] for p in program.params("main")])
     (want,) = case.reference(**inputs)

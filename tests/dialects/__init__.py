@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from dialects.graph import FusionGroupOp, YieldOp
@@ -47,5 +47,4 @@ def fusion_group(
     with ImplicitBuilder(block):
         results = _values(body(*block.args))
         YieldOp(*results)
-    attributes = None if kernel is None else {"kernel": StringAttr(kernel)}
-    return FusionGroupOp(inputs, [r.type for r in results], Region(block), attributes)
+    return FusionGroupOp(inputs, [r.type for r in results], Region(block), kernel=kernel)

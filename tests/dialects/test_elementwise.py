@@ -1,5 +1,5 @@
 """`dialects.elementwise` declares each elementwise op once: the dialect's elementwise
-ops are made from its entries, and every layer that knows an elementwise op (the
+ops are written from its entries, and every layer that knows an elementwise op (the
 checker's builtins, the reference, the cost model, the lowering) reads the entry."""
 
 from pathlib import Path

@@ -22,8 +22,12 @@ from xdsl.utils.exceptions import VerifyException
 from compiler.context import make_context
 from dialects import graph as g
 from dialects.elementwise import Accepts
+from dialects.reductions import REDUCTIONS, ReduceKind
 from dialects.tensor_types import tensor_type as T
 from tests.dialects import fusion_group, single_func
+
+BOOL_REDUCTIONS = [r.kind for r in REDUCTIONS if r.accepts is Accepts.BOOL]
+INDEX_REDUCTIONS = [r.kind for r in REDUCTIONS if r.index]
 
 # ---------------------------------------------------------------------------
 # Helpers
@@ -135,11 +139,11 @@ for _src, _dst in (
         lambda a=_src, b=_dst: single_func([T("f32", a)], lambda x: g.BroadcastOp(x, T("f32", b)))
     )
 
-for _reduce in g.ReduceKind:
-    _dtype = "bool" if _reduce in g.BOOL_REDUCTIONS else "f32"
+for _reduce in ReduceKind:
+    _dtype = "bool" if _reduce in BOOL_REDUCTIONS else "f32"
     for _kind, _shape in SHAPES.items():
         for _axes, _keep in (((1,), True), ((0,), False), ((0, 1), False), ((0, 1), True), ((), False)):
-            if _reduce in g.ARG_REDUCTIONS and not _axes:  # one axis or all of them
+            if _reduce in INDEX_REDUCTIONS and not _axes:  # one axis or all of them
                 continue
             case(g.ReduceOp, f"{_reduce.value}-{_kind}-{_axes}-{_keep}")(
                 lambda r=_reduce, d=_dtype, s=_shape, a=_axes, k=_keep: single_func(
@@ -147,10 +151,10 @@ for _reduce in g.ReduceKind:
                 )
             )
 case(g.ReduceOp, "argmax-rank0")(
-    lambda: single_func([T("f32", ())], lambda x: g.ReduceOp(x, g.ReduceKind.ARGMAX, (), False))
+    lambda: single_func([T("f32", ())], lambda x: g.ReduceOp(x, ReduceKind.ARGMAX, (), False))
 )
 case(g.ReduceOp, "prod-i32")(
-    lambda: single_func([T("i32", (2, 3, 4))], lambda x: g.ReduceOp(x, g.ReduceKind.PROD, (1,), True))
+    lambda: single_func([T("i32", (2, 3, 4))], lambda x: g.ReduceOp(x, ReduceKind.PROD, (1,), True))
 )
 for _op in (g.LogSumExpOp, g.VarOp, g.StdOp):
     for _kind, _shape in SHAPES.items():
@@ -162,7 +166,7 @@ for _op in (g.LogSumExpOp, g.VarOp, g.StdOp):
                 )
             )
 case(g.ReduceOp, "sum-i32")(
-    lambda: single_func([T("i32", (2, 3, 4))], lambda x: g.ReduceOp(x, g.ReduceKind.SUM, (0, 2), False))
+    lambda: single_func([T("i32", (2, 3, 4))], lambda x: g.ReduceOp(x, ReduceKind.SUM, (0, 2), False))
 )
 
 for _lhs, _rhs in (
@@ -325,7 +329,7 @@ def _group_many(shape) -> ModuleOp:
     def body(x, b):
         bb = g.BroadcastOp(b, x.type)
         y = g.AddOp(x, bb)
-        return [g.ReduceOp(y, g.ReduceKind.MAX, (1,), True), x]
+        return [g.ReduceOp(y, ReduceKind.MAX, (1,), True), x]
 
     def fn(x, b):
         return fusion_group([x, b], body, kernel=None).results
@@ -397,8 +401,8 @@ def test_python_constructors_infer_result_types():
     module = single_func(
         [x, T("f32", (8, 16))],
         lambda a, w: [
-            g.ReduceOp(a, g.ReduceKind.SUM, (1,), True),
-            g.ReduceOp(a, g.ReduceKind.MEAN, (0, 2), False),
+            g.ReduceOp(a, ReduceKind.SUM, (1,), True),
+            g.ReduceOp(a, ReduceKind.MEAN, (0, 2), False),
             g.TransposeOp(a, (2, 0, 1)),
             g.MatmulOp(a, w),
             g.CompareOp(g.ComparePredicate.LT, a, a),

@@ -9,10 +9,9 @@ import pytest
 
 from compiler.api import compile as compile_program
 from dialects import graph
+from dialects.group_kinds import GroupStrategy
 from passes.fusion.cost import CPU_2CORE, GPU_H200
 from passes.fusion.select_strategy import (
-    GENERATED,
-    LIBRARY,
     KernelPart,
     LibraryCall,
     SelectStrategyPass,
@@ -47,7 +46,7 @@ def test_mlp_epilogue_follows_its_call():
 
 
 def test_attention_splits_around_the_softmax():
-    attention = next(g for g in fused_groups("attention.tdsl", {"B": 2, "S": 128}) if g.attributes["kind"].data == "attention")
+    attention = next(g for g in fused_groups("attention.tdsl", {"B": 2, "S": 128}) if g.kind == "attention")
     steps = split_at_matmuls(attention.body.block)
     assert kinds(steps)[:3] == ["call", "kernel", "call"]
     softmax = steps[1]
@@ -61,32 +60,32 @@ def test_library_wins_big_matmuls_on_both_targets():
     group = fused_groups("mlp.tdsl", {"T": 4096, "D": 1024, "F": 4096})[0]
     for device in (CPU_2CORE, GPU_H200):
         times = predicted_times(group, device, {"T": 4096, "D": 1024, "F": 4096})
-        assert times[LIBRARY] < times[GENERATED] < inf
-        assert choose(times) == LIBRARY
+        assert times[GroupStrategy.LIBRARY] < times[GroupStrategy.GENERATED] < inf
+        assert choose(times) == GroupStrategy.LIBRARY
 
 
 def test_choice_follows_availability_and_preference():
-    times = {GENERATED: 2.0, LIBRARY: 1.0}
-    assert choose(times, "generated") == GENERATED
-    assert choose({GENERATED: 2.0, LIBRARY: inf}, "library") == GENERATED  # no library there
-    assert choose({GENERATED: inf, LIBRARY: inf}) == GENERATED  # runs anywhere
+    times = {GroupStrategy.GENERATED: 2.0, GroupStrategy.LIBRARY: 1.0}
+    assert choose(times, "generated") == GroupStrategy.GENERATED
+    assert choose({GroupStrategy.GENERATED: 2.0, GroupStrategy.LIBRARY: inf}, "library") == GroupStrategy.GENERATED  # no library there
+    assert choose({GroupStrategy.GENERATED: inf, GroupStrategy.LIBRARY: inf}) == GroupStrategy.GENERATED  # runs anywhere
 
 
 def test_cpu_attention_is_never_generated():
     # the CPU's fused attention kernel recomputes each score row per output column
-    attention = next(g for g in fused_groups("attention.tdsl", {"B": 2, "S": 128}) if g.attributes["kind"].data == "attention")
+    attention = next(g for g in fused_groups("attention.tdsl", {"B": 2, "S": 128}) if g.kind == "attention")
     times = predicted_times(attention, CPU_2CORE, {"B": 2, "S": 128})
-    assert times[GENERATED] == inf and times[LIBRARY] < inf
+    assert times[GroupStrategy.GENERATED] == inf and times[GroupStrategy.LIBRARY] < inf
 
 
-@pytest.mark.parametrize("options,expected", [({}, LIBRARY), ({"library": False}, GENERATED), ({"prefer": "generated"}, GENERATED)])
+@pytest.mark.parametrize("options,expected", [({}, GroupStrategy.LIBRARY), ({"library": False}, GroupStrategy.GENERATED), ({"prefer": "generated"}, GroupStrategy.GENERATED)])
 def test_pass_sets_the_attribute(options, expected):
     program = compile_program(SAMPLES_DIR / "mlp.tdsl", target="numpy", fuse=True)
     from passes.fusion.fuse import FusePass
 
     module = parse(program.compilation().text("opt"))
     fused = run_passes(module, [FusePass(device="cpu-2core"), SelectStrategyPass(device="cpu-2core", dims="T=2048,D=1024,F=4096", **options)])
-    strategies = {op.attributes["strategy"].data for op in fused.walk() if isinstance(op, graph.FusionGroupOp)}
+    strategies = {op.strategy for op in fused.walk() if isinstance(op, graph.FusionGroupOp)}
     assert strategies == {expected}
 
 
@@ -104,9 +103,9 @@ def test_report_names_the_strategy_and_both_predictions():
 
     report = fusion_report(program.compilation().stage("fused"), device=device)
     for group in report["groups"]:
-        assert group["strategy"] == LIBRARY
-        assert set(group["strategies_us"]) == {LIBRARY, GENERATED}
-        assert group["predicted_us"] == group["strategies_us"][LIBRARY]
+        assert group["strategy"] == GroupStrategy.LIBRARY
+        assert set(group["strategies_us"]) == {GroupStrategy.LIBRARY, GroupStrategy.GENERATED}
+        assert group["predicted_us"] == group["strategies_us"][GroupStrategy.LIBRARY]
 
 
 def test_symbolic_sizes_are_judged_at_both_ends(tmp_path):
@@ -121,10 +120,10 @@ def test_symbolic_sizes_are_judged_at_both_ends(tmp_path):
     def strategy(dims: str) -> str:
         fused = run_passes(module, [FusePass(device="gpu-h200"), SelectStrategyPass(device="gpu-h200", dims=dims)])
         (group,) = [op for op in fused.walk() if isinstance(op, graph.FusionGroupOp)]
-        return group.attributes["strategy"].data
+        return group.strategy
 
-    assert strategy("") == LIBRARY
-    assert strategy("M=64,K=64,N=64") == GENERATED
+    assert strategy("") == GroupStrategy.LIBRARY
+    assert strategy("M=64,K=64,N=64") == GroupStrategy.GENERATED
 
 
 def test_gpu_attention_streams_where_its_scores_would_outgrow_memory(tmp_path):
@@ -144,10 +143,10 @@ def test_gpu_attention_streams_where_its_scores_would_outgrow_memory(tmp_path):
     def strategy(device: str, dims: str) -> str:
         fused = run_passes(module, [FusePass(device=device), SelectStrategyPass(device=device, dims=dims)])
         (group,) = [op for op in fused.walk() if isinstance(op, graph.FusionGroupOp)]
-        assert group.attributes["kind"].data == "attention"
-        return group.attributes["strategy"].data
+        assert group.kind == "attention"
+        return group.strategy
 
-    assert strategy("gpu-h200", "") == GENERATED
-    assert strategy("gpu-h200", "B=1,S=65536") == GENERATED  # bound, and the scores do not fit
-    assert strategy("gpu-h200", "B=8,S=2048") == LIBRARY  # bound, and they fit: cuBLAS's rate wins
-    assert strategy("cpu-2core", "") == LIBRARY
+    assert strategy("gpu-h200", "") == GroupStrategy.GENERATED
+    assert strategy("gpu-h200", "B=1,S=65536") == GroupStrategy.GENERATED  # bound, and the scores do not fit
+    assert strategy("gpu-h200", "B=8,S=2048") == GroupStrategy.LIBRARY  # bound, and they fit: cuBLAS's rate wins
+    assert strategy("cpu-2core", "") == GroupStrategy.LIBRARY

@@ -7,7 +7,7 @@ import pytest
 
 import fusec
 from compiler.report import build_report
-from passes.fusion.calibration import KINDS
+from dialects.group_kinds import FUSED_KINDS
 from tests.passes.fusion.schedule import assert_kernel_count
 from tests.samples.reference import SAMPLES
 
@@ -35,7 +35,7 @@ def test_report_is_complete(sample):
     assert report["kernels"] <= report["kernels_unfused"]
     for group in report["groups"]:
         assert group["ops"] and group["bytes"] > 0 and group["predicted_us"] > 0
-        assert group["kind"] in KINDS
+        assert group["kind"] in FUSED_KINDS
     for edge in report["not_fused"]:
         assert edge["reason"], edge
 

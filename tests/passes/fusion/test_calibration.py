@@ -42,7 +42,7 @@ def test_a_correction_flips_a_merge():
     fast elementwise kernel does in less: two kernels."""
     assert [g.kind for g in plan(NORMALIZE, Calibration()).groups] == ["reduction"]
     split = plan(NORMALIZE, SLOW_ROWS)
-    assert [g.report_kind for g in split.groups] == ["reduction", "elementwise"]
+    assert [g.kind.written for g in split.groups] == ["reduction", "elementwise"]
     (refused,) = split.not_fused_records()
     assert refused["reason"].startswith("cost model: fusing saves no time (score -")
     assert refused["reason"].endswith(" us, calibrated)")

@@ -56,9 +56,9 @@ def test_pass_options_parse_from_a_spec():
 
 def test_group_attributes():
     (group,) = fusion_groups(fuse_text(program(CASES[2][1])))  # softmax
-    assert group.attributes["kernel"].data == "k0_softmax"
-    assert group.attributes["kind"].data == "reduction"
-    assert group.attributes["rule"].data == "reduce_rows"
+    assert group.kernel_name == "k0_softmax"
+    assert group.kind == "reduction"
+    assert group.rule.data == "reduce_rows"
     assert "pattern" not in group.attributes
 
 
@@ -66,9 +66,9 @@ def test_attention_group_is_marked():
     from tests.passes.fusion.cases import ATTENTION
 
     (group,) = fusion_groups(fuse_text(program(ATTENTION)))
-    assert group.attributes["pattern"].data == "attention"
-    assert group.attributes["kind"].data == "attention"
-    assert group.attributes["kernel"].data == "k0_attention"
+    assert group.pattern.data == "attention"
+    assert group.kind == "attention"
+    assert group.kernel_name == "k0_attention"
     assert [type(op) for op in group.body.block.ops].count(graph.MatmulOp) == 2
 
 
@@ -76,7 +76,7 @@ def test_a_disabled_pattern_rule_names_itself_on_the_edges_it_would_have_joined(
     from tests.passes.fusion.cases import ATTENTION
 
     module = fuse_text(program(ATTENTION), disable_rules="attention")
-    assert [g.attributes["kind"].data for g in fusion_groups(module)] == ["matmul", "reduction", "matmul"]
+    assert [g.kind for g in fusion_groups(module)] == ["matmul", "reduction", "matmul"]
     (fn,) = module.ops
     assert not_fused_reasons(fn) == [
         {"producer": "mul_2", "consumer": "reduce_max_3", "reason": "rule attention is disabled"},

@@ -128,5 +128,5 @@ def test_random_programs_exercise_the_rules():
         fused = fuse_text(random_program(seed))
         for op in list(fused.ops)[0].body.block.ops:
             if isinstance(op, graph.FusionGroupOp):
-                rules.add(op.attributes["rule"].data)
+                rules.add(op.rule.data)
     assert {"ew_chain", "reduce_epilogue", "matmul_epilogue"} <= rules

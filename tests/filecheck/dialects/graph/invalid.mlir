@@ -708,6 +708,28 @@ func.func @group_encoding(%a: tensor<?x8xf32, ["N", ""]>) {
 
 // -----
 
+// CHECK: {{^}}"bogus" is no GroupKind: expected one of "elementwise", "index_map", "injective", "reduction", "matmul", "conv", "attention", "opaque", "single"
+func.func @group_kind(%a: tensor<4x8xf32>) {
+  %0 = graph.fusion_group(%a) {kernel = "k0", kind = "bogus"} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%x: tensor<4x8xf32>):
+    graph.yield %x : tensor<4x8xf32>
+  }
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}"cublas" is no GroupStrategy: expected one of "generated", "library"
+func.func @group_strategy(%a: tensor<4x8xf32>) {
+  %0 = graph.fusion_group(%a) {kernel = "k0", kind = "matmul", strategy = "cublas"} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%x: tensor<4x8xf32>):
+    graph.yield %x : tensor<4x8xf32>
+  }
+  func.return
+}
+
+// -----
+
 // CHECK: {{^}}'graph.yield' expects parent op 'graph.fusion_group'
 func.func @yield_outside_group(%a: tensor<4x8xf32>) {
   "graph.yield"(%a) : (tensor<4x8xf32>) -> ()

@@ -11,6 +11,12 @@ loop.kernel @scalar_arg ins(%x: f32) outs() {
 
 // -----
 
+// CHECK: {{^}}"rows" is no GroupKind: expected one of "elementwise", "index_map", "injective", "reduction", "matmul", "conv", "attention", "opaque", "single"
+loop.kernel @kind ins(%x: memref<?xf32>) outs() attributes {kind = "rows"} {
+}
+
+// -----
+
 // CHECK: {{^}}num_inputs 3 out of range for 1 buffer arguments
 "loop.kernel"() <{sym_name = "k", num_inputs = 3 : i64}> ({
 ^bb0(%x: memref<?xf32>):

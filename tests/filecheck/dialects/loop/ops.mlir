@@ -3,7 +3,7 @@
 // RUN: fusec-opt %s --print-op-generic | filecheck %s --check-prefix=GENERIC
 // Every op of the loop dialect, printed and parsed back in custom and generic form.
 
-// GENERIC: "loop.kernel"() <{sym_name = "softmax_rows", num_inputs = 1 : i64}> ({
+// GENERIC: "loop.kernel"() <{sym_name = "softmax_rows", num_inputs = 1 : i64, kind = "reduction"}> ({
 // GENERIC: "loop.parallel"(%{{.*}}, %{{.*}}, %{{.*}}) <{map = #loop<map prange>}> ({
 // GENERIC: "loop.reduce"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{combiners = [#loop<combiner max>], map = #loop<map vector>}> ({
 // GENERIC: "loop.alloc"() <{shape = #loop.shape<["B", "N"]>}> : () -> memref<?x?xf32>

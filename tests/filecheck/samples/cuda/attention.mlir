@@ -4,8 +4,8 @@
 // as a flash kernel: one block per (batch, head, 64 query rows), keys and values
 // streamed through shared memory 32 at a time with an online softmax.
 
-// CHECK:      loop.kernel @k0_matmul3 {{.*}}gpu.strategy = "rows"
-// CHECK:      loop.kernel @k1_attention {{.*}}gpu.strategy = "flash", gpu.threads = 64 : i64, gpu.per_thread = 8 : i64, gpu.tile = [64 : i64, 32 : i64]
+// CHECK:      loop.kernel @k0_matmul3 {{.*}}gpu.schedule = "rows"
+// CHECK:      loop.kernel @k1_attention {{.*}}gpu.schedule = "flash", gpu.threads = 64 : i64, gpu.per_thread = 8 : i64, gpu.tile = [64 : i64, 32 : i64]
 // The batch, head and query-row loops go to the grid; keys and output columns to a
 // block's threads, the head dimension's dot product serial in each.
 // CHECK:        loop.parallel {{.*}} map(blocks) {
@@ -17,7 +17,7 @@
 // CHECK:              loop.parallel {{.*}} map(threads) {
 // CHECK-NEXT:           loop.reduce add {{.*}} map(threads) {
 // The output projection: a tiled matmul, its heads merged in the index of its input.
-// CHECK:      loop.kernel @k2_matmul {{.*}}gpu.strategy = "gemm"
+// CHECK:      loop.kernel @k2_matmul {{.*}}gpu.schedule = "gemm"
 
 // KERNEL-LABEL: # ---- kernel 'k1_attention' (loop) ----
 // KERNEL:       def kernel(a0, a1, a2, a3):

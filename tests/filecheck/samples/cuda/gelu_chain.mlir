@@ -3,7 +3,7 @@
 // An elementwise chain on the GPU: rows over the grid's y axis, a row's elements over
 // the threads, eight a thread, every load issued before any store.
 
-// TILED:      gpu.strategy = "elementwise", gpu.threads = 256 : i64, gpu.per_thread = 8 : i64
+// TILED:      gpu.schedule = "elementwise", gpu.threads = 256 : i64, gpu.per_thread = 8 : i64
 // TILED:      loop.parallel {{.*}} map(blocks) {
 // TILED-NEXT:   loop.parallel {{.*}} map(threads) {
 

@@ -3,7 +3,7 @@
 // RUN: env NUMBA_ENABLE_CUDASIM=1 fusec %samples/softmax.tdsl --target cuda --emit kernel | filecheck %s --check-prefix=SIM
 // Softmax on the GPU: one block a row, the row held in registers, read once.
 
-// TILED:      loop.kernel @k0_softmax {{.*}}gpu.strategy = "rows", gpu.threads = 256 : i64, gpu.per_thread = 16 : i64
+// TILED:      loop.kernel @k0_softmax {{.*}}gpu.schedule = "rows", gpu.threads = 256 : i64, gpu.per_thread = 16 : i64
 // TILED:        loop.parallel %[[ROW:.*]] = {{.*}} map(blocks) {
 // TILED-NEXT:     loop.scratch({{.*}}) {gpu.memory = "registers"}
 // TILED-NEXT:     loop.reduce max {{.*}} map(threads) {

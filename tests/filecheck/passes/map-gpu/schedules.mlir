@@ -1,11 +1,11 @@
 // RUN: fusec-opt %s -p map-gpu | filecheck %s
-// map-gpu picks one strategy per kernel and maps its loops to blocks, threads or
+// map-gpu picks one schedule per kernel and maps its loops to blocks, threads or
 // serial; the decisions are attributes of the kernel, its temporaries and its loads.
 
 // An elementwise nest: the outer loops merge into one loop over the grid (blocks),
 // the innermost goes to a block's threads, 8 elements per thread.
 // CHECK-LABEL: loop.kernel @add_rows
-// CHECK-SAME:    {gpu.strategy = "elementwise", gpu.threads = 256 : i64, gpu.per_thread = 8 : i64}
+// CHECK-SAME:    {gpu.schedule = "elementwise", gpu.threads = 256 : i64, gpu.per_thread = 8 : i64}
 // CHECK:         loop.parallel %{{.*}} map(blocks) {
 // CHECK-NEXT:      loop.parallel %{{.*}} map(threads) {
 // CHECK-NOT:     map(
@@ -26,7 +26,7 @@ loop.kernel @add_rows ins(%x: memref<?x?xf32>, %b: memref<?xf32>) outs(%y: memre
 
 // f64 elements: half as many per thread, the same bytes in flight.
 // CHECK-LABEL: loop.kernel @copy64
-// CHECK-SAME:    {gpu.strategy = "elementwise", gpu.threads = 256 : i64, gpu.per_thread = 4 : i64}
+// CHECK-SAME:    {gpu.schedule = "elementwise", gpu.threads = 256 : i64, gpu.per_thread = 4 : i64}
 // CHECK:         loop.parallel %{{.*}} map(threads) {
 loop.kernel @copy64 ins(%x: memref<?xf64>) outs(%y: memref<?xf64>) {
   %c0 = arith.constant 0 : index
@@ -42,7 +42,7 @@ loop.kernel @copy64 ins(%x: memref<?xf64>) outs(%y: memref<?xf64>) {
 // exponentials is only ever touched at a threads loop's own index, so it lives in
 // registers; the input row is read once (row_cache) for both loops that read it.
 // CHECK-LABEL: loop.kernel @softmax
-// CHECK-SAME:    {gpu.strategy = "rows", gpu.threads = 256 : i64, gpu.per_thread = 16 : i64}
+// CHECK-SAME:    {gpu.schedule = "rows", gpu.threads = 256 : i64, gpu.per_thread = 16 : i64}
 // CHECK:         loop.parallel %[[I:.*]] = {{.*}} map(blocks) {
 // CHECK-NEXT:      %[[E:.*]] = loop.scratch(%{{.*}}) {gpu.memory = "registers"} : memref<?xf32>
 // CHECK-NEXT:      %{{.*}} = loop.reduce max {{.*}} map(threads) {
@@ -115,7 +115,7 @@ loop.kernel @reversed ins(%x: memref<?x?xf32>) outs(%y: memref<?x?xf32>) {
 // A column sum: the reduction walks down a column, so one thread per column (adjacent
 // threads read adjacent elements), the reduction serial in each.
 // CHECK-LABEL: loop.kernel @column_sum
-// CHECK-SAME:    {gpu.strategy = "threads", gpu.threads = 256 : i64
+// CHECK-SAME:    {gpu.schedule = "threads", gpu.threads = 256 : i64
 // CHECK:         loop.parallel %{{.*}} map(threads) {
 // CHECK-NEXT:      %{{.*}} = loop.reduce add {{.*}} map(serial) {
 loop.kernel @column_sum ins(%x: memref<?x?xf32>) outs(%y: memref<?xf32>) {
@@ -137,7 +137,7 @@ loop.kernel @column_sum ins(%x: memref<?x?xf32>) outs(%y: memref<?xf32>) {
 // threads (adjacent threads read adjacent elements); each block writes a partial that
 // the last block combines.
 // CHECK-LABEL: loop.kernel @total
-// CHECK-SAME:    {gpu.strategy = "split", gpu.threads = 256 : i64, gpu.per_thread = 4 : i64}
+// CHECK-SAME:    {gpu.schedule = "split", gpu.threads = 256 : i64, gpu.per_thread = 4 : i64}
 // CHECK:         %[[S:.*]] = loop.reduce add {{.*}} map(blocks) {
 // CHECK-NEXT:      %[[R:.*]] = loop.reduce add {{.*}} map(threads) {
 // CHECK-NEXT:        loop.load %x
@@ -161,7 +161,7 @@ loop.kernel @total ins(%x: memref<?x?xf32>) outs(%y: memref<f32>) {
 // x / sum(x): the reduction's result feeds another loop of the kernel, so the whole
 // kernel is one block, its threads sharing both loops.
 // CHECK-LABEL: loop.kernel @normalise
-// CHECK-SAME:    {gpu.strategy = "block", gpu.threads = 1024 : i64
+// CHECK-SAME:    {gpu.schedule = "block", gpu.threads = 1024 : i64
 // CHECK:         %{{.*}} = loop.reduce add {{.*}} map(threads) {
 // CHECK:         loop.parallel {{.*}} map(threads) {
 loop.kernel @normalise ins(%x: memref<?xf32>) outs(%y: memref<?xf32>) {
