@@ -4,8 +4,9 @@ Every error the API raises for these derives from `FusecError`, so a caller need
 `except fusec.FusecError`; the subclasses say which of the three it was (docs/reference.md,
 "The Python API"). The program errors, which carry diagnostics against a source file, are
 `compiler.frontend.diagnostics.SourceError`. The family is defined here, in the runtime,
-because the runtime raises it too and must not import the compiler (README.md, "Layout":
-imports run compiler -> runtime, never back).
+because the runtime raises it too and must not import the compiler, and the front end
+imports it as the one module of the runtime it may (docs/architecture.md, "What may
+import what").
 """
 
 from __future__ import annotations
