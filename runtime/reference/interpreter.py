@@ -30,13 +30,11 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
 from dialects import graph
+from dialects.graph_canonicalization import constant_elements
 from dialects.graph_semantics import COMPARE, ELEMENTWISE, numpy_dtype
 from dialects.sizes import Size, SizeError, evaluate_dim, index_out_of_range, is_derived, solve
 from dialects.tensor_types import format_shape, shape_of
 from runtime.errors import ExecutionError
-
-
-# sqrt(2 / pi), the constant of the tanh approximation of GELU
 
 
 class EvaluationError(ExecutionError):
@@ -137,11 +135,7 @@ def _cast(op: graph.CastOp, args, frame):
 
 @_impl(graph.ConstantOp)
 def _constant(op: graph.ConstantOp, args, frame):
-    dtype = numpy_dtype(op.result.type)
-    values: Sequence[float | bool] = op.value.get_values()
-    if dtype == np.bool_:  # i1 true is stored as -1
-        values = [v != 0 for v in values]
-    return np.array(values, dtype=dtype).reshape(op.value.get_shape())
+    return constant_elements(op)
 
 
 @_impl(graph.DimSizeOp)
