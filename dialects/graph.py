@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, TypeAlias
 
 from xdsl.dialect_interfaces.constant_materialization import ConstantMaterializationInterface
 from xdsl.dialects.builtin import (
@@ -275,6 +275,10 @@ class TernaryOp(IRDLOperation):
     def verify_(self) -> None:
         _verify_all_tensors(self)
         _verify_accepts(self, self.first, self.ENTRY.accepts)
+
+
+#: an elementwise op, of whichever arity: an instance of one of the bases above
+ElementwiseOp: TypeAlias = UnaryOp | PredicateOp | BinaryOp | TernaryOp
 
 
 # -- begin generated elementwise ops (python -m tests.dialects.test_elementwise_classes) --
@@ -609,7 +613,7 @@ class LogicalOrOp(BinaryOp):
 
 
 #: the op class of every elementwise entry, by the entry's name
-ELEMENTWISE: dict[str, type[UnaryOp | PredicateOp | BinaryOp | TernaryOp]] = {
+ELEMENTWISE: dict[str, type[ElementwiseOp]] = {
     cls.ENTRY.name: cls
     for cls in (
         NegOp,
