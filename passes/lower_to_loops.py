@@ -502,10 +502,10 @@ class _KernelEmitter:
         """Several values, evaluated in priority order (``_evaluation_priority``),
         returned in request order."""
         order = sorted(range(len(requests)), key=lambda n: -self.priority.get(requests[n][0], 0))
-        results: list[SSAValue | None] = [None] * len(requests)
+        results: dict[int, SSAValue] = {}
         for n in order:
             results[n] = self.value_at(*requests[n])
-        return results  # type: ignore[return-value]
+        return [results[n] for n in range(len(requests))]
 
     def _from_scratch(self, value: SSAValue, idx: tuple[SSAValue, ...]) -> SSAValue | None:
         for frame in reversed(self.stack):
@@ -783,10 +783,8 @@ def _broadcast(e: _KernelEmitter, op: graph.BroadcastOp, idx):
 @_handles(graph.TransposeOp)
 def _transpose(e: _KernelEmitter, op: graph.TransposeOp, idx):
     perm = op.permutation
-    inner: list[SSAValue | None] = [None] * len(perm)
-    for i, p in enumerate(perm):
-        inner[p] = idx[i]
-    return e.value_at(op.input, tuple(inner))  # type: ignore[arg-type]
+    at = dict(zip(perm, idx))  # result axis i is input axis perm[i]
+    return e.value_at(op.input, tuple(at[axis] for axis in range(len(perm))))
 
 
 @_handles(graph.SliceOp)
@@ -994,10 +992,9 @@ def _reduce(e: _KernelEmitter, op: graph.ReduceOp, idx):
     level = e._level([*outer, *extents, init])
 
     def body(ivs: list[SSAValue]) -> SSAValue:
-        full = list(kept)
-        for axis, iv in zip(axes, ivs):
-            full[axis] = iv
-        return convert(e, e.value_at(op.input, tuple(full)), element)  # type: ignore[arg-type]
+        reduced = dict(zip(axes, ivs))
+        full = tuple(c if c is not None else reduced[axis] for axis, c in enumerate(kept))
+        return convert(e, e.value_at(op.input, full), element)
 
     if reduction.index:
         return _arg_reduce(e, op, extents, level, e.reduce_loops(level, combiner, init, extents, body), body)
