@@ -111,7 +111,7 @@ class Program:
         sizes = bind_sizes(self.params(name), arrays, name)
         # the kernels that ran (`executable`), costed at the sizes they ran at
         report = fusion_report(
-            self.compilation(name).stage("fused"),
+            self.compilation(name).module("fused"),
             device=device_model(self.backend),
             dims=sizes,
             entry=name,
@@ -212,7 +212,7 @@ class Program:
             reason = self.backend.unavailable_reason()
             if reason is not None:
                 raise TargetError(f"--target {self.target}: {reason}")
-            self._executables[key] = self.backend.executable(compilation.stage(self.backend.stage))
+            self._executables[key] = self.backend.executable(compilation.module(self.backend.stage))
         return self._executables[key]
 
     def _function(self, name: str) -> func.FuncOp:

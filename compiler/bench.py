@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -76,7 +76,7 @@ def measure_kernels(program, entry: str, arrays: Sequence[np.ndarray], runs: int
 _PART = re.compile(rf"_({'|'.join(PART_WORDS.values())})\d+")
 
 
-def group_measured_us(measured: dict[str, float], kernel: str) -> float | None:
+def group_measured_us(measured: Mapping[str, float], kernel: str) -> float | None:
     """A fusion group's measured microseconds: its kernel's, or the sum over the
     library calls and kernels it was split into (``<kernel>_gemm0``, ...)."""
     if kernel in measured:

@@ -58,6 +58,7 @@ from passes.split_chunks import (
     RESULTS_ATTR,
     SplitChunksPass,
     chunk_name,
+    listed_names,
     partial_name,
 )
 from runtime import registry
@@ -172,7 +173,8 @@ def share_cores() -> None:
     from runtime.cpu.threads import configure_pool
 
     configure_pool()  # setting the count starts Numba's pool
-    numba.set_num_threads(max(1, numba.config.NUMBA_NUM_THREADS // max(1, worker.state.nthreads)))
+    threads = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]  # numba sets its config through globals()
+    numba.set_num_threads(max(1, threads // max(1, worker.state.nthreads)))
 
 
 @dataclass(frozen=True)
@@ -281,7 +283,7 @@ class DaskProgram:
         self.program = program
         self.entry = entry or program.default_entry()
         self.params = program.params(self.entry)
-        self._opt: ModuleOp = program.compilation(self.entry).stage("opt")
+        self._opt: ModuleOp = program.compilation(self.entry).module("opt")
         function = next(f for f in self._opt.ops if isinstance(f, func.FuncOp) and f.sym_name.data == self.entry)
         self.partition: dict[str, AxisPartition] = partition(function)
         self._splits: dict[tuple, tuple[ProgramText, ModuleOp]] = {}
@@ -322,8 +324,8 @@ class DaskProgram:
             function = functions.get(partial_name(self.entry, round_))
             if function is None:
                 break
-            combiners = [a.data for a in function.attributes[COMBINE_ATTR].data]
-            names = [a.data for a in function.attributes[RESULTS_ATTR].data]
+            combiners = listed_names(function, COMBINE_ATTR)
+            names = listed_names(function, RESULTS_ATTR)
             dtypes = [dtype_of(t) for t in function.function_type.outputs.data]
             stacks = self._run(text, function, values, letters, sizes, stacked=reduction)
             for name, combiner, dtype, (stack, ind) in zip(names, combiners, dtypes, stacks):
@@ -363,8 +365,9 @@ class DaskProgram:
         from dask.array.core import Array
         from dask.array.utils import meta_from_array
         from dask.highlevelgraph import HighLevelGraph
+        from dask.typing import Key
 
-        operands = [values[a.data] for a in function.attributes[OPERANDS_ATTR].data]
+        operands = [values[name] for name in listed_names(function, OPERANDS_ATTR)]
         # the call maps over the sizes some operand has in several chunks (and over the
         # reduction size, whose partials it stacks); other dimensions come whole
         out_ind = tuple(
@@ -416,13 +419,14 @@ class DaskProgram:
                 for k, (x, d) in enumerate(zip(ind, shape))
             ]
             leaf = f"{tmp.name}-{i}"
-            layer = {}
+            layer: dict[Key, tuple] = {}
             for index in itertools.product(*(range(len(c)) for c in dims)):
                 at = dict(zip(ind, index))
                 # a result without one of the mapped sizes is the same in every chunk
                 # of it (it reads nothing along it): the first chunk's serves
                 block = (tmp.name, *(at.get(x, 0) for x in out_ind))
-                layer[(leaf, *index)] = (operator.getitem, block, i)
+                key: Key = (leaf, *index)
+                layer[key] = (operator.getitem, block, i)
             graph_ = HighLevelGraph.from_collections(leaf, layer, dependencies=[tmp])
             results.append((Array(graph_, leaf, chunks=tuple(dims), meta=meta), ind))
         return results
@@ -451,12 +455,13 @@ def compile(
     """A function of `program_or_path` (a `fusec.Program`, or a program's source or
     path, compiled for `target` with the options of `fusec.compile`) as a function of
     Dask arrays. `entry`: the function, by default `main` or the only one."""
-    if not isinstance(program_or_path, Program):
-        program_or_path = compile_program(
-            program_or_path,
-            target=target,
-            fuse=fuse,
-            matmul=matmul,
-            disable_rules=disable_rules,
-        )
-    return DaskProgram(program_or_path, entry)
+    if isinstance(program_or_path, Program):
+        return DaskProgram(program_or_path, entry)
+    program = compile_program(
+        program_or_path,
+        target=target,
+        fuse=fuse,
+        matmul=matmul,
+        disable_rules=disable_rules,
+    )
+    return DaskProgram(program, entry)

@@ -240,10 +240,10 @@ def run(args: argparse.Namespace) -> int:
         from compiler.report import build_report
 
         report = build_report(program, compilation)
-    if args.viz:
-        from compiler.viz import write_viz
+        if args.viz:
+            from compiler.viz import write_viz
 
-        write_viz(args.viz, compilation, report)
+            write_viz(args.viz, compilation, report)
     if args.emit:
         if args.report:
             Path(args.report).write_text(json.dumps(report, indent=2) + "\n")
@@ -313,7 +313,7 @@ def run_dask(args: argparse.Namespace, program, compilation, entry: str, arrays,
         results = job.compute(store)
         elapsed = time.perf_counter() - start
         inputs = job.gather_arguments() if args.check else None
-    if results is None and args.check:
+    if store is not None and args.check:  # the workers wrote the results there (compute gave None)
         results = cli_dask.read_results(store, len(job.results))
     status = check_against_reference(program, entry, inputs, results) if args.check else EXIT_OK
     if args.report:

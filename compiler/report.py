@@ -23,8 +23,8 @@ def build_report(program, compilation: Compilation, calibrated: bool = True) -> 
     dims = dict(options.dims)
     calibration = program.calibration if calibrated else None
     report = fusion_report(
-        compilation.stage("fused"),
-        compilation.stage("opt"),
+        compilation.module("fused"),
+        compilation.module("opt"),
         device=device_model(program.backend),
         dims=dims,
         entry=options.entry,

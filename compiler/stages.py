@@ -50,18 +50,24 @@ class Compilation:
     options: Options
     #: called after every pass with (pass name, module): `--print-ir-after-all`
     after_pass: Callable[[str, ModuleOp], None] | None = None
-    _stages: dict[str, object] = field(default_factory=dict)
+    _stages: dict[str, ModuleOp | str] = field(default_factory=dict)
 
-    def stage(self, name: str):
+    def stage(self, name: str) -> ModuleOp | str:
         """The IR (a ModuleOp) of a stage, or for `kernel` the generated source text."""
         if name not in STAGES:
             raise ValueError(f"unknown stage {name!r}")
         if name == "graph":
             return self.graph
         if name not in self._stages:
-            previous = self.stage(STAGES[STAGES.index(name) - 1])
+            previous = self.module(STAGES[STAGES.index(name) - 1])
             self._stages[name] = _BUILDERS[name](self, previous)
         return self._stages[name]
+
+    def module(self, name: str) -> ModuleOp:
+        """The IR of a stage before `kernel`, the one stage that is text."""
+        result = self.stage(name)
+        assert isinstance(result, ModuleOp), f"stage {name} is text"
+        return result
 
     def text(self, name: str) -> str:
         result = self.stage(name)
@@ -126,7 +132,8 @@ def _kernel(c: Compilation, tiled: ModuleOp) -> str:
     return c.options.target.kernel_source(tiled)
 
 
-_BUILDERS: dict[str, Callable[[Compilation, object], object]] = {
+#: each stage after `graph`, from the IR of the stage before it
+_BUILDERS: dict[str, Callable[[Compilation, ModuleOp], ModuleOp | str]] = {
     "opt": _opt,
     "fused": _fused,
     "loops": _loops,

@@ -188,7 +188,7 @@ def write_viz(path: str, compilation, report: Mapping[str, Any]) -> None:
     from runtime.inputs import InputError
 
     target = Path(path)
-    text = to_dot(compilation.stage("fused"), report, compilation.options.entry)
+    text = to_dot(compilation.module("fused"), report, compilation.options.entry)
     if target.suffix == ".dot":
         target.write_text(text)
         return

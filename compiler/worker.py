@@ -103,10 +103,10 @@ class Worker:
         the error it met raised here. ``doing`` says what the request does, for the
         message when the worker dies meanwhile."""
         with self._lock:
-            process = self._started()
+            requests, replies = helper_process.pipes(self._started())
             try:
-                helper_process.send(process.stdin, (kind, spec, *args))
-                reply = helper_process.receive(process.stdout)
+                helper_process.send(requests, (kind, spec, *args))
+                reply = helper_process.receive(replies)
             except OSError:  # gone before the request was sent (killed between two calls)
                 reply = None
             except BaseException:  # interrupted (Ctrl-C) with a reply on its way: out of step

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pickle
 import traceback
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -48,7 +48,8 @@ def _call(program: Program, name: str, arrays: Sequence, named: dict) -> tuple[n
     return program.run(name, program.arguments(name, arrays, named))
 
 
-REQUESTS = {"compile": _compiled, "call": _call, "ir": Program.ir, "signature": Program.signature}
+#: each request's answer, from the program asked about and the request's arguments
+REQUESTS: dict[str, Callable[..., Any]] = {"compile": _compiled, "call": _call, "ir": Program.ir, "signature": Program.signature}
 
 
 def _serve(kind: str, spec: Spec, *args) -> tuple[bool, Any, str | None, int | None]:

@@ -11,17 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, TypeAlias, cast
 
 from xdsl.dialect_interfaces.constant_materialization import ConstantMaterializationInterface
 from xdsl.dialects.builtin import (
     I64,
+    AnyFloat,
     ArrayAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     Float64Type,
     FloatAttr,
     IntegerAttr,
+    IntegerType,
     StringAttr,
     TensorType,
     UnitAttr,
@@ -275,6 +277,10 @@ class TernaryOp(IRDLOperation):
     def verify_(self) -> None:
         _verify_all_tensors(self)
         _verify_accepts(self, self.first, self.ENTRY.accepts)
+
+
+#: an elementwise op, of whichever arity: an instance of one of the bases above
+ElementwiseOp: TypeAlias = UnaryOp | PredicateOp | BinaryOp | TernaryOp
 
 
 # -- begin generated elementwise ops (python -m tests.dialects.test_elementwise_classes) --
@@ -609,7 +615,7 @@ class LogicalOrOp(BinaryOp):
 
 
 #: the op class of every elementwise entry, by the entry's name
-ELEMENTWISE: dict[str, type[UnaryOp | PredicateOp | BinaryOp | TernaryOp]] = {
+ELEMENTWISE: dict[str, type[ElementwiseOp]] = {
     cls.ENTRY.name: cls
     for cls in (
         NegOp,
@@ -775,13 +781,16 @@ class ConstantOp(IRDLOperation):
     @staticmethod
     def scalar(value: float | int | bool, dtype: str) -> ConstantOp:
         type_ = tensor_type(dtype, ())
-        if dtype == "bool":
-            value = int(bool(value))
-        elif dtype.startswith("i"):
-            value = int(value)
+        # xDSL's overloads pair an integer element type with ints, a float one with
+        # floats: the element type of a bool or "i.." dtype is an IntegerType, of the
+        # others a float type (ELEMENT_TYPES)
+        attr: DenseIntOrFPElementsAttr
+        if dtype == "bool" or dtype.startswith("i"):
+            integer = int(bool(value)) if dtype == "bool" else int(value)
+            attr = DenseIntOrFPElementsAttr.from_list(cast(TensorType[IntegerType], type_), [integer])
         else:
-            value = float(value)
-        return ConstantOp(DenseIntOrFPElementsAttr.from_list(type_, [value]))
+            attr = DenseIntOrFPElementsAttr.from_list(cast(TensorType[AnyFloat], type_), [float(value)])
+        return ConstantOp(attr)
 
     def verify_(self) -> None:
         _verify_all_tensors(self)
@@ -1294,10 +1303,10 @@ class ConcatOp(IRDLOperation):
     assembly_format = "$inputs `axis` `=` $axis attr-dict `:` type($inputs) `->` type($result)"
 
     def __init__(self, inputs: Sequence[SSAValue | Operation], axis: int):
-        inputs = [SSAValue.get(v) for v in inputs]
+        values = [SSAValue.get(v) for v in inputs]
         super().__init__(
-            operands=[inputs],
-            result_types=[concat_type([v.type for v in inputs], axis)],
+            operands=[values],
+            result_types=[concat_type([v.type for v in values], axis)],
             properties={"axis": IntegerAttr(axis, i64)},
         )
 
@@ -1621,7 +1630,9 @@ def conv2d_shape(
     low: Sequence[int], high: Sequence[int],
 ) -> Shape:
     """``[N, OH, OW, O]`` of ``graph.conv2d`` of ``[N, H, W, C]`` by ``[KH, KW, C/g, O]``."""
-    windows = window_shape(input, weight[:2], strides, dilations, low, high)
+    kh, kw = weight[:2]
+    assert isinstance(kh, int) and isinstance(kw, int)  # the verifier checks it first, the front end too
+    windows = window_shape(input, (kh, kw), strides, dilations, low, high)
     return (*windows[:3], weight[3])
 
 

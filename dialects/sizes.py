@@ -17,6 +17,7 @@ from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
 from math import prod
+from typing import TypeGuard
 
 Dim = int | str
 
@@ -134,7 +135,7 @@ def _integer(digits: str, dim: str) -> int:
         raise SizeError(f"size {dim[:40]!r}... has a number too long for any size") from None
 
 
-def is_derived(dim: Dim) -> bool:
+def is_derived(dim: Dim) -> TypeGuard[str]:
     """Whether a dim is a derived size rather than an integer or a plain size name."""
     return isinstance(dim, str) and bool(_OPERATOR.search(dim))
 

@@ -46,14 +46,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar, cast
 
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    AnyFloat,
     ArrayAttr,
-    DenseIntOrFPElementsAttr,
     DictionaryAttr,
     FloatAttr,
     IndexType,
@@ -63,7 +64,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     TensorType,
 )
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import PassFailedException
@@ -136,7 +137,7 @@ def _through_index_maps(value: SSAValue) -> SSAValue:
 
 def _contains(value: SSAValue, kinds: tuple[type[Operation], ...], memo: dict) -> bool:
     """Whether the expression of ``value`` in its group holds an op of ``kinds``."""
-    if isinstance(value, BlockArgument):
+    if not isinstance(value, OpResult):  # a block argument: an input of the group
         return False
     key = (value, kinds)
     if key not in memo:
@@ -216,7 +217,7 @@ def _evaluation_priority(block: Block) -> dict[SSAValue, int]:
     priority: dict[SSAValue, int] = {}
 
     def broadcast_of_reduction(value: SSAValue) -> bool:
-        if isinstance(value, BlockArgument):
+        if not isinstance(value, OpResult):  # a block argument
             return False
         key = ("bcast", value)
         if key not in memo:
@@ -296,7 +297,9 @@ class _KernelEmitter:
     def _insert(self, op: Operation, level: int) -> None:
         frame = self.stack[level]
         if level + 1 < len(self.stack):
-            frame.block.insert_op_before(op, self.stack[level + 1].op)
+            inner = self.stack[level + 1].op
+            assert inner is not None  # only the root frame, at level 0, has no loop op
+            frame.block.insert_op_before(op, inner)
         else:
             frame.block.add_op(op)
         for r in op.results:
@@ -330,12 +333,14 @@ class _KernelEmitter:
         return result
 
     def const(self, value: float | int | bool, type_: Attribute) -> SSAValue:
+        attr: IntegerAttr | FloatAttr
         if isinstance(type_, IntegerType):
             if type_.width.data == 1:
                 attr = IntegerAttr(1 if value else 0, type_)
             else:
                 attr = IntegerAttr(int(value), type_)
         else:
+            assert isinstance(type_, AnyFloat)  # a scalar of a graph tensor: an integer or a float
             attr = FloatAttr(float(value), type_)
         key = ("const", str(type_), repr(float(value)) if not isinstance(type_, IntegerType) else int(value))
         return self._emit(key, (), lambda: arith.ConstantOp(attr))
@@ -497,10 +502,10 @@ class _KernelEmitter:
         """Several values, evaluated in priority order (``_evaluation_priority``),
         returned in request order."""
         order = sorted(range(len(requests)), key=lambda n: -self.priority.get(requests[n][0], 0))
-        results: list[SSAValue | None] = [None] * len(requests)
+        results: dict[int, SSAValue] = {}
         for n in order:
             results[n] = self.value_at(*requests[n])
-        return results  # type: ignore[return-value]
+        return [results[n] for n in range(len(requests))]
 
     def _from_scratch(self, value: SSAValue, idx: tuple[SSAValue, ...]) -> SSAValue | None:
         for frame in reversed(self.stack):
@@ -520,9 +525,9 @@ class _KernelEmitter:
         if not row:
             return None
         shape = shape_of(value.type)
-        static = [shape[p] if isinstance(shape[p], int) else DYNAMIC_INDEX for p in row]
-        scratch_type = MemRefType(_element(value.type), static)
-        sizes = [self.size(shape[p]) for p in row if not isinstance(shape[p], int)]
+        dims = [shape[p] for p in row]
+        scratch_type = MemRefType(_element(value.type), [d if isinstance(d, int) else DYNAMIC_INDEX for d in dims])
+        sizes = [self.size(d) for d in dims if not isinstance(d, int)]
         scratch = loop.ScratchOp(scratch_type, sizes)
         self._insert(scratch, m)
         buffer = scratch.result
@@ -545,6 +550,7 @@ class _KernelEmitter:
     def _compute(self, value: SSAValue, idx: tuple[SSAValue, ...]) -> SSAValue:
         if isinstance(value, BlockArgument):
             return self.load(self.buffers[value], idx)
+        assert isinstance(value, OpResult)  # a value is a block argument or an op's result
         op = value.owner
         handler = _HANDLERS.get(type(op))
         if handler is None:
@@ -580,13 +586,16 @@ class _KernelEmitter:
 # Scalar lowering of each graph op: (emitter, op, index) -> scalar
 
 
-_HANDLERS: dict[type[Operation], Callable[[_KernelEmitter, Operation, tuple[SSAValue, ...]], SSAValue]] = {}
+_OpT = TypeVar("_OpT", bound=Operation)
+_Handler = Callable[[_KernelEmitter, _OpT, tuple[SSAValue, ...]], SSAValue]
+_HANDLERS: dict[type[Operation], _Handler[Operation]] = {}
 
 
-def _handles(*types: type[Operation]):
-    def register(fn):
-        for t in types:
-            _HANDLERS[t] = fn
+def _handles(op_type: type[_OpT]) -> Callable[[_Handler[_OpT]], _Handler[_OpT]]:
+    def register(fn: _Handler[_OpT]) -> _Handler[_OpT]:
+        # _compute looks a handler up by the op's exact class, so it only ever passes
+        # the handler an op_type
+        _HANDLERS[op_type] = cast(_Handler[Operation], fn)
         return fn
 
     return register
@@ -602,7 +611,9 @@ class _ScalarBuilder:
 
     def __call__(self, name: str, *operands: SSAValue) -> SSAValue:
         entry = BY_NAME[name]
-        return (entry.lower or entry.expand)(self, *operands)
+        build = entry.lower or entry.expand
+        assert build is not None  # an entry has one or the other (Elementwise.__post_init__)
+        return build(self, *operands)
 
     def const(self, value: float | bool, like: SSAValue) -> SSAValue:
         return self.e.const(value, like.type)
@@ -615,13 +626,13 @@ class _ScalarBuilder:
         return is_float(value.type)
 
 
-def _elementwise(e: _KernelEmitter, op: Operation, idx):
+def _elementwise(e: _KernelEmitter, op: graph.ElementwiseOp, idx):
     operands = e.values_at([(v, idx) for v in op.operands])
     return _ScalarBuilder(e)(op.ENTRY.name, *operands)
 
 
 for _op_class in graph.ELEMENTWISE.values():
-    _HANDLERS[_op_class] = _elementwise
+    _handles(_op_class)(_elementwise)
 
 
 def _constant_scalar(value: SSAValue) -> float | int | None:
@@ -708,18 +719,20 @@ def convert(e: _KernelEmitter, x: SSAValue, target: Attribute) -> SSAValue:
         return e.scalar(("cmpi", "ne"), (x, zero), lambda: arith.CmpiOp(x, zero, "ne"))
     if s_float and t_float:
         wider = _float_width(target) > _float_width(source)
-        cls = arith.ExtFOp if wider else arith.TruncFOp
-        return e.scalar((cls.name, str(target)), (x,), lambda: cls(x, target))
+        resize = arith.ExtFOp if wider else arith.TruncFOp
+        return e.scalar((resize.name, str(target)), (x,), lambda: resize(x, target))
     if s_float:  # float -> int
+        assert isinstance(target, IntegerType)  # neither a float nor bool (above)
         return e.scalar((arith.FPToSIOp.name, str(target)), (x,), lambda: arith.FPToSIOp(x, target))
     if t_float:  # int or bool -> float
-        cls = arith.UIToFPOp if s_bool else arith.SIToFPOp
-        return e.scalar((cls.name, str(target)), (x,), lambda: cls(x, target))
+        assert isinstance(target, AnyFloat)  # is_float
+        to_float = arith.UIToFPOp if s_bool else arith.SIToFPOp
+        return e.scalar((to_float.name, str(target)), (x,), lambda: to_float(x, target))
     # int -> int
     assert isinstance(source, IntegerType) and isinstance(target, IntegerType)
     if target.width.data > source.width.data:
-        cls = arith.ExtUIOp if s_bool else arith.ExtSIOp
-        return e.scalar((cls.name, str(target)), (x,), lambda: cls(x, target))
+        extend = arith.ExtUIOp if s_bool else arith.ExtSIOp
+        return e.scalar((extend.name, str(target)), (x,), lambda: extend(x, target))
     return e.scalar((arith.TruncIOp.name, str(target)), (x,), lambda: arith.TruncIOp(x, target))
 
 
@@ -734,8 +747,7 @@ def _cast(e: _KernelEmitter, op: graph.CastOp, idx):
 
 @_handles(graph.ConstantOp)
 def _constant(e: _KernelEmitter, op: graph.ConstantOp, idx):
-    attr: DenseIntOrFPElementsAttr = op.value
-    values = attr.get_values()
+    values: Sequence[int | float] = op.value.get_values()
     if len(values) != 1 and any(v != values[0] for v in values):
         raise LoweringError("lower-to-loops only takes scalar (or splat) graph.constant")
     return e.const(values[0], _element(op.result.type))
@@ -745,6 +757,7 @@ def _index_to(e: _KernelEmitter, n: SSAValue, target: Attribute) -> SSAValue:
     """An ``index`` as a scalar of ``target`` type."""
     if isinstance(target, IntegerType):
         return e.scalar(("index_cast", str(target)), (n,), lambda: arith.IndexCastOp(n, target))
+    assert isinstance(target, AnyFloat)  # a graph tensor's element type: an integer or a float
     i64 = IntegerType(64)
     as_int = e.scalar(("index_cast", "i64"), (n,), lambda: arith.IndexCastOp(n, i64))
     return e.scalar((arith.SIToFPOp.name, str(target)), (as_int,), lambda: arith.SIToFPOp(as_int, target))
@@ -770,10 +783,8 @@ def _broadcast(e: _KernelEmitter, op: graph.BroadcastOp, idx):
 @_handles(graph.TransposeOp)
 def _transpose(e: _KernelEmitter, op: graph.TransposeOp, idx):
     perm = op.permutation
-    inner: list[SSAValue | None] = [None] * len(perm)
-    for i, p in enumerate(perm):
-        inner[p] = idx[i]
-    return e.value_at(op.input, tuple(inner))  # type: ignore[arg-type]
+    at = dict(zip(perm, idx))  # result axis i is input axis perm[i]
+    return e.value_at(op.input, tuple(at[axis] for axis in range(len(perm))))
 
 
 @_handles(graph.SliceOp)
@@ -882,7 +893,11 @@ def _concat(e: _KernelEmitter, op: graph.ConcatOp, idx):
     beyond ``idx[axis]`` is the one kept."""
     axis, i = op.axis_index, idx[op.axis_index]
     sizes = [shape_of(v.type)[axis] for v in op.inputs]
-    ends = [e.size(sum_dims(sizes[: k + 1])) for k in range(len(sizes))]
+    ends = []
+    for k in range(len(sizes)):
+        end = sum_dims(sizes[: k + 1])
+        assert end is not None  # the sizes share their names, as graph.concat verifies (concat_type)
+        ends.append(e.size(end))
     last = len(sizes) - 1
     requests = []
     for k, operand in enumerate(op.inputs):
@@ -977,10 +992,9 @@ def _reduce(e: _KernelEmitter, op: graph.ReduceOp, idx):
     level = e._level([*outer, *extents, init])
 
     def body(ivs: list[SSAValue]) -> SSAValue:
-        full = list(kept)
-        for axis, iv in zip(axes, ivs):
-            full[axis] = iv
-        return convert(e, e.value_at(op.input, tuple(full)), element)  # type: ignore[arg-type]
+        reduced = dict(zip(axes, ivs))
+        full = tuple(c if c is not None else reduced[axis] for axis, c in enumerate(kept))
+        return convert(e, e.value_at(op.input, full), element)
 
     if reduction.index:
         return _arg_reduce(e, op, extents, level, e.reduce_loops(level, combiner, init, extents, body), body)
@@ -1082,7 +1096,7 @@ def _single_op_group(op: Operation) -> graph.FusionGroupOp:
     """A fusion group holding just ``op`` (for graph ops found outside any group)."""
     operands = list(dict.fromkeys(op.operands))
     block = Block(arg_types=[v.type for v in operands])
-    mapping = dict(zip(operands, block.args))
+    mapping: dict[SSAValue, SSAValue] = dict(zip(operands, block.args))
     clone = op.clone(value_mapper=mapping)
     block.add_op(clone)
     block.add_op(graph.YieldOp(*clone.results))
@@ -1149,6 +1163,7 @@ def _lower_library_call(
     ``split-library-groups``) -> strided views of its operands and a ``loop.gemm``."""
     block = group.body.block
     local: dict[SSAValue, SSAValue] = {a: buffers[v] for a, v in zip(block.args, group.inputs)}
+    view: loop.PermuteOp | loop.ViewOp
     for op in block.ops:
         if isinstance(op, graph.TransposeOp):
             view = loop.PermuteOp(local[op.input], op.perm.get_values(), memref_of(op.result.type))

@@ -46,6 +46,7 @@ from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
+from xdsl.utils.hints import isa
 
 from dialects import graph
 from dialects.tensor_types import dtype_of, shape_of
@@ -58,6 +59,14 @@ COMBINE_ATTR = "combine"
 
 #: the suffix of the function that computes a chunk's results
 CHUNK = "chunk"
+
+
+def listed_names(function: func.FuncOp, attribute: str) -> list[str]:
+    """The names an attribute of a function this pass added lists (``OPERANDS_ATTR``,
+    ``RESULTS_ATTR``, ``COMBINE_ATTR``)."""
+    names = function.attributes[attribute]
+    assert isa(names, ArrayAttr[StringAttr])  # as the pass writes them
+    return [name.data for name in names.data]
 
 
 def partial_name(entry: str, round_: int) -> str:

@@ -20,6 +20,7 @@ the heads are merged after it, a kernel writing the merged layout.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from xdsl.builder import Builder
@@ -36,7 +37,7 @@ from passes.fusion.classify import is_free
 from passes.fusion.select_strategy import KernelPart, LibraryCall, split_at_matmuls
 
 
-def _clone_into(body: Block, ops: list[Operation], mapping: dict[SSAValue, SSAValue]) -> None:
+def _clone_into(body: Block, ops: Sequence[Operation], mapping: dict[SSAValue, SSAValue]) -> None:
     """Clones ``ops`` into ``body``, first cloning the free ops they read from outside."""
 
     def need(v: SSAValue) -> None:
@@ -58,10 +59,10 @@ def _clone_into(body: Block, ops: list[Operation], mapping: dict[SSAValue, SSAVa
 
 
 def _new_group(
-    inputs: list[SSAValue],
-    outputs: list[SSAValue],
-    ops: list[Operation],
-    outer: dict[SSAValue, SSAValue],
+    inputs: Sequence[SSAValue],
+    outputs: Sequence[SSAValue],
+    ops: Sequence[Operation],
+    outer: Mapping[SSAValue, SSAValue],
     **properties,
 ) -> graph.FusionGroupOp:
     body = Block(arg_types=[v.type for v in inputs])
@@ -100,6 +101,7 @@ def split_group(group: graph.FusionGroupOp) -> None:
     outer: dict[SSAValue, SSAValue] = dict(zip(block.args, group.inputs))
     where = InsertPoint.before(group)
     for n, step in enumerate(split_at_matmuls(block)):
+        outs: Sequence[SSAValue]
         if isinstance(step, LibraryCall):
             roots = list(dict.fromkeys(step.roots))
             ops = [*step.chains[0], *step.chains[1], step.matmul]

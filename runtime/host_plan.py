@@ -119,12 +119,19 @@ class HostPlan:
     result_params: list[HostParam]  # caller-provided result buffers, by result number
     num_slots: int
     result_dtypes: list[np.dtype] = field(default_factory=list)
-    derived_sizes: tuple[str, ...] = ()  # checked to be whole once the arguments are bound
+    #: the derived sizes (``"D/4"``) of the kernels, checked to be whole once the
+    #: arguments are bound; dims, as the ``loop.shape`` attribute holding them
+    derived_sizes: tuple[int | str, ...] = ()
     index_bounds: tuple[int | str, ...] = ()  # (index, size) pairs checked in range then
 
     @property
     def num_inputs(self) -> int:
         return len(self.params) - len(self.result_params)
+
+
+def _buffer_type(type_: Attribute) -> MemRefType:
+    assert isinstance(type_, MemRefType)  # a host function's buffers (lower-to-loops)
+    return type_
 
 
 def plan_host_function(fn: func.FuncOp, storage: Callable[[Attribute], np.dtype] | None = None) -> HostPlan:
@@ -161,8 +168,7 @@ def plan_host_function(fn: func.FuncOp, storage: Callable[[Attribute], np.dtype]
     returns: list[int] = []
     for op in fn.body.block.ops:
         if isinstance(op, loop.AllocOp):
-            assert isinstance(op.result.type, MemRefType)
-            steps.append(("alloc", slot(op.result), op.dims, storage(op.result.type.element_type)))
+            steps.append(("alloc", slot(op.result), op.dims, storage(_buffer_type(op.result.type).element_type)))
         elif isinstance(op, loop.LaunchOp):
             steps.append(("launch", op.kernel_name, tuple(slot(v) for v in op.args)))
         elif isinstance(op, loop.ViewOp):
@@ -181,14 +187,16 @@ def plan_host_function(fn: func.FuncOp, storage: Callable[[Attribute], np.dtype]
             returns = [slot(v) for v in op.arguments]
         else:
             raise ExecutionError(f"@{fn.sym_name.data}: the executor does not run {op.name}")
-    result_params = sorted((p for p in params if p.result is not None), key=lambda p: p.result)
-    if [p.result for p in result_params] != list(range(len(result_params))):
+    numbered = sorted(((p.result, p) for p in params if p.result is not None), key=lambda pair: pair[0])
+    if [number for number, _ in numbered] != list(range(len(numbered))):
         raise ExecutionError(f"@{fn.sym_name.data}: result arguments are not numbered 0, 1, ...")
+    result_params = [p for _, p in numbered]
     if result_params and returns:
         raise ExecutionError(f"@{fn.sym_name.data}: both result arguments and returned buffers")
-    result_dtypes = [element_dtype(t.element_type) for t in fn.function_type.outputs.data] if returns else [
-        p.dtype for p in result_params
-    ]
+    if returns:
+        result_dtypes = [element_dtype(_buffer_type(t).element_type) for t in fn.function_type.outputs.data]
+    else:
+        result_dtypes = [p.dtype for p in result_params]
     derived = fn.attributes.get(loop.DERIVED_SIZES_ATTR)
     derived_sizes = tuple(derived.data) if isinstance(derived, loop.ShapeAttr) else ()
     bounds = fn.attributes.get(loop.INDEX_BOUNDS_ATTR)

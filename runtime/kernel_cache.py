@@ -34,7 +34,7 @@ import threading
 import types
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -165,7 +165,7 @@ def _load_module(source: str, options: dict[str, object], root: Path | None) -> 
 
 
 def _dispatcher(source: str, options: dict[str, object], function: str, root: Path | None,
-                jit: Callable[..., Any], key_extra: dict[str, object]):
+                jit: Callable[..., Any], key_extra: Mapping[str, object]):
     """A fresh dispatcher of ``function``, and whether its source is in the cache
     folder ``root`` (so that Numba's cache can go beside it)."""
     module, in_folder = _load_module(source, {**options, **key_extra}, root)
@@ -179,7 +179,7 @@ def load_kernel(
     function: str = "kernel",
     directory: str | os.PathLike[str] | None = None,
     jit: Callable[..., Any] | None = None,
-    key_extra: dict[str, object] | None = None,
+    key_extra: Mapping[str, object] | None = None,
     compile_aside: Callable[[dict[str, Any]], bool] | None = None,
 ):
     """The Numba dispatcher of ``function`` in ``source``, compiled with
@@ -234,7 +234,7 @@ def _compile_aside(compile_aside: Callable[[dict[str, Any]], bool], request: dic
 
 
 def compile_here(source: str, options: dict[str, object], function: str, directory: str,
-                 key_extra: dict[str, object], signature) -> None:
+                 key_extra: Mapping[str, object], signature) -> None:
     """Compiles ``function`` of ``source`` for ``signature`` into the cache in
     ``directory`` (what ``load_kernel``'s ``compile_aside`` has a helper process do)."""
     root = cache_files.private_directory(Path(directory))  # made again if it was deleted

@@ -15,7 +15,6 @@ from mypy import api
 ROOT = Path(__file__).parents[1]
 
 
-@pytest.mark.xfail(strict=False, reason="issue 22 in progress")
 def test_mypy_reports_no_errors(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
     report, errors, status = api.run([])

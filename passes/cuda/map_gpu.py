@@ -54,6 +54,7 @@ starts from; ``--autotune`` may replace them per shape at run time.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -134,11 +135,11 @@ def choose_schedule(kernel: loop.KernelOp) -> Schedule:
 # Distributing a row's loops over a block's threads
 
 
-def distribute(block: Block) -> list[Operation]:
+def distribute(block: Block) -> list[loop.ParallelOp | loop.ReduceOp]:
     """Maps the first parallel/reduce loops met in ``block`` (looking through
     ``loop.for``, which every thread runs) to ``threads`` and what they hold to
     ``serial``; returns the loops mapped to threads."""
-    mapped: list[Operation] = []
+    mapped: list[loop.ParallelOp | loop.ReduceOp] = []
     for op in loops_in(block):
         if isinstance(op, loop.ForOp):
             set_mapping(op, loop.MapKind.SERIAL)
@@ -156,11 +157,11 @@ def _serial(block: Block) -> None:
         _serial(op.body.block)
 
 
-def _same_bounds(a: Operation, b: Operation) -> bool:
+def _same_bounds(a: loop.LoopOp, b: loop.LoopOp) -> bool:
     return a.operands[:3] == b.operands[:3]
 
 
-def mark_registers(row: Block, thread_loops: list[Operation], kernel: loop.KernelOp) -> None:
+def mark_registers(row: Block, thread_loops: Sequence[loop.ParallelOp | loop.ReduceOp], kernel: loop.KernelOp) -> None:
     """Marks the per-row temporaries and input loads a register row can hold: every
     access at the induction variable of a ``threads`` loop directly in the row
     (not inside a ``loop.for``), all such loops with the same bounds."""
@@ -173,11 +174,12 @@ def mark_registers(row: Block, thread_loops: list[Operation], kernel: loop.Kerne
             ivs.get(u.indices[0]) if isinstance(u, loop.LoadOp | loop.StoreOp) and len(u.indices) == 1 else None
             for u in uses
         ]
-        in_registers = all(
-            owner is not None and use.parent_block() is owner.body.block and _same_bounds(owner, owners[0])
+        first = owners[0] if owners else None
+        in_registers = first is not None and all(
+            owner is not None and use.parent_block() is owner.body.block and _same_bounds(owner, first)
             for use, owner in zip(uses, owners)
         )
-        scratch.attributes[MEMORY] = StringAttr("registers" if in_registers and uses else "global")
+        scratch.attributes[MEMORY] = StringAttr("registers" if in_registers else "global")
     for l in direct:
         for op in l.body.block.ops:
             if (
@@ -329,13 +331,13 @@ def map_kernel_gpu(kernel: loop.KernelOp) -> Schedule:
     if schedule == Schedule.SPLIT:
         (reduce,) = loops_in(kernel.body.block)
         assert isinstance(reduce, loop.ReduceOp)
-        reduce, inner = shorten_reduction(reduce)
-        if inner is None:
+        reduce, row = shorten_reduction(reduce)
+        if row is None:
             distribute(kernel.body.block)
         else:  # rows of the reduction over the grid, a row over a block's threads
             set_mapping(reduce, loop.MapKind.BLOCKS)
-            set_mapping(inner, loop.MapKind.THREADS)
-            _serial(inner.body.block)
+            set_mapping(row, loop.MapKind.THREADS)
+            _serial(row.body.block)
         return schedule
     (nest,) = loops_in(kernel.body.block)
     assert isinstance(nest, loop.ParallelOp)

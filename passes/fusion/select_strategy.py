@@ -202,7 +202,7 @@ def library_temporaries(group: graph.FusionGroupOp, dims: Mapping[str, int]) -> 
     block = group.body.block
     yielded = set(block.last_op.operands) if block.last_op is not None else set()
     steps = split_at_matmuls(block)
-    made = [step.matmul.result for step in steps if isinstance(step, LibraryCall)]
+    made: list[SSAValue] = [step.matmul.result for step in steps if isinstance(step, LibraryCall)]
     made += [v for step in steps if isinstance(step, KernelPart) for v in step.outputs(yielded)]
     return sum(value_bytes(v, dims) for v in set(made) - yielded)
 

@@ -230,14 +230,19 @@ def kernel_source(kernel: loop.KernelOp) -> str:
     return _KernelSource(kernel).source()
 
 
-def njit_options(kernel: loop.KernelOp) -> dict[str, object]:
-    """The ``numba.njit`` options of a kernel: ``NJIT_OPTIONS``, without ``parallel``
-    when no loop is mapped ``prange`` (Numba would only warn, and compile slower)."""
-    parallel = any(
+def has_prange(kernel: loop.KernelOp) -> bool:
+    """Whether a loop of the kernel is mapped ``prange``: only then is there a variant
+    on threads."""
+    return any(
         isinstance(op, loop.ParallelOp | loop.ReduceOp) and op.mapping == loop.MapKind.PRANGE
         for op in kernel.walk()
     )
-    return {**NJIT_OPTIONS, "fastmath": set(FAST_MATH), "parallel": parallel}
+
+
+def njit_options(kernel: loop.KernelOp) -> dict[str, object]:
+    """The ``numba.njit`` options of a kernel: ``NJIT_OPTIONS``, without ``parallel``
+    when no loop is mapped ``prange`` (Numba would only warn, and compile slower)."""
+    return {**NJIT_OPTIONS, "fastmath": set(FAST_MATH), "parallel": has_prange(kernel)}
 
 
 def module_kernel_sources(module: ModuleOp) -> dict[str, str]:

@@ -105,10 +105,10 @@ class CompiledProgram(Executable):
         serial one (``runtime.cpu.threads``); by default the first where it has one."""
         if name not in self.kernels:
             raise ExecutionError(f"no kernel @{name} in the module")
-        options = codegen_cpu.njit_options(self.kernels[name])
-        if parallel is not None:
-            options["parallel"] = parallel and options["parallel"]
-        key = (name, options["parallel"])
+        kernel = self.kernels[name]
+        threaded = parallel is not False and codegen_cpu.has_prange(kernel)
+        options = {**codegen_cpu.njit_options(kernel), "parallel": threaded}
+        key = (name, threaded)
         if key not in self._dispatchers:
             self._dispatchers[key] = load_kernel(
                 self.kernel_source(name),
@@ -265,7 +265,7 @@ class CompiledProgram(Executable):
         """(kernel, lock) of a launch on ``shapes``: the parallel variant where its work
         reaches ``cpu_threads.parallel_min_work``, with the lock the layer needs; else
         the serial one."""
-        if codegen_cpu.njit_options(self.kernels[name])["parallel"]:
+        if codegen_cpu.has_prange(self.kernels[name]):
             if self._work(name)(shapes) >= cpu_threads.parallel_min_work(cpu_threads.threads()):
                 return self.dispatcher(name, parallel=True), cpu_threads.parallel_launch_lock()
         return self.dispatcher(name, parallel=False), None

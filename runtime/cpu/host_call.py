@@ -92,7 +92,7 @@ def call_function(
     results: Sequence[tuple[int, tuple[int, ...], np.dtype]],
     result_buffers: Sequence[Callable[[Sequence[np.ndarray]], np.ndarray]],
     steps: Sequence[tuple],
-    returns: Sequence[tuple[int, bool]],
+    returns: Sequence[tuple[int, np.dtype | None]],
     finish: Callable[[Sequence[np.ndarray], tuple], tuple],
 ) -> Callable[..., tuple[np.ndarray, ...]]:
     """The function ``bound_call(arrays, out, profile, pool)`` of one bound call.
@@ -100,8 +100,9 @@ def call_function(
     ``inputs``: (slot, storage dtype) of each argument; ``results``: (slot, shape,
     storage dtype) of each result the caller may pass in ``out``, with
     ``result_buffers[k](out)`` giving result ``k``'s buffer when it does; ``steps``: the
-    bound steps; ``returns``: (slot, whether to return a converted copy) of each value
-    returned, where ``finish(out, values)`` completes a call given ``out``."""
+    bound steps; ``returns``: (slot, the dtype of a converted copy to return, or None for
+    the buffer itself) of each value returned, where ``finish(out, values)`` completes a
+    call given ``out``."""
     source = _Source()
     source.constants.update(result_buffers=result_buffers, finish=finish)
     for k, (slot, storage) in enumerate(inputs):

@@ -100,8 +100,8 @@ class _Kernel:
         self.op = op
         self.name = op.sym_name.data
         self.schedule = codegen_cuda.schedule_of(op)
-        self.threads = tuning.threads or op.attributes[THREADS].value.data
-        self.per_thread = tuning.per_thread or op.attributes[PER_THREAD].value.data
+        self.threads = tuning.threads or codegen_cuda.int_attr(op, THREADS)
+        self.per_thread = tuning.per_thread or codegen_cuda.int_attr(op, PER_THREAD)
         self.variants = codegen_cuda.variants(op)
         self.cache_dir = cache_dir
         self.shuffles = shuffles
@@ -358,9 +358,9 @@ class CudaProgram(Executable):
         if len(arrays) != len(inputs):
             raise ExecutionError(f"@{entry} takes {len(inputs)} arguments, got {len(arrays)}")
         if self.direct and profile is None:
-            results = self._run_direct(entry, plan, inputs, arrays, out)
-            if results is not None:
-                return results
+            direct = self._run_direct(entry, plan, inputs, arrays, out)
+            if direct is not None:
+                return direct
         slots: list[Any] = [None] * plan.num_slots
         on_device = False
         for i, (param, array) in enumerate(zip(inputs, arrays)):
@@ -396,9 +396,11 @@ class CudaProgram(Executable):
                 self._launch(step, slots, profile)
             else:
                 self._host_step(step, slots, prepared.sizes, profile)
-        if self.direct and prepared.direct is None and all(isinstance(s, Launch) for s in prepared.launches):
-            prepared.result_shapes = [tuple(slots[p.slot].shape) for p in plan.result_params]
-            prepared.direct = self._pack(plan, prepared, slots)
+        if self.direct and prepared.direct is None:
+            launches = [s for s in prepared.launches if isinstance(s, Launch)]
+            if len(launches) == len(prepared.launches):  # no host steps: every step packs
+                prepared.result_shapes = [tuple(slots[p.slot].shape) for p in plan.result_params]
+                prepared.direct = self._pack(plan, launches, slots)
         results = [slots[p.slot] for p in plan.result_params] if plan.result_params else [
             _fresh_copy(slots[s]) for s in plan.returns
         ]
@@ -408,12 +410,12 @@ class CudaProgram(Executable):
 
     # -- the direct path: packed launches and CUDA graphs ----------------------------------
 
-    def _pack(self, plan: HostPlan, prepared: _Prepared, slots: list[Any]) -> list[DirectLaunch]:
+    def _pack(self, plan: HostPlan, launches: Sequence[Launch], slots: list[Any]) -> list[DirectLaunch]:
         users = {p.slot: i for i, p in enumerate(p for p in plan.params if p.result is None)}
         n = len(users)
         users.update({p.slot: n + k for k, p in enumerate(plan.result_params)})
         packed = []
-        for step in prepared.launches:
+        for step in launches:
             if step.empty:
                 continue
             buffers = [_flat0(slots[s]) for s in step.args] + list(step.workspaces)

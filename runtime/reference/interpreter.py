@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar, cast
 
 import numpy as np
 from xdsl.dialects import func
@@ -29,13 +30,11 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
 from dialects import graph
+from dialects.graph_canonicalization import constant_elements
 from dialects.graph_semantics import COMPARE, ELEMENTWISE, numpy_dtype
 from dialects.sizes import Size, SizeError, evaluate_dim, index_out_of_range, is_derived, solve
 from dialects.tensor_types import format_shape, shape_of
 from runtime.errors import ExecutionError
-
-
-# sqrt(2 / pi), the constant of the tanh approximation of GELU
 
 
 class EvaluationError(ExecutionError):
@@ -96,21 +95,27 @@ class _Frame:
 # ---------------------------------------------------------------------------
 # The dispatch table: op class -> (op, operand arrays, frame) -> result arrays
 
-Impl = Callable[[Operation, list[np.ndarray], _Frame], "np.ndarray | tuple[np.ndarray, ...]"]
-_IMPLS: dict[type[Operation], Impl] = {}
+_OpT = TypeVar("_OpT", bound=Operation)
+Impl = Callable[[_OpT, list[np.ndarray], _Frame], "np.ndarray | tuple[np.ndarray, ...]"]
+_IMPLS: dict[type[Operation], Impl[Operation]] = {}
 
 
-def _impl(*op_types: type[Operation]) -> Callable[[Impl], Impl]:
-    def register(fn: Impl) -> Impl:
-        for op_type in op_types:
-            _IMPLS[op_type] = fn
+def _impl(op_type: type[_OpT]) -> Callable[[Impl[_OpT]], Impl[_OpT]]:
+    def register(fn: Impl[_OpT]) -> Impl[_OpT]:
+        # _apply looks an op's implementation up by the op's exact class, so it only
+        # ever passes the implementation an op_type
+        _IMPLS[op_type] = cast(Impl[Operation], fn)
         return fn
 
     return register
 
 
+def _elementwise(fn: Callable[..., np.ndarray]) -> Impl[Operation]:
+    return lambda op, args, frame: fn(*args)
+
+
 for _op_type, _fn in ELEMENTWISE.items():
-    _IMPLS[_op_type] = lambda op, args, frame, fn=_fn: fn(*args)
+    _IMPLS[_op_type] = _elementwise(_fn)
 
 
 @_impl(graph.CompareOp)
@@ -130,11 +135,7 @@ def _cast(op: graph.CastOp, args, frame):
 
 @_impl(graph.ConstantOp)
 def _constant(op: graph.ConstantOp, args, frame):
-    dtype = numpy_dtype(op.result.type)
-    values = op.value.get_values()
-    if dtype == np.bool_:  # i1 true is stored as -1
-        values = [v != 0 for v in values]
-    return np.array(values, dtype=dtype).reshape(op.value.get_shape())
+    return constant_elements(op)
 
 
 @_impl(graph.DimSizeOp)
@@ -233,9 +234,9 @@ def _slice(op: graph.SliceOp, args, frame):
                 raise EvaluationError(why)
     window = []
     for start, step, size in zip(op.start_indices, op.step_values, frame.resolve(op.result.type)):
-        first = start.evaluate(frame.sizes)
-        stop = first + size * step
-        window.append(slice(first, stop if stop >= 0 else None, step))
+        begin = start.evaluate(frame.sizes)
+        stop = begin + size * step
+        window.append(slice(begin, stop if stop >= 0 else None, step))
     return args[0][tuple(window)]
 
 
@@ -402,10 +403,10 @@ def _function(module: ModuleOp, name: str, args: Sequence[np.ndarray]) -> _Run:
 def _call(module: ModuleOp, name: str, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
     """Runs ``@name``, each call it makes a generator on an explicit stack."""
     stack = [_function(module, name, args)]
-    sent = None
+    sent: tuple[np.ndarray, ...] | None = None  # a generator starts on None, so by next()
     while True:
         try:
-            callee, callee_args = stack[-1].send(sent)
+            callee, callee_args = next(stack[-1]) if sent is None else stack[-1].send(sent)
         except StopIteration as returned:
             stack.pop()
             if not stack:

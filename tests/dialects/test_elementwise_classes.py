@@ -47,7 +47,7 @@ def render() -> str:
     names = "".join(f"        {entry.class_name},\n" for entry in OPS)
     parts.append(
         "\n\n#: the op class of every elementwise entry, by the entry's name\n"
-        "ELEMENTWISE: dict[str, type[UnaryOp | PredicateOp | BinaryOp | TernaryOp]] = {\n"
+        "ELEMENTWISE: dict[str, type[ElementwiseOp]] = {\n"
         "    cls.ENTRY.name: cls\n"
         "    for cls in (\n"
         f"{names}"
