@@ -38,9 +38,9 @@ sys.path.insert(0, str(ROOT))
 
 # fusec first: it sets how long idle BLAS workers spin, which OpenBLAS reads when NumPy
 # loads (docs/reference.md, Environment); the NumPy baseline runs with it too
-import fusec  # noqa: E402
-
 import numpy as np  # noqa: E402
+
+import fusec  # noqa: E402
 
 
 def np_sincos(x):

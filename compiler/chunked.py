@@ -65,6 +65,7 @@ from runtime import registry
 from runtime.errors import InputError
 from runtime.inputs import Param, bind_sizes
 
+
 def dask_array():
     try:
         import dask.array as da

@@ -21,7 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from compiler import cli_dask
-from compiler.api import TargetError, compile as compile_program
+from compiler.api import TargetError
+from compiler.api import compile as compile_program
 from compiler.frontend.diagnostics import SourceError
 from compiler.stages import MATMUL_STRATEGIES, STAGES
 from compiler.version import VERSION

@@ -35,8 +35,8 @@ from xdsl.ir import Attribute, Dialect, Operation, Region, SpacedOpaqueSyntaxAtt
 from xdsl.irdl import (
     AnyAttr,
     IRDLOperation,
-    ParsePropInAttrDict,
     ParamAttrConstraint,
+    ParsePropInAttrDict,
     VarConstraint,
     base,
     irdl_attr_definition,

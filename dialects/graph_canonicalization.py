@@ -45,12 +45,13 @@ from dialects.graph import (
     ReshapeOp,
     RsqrtOp,
     SelectOp,
-    SqrtOp,
     SliceOp,
+    SqrtOp,
     SubOp,
     TransposeOp,
 )
-from dialects.graph_semantics import COMPARE, ELEMENTWISE as MEANINGS, numpy_dtype
+from dialects.graph_semantics import COMPARE, numpy_dtype
+from dialects.graph_semantics import ELEMENTWISE as MEANINGS
 from dialects.sizes import Linear
 from dialects.tensor_types import Dim, dtype_of, is_float, shape_of, tensor_type
 

@@ -55,16 +55,15 @@ from __future__ import annotations
 import json
 import math
 import weakref
-
 from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
-    AnyFloatConstr,
     DYNAMIC_INDEX,
+    I64,
+    AnyFloatConstr,
     ArrayAttr,
     DenseArrayBase,
-    I64,
     IndexType,
     IntegerAttr,
     IntegerType,

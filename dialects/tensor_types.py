@@ -37,6 +37,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 
 from dialects.sizes import Dim, Size
+
 Shape = tuple[Dim, ...]
 
 ELEMENT_TYPES: dict[str, Attribute] = {

@@ -29,7 +29,6 @@ from compiler.worker import IsolatedProgram, Worker
 from runtime.errors import ExecutionError, FusecError, IndexOutOfRangeError, InputError
 
 
-
 def __getattr__(name: str):
     if name == "dask":  # imported on first use: Dask is optional
         import importlib

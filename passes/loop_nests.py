@@ -13,6 +13,7 @@ from xdsl.rewriter import InsertPoint
 
 from dialects import loop
 
+
 def loops_in(block: Block) -> list[loop.LoopOp]:
     return [op for op in block.ops if isinstance(op, loop.LoopOp)]
 

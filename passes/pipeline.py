@@ -11,8 +11,8 @@ from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from passes.decompose_composites import DecomposeCompositesPass
 from passes.fold_batchnorm import FoldBatchNormPass
-from passes.inline import InlinePass
 from passes.fold_layout import FoldLayoutPass
+from passes.inline import InlinePass
 from passes.plan_memory import PlanMemoryPass
 from passes.registry import all_passes
 from passes.tile import TilePass

@@ -33,7 +33,8 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
 from dialects import loop
-from passes.loop_nests import defined_outside as _defined_outside, constant_index, loops_in, perfect_band
+from passes.loop_nests import constant_index, loops_in, perfect_band
+from passes.loop_nests import defined_outside as _defined_outside
 
 
 def tile_nest(outer: loop.ParallelOp, sizes: tuple[int, ...]) -> loop.ParallelOp:

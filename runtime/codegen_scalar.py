@@ -33,14 +33,14 @@ from typing import ClassVar
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import (
+    Float16Type,
+    Float32Type,
+    Float64Type,
     FloatAttr,
     IndexType,
     IntegerAttr,
     IntegerType,
     MemRefType,
-    Float16Type,
-    Float32Type,
-    Float64Type,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 

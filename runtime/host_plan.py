@@ -30,6 +30,7 @@ from dialects.sizes import Linear, SizeError, index_out_of_range, is_derived
 from dialects.sizes import evaluate_dim as sizes_evaluate_dim
 from runtime.errors import ExecutionError
 
+
 def element_dtype(type_: Attribute) -> np.dtype:
     """The NumPy dtype of a memref's elements, as the caller sees them."""
     if isinstance(type_, Float16Type):

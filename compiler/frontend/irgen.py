@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from compiler.frontend import ast
+from compiler.frontend import ast, load
 from compiler.frontend.check import (
     NCHW_TO_NHWC,
     NHWC_TO_NCHW,
@@ -45,7 +45,6 @@ from compiler.frontend.check import (
     WindowInfo,
 )
 from compiler.frontend.diagnostics import Diagnostic, SourceError, SourceFile, Span
-from compiler.frontend import load
 from compiler.frontend.types import Shape, TensorTy
 from dialects import graph, reductions
 from dialects.elementwise import Accepts

@@ -8,7 +8,6 @@ turned into one diagnostic at the offending token, worded for a user of the lang
 from __future__ import annotations
 
 import math
-
 from functools import cache
 from importlib.resources import files
 

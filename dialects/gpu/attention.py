@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
-from xdsl.dialects.builtin import Float16Type, Float32Type, FloatAttr, IndexType, IntegerAttr, MemRefType
+from xdsl.dialects.builtin import Float16Type, Float32Type, FloatAttr, IntegerAttr
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
 from dialects import loop

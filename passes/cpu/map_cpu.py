@@ -33,7 +33,6 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
 from dialects import loop
-
 from passes.loop_nests import collapse, constant_index, contains_loops, defined_outside, loops_in, set_mapping
 
 

@@ -57,20 +57,28 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.context import Context
 from xdsl.builder import Builder
+from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, MemRefType, ModuleOp, StringAttr, UnitAttr, i64
-from xdsl.rewriter import InsertPoint
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint
 
 from dialects import loop
 from dialects.gpu.mapping import MEMORY, PER_THREAD, ROW_CACHE, SCHEDULE, THREADS, Schedule
 from dialects.group_kinds import GroupKind
-from passes.cuda.map_gemm import map_gemm
 from passes.cuda.map_flash import map_flash
-from passes.loop_nests import defined_outside, collapse, constant_index, contains_loops, loops_in, perfect_band, set_mapping
+from passes.cuda.map_gemm import map_gemm
+from passes.loop_nests import (
+    collapse,
+    constant_index,
+    contains_loops,
+    defined_outside,
+    loops_in,
+    perfect_band,
+    set_mapping,
+)
 
 #: default launch parameters per schedule: (threads per block, elements per thread)
 DEFAULTS = {

@@ -45,7 +45,6 @@ from dialects import graph
 from dialects.group_kinds import GroupKind
 from passes.fusion.calibration import Calibration, kernel_signature
 from passes.fusion.classify import is_free, short_name
-from passes.fusion.select_strategy import has_matmul, strategy_report
 from passes.fusion.cost import (
     GPU_H200,
     DeviceModel,
@@ -55,6 +54,7 @@ from passes.fusion.cost import (
 )
 from passes.fusion.fuse import not_fused_reasons
 from passes.fusion.graph_view import ROW_KINDS
+from passes.fusion.select_strategy import has_matmul, strategy_report
 
 
 def entry_functions(module: ModuleOp, entry: str | None = None) -> list[func.FuncOp]:

@@ -38,12 +38,20 @@ from xdsl.dialects.builtin import ModuleOp
 from dialects import loop
 from runtime.cpu import codegen as codegen_cpu
 from runtime.cpu import threads as cpu_threads
-from runtime.errors import ExecutionError
 from runtime.cpu.host_call import call_function
-from runtime.host_plan import HostParam, HostPlan, bind_arguments, evaluate_dim, host_function, read_program, result_shapes
 from runtime.cpu.kernel_compiler import compile_in_helper
-from runtime.kernel_cache import load_kernel
 from runtime.cpu.loop_work import work_counter
+from runtime.errors import ExecutionError
+from runtime.host_plan import (
+    HostParam,
+    HostPlan,
+    bind_arguments,
+    evaluate_dim,
+    host_function,
+    read_program,
+    result_shapes,
+)
+from runtime.kernel_cache import load_kernel
 from runtime.target import Executable
 
 #: the argument shapes a program keeps bound calls for (each a few hundred bytes)

@@ -39,8 +39,8 @@ from typing import Any
 import numpy as np
 
 from dialects.loop import ERROR_RECORD_LENGTH
-from runtime.errors import IndexOutOfRangeError
 from runtime.cpu.gemm import cpu_gemm
+from runtime.errors import IndexOutOfRangeError
 
 #: what every generated call function may use, besides its own constants
 _HELPERS: dict[str, Any] = {

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import Float16Type, IndexType, IntegerAttr, MemRefType, StringAttr
 from xdsl.ir import Attribute, Block, Operation, SSAValue

@@ -43,8 +43,8 @@ from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 from dialects import loop
 from dialects.gpu.attention import Attention, FlashTiles, match
 from dialects.gpu.mapping import PER_THREAD, THREADS, TILE
-from runtime.cuda.codegen import KERNEL_FUNCTION, SizesSource
 from runtime.codegen_scalar import CodegenError, ScalarSource
+from runtime.cuda.codegen import KERNEL_FUNCTION, SizesSource
 
 F32 = Float32Type()
 

@@ -47,10 +47,10 @@ from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Operation, SSAValue
 
 from dialects import loop
-from dialects.gpu.gemm_nest import BATCH, M, N, Dependences, match
+from dialects.gpu.gemm_nest import BATCH, Dependences, M, N, match
 from dialects.gpu.mapping import A_ALONG, B_ALONG, THREAD_M, THREAD_N, TILE_K, TILE_M, TILE_N
-from runtime.cuda.codegen import KERNEL_FUNCTION, SizesSource, CudaKernelSource, int_attr
 from runtime.codegen_scalar import CodegenError, numpy_type_name
+from runtime.cuda.codegen import KERNEL_FUNCTION, CudaKernelSource, SizesSource, int_attr
 
 #: consecutive rows (and columns) of a thread's register tile
 RUN = 4

@@ -27,8 +27,8 @@ import hashlib
 import math
 import threading
 import time
-from collections.abc import Sequence
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,15 +39,22 @@ from dialects import loop
 from dialects.gpu.mapping import PER_THREAD, THREADS, Schedule
 from runtime import knobs
 from runtime.cuda import codegen as codegen_cuda
-from runtime.cuda import sources
-from runtime.cuda import codegen_gemm
-from runtime.cuda.device import as_device_array, cuda_module, is_on_device, simulated
-
-from runtime.host_plan import HostPlan, bind_arguments, element_dtype, evaluate_dim, host_function, read_program, result_shapes, storage_dtype
+from runtime.cuda import codegen_gemm, sources
 from runtime.cuda.autotune_cache import Tuning, TuningCache
+from runtime.cuda.device import as_device_array, cuda_module, is_on_device, simulated
 from runtime.cuda.gemm import as_cupy, cuda_gemm
 from runtime.cuda.launch import DirectLaunch, capture, default_stream, pack
 from runtime.errors import ExecutionError, IndexOutOfRangeError
+from runtime.host_plan import (
+    HostPlan,
+    bind_arguments,
+    element_dtype,
+    evaluate_dim,
+    host_function,
+    read_program,
+    result_shapes,
+    storage_dtype,
+)
 from runtime.kernel_cache import load_kernel, load_module
 from runtime.target import Executable
 

@@ -8,8 +8,8 @@ import pytest
 
 import fusec
 from runtime.cuda.autotune_cache import Tuning, TuningCache
-from runtime.cuda.executor import CudaProgram
 from runtime.cuda.device import cuda_module
+from runtime.cuda.executor import CudaProgram
 from runtime.inputs import InputError
 
 SOFTMAX = """

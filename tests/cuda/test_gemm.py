@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import fusec
-from tests.loops.harness import parse, run_passes
 from runtime.cuda.executor import CudaProgram
+from tests.loops.harness import parse, run_passes
 
 
 def launch_of(program, entry="main"):

@@ -43,7 +43,6 @@ import numpy as np
 import pytest
 
 import fusec
-
 from compiler.frontend.builtins import BUILTINS
 from dialects.elementwise import OPS
 from tests.campaign import cases

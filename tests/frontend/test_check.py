@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler.frontend import ast
+from compiler.frontend import ast, load
 from compiler.frontend.check import (
     BroadcastToInfo,
     CallInfo,
@@ -21,7 +21,6 @@ from compiler.frontend.check import (
     TransposeInfo,
 )
 from compiler.frontend.diagnostics import SourceError
-from compiler.frontend import load
 from compiler.frontend.types import TensorTy
 from dialects.elementwise import OPS as ELEMENTWISE_OPS
 from dialects.elementwise import Accepts

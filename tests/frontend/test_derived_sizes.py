@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import fusec
-from compiler.frontend.diagnostics import FusecError
 from compiler.frontend import load
+from compiler.frontend.diagnostics import FusecError
 from dialects.sizes import Size, SizeError, evaluate_dim, solve, substitute
 
 HEADS = """\

@@ -8,8 +8,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compiler.frontend.diagnostics import SourceError
 from compiler.frontend import load
+from compiler.frontend.diagnostics import SourceError
 from tests.campaign import cases
 
 from . import fuzz

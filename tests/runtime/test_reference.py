@@ -11,17 +11,17 @@ from __future__ import annotations
 
 import math
 
-import fusec
 import numpy as np
 import pytest
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerAttr, i32
 
+import fusec
 from compiler.context import make_context
-from dialects.tensor_types import NUMPY_DTYPES
 from dialects import graph as g
 from dialects.elementwise import Accepts
 from dialects.reductions import REDUCTIONS, ReduceKind
+from dialects.tensor_types import NUMPY_DTYPES
 from dialects.tensor_types import tensor_type as T
 from runtime.reference import interpreter as reference
 from runtime.reference.interpreter import EvaluationError, InterpreterError, evaluate
