@@ -172,8 +172,7 @@ class Program:
             results = self.executable(name).run_prepared(name, arrays)
             if results is not None:
                 return results
-        # host arrays as NumPy's, without a call of the target's per argument
-        arrays = [backend.argument(a) for a in arrays] if backend.takes_device_arrays else [np.asarray(a) for a in arrays]
+        arrays = [backend.argument(a) for a in arrays]
         key = (name, *[(a.shape, a.dtype) for a in arrays])
         checked = self._checked.get(key)
         if checked is None:

@@ -16,7 +16,7 @@ made, not when the driver first reaches for the method.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -111,6 +111,9 @@ class Target(ABC):
     #: timed calls (a GPU's clocks come up from idle)
     timing_warmup_calls: int = 0
     timing_min_calls: int = 0
+    #: an argument of a call as the executable takes it, a NumPy array by default: a
+    #: plain function rather than a method, for it runs on every argument of every call
+    argument: Callable[[Any], Any] = staticmethod(np.asarray)
 
     def __init__(self, name: str):
         self.name = name
@@ -148,10 +151,6 @@ class Target(ABC):
     @abstractmethod
     def executable(self, module: ModuleOp) -> Executable:
         """An executable of a module at stage ``stage``."""
-
-    def argument(self, array: Any) -> Any:
-        """An argument of a call as the executable takes it: a NumPy array by default."""
-        return np.asarray(array)
 
     def to_device(self, arrays: Sequence[Any]) -> list[Any]:
         """The arrays where its kernels read them, so that timing leaves out the

@@ -8,6 +8,8 @@ CUDA backend; ``--target auto`` never picks the simulator.
 import functools
 from typing import Any
 
+import numpy as np
+
 from runtime import knobs
 
 
@@ -69,6 +71,12 @@ def is_on_device(obj: Any) -> bool:
     return hasattr(obj, "__cuda_array_interface__") or is_device_array(obj)
 
 
+def argument(obj: Any) -> Any:
+    """A call's argument as the GPU target takes it: a device array (anything with
+    ``__cuda_array_interface__``) viewed in place, anything else as a NumPy array."""
+    return as_device_array(obj) if is_on_device(obj) else np.asarray(obj)
+
+
 def as_device_array(obj: Any):
     """A Numba device array viewing ``obj`` (no copy): ``obj`` itself when it is one."""
     return obj if is_device_array(obj) else cuda_module().as_cuda_array(obj)
@@ -81,8 +89,6 @@ def copy_bandwidth(cache_dir=None) -> float:
     is installed and faster (on an H200: 3.73 against 4.25 TB/s). Measured once per
     GPU and kept in the kernel cache directory. (A DMA copy, ``cuMemcpyDtoD``, reaches
     only about half, so it would flatter every kernel.)"""
-    import numpy as np
-
     from runtime import cache_files
     from runtime.kernel_cache import cache_dir as kernel_cache_dir
 

@@ -26,6 +26,7 @@ class CudaTarget(Target):
     # ten calls bring the clocks up from idle; a kernel's time is the median of twenty
     timing_warmup_calls = 10
     timing_min_calls = 20
+    argument = staticmethod(device.argument)
 
     def unavailable_reason(self) -> str | None:
         return None if device.cuda_runnable() else device.cuda_unavailable_reason()
@@ -51,11 +52,6 @@ class CudaTarget(Target):
         from runtime.cuda.executor import CudaProgram
 
         return CudaProgram(module)
-
-    def argument(self, array: Any) -> Any:
-        """A device array (anything with ``__cuda_array_interface__``) viewed in place,
-        anything else as a NumPy array."""
-        return device.as_device_array(array) if device.is_on_device(array) else super().argument(array)
 
     def to_device(self, arrays: Sequence[Any]) -> list[Any]:
         cuda = device.cuda_module()
