@@ -84,7 +84,6 @@ class Reduction:
     averages: bool = False
     #: the fold's start where it is not the combiner's identity
     identity: int | None = None
-    combines: Fold | None = None
 
     @property
     def name(self) -> str:
@@ -95,10 +94,16 @@ class Reduction:
         return "i64" if self.index else dtype
 
     @property
+    def combines(self) -> Fold | None:
+        """The fold of partials the reduction itself is: its partials' own, but for an
+        averaging one (a mean's partials are sums), or None."""
+        return None if self.averages else self.partials
+
+    @property
     def combines_own_partials(self) -> bool:
         """Whether the reduction of the chunks' partials by itself is the reduction of
         the whole (a sum; not a mean, whose partials are sums to divide by the count)."""
-        return self.partials is not None and self.partials is self.combines
+        return self.combines is not None
 
 
 # ---------------------------------------------------------------------------
@@ -128,13 +133,13 @@ K = ReduceKind
 
 # fmt: off
 REDUCTIONS: tuple[Reduction, ...] = (
-    Reduction(K.SUM, Accepts.NUMERIC, Combiner.ADD, _keeping_dtype(np.sum), Fold.ADD, 1, combines=Fold.ADD,
+    Reduction(K.SUM, Accepts.NUMERIC, Combiner.ADD, _keeping_dtype(np.sum), Fold.ADD, 1,
               doc="the sum; an integer sum wraps at its dtype's width"),
-    Reduction(K.PROD, Accepts.NUMERIC, Combiner.MUL, _keeping_dtype(np.prod), Fold.MUL, 1, combines=Fold.MUL,
+    Reduction(K.PROD, Accepts.NUMERIC, Combiner.MUL, _keeping_dtype(np.prod), Fold.MUL, 1,
               doc="the product; an integer product wraps at its dtype's width"),
-    Reduction(K.MAX, Accepts.NUMERIC, Combiner.MAX, _plain(np.max), Fold.MAX, 1, combines=Fold.MAX,
+    Reduction(K.MAX, Accepts.NUMERIC, Combiner.MAX, _plain(np.max), Fold.MAX, 1,
               doc="the largest element; NaN if any is"),
-    Reduction(K.MIN, Accepts.NUMERIC, Combiner.MIN, _plain(np.min), Fold.MIN, 1, combines=Fold.MIN,
+    Reduction(K.MIN, Accepts.NUMERIC, Combiner.MIN, _plain(np.min), Fold.MIN, 1,
               doc="the smallest element; NaN if any is"),
     # its partials are sums, divided by the whole count after (decompose-composites
     # makes it a sum and a division before a chunked run)
@@ -142,9 +147,9 @@ REDUCTIONS: tuple[Reduction, ...] = (
               doc="the sum divided by the count of elements reduced"),
     # a bool is folded as an i32 0 or 1 (the combiners are signed, and i1 true is -1),
     # from false for any and true for all: over no elements they are NumPy's
-    Reduction(K.ANY, Accepts.BOOL, Combiner.MAX, _plain(np.any), Fold.OR, 1, identity=0, combines=Fold.OR,
+    Reduction(K.ANY, Accepts.BOOL, Combiner.MAX, _plain(np.any), Fold.OR, 1, identity=0,
               doc="whether any element is true"),
-    Reduction(K.ALL, Accepts.BOOL, Combiner.MIN, _plain(np.all), Fold.AND, 1, identity=1, combines=Fold.AND,
+    Reduction(K.ALL, Accepts.BOOL, Combiner.MIN, _plain(np.all), Fold.AND, 1, identity=1,
               doc="whether every element is true"),
     # the extreme's value, then the first index holding it (a compare and a min per
     # element more); a chunk's index would need the chunk's offset: no partials
