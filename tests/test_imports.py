@@ -22,9 +22,8 @@ from pathlib import Path
 import pytest
 
 from passes.inline import recursive_functions
+from tests.sources import ROOT, parse, source_files
 
-ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("fusec", "compiler", "dialects", "passes", "runtime")
 #: the one circle allowed: xDSL's canonicalization idiom
 CANONICALIZATION_CIRCLE = {"dialects.graph", "dialects.graph_canonicalization", "dialects.graph_semantics"}
 #: what the front end may import besides itself and the dialects
@@ -35,12 +34,11 @@ TARGET_REGISTRY = "runtime.registry"
 
 def _modules() -> dict[str, Path]:
     modules = {}
-    for package in PACKAGES:
-        for path in (ROOT / package).rglob("*.py"):
-            parts = list(path.relative_to(ROOT).with_suffix("").parts)
-            if parts[-1] == "__init__":
-                parts.pop()
-            modules[".".join(parts)] = path
+    for path in source_files():
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        modules[".".join(parts)] = path
     return modules
 
 
@@ -60,7 +58,7 @@ def _imports(module: str) -> Iterator[str]:
     """The project modules ``module`` imports, anywhere in it."""
     path = MODULES[module]
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(parse(path)):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):

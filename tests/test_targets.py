@@ -4,7 +4,6 @@ tells targets apart by name; everything else asks the ``Target``."""
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,9 +17,8 @@ from runtime.cpu.executor import CompiledProgram
 from runtime.cuda import device
 from runtime.errors import InputError
 from runtime.reference.executor import ReferenceProgram
+from tests.sources import ROOT, parse, source_files
 
-ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("compiler", "dialects", "fusec", "passes", "runtime")
 #: the spellings of targets, past and present (``gpu`` was the cost model's alias of ``cuda``)
 TARGET_WORDS = {"cpu", "cuda", "numpy", "gpu", "auto"}
 #: (module, word) pairs where the word names something else than a target
@@ -61,14 +59,13 @@ def test_the_scan_finds_what_it_looks_for():
 
 def test_only_the_registry_compares_target_names():
     offences = []
-    for package in PACKAGES:
-        for path in sorted((ROOT / package).rglob("*.py")):
-            module = path.relative_to(ROOT).as_posix()
-            if module == "runtime/registry.py":
-                continue
-            for line, word in target_words_compared(ast.parse(path.read_text(), module)):
-                if (module, word) not in OTHER_MEANINGS:
-                    offences.append(f"{module}:{line}: {word!r}")
+    for path in source_files():
+        module = path.relative_to(ROOT).as_posix()
+        if module == "runtime/registry.py":
+            continue
+        for line, word in target_words_compared(parse(path)):
+            if (module, word) not in OTHER_MEANINGS:
+                offences.append(f"{module}:{line}: {word!r}")
     assert offences == [], "ask the Target (runtime/target.py) instead:\n" + "\n".join(offences)
 
 

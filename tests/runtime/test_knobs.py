@@ -19,10 +19,8 @@ import fusec
 from compiler.cli import main
 from runtime import knobs
 from runtime.cuda.device import simulated
+from tests.sources import ROOT, parse, source_files
 
-ROOT = Path(__file__).resolve().parents[2]
-#: the project's packages (tests and benchmarks set variables for the processes they start)
-PACKAGES = ("compiler", "dialects", "passes", "runtime", "fusec")
 #: what ``os`` reads or changes the environment through
 ENVIRONMENT_ACCESS = {"environ", "environb", "getenv", "getenvb", "putenv", "unsetenv"}
 #: the variables fusec sets for other libraries, which a child process must not inherit
@@ -35,7 +33,7 @@ def declared() -> list[knobs.Knob]:
 
 def environment_access(path: Path) -> Iterator[int]:
     """The lines of ``path`` that touch the environment through ``os``."""
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(parse(path)):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
             if node.value.id == "os" and node.attr in ENVIRONMENT_ACCESS:
                 yield node.lineno
@@ -48,8 +46,7 @@ def test_only_the_knobs_module_reads_the_environment():
     knobs_module = ROOT / "runtime" / "knobs.py"
     found = [
         f"{path.relative_to(ROOT)}:{line}"
-        for package in PACKAGES
-        for path in sorted((ROOT / package).rglob("*.py"))
+        for path in source_files()  # tests and benchmarks set variables for the processes they start
         if path != knobs_module
         for line in environment_access(path)
     ]
