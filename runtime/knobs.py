@@ -239,5 +239,5 @@ GOMP_SPINCOUNT = LibrarySetting(
     name="GOMP_SPINCOUNT",
     takes="GNU OpenMP's: spins before an idle thread sleeps (its own default: 300000)",
     fusec_value="10000",
-    changes="how long the CPU kernels' OpenMP threads spin before they sleep; fusec sets it just before Numba's thread pool starts (see below)",
+    changes="how long the CPU kernels' OpenMP threads spin before they sleep; fusec sets it when imported, before an OpenMP pool starts (see below)",
 )

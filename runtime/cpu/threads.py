@@ -4,7 +4,7 @@ Every CPU kernel with a ``prange`` loop is compiled twice from the same source: 
 ``parallel=True``, its ``prange`` spread over Numba's thread pool, and without, its
 ``prange`` a plain loop. A parallel launch costs little while the pool's threads spin
 (2 us back to back on two threads of the CI kind of machine, with ``GOMP_SPINCOUNT``
-as ``configure_pool`` sets it) and much once they sleep (60 us after a millisecond
+as ``import fusec`` sets it) and much once they sleep (60 us after a millisecond
 idle, 120 us after ten): on eight floats, waking the pool is the whole call. So
 the executor runs the serial variant below a threshold of work (``runtime.cpu.loop_work``
 counts a kernel's ops on the call's shapes) and the parallel one above it.
@@ -24,14 +24,13 @@ at once, and its spin keeps back-to-back launches at microseconds. TBB next; the
 the executor takes a lock around parallel launches. ``NUMBA_THREADING_LAYER`` or
 ``NUMBA_THREADING_LAYER_PRIORITY`` in the environment are respected.
 
-The pool's settings, fusec's layer priority and ``GOMP_SPINCOUNT`` (docs/reference.md,
-"Environment", says why the spin is short), are made by ``configure_pool`` just before
-the pool starts, not at import: Numba reads the priority when it starts the pool, and
-GNU OpenMP reads its variables when it is loaded, which Numba's ``omp`` layer does then.
-So they take effect as they did at import, while a process that imports fusec but
-never runs a parallel CPU kernel keeps Numba's and OpenMP's own settings. Every path of
-fusec that may start the pool calls ``configure_pool`` first: ``threads()`` (before any
-parallel kernel is loaded) and ``compiler.chunked.share_cores``.
+fusec's layer priority is set by ``configure_pool`` just before the pool starts, not at
+import: Numba reads it when it starts the pool, so a process that imports fusec but never
+runs a parallel CPU kernel keeps Numba's own. Every path of fusec that may start the pool
+calls ``configure_pool`` first: ``threads()`` (before any parallel kernel is loaded) and
+``compiler.chunked.share_cores``. OpenMP's spin (``GOMP_SPINCOUNT``) cannot wait for
+that: GNU OpenMP reads it when the first OpenMP pool of the process starts, which need
+not be fusec's, so ``import fusec`` sets it (``compiler/__init__.py`` says why).
 """
 
 from __future__ import annotations
@@ -57,12 +56,11 @@ _workqueue_lock = threading.Lock()
 
 @functools.cache
 def configure_pool() -> None:
-    """Makes fusec's settings of Numba's thread pool where the environment makes none
-    (see the module docstring); call it before anything that may start the pool. Once
-    the pool runs it changes nothing."""
+    """Sets fusec's layer priority of Numba's thread pool where the environment sets
+    none (see the module docstring); call it before anything that may start the pool.
+    Once the pool runs it changes nothing."""
     if not knobs.NUMBA_THREADING_LAYER_PRIORITY.is_set():
         numba.config.THREADING_LAYER_PRIORITY = LAYER_PRIORITY  # type: ignore[attr-defined]  # numba sets its config through globals()
-    knobs.GOMP_SPINCOUNT.set_default()
 
 
 def parallel_min_work(threads: int) -> float:

@@ -147,21 +147,24 @@ def python(code: str, **environment: str) -> str:
     return result.stdout.strip()
 
 
-def test_importing_fusec_sets_openblas_spin_before_numpy_and_nothing_else():
-    probe = "import os, sys, compiler; print(os.environ.get('OPENBLAS_THREAD_TIMEOUT'), 'numpy' in sys.modules)"
-    assert python(probe) == "4 False"
-    assert python(probe, OPENBLAS_THREAD_TIMEOUT="28") == "28 False"
-    probe = "import os, sys, fusec; print(os.environ.get('GOMP_SPINCOUNT'), 'numba' in sys.modules)"
-    assert python(probe) == "None False"
+def test_importing_fusec_sets_the_spins_before_numpy_and_before_any_pool():
+    # each library reads its spin as it loads: NumPy's OpenBLAS, GNU OpenMP with the first pool
+    probe = (
+        "import os, sys, compiler; "
+        "print(os.environ.get('OPENBLAS_THREAD_TIMEOUT'), os.environ.get('GOMP_SPINCOUNT'), "
+        "'numpy' in sys.modules, 'numba' in sys.modules)"
+    )
+    assert python(probe) == "4 10000 False False"
+    assert python(probe, OPENBLAS_THREAD_TIMEOUT="28", GOMP_SPINCOUNT="300000") == "28 300000 False False"
 
 
-def test_the_pool_settings_are_made_as_the_pool_starts():
+def test_the_layer_priority_is_set_as_the_pool_starts():
     probe = (
         "import os, fusec, numba\n"
         "from runtime.cpu import threads\n"
-        "before = os.environ.get('GOMP_SPINCOUNT')\n"
+        "before = ' '.join(numba.config.THREADING_LAYER_PRIORITY)\n"
         "threads.threads()\n"
-        "print(before, os.environ.get('GOMP_SPINCOUNT'), ' '.join(numba.config.THREADING_LAYER_PRIORITY))"
+        "print(before == 'tbb omp workqueue', ' '.join(numba.config.THREADING_LAYER_PRIORITY))"
     )
-    assert python(probe) == "None 10000 omp tbb workqueue"
-    assert python(probe, GOMP_SPINCOUNT="5", NUMBA_THREADING_LAYER_PRIORITY="workqueue omp tbb") == "5 5 workqueue omp tbb"
+    assert python(probe) == "True omp tbb workqueue"
+    assert python(probe, NUMBA_THREADING_LAYER_PRIORITY="workqueue omp tbb") == "False workqueue omp tbb"
