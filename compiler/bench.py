@@ -57,8 +57,9 @@ def _runner(program, entry: str, arrays: Sequence[np.ndarray]) -> Callable[[], o
     return run
 
 
-#: per-kernel timing: rounds, each of this many profiled calls and as many whole calls
-ROUNDS, CALLS_PER_ROUND = 3, 3
+#: per-kernel timing: rounds, each of up to this many profiled calls and as many whole
+#: calls, fewer (down to one) where they would take longer than the budget together
+ROUNDS, CALLS_PER_ROUND, ROUNDS_BUDGET_S = 3, 3, 2.0
 
 
 @dataclass(frozen=True)
@@ -84,14 +85,19 @@ def measure_kernels(program, entry: str, arrays: Sequence[np.ndarray]) -> Kernel
     kernels read them first: never a first call (the calls before the rounds compile,
     fault the pages in and start the thread pool; the target may ask for more, as a
     GPU's clocks come up from idle), then ``ROUNDS`` rounds of profiled calls and of
-    whole calls, interleaved so that a change of load shows in both."""
+    whole calls, interleaved so that a change of load shows in both (``ROUNDS_BUDGET_S``
+    bounds how many calls a round makes, not how many rounds)."""
     target, executable = program.backend, program.executable(entry)
     device = target.to_device(arrays)
-    calls = max(CALLS_PER_ROUND, -(-target.timing_min_calls // ROUNDS))
     whole = _runner(program, entry, arrays)
+    once = 0.0
     for _ in range(target.timing_warmup_calls + 1):
         executable.run(entry, device)
+        start = time.perf_counter()
         whole()
+        once = time.perf_counter() - start
+    affordable = int(ROUNDS_BUDGET_S / (2 * ROUNDS * max(once, 1e-9)))
+    calls = max(1, min(CALLS_PER_ROUND, affordable), -(-target.timing_min_calls // ROUNDS))
     kernels: dict[str, list[float]] = {}
     rounds: list[float] = []
     for _ in range(ROUNDS):

@@ -407,16 +407,19 @@ class Planner:
         return Plan(g, groups, not_fused, labels, self._calibrated_merges + self._calibrated_splits())
 
     def _calibrated_splits(self) -> list[Calibrated]:
-        """The pairs of final groups joined by an edge that calibration kept apart."""
+        """The pairs of final groups, joined by an edge or reading a common input, that
+        calibration kept apart where the model would merge them."""
+        if not self.options.calibration.factors:
+            return []
+        pairs = {(self.group_of[j], self.group_of[i], False) for j in range(len(self.g.ops)) for i in self.g.succs[j]}
+        pairs |= {(x, y, True) for x, y in self.siblings.pairs() if not self.dag.adjacent(x, y)}
         splits: dict[tuple[int, int], Calibrated] = {}
-        for j in range(len(self.g.ops)):
-            for i in self.g.succs[j]:
-                ga, gb = self.group_of[j], self.group_of[i]
-                if ga == gb or (ga, gb) in splits:
-                    continue
-                change = self.evaluate(ga, gb, False).calibrated
-                if change is not None and not change.fused:
-                    splits[ga, gb] = Calibrated(_anchor(self.groups[ga]), _anchor(self.groups[gb]), change)
+        for x, y, horizontal in pairs:
+            if x == y or (x, y) in splits or (horizontal and self.dag.window(x, y) is None):
+                continue
+            change = self.evaluate(x, y, horizontal).calibrated
+            if change is not None and not change.fused:
+                splits[x, y] = Calibrated(_anchor(self.groups[x]), _anchor(self.groups[y]), change)
         return [splits[key] for key in sorted(splits, key=lambda k: (self.first(k[0]), self.first(k[1])))]
 
     def reason(self, a: int, b: int, kernels: Mapping[int, str]) -> str:
