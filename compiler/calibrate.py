@@ -195,6 +195,8 @@ def show() -> str:
     from runtime.calibration_cache import CalibrationFile
 
     file = CalibrationFile()
+    if file.path is None:
+        return "calibration: no cache folder, so nothing is kept"
     devices = {device: entries for device, entries in file.devices().items() if entries}
     lines = [f"calibration: {file.path}"]
     if not enabled_here():
