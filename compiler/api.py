@@ -119,7 +119,7 @@ class Program:
             calibration=self.calibration.calibration,
         )
         verdicts = calibrate.screen([g["kernel"] for g in report["groups"]], times)
-        calibrate.record(self.calibration, report["groups"], verdicts)
+        calibrate.record(self.calibration.device, report["groups"], verdicts)
         return verdicts
 
     @property

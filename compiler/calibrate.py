@@ -49,11 +49,10 @@ def enabled_here() -> bool:
 
 @dataclass(frozen=True)
 class DeviceCalibration:
-    """What is kept for ``device``: the ``Calibration`` and the kinds' factors it holds."""
+    """What the measurements kept for ``device`` say."""
 
     device: str
     calibration: Calibration
-    kinds: Mapping[str, KindFactor]
 
     def describe(self) -> dict:
         """The report's ``calibration`` key."""
@@ -69,10 +68,6 @@ def device_key(target: Target) -> str | None:
     return f"{target.device_model}/{hardware}" if hardware else None
 
 
-def _kind_factors(kinds: Mapping[str, Mapping]) -> dict[str, KindFactor]:
-    return {kind: KindFactor(e["factor"], tuple(e["history"])) for kind, e in kinds.items()}
-
-
 def load(target: Target) -> DeviceCalibration | None:
     """The calibration of the machine ``target`` runs on, from the cache folder."""
     from runtime.calibration_cache import CalibrationFile
@@ -81,10 +76,9 @@ def load(target: Target) -> DeviceCalibration | None:
     if device is None:
         return None
     entries = CalibrationFile().load(device)
-    kinds = _kind_factors(entries.kinds)
-    factors = {kind: k.factor for kind, k in kinds.items()}
+    factors = {kind: e["factor"] for kind, e in entries.kinds.items()}
     kernels = {signature: e["measured_us"] for signature, e in entries.kernels.items()}
-    return DeviceCalibration(device, Calibration(factors, kernels), kinds)
+    return DeviceCalibration(device, Calibration(factors, kernels))
 
 
 # -- which measurements are trusted -----------------------------------------------
@@ -167,10 +161,10 @@ def describe_measured(verdicts: Sequence[Verdict]) -> dict:
     }
 
 
-def record(calibration: DeviceCalibration, groups: list[Mapping], verdicts: Sequence[Verdict]) -> None:
-    """Files the kept measurements among the report's ``groups``: each kernel's
-    time, and the run's ratio per kind folded into the kinds' factors with bounded
-    influence (``KindFactor.update``)."""
+def record(device: str, groups: list[Mapping], verdicts: Sequence[Verdict]) -> None:
+    """Files the kept measurements among the report's ``groups`` under ``device``:
+    each kernel's time, and the run's ratio per kind folded into the kinds' factors as
+    the file holds them now, with bounded influence (``KindFactor.update``)."""
     from runtime.calibration_cache import CalibrationFile
 
     kept = {v.kernel: v.measured_us for v in verdicts if v.rejected is None}
@@ -181,9 +175,13 @@ def record(calibration: DeviceCalibration, groups: list[Mapping], verdicts: Sequ
         if g["kernel"] in kept and "signature" in g and g["predicted_us"] > 0
     }
     ratios = run_ratios(Observation(m["kind"], m["predicted_us"], m["measured_us"]) for m in measured.values())
-    updated = update_factors(calibration.kinds, ratios)
+    if not ratios:
+        return
+    file = CalibrationFile()
+    current = {kind: KindFactor(e["factor"], tuple(e["history"])) for kind, e in file.load(device).kinds.items()}
+    updated = update_factors(current, ratios)
     kinds = {kind: {"factor": updated[kind].factor, "history": updated[kind].history} for kind in ratios}
-    CalibrationFile().store(calibration.device, kinds, measured)
+    file.store(device, kinds, measured)
 
 
 # -- fusec --calibration show|reset -----------------------------------------------

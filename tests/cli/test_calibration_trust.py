@@ -141,6 +141,11 @@ def test_bench_keeps_what_it_trusts_and_moves_the_factor_by_a_bounded_step(calib
     assert entries.kinds["reduction"]["factor"] == pytest.approx(STEP)  # not 1e6 / predicted
     assert entries.kinds["default"]["factor"] == pytest.approx(STEP)
 
+    bench_run(program, capsys)  # a second run alike: the median of STEP and STEP², no further
+    (entries,) = CalibrationFile().devices().values()
+    assert entries.kinds["reduction"]["history"] == [pytest.approx(STEP), pytest.approx(STEP**2)]
+    assert entries.kinds["reduction"]["factor"] == pytest.approx(STEP**1.5)
+
 
 def test_bench_says_what_it_rejected_and_keeps_nothing_of_it(calibrating, capsys, tmp_path):
     program, injected = calibrating
