@@ -98,12 +98,13 @@ class Program:
 
         return calibrate.load(self.backend)
 
-    def record_times(self, name: str, arrays: Sequence, measured_us: dict[str, float]) -> int:
-        """Keeps the times of the kernels that ran function NAME on `arrays`
-        (microseconds by kernel name) for later compilations on this machine; returns
-        how many were kept (none when calibration is off)."""
+    def record_times(self, name: str, arrays: Sequence, times) -> list:
+        """Keeps the trusted times of the kernels that ran function NAME on `arrays`
+        (`times`: a `compiler.bench.KernelTimes`) for later compilations on this
+        machine; returns the `compiler.calibrate.Verdict` of each kernel measured, kept
+        or rejected (none when calibration is off)."""
         if self.calibration is None:
-            return 0
+            return []
         from compiler import calibrate
         from compiler.report import device_model
         from passes.fusion.report import fusion_report
@@ -117,7 +118,9 @@ class Program:
             entry=name,
             calibration=self.calibration.calibration,
         )
-        return calibrate.record(self.calibration.device, report["groups"], measured_us)
+        verdicts = calibrate.screen([g["kernel"] for g in report["groups"]], times)
+        calibrate.record(self.calibration.device, report["groups"], verdicts)
+        return verdicts
 
     @property
     def functions(self) -> list[str]:
@@ -190,8 +193,9 @@ class Program:
     def autotune(self, name: str, arrays: Sequence[np.ndarray], budget_s: float = 30.0):
         """Where the target autotunes (`cuda`): times each kernel of function NAME on
         these arrays' shapes under a few launch parameters and keeps the fastest in the
-        tuning cache, which later runs (in any process) read, and keeps the times for
-        calibration. Returns {kernel: (Tuning, seconds)}."""
+        tuning cache, which later runs (in any process) read; then times the tuned
+        kernels as `--bench` does and keeps the trusted times for calibration.
+        Returns {kernel: (Tuning, seconds)}."""
         backend = self.backend
         if not backend.autotunes:
             raise TargetError(f"autotuning tunes GPU kernels; this program's target is {self.target}")
@@ -199,7 +203,10 @@ class Program:
         bind_sizes(self.params(name), arrays, name)
         device = backend.to_device(arrays)
         tuned = backend.autotune(self.executable(name), name, device, budget_s)
-        self.record_times(name, arrays, {kernel: seconds * 1e6 for kernel, (_, seconds) in tuned.items()})
+        if self.calibration is not None:
+            from compiler.bench import measure_kernels
+
+            self.record_times(name, arrays, measure_kernels(self, name, arrays))
         return tuned
 
     def executable(self, name: str) -> Executable:

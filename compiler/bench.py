@@ -7,6 +7,7 @@ import re
 import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -56,20 +57,62 @@ def _runner(program, entry: str, arrays: Sequence[np.ndarray]) -> Callable[[], o
     return run
 
 
-def measure_kernels(program, entry: str, arrays: Sequence[np.ndarray], runs: int = 5) -> dict[str, float]:
-    """Median microseconds of each kernel of a program's entry (for the report's
-    `measured_us`), its inputs put where the kernels read them first. The target may
-    ask for a few calls before and more timed ones (a GPU's clocks come up from idle)."""
+#: per-kernel timing: rounds, each of up to this many profiled calls and as many whole
+#: calls, fewer (down to one) where they would take longer than the budget together
+ROUNDS, CALLS_PER_ROUND, ROUNDS_BUDGET_S = 3, 3, 2.0
+
+
+@dataclass(frozen=True)
+class KernelTimes:
+    """A program's entry timed in steady state (microseconds): per launch name, the
+    median of each round's profiled calls (``kernels``), and the median of each
+    round's whole calls, unprofiled (``program``). Rounds let calibration see whether
+    the repeats agree (``compiler/calibrate.py``, ``screen``)."""
+
+    kernels: dict[str, list[float]]
+    program: list[float]
+
+    def medians(self) -> dict[str, float]:
+        """Each launch's median over the rounds (the report's ``measured_us``)."""
+        return {name: statistics.median(rounds) for name, rounds in self.kernels.items()}
+
+    def round(self, index: int) -> dict[str, float]:
+        return {name: rounds[index] for name, rounds in self.kernels.items() if index < len(rounds)}
+
+
+def measure_kernels(program, entry: str, arrays: Sequence[np.ndarray]) -> KernelTimes:
+    """Times each kernel of a program's entry in steady state, its inputs put where the
+    kernels read them first: never a first call (the calls before the rounds compile,
+    fault the pages in and start the thread pool; the target may ask for more, as a
+    GPU's clocks come up from idle), then ``ROUNDS`` rounds of profiled calls and of
+    whole calls, interleaved so that a change of load shows in both (``ROUNDS_BUDGET_S``
+    bounds how many calls a round makes, not how many rounds)."""
     target, executable = program.backend, program.executable(entry)
-    arrays = target.to_device(arrays)
-    runs = max(runs, target.timing_min_calls)
-    for _ in range(target.timing_warmup_calls):
-        executable.run(entry, arrays)
-    executable.run(entry, arrays)
-    profile: dict[str, list[float]] = {}
-    for _ in range(runs):
-        executable.run(entry, arrays, profile=profile)
-    return {name: statistics.median(times) * 1e6 for name, times in profile.items()}
+    device = target.to_device(arrays)
+    whole = _runner(program, entry, arrays)
+    once = 0.0
+    for _ in range(target.timing_warmup_calls + 1):
+        executable.run(entry, device)
+        start = time.perf_counter()
+        whole()
+        once = time.perf_counter() - start
+    affordable = int(ROUNDS_BUDGET_S / (2 * ROUNDS * max(once, 1e-9)))
+    calls = max(1, min(CALLS_PER_ROUND, affordable), -(-target.timing_min_calls // ROUNDS))
+    kernels: dict[str, list[float]] = {}
+    rounds: list[float] = []
+    for _ in range(ROUNDS):
+        profile: dict[str, list[float]] = {}
+        for _ in range(calls):
+            executable.run(entry, device, profile=profile)
+        for name, times in profile.items():
+            kernels.setdefault(name, []).append(statistics.median(times) * 1e6)
+        whole_times = []
+        for _ in range(calls):
+            start = time.perf_counter()
+            whole()
+            whole_times.append(time.perf_counter() - start)
+        rounds.append(statistics.median(whole_times) * 1e6)
+    return KernelTimes(kernels, rounds)
 
 
 #: the launches a group split into library calls and kernels are named after it

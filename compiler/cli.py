@@ -1,5 +1,6 @@
-"""`fusec PROGRAM.tdsl [options]`: compile a program and run its entry function
-(docs/reference.md, "The `fusec` command").
+"""`fusec PROGRAM.tdsl [options]`: compile a program and run its entry function;
+`fusec --calibration show|reset`: what calibration keeps (docs/reference.md, "The
+`fusec` command").
 
 Exit status: 0 success, 1 an error in the program or its inputs, 2 a usage error,
 3 a `--check` mismatch.
@@ -37,6 +38,8 @@ EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_MISMATCH = 0, 1, 2, 3
 RUN_ONLY = ("check", "bench", "output", "autotune", "dask")
 #: options that time or tune the program on this machine, which a `--dask` run does not do
 LOCAL_ONLY = ("bench", "autotune")
+#: what `fusec --calibration` does
+CALIBRATION_ACTIONS = ("show", "reset")
 
 
 class UsageError(Exception):
@@ -82,8 +85,12 @@ def _rule_names(text: str) -> list[str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="fusec", description="Compile a tensor program with fusion and run it.")
-    p.add_argument("program", help="the .tdsl program")
+    p = _Parser(
+        prog="fusec",
+        usage="%(prog)s PROGRAM.tdsl [options]\n       %(prog)s --calibration {show,reset}",
+        description="Compile a tensor program with fusion and run it.",
+    )
+    p.add_argument("program", nargs="?", help="the .tdsl program")
     p.add_argument("--version", action="version", version=f"fusec {VERSION}")
     p.add_argument("--entry", help="the function to run (default main, else the only function)")
     p.add_argument("--inputs", metavar="FILE.npz", help="arguments by parameter name (np.savez, or a "
@@ -104,6 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "docs/reference.md lists the rules")
     p.add_argument("--no-calibration", action="store_true",
                    help="plan with the cost model alone: neither use nor keep measured kernel times")
+    p.add_argument("--calibration", choices=CALIBRATION_ACTIONS,
+                   help="without a program: show the kernel times and factors kept for calibration, per "
+                        "device, or reset (clear) them for every device")
     p.add_argument("--check", action="store_true", help="also compare with the NumPy reference (exit 3 if not equal)")
     p.add_argument("--report", metavar="FILE.json", help="write the fusion report")
     p.add_argument("--bench", action="store_true", help="time fused against unfused and NumPy (steady state)")
@@ -125,6 +135,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The command line, with the combinations of options that say nothing refused."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.calibration:
+        given = [f"--{name.replace('_', '-')}" for name, value in vars(args).items()
+                 if name not in ("calibration", "program") and value != parser.get_default(name)]
+        if args.program is not None or given:
+            extra = ([args.program] if args.program is not None else []) + given
+            parser.error(f"--calibration {args.calibration} takes no program or other option (got {' '.join(extra)})")
+        return args
+    if args.program is None:
+        parser.error("the following arguments are required: program (or --calibration show|reset)")
     if args.emit:
         conflicting = [f"--{name}" for name in RUN_ONLY if getattr(args, name)]
         if conflicting:
@@ -269,23 +288,26 @@ def run(args: argparse.Namespace) -> int:
         status = check_against_reference(program, entry, arrays, results)
     if args.bench:
         from compiler.bench import bench, group_measured_us, measure_kernels
+        from compiler.calibrate import describe_measured, describe_verdicts
 
         timings = bench(program, entry, arrays)
-        measured = {}
-        if program.backend.runs_kernels:
-            measured = measure_kernels(program, entry, arrays)
+        times = measure_kernels(program, entry, arrays) if program.backend.runs_kernels else None
+        verdicts = program.record_times(entry, arrays, times) if times is not None else []
         if report is not None:
             report["bench"] = timings
-            if measured:
+            if times is not None:
+                measured = times.medians()
                 for group in report["groups"]:
                     group["measured_us"] = group_measured_us(measured, group["kernel"])
                 add_roofline(report, program, entry)
+            if report["calibration"] is not None and times is not None:
+                report["calibration"]["measured"] = describe_measured(verdicts)
         print(
             "bench: fused {fused_ms:.3f} ms, unfused {unfused_ms:.3f} ms, numpy {numpy_ms:.3f} ms "
             "(median of {runs}, steady state)".format(**timings)
         )
-        if kept := program.record_times(entry, arrays, measured):
-            print(f"calibration: {kept} kernel time(s) kept for {program.calibration.device}")
+        if verdicts:
+            print("\n".join(describe_verdicts(verdicts, program.calibration.device)))
     if args.report:
         Path(args.report).write_text(json.dumps(report, indent=2) + "\n")
     save_results(args.output, results)
@@ -356,10 +378,11 @@ def summary(program, compilation, entry: str, results, elapsed: float, cluster: 
     if cluster:
         lines.append(f"dask: {cluster}")
     if program.backend.runs_kernels:
-        from compiler.report import kernel_counts
+        from compiler.report import calibrated_changes, kernel_counts
 
         unfused, fused = kernel_counts(program, compilation)
         lines.append(f"kernels: {unfused} unfused -> {fused} fused")
+        lines += calibrated_changes(compilation)
     for i, result in enumerate(results):
         digest = checksum(result) if isinstance(result, np.ndarray) else f"written to {store}/out{i}"
         lines.append(f"out{i}: {result.dtype}{list(result.shape)} {digest}")
@@ -425,8 +448,22 @@ def check_against_reference(program, entry: str, arrays, results) -> int:
     return EXIT_OK
 
 
+def calibration_command(action: str) -> int:
+    """`fusec --calibration show|reset`."""
+    from compiler import calibrate
+
+    try:
+        print(calibrate.show() if action == "show" else calibrate.reset())
+    except OSError as error:
+        print(f"fusec: error: cannot {action} the calibration: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.calibration:
+        return calibration_command(args.calibration)
     try:
         return run(args)
     except SourceError as error:

@@ -7,7 +7,8 @@ from typing import Any
 
 from compiler.stages import Compilation
 from passes.fusion.cost import DeviceModel, device_by_name
-from passes.fusion.report import fusion_report
+from passes.fusion.fuse import calibrated_decisions
+from passes.fusion.report import entry_functions, fusion_report
 from runtime.target import Target
 
 
@@ -38,3 +39,9 @@ def kernel_counts(program, compilation: Compilation) -> tuple[int, int]:
     """(kernels without fusion, kernels launched) for the run summary."""
     report = build_report(program, compilation, calibrated=False)  # (signatures cost a print of each kernel)
     return report["kernels_unfused"], report["kernels"]
+
+
+def calibrated_changes(compilation: Compilation) -> list[str]:
+    """The run summary's lines on the decisions calibration changed (``fusion.calibrated``)."""
+    functions = entry_functions(compilation.module("fused"), compilation.options.entry)
+    return [record["decision"] for fn in functions for record in calibrated_decisions(fn)]

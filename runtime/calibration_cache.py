@@ -1,14 +1,19 @@
-"""Measured kernel times, kept per device in ``<cache dir>/calibration.json``, from which
-the driver calibrates the fusion cost model (``passes/fusion/calibration.py``).
+"""What calibration keeps per device in ``<cache dir>/calibration.json``, from which
+the driver calibrates the fusion cost model (``passes/fusion/calibration.py``,
+``compiler/calibrate.py``; docs/cache.md, "Calibration").
 
-    {DEVICE: {SIGNATURE: {"kind": "reduction", "kernel": "k0_softmax",
-                          "predicted_us": 41.2, "measured_us": 88.0, "time": 1718000000.0}}}
+    {DEVICE: {"kinds": {KIND: {"factor": 1.3, "history": [1.2, 1.3], "time": 1718000000.0}},
+              "kernels": {SIGNATURE: {"kind": "reduction", "kernel": "k0_softmax",
+                                      "predicted_us": 41.2, "measured_us": 88.0,
+                                      "time": 1718000000.0}}}}
 
 ``DEVICE`` is the cost model's device and the hardware it ran on
-(``cpu-2core/AMD EPYC 7B13, 2 threads``); ``SIGNATURE`` identifies a kernel and its
-sizes; ``predicted_us`` is the cost model's time before any correction,
-``measured_us`` the fastest time measured of the kernel, ``time`` when it was last
-measured (the oldest entries go past ``MAX_KERNELS`` per device).
+(``cpu-2core/AMD EPYC 7B13, 2 threads``). ``kinds`` holds each kernel kind's factor
+(``default``: of the kinds not measured), the bounded ratios of the last runs it is
+the median of, and when a run last moved it. ``kernels`` holds each kernel measured
+(``SIGNATURE``: its code and sizes): the cost model's time before any correction,
+the fastest trusted time measured of it and when it was last measured (the oldest
+go past ``MAX_KERNELS`` per device).
 
 The file is sealed like every cache file (``runtime.cache_files``). A file that
 cannot be read, is damaged, does not parse or holds entries that are not
@@ -23,6 +28,7 @@ import math
 import os
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from runtime import cache_files
@@ -31,14 +37,39 @@ from runtime import cache_files
 #: enough that reading the file stays quick
 MAX_KERNELS = 1000
 
-_NUMBERS = ("predicted_us", "measured_us", "time")
+_KERNEL_NUMBERS = ("predicted_us", "measured_us", "time")
 
 
-def _valid(entry: object) -> bool:
+def _number(value: object, positive: bool = True) -> bool:
+    return (type(value) is int or type(value) is float) and math.isfinite(value) and (value > 0 or not positive and value >= 0)
+
+
+def _valid_kernel(entry: object) -> bool:
     if not isinstance(entry, dict) or not isinstance(entry.get("kind"), str):
         return False
-    numbers = [entry.get(k) for k in _NUMBERS]
-    return all((type(v) is int or type(v) is float) and math.isfinite(v) and v >= 0 for v in numbers) and all(numbers[:2])
+    predicted, measured, when = (entry.get(k) for k in _KERNEL_NUMBERS)
+    return _number(predicted) and _number(measured) and _number(when, positive=False)
+
+
+def _valid_kind(entry: object) -> bool:
+    if not isinstance(entry, dict) or not isinstance(entry.get("history"), list):
+        return False
+    return (
+        _number(entry.get("factor"))
+        and _number(entry.get("time"), positive=False)
+        and all(_number(r) for r in entry["history"])
+    )
+
+
+@dataclass(frozen=True)
+class DeviceEntries:
+    """What is kept for one device: factors by kind, measurements by kernel signature."""
+
+    kinds: dict[str, dict] = field(default_factory=dict)
+    kernels: dict[str, dict] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.kinds or self.kernels)
 
 
 class CalibrationFile:
@@ -71,34 +102,62 @@ class CalibrationFile:
             return {}
         return data
 
-    def load(self, device: str) -> dict[str, dict]:
-        """The measurements of ``device`` by kernel signature; entries that are not
-        measurements are left out, with a warning."""
-        path = self.path
-        entries = self._read(path).get(device, {})
-        valid = {s: e for s, e in entries.items() if _valid(e)}
-        if len(valid) < len(entries):
+    def _entries(self, path: Path | None, device: str, data: Mapping) -> DeviceEntries:
+        """``device``'s valid entries in ``data``; the rest left out with a warning."""
+        kept = data.get(device, {})
+        kinds, kernels = kept.get("kinds", {}), kept.get("kernels", {})
+        if set(kept) - {"kinds", "kernels"} or not isinstance(kinds, dict) or not isinstance(kernels, dict):
             cache_files.warn(
-                f"calibration: {len(entries) - len(valid)} entries for {device} in {path} "
-                "are not measurements; ignoring them"
+                f"calibration: the entry for {device} in {path} is not this fusec's "
+                "(kinds and kernels); ignoring it (fusec --calibration reset clears it)"
             )
-        return valid
+            return DeviceEntries()
+        entries = DeviceEntries(
+            {k: e for k, e in kinds.items() if _valid_kind(e)},
+            {s: e for s, e in kernels.items() if _valid_kernel(e)},
+        )
+        dropped = len(kinds) + len(kernels) - len(entries.kinds) - len(entries.kernels)
+        if dropped:
+            cache_files.warn(f"calibration: {dropped} entries for {device} in {path} are not measurements; ignoring them")
+        return entries
 
-    def store(self, device: str, measured: Mapping[str, Mapping]) -> None:
-        """Adds ``measured`` (kernel signature -> ``{kind, kernel, predicted_us,
-        measured_us}``) to ``device``'s entries, keeping the faster time of a kernel
-        measured before; a failure to write is only warned about. (Two processes
-        storing at once: one's new entries may be lost, never the file.)"""
+    def load(self, device: str) -> DeviceEntries:
+        """What is kept for ``device``."""
         path = self.path
-        if path is None or not measured:
+        return self._entries(path, device, self._read(path))
+
+    def devices(self) -> dict[str, DeviceEntries]:
+        """What is kept for every device (``fusec --calibration show``)."""
+        path = self.path
+        data = self._read(path)
+        return {device: self._entries(path, device, data) for device in sorted(data)}
+
+    def store(self, device: str, kinds: Mapping[str, Mapping], kernels: Mapping[str, Mapping]) -> None:
+        """Sets ``device``'s factors of ``kinds`` (kind -> ``{factor, history}``) and adds
+        ``kernels`` (signature -> ``{kind, kernel, predicted_us, measured_us}``), keeping
+        the faster time of a kernel measured before; a failure to write is only warned
+        about. (Two processes storing at once: one's update may be lost, never the file.)"""
+        path = self.path
+        if path is None or not (kinds or kernels):
             return
         data = self._read(path)
-        entries = {s: e for s, e in data.get(device, {}).items() if _valid(e)}
+        entries = self._entries(path, device, data)
         now = time.time()
-        for signature, m in measured.items():
-            # the fastest time seen: other processes only ever slow a kernel down
-            fastest = min(m["measured_us"], entries.get(signature, m)["measured_us"])
-            entries[signature] = {**m, "measured_us": fastest, "time": now}
-        newest = sorted(entries.items(), key=lambda item: item[1]["time"], reverse=True)[:MAX_KERNELS]
-        data[device] = dict(newest)
+        for kind, k in kinds.items():
+            entries.kinds[kind] = {**k, "history": list(k["history"]), "time": now}
+        for signature, m in kernels.items():
+            # the fastest trusted time: other processes only ever slow a kernel down
+            fastest = min(m["measured_us"], entries.kernels.get(signature, m)["measured_us"])
+            entries.kernels[signature] = {**m, "measured_us": fastest, "time": now}
+        newest = sorted(entries.kernels.items(), key=lambda item: item[1]["time"], reverse=True)[:MAX_KERNELS]
+        data[device] = {"kinds": entries.kinds, "kernels": dict(newest)}
         cache_files.write_json(path, data)
+
+    def clear(self) -> bool:
+        """Removes the file (every device's entries); whether there was one. Raises
+        ``OSError`` where it cannot be removed."""
+        path = self.path
+        if path is None or not (path.exists() or path.is_symlink()):
+            return False
+        path.unlink()
+        return True

@@ -1,22 +1,27 @@
-"""Calibration of the cost model by measurement (seed 000, 7.4.1):
+"""Calibration of the cost model by measurement (docs/cache.md, "Calibration"):
 
-    T_actual = T_predicted × (1 + correction)
+    T_actual = T_predicted × factor(kind)
 
 The roofline of ``cost.py`` knows bytes, FLOPs and a launch cost, not caches, bank
 conflicts, divergence or how well Numba vectorises a loop; measured kernel times do.
-Each ``Observation`` pairs a kernel's predicted and measured time. ``Calibration.fit``
-turns them into a *factor* ``1 + correction = measured / predicted`` per kernel kind
-(elementwise, reduction, matmul, ...), and keeps each kernel's own measurement under
-its ``kernel_signature``, so that the report predicts a kernel seen before by what it
-took (the planner judges unions of groups, which have no signature yet: it uses the
-factors).
+Each ``Observation`` pairs a kernel's predicted and measured time, as one ``--bench``
+run kept it (the driver, ``compiler/calibrate.py``, keeps only measurements it
+trusts). A run's observations give each kernel kind (elementwise, reduction, matmul,
+...) one ratio ``measured / predicted`` (``run_ratios``), and ``KindFactor.update``
+folds it into the kind's factor with a bounded influence: the ratio is clamped to
+``STEP`` of the current factor and to ``FACTOR_RANGE``, the factor is the median of
+the last ``HISTORY`` such ratios, and it moves by at most ``STEP`` a run. So one run
+taken under load moves a factor a little, and a factor follows the machine only as
+runs agree.
 
-The planner multiplies every group's predicted time by its kind's factor before it
-compares a merge with the two kernels it replaces (``correct``), so a kind that runs
-slower than the model says attracts less work; the report shows ``corrected_us``
-beside ``predicted_us``. Passes never read the measurements themselves: the driver
-(``compiler/calibrate.py``) reads them from the cache and hands a ``Calibration`` in,
-to the ``fuse`` pass as its ``calibration`` option (``Calibration.spec``).
+The planner weighs a merge by the model's times and by the corrected ones; a
+corrected verdict that differs from the model's stands only when its saving clears
+``MARGIN`` of the two kernels' time (``calibrated_verdict``), so noise near a
+decision leaves the model's plan. Each decision calibration did change is written
+on the function (``fusion.calibrated``) and in the report. The report predicts a
+kernel measured before by its own time (``kernels``, by ``kernel_signature``).
+Passes never read measurements themselves: the driver hands a ``Calibration`` to
+the ``fuse`` pass as its ``calibration`` option (``Calibration.spec``).
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import hashlib
 import json
 import math
 import statistics
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from io import StringIO
 
@@ -36,10 +41,31 @@ from xdsl.printer import Printer
 from dialects import graph
 from dialects.group_kinds import FUSED_KINDS, GroupKind
 from dialects.tensor_types import shape_of
-from passes.fusion.cost import KernelCost, dim_value
+from passes.fusion.cost import FusionScore, KernelCost, dim_value
 
 #: the key of the factor of kinds nothing was measured of
 DEFAULT = "default"
+
+#: the factors a kind may have: a kernel 4× off the roofline either way is as far as
+#: a model of bytes and FLOPs is trusted to be wrong (past it, a measurement says
+#: more about the machine's load than about the kernel)
+FACTOR_RANGE = (0.25, 4.0)
+#: how far one run moves a kind's factor: at most ×1.5 or ÷1.5
+STEP = 1.5
+#: the runs whose ratios a kind's factor is the median of
+HISTORY = 5
+#: a corrected verdict that differs from the model's must save (or lose) more than
+#: this fraction of the two kernels' corrected time, else the model's verdict stands
+MARGIN = 0.15
+
+
+def _clamp(value: float, low: float, high: float) -> float:
+    return min(max(value, low), high)
+
+
+def _geometric_median(values: Iterable[float]) -> float:
+    """The median of ratios taken on their logarithms: 2× and 0.5× are as far from 1."""
+    return math.exp(statistics.median(math.log(v) for v in values))
 
 
 @dataclass(frozen=True)
@@ -49,6 +75,46 @@ class Observation:
     kind: str
     predicted_us: float
     measured_us: float
+
+
+def run_ratios(observations: Iterable[Observation]) -> dict[str, float]:
+    """What one run measured: per kind, the median of measured / predicted over its
+    kernels (a ratio: a kernel of 10 us and one of 10 ms count alike; the median: one
+    disturbed kernel moves it little), and under ``DEFAULT`` the median over all."""
+    ratios: dict[str, list[float]] = {}
+    for o in observations:
+        ratios.setdefault(GroupKind(o.kind).written.value, []).append(o.measured_us / o.predicted_us)
+    every = [r for rs in ratios.values() for r in rs]
+    medians = {kind: _geometric_median(rs) for kind, rs in ratios.items()}
+    return {**medians, DEFAULT: _geometric_median(every)} if every else {}
+
+
+@dataclass(frozen=True)
+class KindFactor:
+    """A kind's factor and the (bounded) ratios of the last ``HISTORY`` runs it is
+    the median of; ``KindFactor()`` is the model alone."""
+
+    factor: float = 1.0
+    history: tuple[float, ...] = ()
+
+    def update(self, ratio: float) -> KindFactor:
+        """The factor after one run measured ``ratio``: the ratio enters the history
+        clamped to ``STEP`` of the current factor and to ``FACTOR_RANGE``; the new
+        factor is the history's median, moved at most ``STEP`` from the current one."""
+        low, high = self.factor / STEP, self.factor * STEP
+        bounded = _clamp(_clamp(ratio, low, high), *FACTOR_RANGE)
+        history = (*self.history, bounded)[-HISTORY:]
+        factor = _clamp(_clamp(_geometric_median(history), low, high), *FACTOR_RANGE)
+        return KindFactor(factor, history)
+
+
+def update_factors(factors: Mapping[str, KindFactor], ratios: Mapping[str, float]) -> dict[str, KindFactor]:
+    """``factors`` after a run that measured ``ratios`` (``run_ratios``); kinds it did
+    not measure keep theirs."""
+    updated = dict(factors)
+    for kind, ratio in ratios.items():
+        updated[kind] = updated.get(kind, KindFactor()).update(ratio)
+    return updated
 
 
 @dataclass(frozen=True)
@@ -79,24 +145,39 @@ class Calibration:
             return self.kernels[signature]
         return predicted_us * self.factor(kind)
 
-    @classmethod
-    def fit(cls, observations: Mapping[str, Observation]) -> Calibration:
-        """The factors of observations by kernel signature: per kind, the median of
-        measured / predicted (a ratio: a kernel of 10 us and one of 10 ms count alike;
-        the median: a time another process disturbed moves it little), and over all
-        of them for the kinds nothing was measured of."""
-        ratios: dict[str, list[float]] = {}
-        for o in observations.values():
-            ratios.setdefault(o.kind, []).append(math.log(o.measured_us / o.predicted_us))
-        factors = {kind: math.exp(statistics.median(logs)) for kind, logs in ratios.items()}
-        every = [r for logs in ratios.values() for r in logs]
-        if every:
-            factors[DEFAULT] = math.exp(statistics.median(every))
-        return cls(factors, {s: o.measured_us for s, o in observations.items()})
-
     def spec(self) -> str:
         """The factors as the ``fuse`` pass's ``calibration`` option: ``"elementwise=1.4,default=1.2"``."""
         return ",".join(f"{kind}={factor!r}" for kind, factor in sorted(self.factors.items()))
+
+
+@dataclass(frozen=True)
+class CalibratedChange:
+    """A merge decided against the model's verdict: by the model, the merged kernel
+    and the two it replaces take ``model_us`` (merged, split); corrected, ``corrected_us``."""
+
+    fused: bool  # what calibration decided
+    model_us: tuple[float, float]
+    corrected_us: tuple[float, float]
+
+    def describe(self, first: str, second: str) -> str:
+        """``calibration split sum_1 | div_2: model 1 kernel 41.000 us (2 kernels
+        44.000 us), calibrated 2 kernels 35.000 us (1 kernel 60.000 us)``."""
+        (merged, split), (c_merged, c_split) = self.model_us, self.corrected_us
+        if self.fused:
+            model = f"2 kernels {split:.3f} us (1 kernel {merged:.3f} us)"
+            corrected = f"1 kernel {c_merged:.3f} us (2 kernels {c_split:.3f} us)"
+        else:
+            model = f"1 kernel {merged:.3f} us (2 kernels {split:.3f} us)"
+            corrected = f"2 kernels {c_split:.3f} us (1 kernel {c_merged:.3f} us)"
+        verb = "fused" if self.fused else "split"
+        return f"calibration {verb} {first} | {second}: model {model}, calibrated {corrected}, margin {MARGIN:.0%}"
+
+
+def calibrated_verdict(model: FusionScore, corrected: FusionScore, corrected_pair_s: float) -> bool:
+    """Whether the corrected scores overrule the model: they disagree on whether the
+    merge saves time, and the corrected saving (or loss) exceeds ``MARGIN`` of the two
+    kernels' corrected time ``corrected_pair_s``."""
+    return (model.saving > 0) != (corrected.saving > 0) and abs(corrected.saving) > MARGIN * corrected_pair_s
 
 
 def parse_factors(spec: str) -> dict[str, float]:

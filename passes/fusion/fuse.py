@@ -24,6 +24,12 @@ the function as ``fusion.not_fused``: an array of dictionaries
 ``<short op name>_<position among the function's non-free ops in the fused order>``
 (``report.op_labels`` recomputes them from the fused IR). ``not_fused_reasons``
 reads them back; ``fuse_module`` also returns the plans.
+
+Where calibration overruled the cost model (``calibration.calibrated_verdict``), the
+function also gets ``fusion.calibrated``: ``{first = "reduce_1", second = "div_3",
+decision = "calibration split reduce_1 | div_3: model 1 kernel ..."}`` per decision it
+changed (``calibrated_decisions`` reads them back); without such a decision the
+attribute is absent.
 """
 
 from __future__ import annotations
@@ -54,6 +60,7 @@ from passes.fusion.planner import (
 from passes.fusion.rules import parse_rule_names
 
 NOT_FUSED_ATTR = "fusion.not_fused"
+CALIBRATED_ATTR = "fusion.calibrated"
 
 
 @dataclass(frozen=True)
@@ -133,18 +140,28 @@ def fuse_function(fn: func.FuncOp, options: FusionOptions) -> Plan:
     g = FuncGraph.build(fn)
     plan = plan_function(g, options)
     emit(plan, rewriter)
-    fn.attributes[NOT_FUSED_ATTR] = ArrayAttr(
-        [
-            DictionaryAttr({k: StringAttr(v) for k, v in record.items()})
-            for record in plan.not_fused_records()
-        ]
-    )
+    fn.attributes[NOT_FUSED_ATTR] = _records_attr(plan.not_fused_records())
+    if plan.calibrated:
+        fn.attributes[CALIBRATED_ATTR] = _records_attr(plan.calibrated_records())
     return plan
+
+
+def _records_attr(records: list[dict[str, str]]) -> ArrayAttr:
+    return ArrayAttr([DictionaryAttr({k: StringAttr(v) for k, v in record.items()}) for record in records])
 
 
 def not_fused_reasons(fn: func.FuncOp) -> list[dict[str, str]]:
     """The ``fusion.not_fused`` records of a fused function (empty when absent)."""
-    attr = fn.attributes.get(NOT_FUSED_ATTR)
+    return _records(fn, NOT_FUSED_ATTR)
+
+
+def calibrated_decisions(fn: func.FuncOp) -> list[dict[str, str]]:
+    """The ``fusion.calibrated`` records of a fused function (empty when absent)."""
+    return _records(fn, CALIBRATED_ATTR)
+
+
+def _records(fn: func.FuncOp, name: str) -> list[dict[str, str]]:
+    attr = fn.attributes.get(name)
     if not isinstance(attr, ArrayAttr):
         return []
     records = []

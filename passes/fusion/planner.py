@@ -8,14 +8,16 @@
    the two kinds, the merged group fits its kind's template, it holds at most
    ``max_live`` values at once (``live.py``), chains at most ``max_depth``
    dependent ops (``depth.py``), reads at most ``max_inputs`` inputs, and the cost
-   model says it saves time (``cost.fusion_score``, with each kernel's time
-   corrected by measurement where ``FusionOptions.calibration`` has factors). The
+   model says it saves time (``cost.fusion_score``; where ``FusionOptions.calibration``
+   has factors, the times corrected by measurement overrule the model's verdict only
+   by more than a margin: ``calibration.calibrated_verdict``). The
    legal candidate with the largest saving that does not close a cycle between
    groups is merged; repeat until none is left (XLA's priority fusion, Inductor's
    scheduler). A pair a path through a third group
    joins is not judged at all: it stays joined while neither group changes.
 3. Every producer→consumer edge left between two groups gets the reason the
-   candidate was refused, for the fusion report.
+   candidate was refused, for the fusion report; every decision calibration
+   changed is kept too (``Plan.calibrated``).
 
 The candidates wait in a heap ordered by saving, then by the groups' first ops; a
 merge pushes the new group's candidates and outdates those of the two it
@@ -36,7 +38,7 @@ from dataclasses import dataclass, field
 from xdsl.ir import SSAValue
 
 from dialects.group_kinds import GroupKind
-from passes.fusion.calibration import Calibration
+from passes.fusion.calibration import CalibratedChange, Calibration, calibrated_verdict
 from passes.fusion.classify import OpClass, short_name
 from passes.fusion.cost import (
     GPU_H200,
@@ -101,6 +103,7 @@ class Decision:
     reason: str | None = None
     rule: FusionRule | None = None
     score: FusionScore | None = None
+    calibrated: CalibratedChange | None = None  # set where calibration overruled the model
 
 
 @dataclass
@@ -125,11 +128,21 @@ class NotFused:
 
 
 @dataclass
+class Calibrated:
+    """A decision calibration changed, between the groups of ops ``first`` and ``second``."""
+
+    first: int
+    second: int
+    change: CalibratedChange
+
+
+@dataclass
 class Plan:
     graph: FuncGraph
     groups: list[PlannedGroup]  # in an order that respects the data dependences
     not_fused: list[NotFused]
     labels: dict[int, str]  # op id -> label in the fused program's op order
+    calibrated: list[Calibrated] = field(default_factory=list)
 
     def group_of(self) -> dict[int, PlannedGroup]:
         return {i: grp for grp in self.groups for i in grp.ops}
@@ -139,6 +152,14 @@ class Plan:
             {"producer": self.labels[n.producer], "consumer": self.labels[n.consumer], "reason": n.reason}
             for n in self.not_fused
         ]
+
+    def calibrated_records(self) -> list[dict[str, str]]:
+        """What calibration changed, one ``{first, second, decision}`` per decision."""
+        records = []
+        for c in self.calibrated:
+            first, second = self.labels[c.first], self.labels[c.second]
+            records.append({"first": first, "second": second, "decision": c.change.describe(first, second)})
+        return records
 
 
 class Planner:
@@ -164,6 +185,8 @@ class Planner:
         self._bytes: dict[SSAValue, int] = {}
         self._heap: list[tuple] = []
         self._offered: set[tuple[int, int, int, int, bool]] = set()
+        #: the merges calibration decided, by the anchors of the two groups
+        self._calibrated_merges: list[Calibrated] = []
 
     # -- facts --------------------------------------------------------------
 
@@ -171,10 +194,10 @@ class Planner:
         return self.groups[handle].first
 
     def cost(self, group: GroupSummary) -> KernelCost:
+        """The model's cost of a group (``calibration.correct`` gives the corrected one)."""
         key = (group.handle, group.version)
         if key not in self._costs:
-            cost = group.cost(self.options.device, self.bytes_of)
-            self._costs[key] = self.options.calibration.correct(group.kind, cost)
+            self._costs[key] = group.cost(self.options.device, self.bytes_of)
         return self._costs[key]
 
     def bytes_of(self, value: SSAValue) -> int:
@@ -214,11 +237,33 @@ class Planner:
             )
         if len(merged.inputs) > opts.max_inputs:
             return Decision(False, f"group size limit (max_inputs={opts.max_inputs})", rule)
-        merged_cost = opts.calibration.correct(merged.kind, merged.cost(opts.device, self.bytes_of))
+        merged_cost = merged.cost(opts.device, self.bytes_of)
         score = fusion_score(self.cost(a), self.cost(b), merged_cost, opts.device)
+        change = self._calibrated(a, b, merged.kind, merged_cost, score) if opts.calibration.factors else None
+        if change is not None:
+            return Decision(change[0].saving > 0, _calibrated_reason(change[1]), rule, change[0], change[1])
         if score.saving <= 0:
-            return Decision(False, _cost_reason(score, bool(opts.calibration.factors)), rule, score)
+            return Decision(False, _cost_reason(score), rule, score)
         return Decision(True, None, rule, score)
+
+    def _calibrated(
+        self, a: GroupSummary, b: GroupSummary, kind: GroupKind, merged_cost: KernelCost, model: FusionScore
+    ) -> tuple[FusionScore, CalibratedChange] | None:
+        """The corrected score and what it changes, where calibration overrules the
+        model's verdict on merging ``a`` and ``b`` (``calibration.calibrated_verdict``)."""
+        calibration, device = self.options.calibration, self.options.device
+        ca, cb = calibration.correct(a.kind, self.cost(a)), calibration.correct(b.kind, self.cost(b))
+        c_merged = calibration.correct(kind, merged_cost)
+        corrected = fusion_score(ca, cb, c_merged, device)
+        if not calibrated_verdict(model, corrected, ca.seconds + cb.seconds):
+            return None
+        split_s = self.cost(a).seconds + self.cost(b).seconds
+        change = CalibratedChange(
+            fused=corrected.saving > 0,
+            model_us=(merged_cost.seconds * 1e6, split_s * 1e6),
+            corrected_us=(c_merged.seconds * 1e6, (ca.seconds + cb.seconds) * 1e6),
+        )
+        return corrected, change
 
     def union(self, x: int, y: int) -> MergedFacts:
         return MergedFacts(self.g, self.patterns, self.group_of, self.groups[x], self.groups[y], self.options.dims)
@@ -259,7 +304,9 @@ class Planner:
         d = self.evaluate(x, y, horizontal)
         if d.ok:
             assert d.score is not None and d.rule is not None
-            heapq.heappush(self._heap, (-d.score.saving, a.first, b.first, x, a.version, y, b.version, d.rule.name))
+            heapq.heappush(
+                self._heap, (-d.score.saving, a.first, b.first, x, a.version, y, b.version, horizontal, d.rule.name)
+            )
 
     def _offer_around(self, group: GroupSummary, gaps: list[tuple[SSAValue, int]]) -> None:
         """The candidates a new group makes: with its producers and consumers, its
@@ -308,7 +355,7 @@ class Planner:
         for x, y in self.siblings.pairs():
             self._offer(x, y, True)
         while self._heap:
-            *_, x, vx, y, vy, rule = heapq.heappop(self._heap)
+            *_, x, vx, y, vy, horizontal, rule = heapq.heappop(self._heap)
             a, b = self.groups.get(x), self.groups.get(y)
             if a is None or b is None or a.version != vx or b.version != vy:
                 continue  # one of the two merged since
@@ -319,6 +366,9 @@ class Planner:
             fits = TEMPLATES[merged.kind](merged)  # (again: it records what the union fits)
             assert fits is None, fits
             gaps = [(value, entry[0]) for value, entry in self._reading(a) + self._reading(b)]
+            decided = self.evaluate(x, y, horizontal)  # (known: it was offered)
+            if decided.calibrated is not None:
+                self._calibrated_merges.append(Calibrated(_anchor(a), _anchor(b), decided.calibrated))
             self._offer_around(self.merge(x, y, rule, merged, window), gaps)
 
     def finish(self) -> Plan:
@@ -354,7 +404,23 @@ class Planner:
                 reason = DISABLED_RULE_REASON.format(switched_off) if switched_off else self.reason(ga, gb, kernels)
                 not_fused.append(NotFused(j, i, reason))
         not_fused.sort(key=lambda n: (position[n.producer], position[n.consumer]))
-        return Plan(g, groups, not_fused, labels)
+        return Plan(g, groups, not_fused, labels, self._calibrated_merges + self._calibrated_splits())
+
+    def _calibrated_splits(self) -> list[Calibrated]:
+        """The pairs of final groups, joined by an edge or reading a common input, that
+        calibration kept apart where the model would merge them."""
+        if not self.options.calibration.factors:
+            return []
+        pairs = {(self.group_of[j], self.group_of[i], False) for j in range(len(self.g.ops)) for i in self.g.succs[j]}
+        pairs |= {(x, y, True) for x, y in self.siblings.pairs() if not self.dag.adjacent(x, y)}
+        splits: dict[tuple[int, int], Calibrated] = {}
+        for x, y, horizontal in pairs:
+            if x == y or (x, y) in splits or (horizontal and self.dag.window(x, y) is None):
+                continue
+            change = self.evaluate(x, y, horizontal).calibrated
+            if change is not None and not change.fused:
+                splits[x, y] = Calibrated(_anchor(self.groups[x]), _anchor(self.groups[y]), change)
+        return [splits[key] for key in sorted(splits, key=lambda k: (self.first(k[0]), self.first(k[1])))]
 
     def reason(self, a: int, b: int, kernels: Mapping[int, str]) -> str:
         if not self.options.enabled:
@@ -370,15 +436,26 @@ class Planner:
 
 
 def _anchor_name(g: FuncGraph, group: GroupSummary) -> str:
-    """The op that gives a group its kind (the first of its highest class), for messages."""
+    """The name of a group's anchor op (``_anchor``), for messages."""
+    return short_name(g.ops[_anchor(group)])
+
+
+def _anchor(group: GroupSummary) -> int:
+    """The op that gives a group its kind (the first of its highest class)."""
     first = group.first_of_class
-    return short_name(g.ops[first[max(first)]])
+    return first[max(first)]
 
 
-def _cost_reason(score: FusionScore, calibrated: bool) -> str:
-    """(``calibrated``: the times were corrected by measurement, which the user should
-    know when the model alone would have fused.)"""
-    note = f"score {score.saving_us:+.3f} us" + (", calibrated" if calibrated else "")
+def _calibrated_reason(change: CalibratedChange) -> str | None:
+    """The refusal's reason where calibration refused a merge the model would make."""
+    if change.fused:
+        return None
+    c_merged, c_split = change.corrected_us
+    return f"cost model: fusing saves no time (calibrated: 1 kernel {c_merged:.3f} us, 2 kernels {c_split:.3f} us)"
+
+
+def _cost_reason(score: FusionScore) -> str:
+    note = f"score {score.saving_us:+.3f} us"
     if score.recompute_flops > 0:
         return f"cost model: fusing would recompute {score.recompute_flops:.3g} FLOPs ({note})"
     return f"cost model: fusing saves no time ({note})"

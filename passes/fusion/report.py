@@ -23,7 +23,9 @@ and ``bench``. Keys:
   strategy's predicted time (None where the target lacks it); its ``predicted_us`` is
   that of its strategy;
 - ``not_fused``: ``{producer, consumer, reason}`` for every edge left between two
-  kernels, read from the functions' ``fusion.not_fused`` attribute.
+  kernels, read from the functions' ``fusion.not_fused`` attribute;
+- ``calibrated``: ``{first, second, decision}`` for every merge decision calibration
+  changed (``fuse.calibrated_decisions``), empty without one.
 
 Op labels are ``<short op name>_<position>``, the position counting the compute ops
 of the function in the fused program's order (``op_labels``), the same labels the
@@ -52,7 +54,7 @@ from passes.fusion.cost import (
     parse_dims,
     value_bytes,
 )
-from passes.fusion.fuse import not_fused_reasons
+from passes.fusion.fuse import calibrated_decisions, not_fused_reasons
 from passes.fusion.graph_view import ROW_KINDS
 from passes.fusion.select_strategy import has_matmul, strategy_report
 
@@ -157,6 +159,7 @@ def fusion_report(
     prefix = len(functions) > 1
     groups: list[dict[str, Any]] = []
     not_fused: list[dict[str, str]] = []
+    calibrated: list[dict[str, str]] = []
     kernels = 0
     bytes_fused = 0
     for fn in functions:
@@ -210,6 +213,8 @@ def fusion_report(
             bytes_fused += record["bytes"]
         for r in not_fused_reasons(fn):
             not_fused.append({"producer": tag + r["producer"], "consumer": tag + r["consumer"], "reason": r["reason"]})
+        for r in calibrated_decisions(fn):
+            calibrated.append({"first": tag + r["first"], "second": tag + r["second"], "decision": r["decision"]})
 
     if unfused_module_or_counts is None:
         unfused = unfused_counts(fused_module, dims, entry)
@@ -229,4 +234,5 @@ def fusion_report(
         "device": device.name,
         "groups": groups,
         "not_fused": not_fused,
+        "calibrated": calibrated,
     }

@@ -1,9 +1,11 @@
 """Fusion switches and calibration from the command line and the API: `--disable-rule`,
-`disable_rules=`; `--bench` keeping kernel times that a later compilation's report
-(and plan) uses, `--no-calibration`, a damaged calibration file."""
+`disable_rules=`; kept kernel times that a later compilation's report (and plan) uses,
+a decision calibration changed and where it is said, `--no-calibration`, a damaged
+calibration file, `fusec --calibration show|reset`."""
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +13,6 @@ from pathlib import Path
 import pytest
 
 import fusec
-from runtime import cache_files
 from runtime.calibration_cache import CalibrationFile
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,35 +79,75 @@ def calibrating(tmp_path):
     return env, program
 
 
-def test_bench_keeps_kernel_times_that_the_next_report_uses(tmp_path, calibrating):
+def test_bench_says_what_calibration_kept(calibrating):
+    """(Whether the measurement is trusted depends on the machine's load: only the
+    line is checked here; tests/cli/test_calibration_trust.py injects the times.)"""
+    env, program = calibrating
+    benched = fusec_cli(program, "--dims", "N=64,D=64", "--target", "cpu", "--bench", env=env)
+    assert benched.returncode == 0, benched.stderr
+    assert re.search(r"^calibration: [01] kernel time\(s\) kept for cpu-2core/", benched.stdout, re.MULTILINE)
+
+
+def keep(tmp_path, device: str, group: dict, factor: float, measured_us: float) -> None:
+    """Files what a trusted --bench run of ``group`` would have."""
+    kernel = {k: group[k] for k in ("kind", "kernel", "predicted_us")}
+    CalibrationFile(tmp_path / "cache").store(
+        device,
+        {group["kind"]: {"factor": factor, "history": [factor]}, "default": {"factor": factor, "history": [factor]}},
+        {group["signature"]: {**kernel, "measured_us": measured_us}},
+    )
+
+
+def test_what_is_kept_corrects_the_next_report(tmp_path, calibrating):
     env, program = calibrating
     dims = ("--dims", "N=64,D=64", "--target", "cpu")
-    benched = fusec_cli(program, *dims, "--bench", env=env)
-    assert benched.returncode == 0, benched.stderr
-    assert "calibration: 1 kernel time(s) kept for cpu-2core/" in benched.stdout
-    ((device, entries),) = cache_files.read_json(CalibrationFile(tmp_path / "cache").path).items()
-    (kept,) = entries.values()
-    assert kept["kind"] == "reduction" and kept["measured_us"] > 0
-
     report = tmp_path / "r.json"
     assert fusec_cli(program, *dims, "--emit", "fused", "--report", report, env=env).returncode == 0
     data = report_of(report)
-    assert data["calibration"]["device"] == device
-    assert data["calibration"]["kernels"] == 1 and set(data["calibration"]["factors"]) == {"reduction", "default"}
-    (group,) = data["groups"]
-    assert group["corrected_us"] == kept["measured_us"]  # the same kernel: its own time
-    assert group["predicted_us"] == pytest.approx(kept["predicted_us"])
+    device, (group,) = data["calibration"]["device"], data["groups"]
+    assert data["calibration"]["kernels"] == 0 and group["corrected_us"] == group["predicted_us"]
+    keep(tmp_path, device, group, 1.5, 7.0)
+
+    assert fusec_cli(program, *dims, "--emit", "fused", "--report", report, env=env).returncode == 0
+    data = report_of(report)
+    assert data["calibration"] == {"device": device, "factors": {"reduction": 1.5, "default": 1.5}, "kernels": 1}
+    assert data["groups"][0]["corrected_us"] == 7.0  # the same kernel: its own time
 
     # other sizes: another kernel, corrected by its kind's factor
     assert fusec_cli(program, "--dims", "N=128,D=64", "--emit", "fused", "--report", report, env=env).returncode == 0
     (group,) = report_of(report)["groups"]
-    factor = kept["measured_us"] / kept["predicted_us"]
-    assert group["corrected_us"] == pytest.approx(group["predicted_us"] * factor)
+    assert group["corrected_us"] == pytest.approx(group["predicted_us"] * 1.5)
 
     assert fusec_cli(program, *dims, "--emit", "fused", "--report", report, "--no-calibration", env=env).returncode == 0
     data = report_of(report)
     assert data["calibration"] is None
     assert data["groups"][0]["corrected_us"] == data["groups"][0]["predicted_us"]
+
+
+NORMALIZE = "fn main(x: f32[N, D]) -> f32[N, D] {\n    return x / sum(x, axis=1, keepdims=true)\n}\n"
+
+
+def test_a_decision_calibration_changed_is_printed_reported_and_summarised(tmp_path, calibrating):
+    env, _ = calibrating
+    program = tmp_path / "normalize.tdsl"
+    program.write_text(NORMALIZE)
+    dims = ("--dims", "N=1024,D=256", "--target", "cpu")  # (where the launch saved does not decide)
+    report = tmp_path / "r.json"
+    assert fusec_cli(program, *dims, "--emit", "fused", "--report", report, env=env).returncode == 0
+    data = report_of(report)
+    assert data["kernels"] == 1 and data["calibrated"] == []
+    kinds = {"reduction": {"factor": 4.0, "history": [4.0]}, "elementwise": {"factor": 0.25, "history": [0.25]}}
+    CalibrationFile(tmp_path / "cache").store(data["calibration"]["device"], kinds, {})
+
+    fused = fusec_cli(program, *dims, "--emit", "fused", "--report", report, env=env)
+    assert fused.returncode == 0, fused.stderr
+    assert "fusion.calibrated = [{" in fused.stdout and "calibration split " in fused.stdout
+    data = report_of(report)
+    (change,) = data["calibrated"]
+    assert data["kernels"] == 2 and change["decision"].startswith(f"calibration split {change['first']} | ")
+    assert "model 1 kernel" in change["decision"] and "calibrated 2 kernels" in change["decision"]
+    ran = fusec_cli(program, *dims, env=env)
+    assert ran.returncode == 0 and change["decision"] in ran.stdout.splitlines()
 
 
 def test_a_damaged_calibration_file_is_a_warning(tmp_path, calibrating):
@@ -119,3 +160,73 @@ def test_a_damaged_calibration_file_is_a_warning(tmp_path, calibrating):
     assert "calibration.json is damaged (its checksum does not match); ignoring it" in result.stderr
     assert "Traceback" not in result.stderr
     assert report_of(report)["calibration"]["kernels"] == 0
+
+
+# -- fusec --calibration show|reset ------------------------------------------------------
+
+
+def test_show_and_reset_with_nothing_kept(tmp_path, calibrating):
+    env, _ = calibrating
+    shown = fusec_cli("--calibration", "show", env=env)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines() == [
+        f"calibration: {tmp_path / 'cache' / 'calibration.json'}",
+        "nothing kept: fusec --bench or --autotune measures kernels and keeps their times",
+    ]
+    reset = fusec_cli("--calibration", "reset", env=env)
+    assert reset.returncode == 0 and reset.stdout == "calibration: nothing kept; nothing to clear\n"
+
+
+def test_show_and_reset_what_is_kept(tmp_path, calibrating):
+    env, _ = calibrating
+    group = {"kind": "reduction", "kernel": "k0_rows", "predicted_us": 5.0, "signature": "abc"}
+    keep(tmp_path, "cpu-2core/Test CPU, 2 threads", group, 1.25, 9.0)
+    shown = fusec_cli("--calibration", "show", env=env)
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert "cpu-2core/Test CPU, 2 threads: 1 kernel(s) measured" in lines
+    assert lines[lines.index("cpu-2core/Test CPU, 2 threads: 1 kernel(s) measured") + 1].split() == [
+        "kind", "factor", "runs", "last", "moved"
+    ]
+    rows = {line.split()[0]: line.split()[1:3] for line in lines if line.startswith("  ") and "factor" not in line}
+    assert rows == {"default": ["1.250", "1"], "reduction": ["1.250", "1"]}
+    assert "moved at most x1.5 a run; it changes a plan only past a 15% margin" in shown.stdout
+
+    reset = fusec_cli("--calibration", "reset", env=env)
+    assert reset.returncode == 0 and reset.stdout == f"calibration: cleared {tmp_path / 'cache' / 'calibration.json'}\n"
+    assert not (tmp_path / "cache" / "calibration.json").exists()
+    assert "nothing kept" in fusec_cli("--calibration", "show", env=env).stdout
+
+
+def test_show_and_reset_a_corrupt_file(tmp_path, calibrating):
+    env, _ = calibrating
+    (tmp_path / "cache").mkdir(mode=0o700)
+    (tmp_path / "cache" / "calibration.json").write_bytes(b"not sealed at all")
+    shown = fusec_cli("--calibration", "show", env=env)
+    assert shown.returncode == 0 and "Traceback" not in shown.stderr
+    assert "calibration.json is damaged (its checksum does not match); ignoring it" in shown.stderr
+    assert "nothing kept" in shown.stdout
+    reset = fusec_cli("--calibration", "reset", env=env)
+    assert reset.returncode == 0 and "calibration: cleared " in reset.stdout
+    assert not (tmp_path / "cache" / "calibration.json").exists()
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("--calibration", "clear"), "argument --calibration: invalid choice: 'clear' (choose from 'show', 'reset')"),
+        (("--calibration",), "argument --calibration: expected one argument"),
+        (("--calibration", "show", str(SOFTMAX)), "--calibration show takes no program or other option"),
+        (("--calibration", "reset", "--target", "cpu"), "--calibration reset takes no program or other option (got --target)"),
+        ((), "the following arguments are required: program (or --calibration show|reset)"),
+    ],
+)
+def test_bad_calibration_commands_are_usage_errors(args, message):
+    result = fusec_cli(*args)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert message in result.stderr
+
+
+def test_help_names_the_calibration_command():
+    shown = fusec_cli("--help")
+    assert shown.returncode == 0 and "fusec --calibration {show,reset}" in shown.stdout

@@ -12,7 +12,7 @@ from passes.fusion.report import fusion_report, op_labels, unfused_counts
 from tests.passes.fusion.cases import CASES, CYCLE, LAYERNORM, MATMUL_PROLOGUE, SOFTMAX, program
 from tests.passes.fusion.schedule import fuse_text, no_fuse_text, parse
 
-KEYS = {"ops", "kernels", "kernels_unfused", "bytes_unfused", "bytes_fused", "groups", "not_fused"}
+KEYS = {"ops", "kernels", "kernels_unfused", "bytes_unfused", "bytes_fused", "groups", "not_fused", "calibrated"}
 GROUP_KEYS = {"kernel", "ops", "kind", "bytes", "predicted_us", "measured_us"}
 
 
@@ -91,7 +91,7 @@ def test_unfused_counts_agree_between_the_graph_and_no_fuse():
 
 def test_labels_match_the_pass():
     module = fuse_text(program(CYCLE))
-    fn = list(module.ops)[0]
+    fn = next(iter(module.ops))
     labels = set(op_labels(fn).values())
     report = fusion_report(module)
     for entry in report["not_fused"]:
