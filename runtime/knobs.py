@@ -238,6 +238,6 @@ OPENBLAS_THREAD_TIMEOUT = LibrarySetting(
 GOMP_SPINCOUNT = LibrarySetting(
     name="GOMP_SPINCOUNT",
     takes="GNU OpenMP's: spins before an idle thread sleeps (its own default: 300000)",
-    fusec_value="10000",
-    changes="how long the CPU kernels' OpenMP threads spin before they sleep; fusec sets it when imported, before an OpenMP pool starts (see below)",
+    fusec_value="0",
+    changes="how long the CPU kernels' OpenMP threads spin before they sleep (fusec's: not at all); fusec sets it when imported, before an OpenMP pool starts (see below)",
 )
