@@ -18,9 +18,8 @@ sixteen; fusec counts ``WAKE_US``, the two-thread bound, so a kernel runs parall
 ``FUSEC_PARALLEL_MIN_WORK`` (ops, ``runtime.knobs``) sets the threshold instead.
 
 The layer: GNU OpenMP (``omp``) first. It may be entered from several Python threads
-at once, and its spin keeps back-to-back launches at microseconds. TBB next; then
-``workqueue``, which Numba documents as aborting when two threads launch at once: there
-the executor takes a lock around parallel launches. ``NUMBA_THREADING_LAYER`` or
+at once. TBB next; then ``workqueue``, which Numba documents as aborting when two threads
+launch at once: there the executor takes a lock around parallel launches. ``NUMBA_THREADING_LAYER`` or
 ``NUMBA_THREADING_LAYER_PRIORITY`` in the environment are respected.
 
 fusec's layer priority is set by ``configure_pool`` just before the pool starts, not at
