@@ -203,7 +203,7 @@ CUDA_GRAPHS = Switch(
 PARALLEL_MIN_WORK = Number(
     name="FUSEC_PARALLEL_MIN_WORK",
     minimum=0,
-    default_text="500,000 (35 µs of one thread's work); on one thread, never",
+    default_text="1.7 million on two threads (120 µs of one thread's work, which pays for the pool's 60 µs wake), 0.9 million on sixteen; on one thread, never",
     changes="the work (ops) from which a CPU kernel runs on all of Numba's threads rather than on one; 0: always",
 )
 
@@ -238,6 +238,6 @@ OPENBLAS_THREAD_TIMEOUT = LibrarySetting(
 GOMP_SPINCOUNT = LibrarySetting(
     name="GOMP_SPINCOUNT",
     takes="GNU OpenMP's: spins before an idle thread sleeps (its own default: 300000)",
-    fusec_value="10000",
-    changes="how long the CPU kernels' OpenMP threads spin before they sleep; fusec sets it when imported, before an OpenMP pool starts (see below)",
+    fusec_value="0",
+    changes="how long the CPU kernels' OpenMP threads spin before they sleep (fusec's: not at all); fusec sets it when imported, before an OpenMP pool starts (see below)",
 )

@@ -79,8 +79,9 @@ GPU_H200 = DeviceModel(
 #: Measured on the 2-core CI machine (docs/pipeline.md, "The cost model's devices"): a
 #: 64 MiB copy takes about 11 ms, i.e. 128 MiB moved / 11 ms = 12.2 GB/s; about 20 GFLOP/s
 #: of fp32 over two AVX2 cores (transcendentals run far below that without a vector math
-#: library, docs/pipeline.md, "Kernels on the CPU"); a parallel Numba call costs some
-#: microseconds to wake the thread pool.
+#: library, docs/pipeline.md, "Kernels on the CPU"); a serial kernel's launch costs some
+#: microseconds (a parallel one, which wakes the thread pool in tens, runs only where its
+#: work pays for that, runtime/cpu/threads.py).
 #: NumPy's OpenBLAS reaches about 140 GFLOP/s of fp32 matmul there (512^3, two cores);
 #: fusec's generated loops (row times row, vectorised, no cache blocking) about 27; its
 #: fused attention kernel recomputes each score row per output column, so it is not

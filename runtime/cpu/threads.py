@@ -2,26 +2,24 @@
 
 Every CPU kernel with a ``prange`` loop is compiled twice from the same source: with
 ``parallel=True``, its ``prange`` spread over Numba's thread pool, and without, its
-``prange`` a plain loop. A parallel launch costs little while the pool's threads spin
-(2 us back to back on two threads of the CI kind of machine, with ``GOMP_SPINCOUNT``
-as ``import fusec`` sets it) and much once they sleep (60 us after a millisecond
-idle, 120 us after ten): on eight floats, waking the pool is the whole call. So
-the executor runs the serial variant below a threshold of work (``runtime.cpu.loop_work``
-counts a kernel's ops on the call's shapes) and the parallel one above it.
+``prange`` a plain loop. The pool's threads sleep as soon as they are idle
+(``GOMP_SPINCOUNT=0``, as ``import fusec`` sets it: a spinning thread took a core from the
+library GEMM that ran next, docs/reference.md, "Idle threads"), so every parallel launch
+first wakes them: on eight floats, that is the whole call. So the executor runs the serial
+variant below a threshold of work (``runtime.cpu.loop_work`` counts a kernel's ops on the
+call's shapes) and the parallel one above it.
 
-The threshold balances the worst case of the two choices. On work that takes ``s`` on
-one thread, a serial launch loses ``s / (s / T + a)`` against ``T`` awake threads that
-start in ``a``; a parallel one loses ``(s / T + w) / s`` against the serial one when the
-pool must wake, in ``w``. Measured (``benchmarks/cpu.py``, the latency table): ``a`` 2-3 us
-and ``w`` 33-60 us on two threads (the CI kind of VM, two cores of the GPU machine's Xeon),
-``a`` 9 us and ``w`` 60-100 us on sixteen. The two losses are equal at ``s`` = 45 us on two
-threads and 28 us on sixteen; fusec runs parallel from ``PARALLEL_MIN_US`` of work, between
-them. ``FUSEC_PARALLEL_MIN_WORK`` (ops, ``runtime.knobs``) sets the threshold instead.
+The threshold is where the parallel variant starts to win. On work that takes ``s`` on one
+thread, ``T`` threads woken in ``w`` take ``s / T + w``: less than ``s`` from
+``s = w * T / (T - 1)``. Measured (``benchmarks/cpu.py``, the latency table): ``w`` 33-60 us
+on two threads (the CI kind of VM, two cores of the GPU machine's Xeon), 60-100 us on
+sixteen; fusec counts ``WAKE_US``, the two-thread bound, so a kernel runs parallel from
+120 us of serial work on two threads and 64 us on sixteen (``parallel_min_us``).
+``FUSEC_PARALLEL_MIN_WORK`` (ops, ``runtime.knobs``) sets the threshold instead.
 
 The layer: GNU OpenMP (``omp``) first. It may be entered from several Python threads
-at once, and its spin keeps back-to-back launches at microseconds. TBB next; then
-``workqueue``, which Numba documents as aborting when two threads launch at once: there
-the executor takes a lock around parallel launches. ``NUMBA_THREADING_LAYER`` or
+at once. TBB next; then ``workqueue``, which Numba documents as aborting when two threads
+launch at once: there the executor takes a lock around parallel launches. ``NUMBA_THREADING_LAYER`` or
 ``NUMBA_THREADING_LAYER_PRIORITY`` in the environment are respected.
 
 fusec's layer priority is set by ``configure_pool`` just before the pool starts, not at
@@ -45,8 +43,9 @@ from runtime import knobs
 #: Numba's layers in the order fusec tries them (see the module docstring)
 LAYER_PRIORITY = ["omp", "tbb", "workqueue"]
 
-#: the serial work from which a kernel runs parallel (see the module docstring)
-PARALLEL_MIN_US = 35.0
+#: microseconds a parallel launch takes to wake the pool's sleeping threads (see the
+#: module docstring)
+WAKE_US = 60.0
 #: a vectorised kernel's time per op (``runtime.cpu.loop_work``) on one thread, measured on
 #: the CI kind of machine: softmax and gelu rows, 16 and 18 ops an element, 0.07 ns an op
 NS_PER_OP = 0.07
@@ -70,7 +69,13 @@ def parallel_min_work(threads: int) -> float:
         return work
     if threads <= 1:
         return float("inf")
-    return PARALLEL_MIN_US * 1e3 / NS_PER_OP
+    return parallel_min_us(threads) * 1e3 / NS_PER_OP
+
+
+def parallel_min_us(threads: int) -> float:
+    """The serial microseconds of work from which ``threads`` (two or more) woken
+    threads finish first: ``s / T + WAKE_US < s``."""
+    return WAKE_US * threads / (threads - 1)
 
 
 def threads() -> int:

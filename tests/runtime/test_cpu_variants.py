@@ -44,11 +44,13 @@ def test_tiles_count_once_each():
     assert tiled([(8, 16), (8, 16)]) == pytest.approx(plain([(8, 16), (8, 16)]), rel=0.1)
 
 
-def test_the_threshold_is_the_work_of_a_few_tens_of_microseconds(monkeypatch):
+def test_the_threshold_is_the_work_that_pays_for_waking_the_pool(monkeypatch):
     monkeypatch.delenv(knobs.PARALLEL_MIN_WORK.name, raising=False)
     for threads in (2, 16):
         serial_us = cpu_threads.parallel_min_work(threads) * cpu_threads.NS_PER_OP / 1e3
-        assert serial_us == pytest.approx(cpu_threads.PARALLEL_MIN_US)
+        # from there, the threads' share of the work and the wake take less than the work
+        assert serial_us / threads + cpu_threads.WAKE_US == pytest.approx(serial_us)
+    assert cpu_threads.parallel_min_us(2) == pytest.approx(2 * cpu_threads.WAKE_US)
     assert cpu_threads.parallel_min_work(1) == float("inf")
 
 
