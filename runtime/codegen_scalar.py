@@ -5,7 +5,7 @@ Both generators write Python source that Numba compiles; inside the loops, the
 target. ``ScalarSource`` holds that part (naming, typed constants, expressions); each
 backend subclasses it with its own loops, loads, stores and module header, and says
 through hooks which functions compute its ``float32`` ``exp``, ``sin``, ``tanh``, ...
-(``FLOAT32_CALLS``) and how it computes ``rsqrt`` and ``maximum``.
+(``FLOAT32_CALLS``) and how it computes ``maximum``.
 
 No name from the program or the IR reaches the source: arguments, values, loops and
 constants are named from counters (``a0``, ``v3``, ``i1``, ``c0``), types come from a
@@ -154,11 +154,6 @@ class ScalarSource:
         ``math.floor`` gives an integer, which nan cannot be)."""
         return "np"
 
-    def float_division(self, operator: str, a: str, b: str) -> str:
-        """``a // b`` or ``a % b`` of floats: Numba's are NumPy's (``npy_divmod``), zero
-        divisors included, where no fast-math flag applies."""
-        return f"{a} {operator} {b}"
-
     def const_of(self, value: float | int, type_: Attribute) -> str:
         if isinstance(type_, IntegerType):
             if type_.width.data == 1:
@@ -247,16 +242,27 @@ class ScalarSource:
         compare = ">" if kind == "max" else "<"
         return f"({a} if ({a} {compare} {b} or {a} != {a}) else {b})"
 
-    def rsqrt(self, x: str, type_: Attribute) -> str:
-        """``1 / sqrt(x)`` with both steps correctly rounded."""
-        return f"{self.const_of(1.0, type_)} / math.sqrt({x})"
-
     def wrapping(self, a: str, symbol: str, b: str, type_: IntegerType) -> str:
         """``a symbol b`` wrapped to ``type_``'s width (see the module docstring)."""
         name = numpy_type_name(type_)
         if type_.width.data == 64 and symbol in "+-*":
             return f"{name}(np.uint64({a}) {symbol} np.uint64({b}))"
         return f"{name}({a} {symbol} {b})"
+
+    def float_to_int(self, x: str, type_: IntegerType) -> str:
+        """NumPy's ``astype`` of a float to a signed integer on x86: toward zero, and a
+        NaN, an infinity or a value out of range gives the minimum of the wider of 32 and
+        the type's width (the x86 conversion's "integer indefinite"), wrapped to the type
+        (so 0 for a narrower one). LLVM's ``fptosi`` of such a value is undefined (it
+        dropped one, and CUDA's ``cvt.rzi`` saturates), so the range is tested first; the
+        bounds are compared in float64, where both are exact."""
+        width = 64 if type_.width.data > 32 else 32
+        wide = IntegerType(width)
+        low = self.const_of(-(2.0 ** (width - 1)) - (1.0 if width == 32 else 0.0), Float64Type())
+        high = self.const_of(2.0 ** (width - 1), Float64Type())
+        below = ">" if width == 32 else ">="  # -2**63 - 1 is no float64: -2**63 is the bound
+        converted = f"({numpy_type_name(wide)}({x}) if ({x} {below} {low} and {x} < {high}) else {self.const_of(-(2 ** (width - 1)), wide)})"
+        return converted if type_ == wide else f"{numpy_type_name(type_)}({converted})"
 
     def integer_abs(self, x: str, type_: Attribute) -> str:
         """NumPy's ``abs`` of an integer: the minimum of the type is its own absolute value."""
@@ -303,7 +309,9 @@ class ScalarSource:
         if type(op) in _MATH2:
             return f"{_MATH2[type(op)]}({n[0]}, {n[1]})"
         if isinstance(op, loop.FloorDivFOp | loop.ModFOp):
-            return self.float_division("//" if isinstance(op, loop.FloorDivFOp) else "%", n[0], n[1])
+            # Numba's float // and % are NumPy's (npy_divmod), zero divisors included; no
+            # kernel is compiled with arcp, which would make the quotient inexact
+            return f"{n[0]} {'//' if isinstance(op, loop.FloorDivFOp) else '%'} {n[1]}"
         if isinstance(op, arith.NegfOp):
             return f"-{n[0]}"
         if isinstance(op, mathd.TanhOp):
@@ -314,8 +322,8 @@ class ScalarSource:
             cap = self.const_of(40.0, result_type)
             em = f"math.expm1(min({two} * {n[0]}, {cap}))"
             return f"{em} / ({em} + {two})"
-        if isinstance(op, mathd.RsqrtOp):
-            return self.rsqrt(n[0], result_type)
+        if isinstance(op, mathd.RsqrtOp):  # both steps correctly rounded: no arcp, no afn
+            return f"{self.const_of(1.0, result_type)} / math.sqrt({n[0]})"
         if isinstance(op, mathd.PowFOp | mathd.IPowIOp | mathd.FPowIOp):
             return f"{n[0]} ** {n[1]}"
         if isinstance(op, arith.CmpfOp):
@@ -327,6 +335,9 @@ class ScalarSource:
             return f"{n[0]} {_CMPI[_predicate(op, arith.CMPI_COMPARISON_OPERATIONS)]} {n[1]}"
         if isinstance(op, arith.SelectOp):
             return f"{n[1]} if {n[0]} else {n[2]}"
+        if isinstance(op, arith.FPToSIOp):
+            assert isinstance(result_type, IntegerType)
+            return self.float_to_int(n[0], result_type)
         if isinstance(op, _CASTS):
             return f"{numpy_type_name(result_type)}({n[0]})"
         if isinstance(op, arith.IndexCastOp):

@@ -44,11 +44,15 @@ from xdsl.ir import Operation, SSAValue
 from dialects import loop
 from runtime.codegen_scalar import COMBINER_SYMBOL, ScalarSource, numpy_type_name
 
-#: LLVM's fast-math flags for kernels: reassociation (so sums vectorise), contraction,
-#: approximate functions, but NOT ``nnan``/``ninf``: kernels meet infinities for real
-#: (``-inf`` is the identity of ``max``, masks write ``-inf``), and under ``ninf`` LLVM
-#: folded ``max(-inf, 0)`` into garbage that became ``inf - inf = nan`` in a softmax
-FAST_MATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
+#: LLVM's fast-math flags for kernels: only ``nsz`` (the sign of a zero is the one thing
+#: docs/reference.md, "Numerics", lets differ from NumPy). Every other flag rewrites the
+#: program's algebra: ``reassoc`` turned ``(x + 1e30) - 1e30`` into ``x``, ``arcp`` made
+#: ``1e-39 / 1e-40`` a product by an overflowing reciprocal, ``contract`` fuses ``a * b + c``
+#: into one rounding NumPy does not make, ``afn`` lets libm calls be approximated, and
+#: ``nnan``/``ninf`` fold away the infinities kernels meet for real (``-inf`` is the
+#: identity of ``max``). Sums still vectorise: the reductions' lanes are written out
+#: (``_KernelSource.reduce``); ``runtime/cpu_math.py``'s functions carry their own flags.
+FAST_MATH = {"nsz"}
 
 #: the options every CPU kernel with a ``prange`` loop is compiled with; ``nogil``:
 #: Python threads calling programs at once run their kernels at once
@@ -70,13 +74,6 @@ class _KernelSource(ScalarSource):
 
     def extremum(self, kind: str, a: str, b: str) -> str:
         return f"f{kind}imum({a}, {b})"  # llvm.maximum: vectorises, also as a reduction
-
-    def rsqrt(self, x: str, type_) -> str:
-        return f"rsqrt({x})"  # no reciprocal estimate under the kernels' arcp/afn
-
-    def float_division(self, operator: str, a: str, b: str) -> str:
-        # apart from the kernels' arcp, which would make the quotient inexact
-        return f"{'floordiv' if operator == '//' else 'mod'}({a}, {b})"
 
     def expression(self, op: Operation) -> str:
         # Numba's parallel lowering types a prange index unsigned, and its min or max of
@@ -219,10 +216,8 @@ class _KernelSource(ScalarSource):
 
 
 #: what every kernel imports from runtime/cpu_math.py: the float32 functions, and the
-#: helpers ``extremum``, ``rsqrt`` and ``float_division`` emit
-CPU_MATH_IMPORTS = tuple(
-    sorted({*_KernelSource.FLOAT32_CALLS.values(), "fmaximum", "fminimum", "rsqrt", "floordiv", "mod"})
-)
+#: intrinsics ``extremum`` emits
+CPU_MATH_IMPORTS = tuple(sorted({*_KernelSource.FLOAT32_CALLS.values(), "fmaximum", "fminimum"}))
 
 
 def kernel_source(kernel: loop.KernelOp) -> str:
