@@ -14,8 +14,9 @@ of a kernel therefore depends only on what it computes, so identical kernels sha
 one entry of the disk cache.
 
 ``f16`` values are computed in ``float32`` on every target (each backend decides how
-``f16`` buffers are stored); integer powers were already turned into multiplies by
-``lower-to-loops``.
+``f16`` buffers are stored); small constant integer powers were already turned into
+multiplies by ``lower-to-loops``, other integer powers are a square-and-multiply loop
+(``integer_power``).
 
 Integers wrap at their declared width, as NumPy's do. Numba computes integers narrower
 than 64 bits in 64 bits and marks signed 64-bit arithmetic ``nsw`` (overflow undefined,
@@ -209,21 +210,51 @@ class ScalarSource:
     ERROR_RECORD = "err"
 
     def parameters(self, names: Sequence[str]) -> list[str]:
-        """A kernel's parameters: ``names``, then its error record where it checks indices."""
-        return [*names, self.ERROR_RECORD] if loop.index_checks(self.kernel) else list(names)
+        """A kernel's parameters: ``names``, then its error record where it checks indices
+        or exponents."""
+        return [*names, self.ERROR_RECORD] if loop.run_checks(self.kernel) else list(names)
 
     def check_index(self, op: loop.CheckIndexOp, indent: int) -> None:
         """``loop.check_index``: the index counted from the end when negative; out of
         range, the check is recorded in the error record and index 0 is used."""
         value, size = self.name(op.value), self.name(op.size)
         j = self.define(op.result, "j")
-        number = loop.index_checks(self.kernel).index(op) + 1
+        number = loop.run_checks(self.kernel).index(op) + 1
         self.emit(indent, f"{j} = np.int64({value})")
         self.emit(indent, f"if {j} < 0:")
         self.emit(indent + 1, f"{j} += {size}")
         self.emit(indent, f"if {j} < 0 or {j} >= {size}:")
         self.record_error(indent + 1, number, value, size)
         self.emit(indent + 1, f"{j} = 0")
+
+    def check_exponent(self, op: loop.CheckExponentOp, indent: int) -> None:
+        """``loop.check_exponent``: a negative exponent is recorded in the error record and
+        0 is used instead."""
+        value = self.name(op.value)
+        k = self.define(op.result, "k")
+        number = loop.run_checks(self.kernel).index(op) + 1
+        self.emit(indent, f"{k} = {value}")
+        self.emit(indent, f"if {k} < 0:")
+        self.record_error(indent + 1, number, value, "0")
+        self.emit(indent + 1, f"{k} = {self.const_of(0, op.result.type)}")
+
+    def integer_power(self, op: mathd.IPowIOp, indent: int) -> None:
+        """NumPy's power of integers, wrapped at their width, by square and multiply:
+        computed in uint64, where products wrap (modulo 2**64, so also modulo 2**width),
+        then truncated to the type. ``0 ** 0`` is 1. The exponent is not negative (a
+        ``loop.check_exponent`` or a constant saw to it); Numba's own integer ``**``
+        goes through a float helper that is not linked on the CPU."""
+        base, exponent = (self.name(v) for v in op.operands)
+        p, b, e = self.fresh("p"), self.fresh("b"), self.fresh("n")
+        self.emit(indent, f"{p} = np.uint64(1)")
+        self.emit(indent, f"{b} = np.uint64(np.int64({base}))")
+        self.emit(indent, f"{e} = np.int64({exponent})")
+        self.emit(indent, f"while {e} > 0:")
+        self.emit(indent + 1, f"if {e} & 1:")
+        self.emit(indent + 2, f"{p} = {p} * {b}")
+        self.emit(indent + 1, f"{b} = {b} * {b}")
+        self.emit(indent + 1, f"{e} = {e} >> 1")
+        self.emit(indent, f"{self.define(op.result)} = {numpy_type_name(op.result.type)}({p})")
 
     def record_error(self, indent: int, number: int, value: str, size: str) -> None:
         """Writes (check number, bad value, size) into the error record. Threads that fail
@@ -324,7 +355,7 @@ class ScalarSource:
             return f"{em} / ({em} + {two})"
         if isinstance(op, mathd.RsqrtOp):  # both steps correctly rounded: no arcp, no afn
             return f"{self.const_of(1.0, result_type)} / math.sqrt({n[0]})"
-        if isinstance(op, mathd.PowFOp | mathd.IPowIOp | mathd.FPowIOp):
+        if isinstance(op, mathd.PowFOp | mathd.FPowIOp):
             return f"{n[0]} ** {n[1]}"
         if isinstance(op, arith.CmpfOp):
             predicate = _predicate(op, arith.CMPF_COMPARISON_OPERATIONS)

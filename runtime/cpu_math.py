@@ -45,6 +45,7 @@ import math
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 #: these functions' own flags, kept on their instructions when LLVM inlines them into a
@@ -441,3 +442,27 @@ def _nan_propagating(intrinsic_name: str):
 
 fmaximum = _nan_propagating("maximum")
 fminimum = _nan_propagating("minimum")
+
+
+@intrinsic
+def lane_buffer(typingctx, like, size):
+    """A 1-D C array of ``size`` (a literal) elements of ``like``'s type on the stack of
+    the function (in its entry block: one buffer however often the call runs; its
+    contents are whatever was last written): the lanes of a reduction
+    (runtime/cpu/codegen.py, ``lanes``). Unlike an ``np.empty``, it costs no allocation
+    per row, and LLVM knows it aliases no argument, so the loop over its lanes
+    vectorises without run-time checks."""
+    if not isinstance(like, types.Float) or not isinstance(size, types.IntegerLiteral):
+        return None
+    array_type = types.Array(like, 1, "C")
+
+    def codegen(context, builder, signature, args):
+        element = context.get_value_type(like)
+        data = cgutils.alloca_once(builder, element, size=size.literal_value)
+        array = context.make_array(array_type)(context, builder)
+        itemsize = context.get_constant(types.intp, context.get_abi_sizeof(element))
+        shape = context.get_constant(types.intp, size.literal_value)
+        context.populate_array(array, data=data, shape=[shape], strides=[itemsize], itemsize=itemsize, meminfo=None)
+        return array._getvalue()
+
+    return array_type(like, size), codegen

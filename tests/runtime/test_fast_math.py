@@ -96,3 +96,35 @@ def test_minus_infinity_in_the_data():
     x = np.full((3, 4), -np.inf, np.float32)
     x[1, 2] = 1.0
     np.testing.assert_array_equal(program.main(x), np.array([-np.inf, 1.0, -np.inf], np.float32))
+
+
+@pytest.mark.parametrize(
+    "source, shape",
+    [
+        ("fn main(x: f32[N]) -> f32 { return sum(x * 3.0) }", (300_001,)),
+        ("fn main(x: f32[M, N]) -> (f32, f32[M]) { return sum(x), sum(x, axis=1) }", (517, 1031)),
+        ("fn main(x: f64[M, N]) -> f64 { return prod(x) }", (64, 999)),
+    ],
+)
+def test_sum_order_is_the_same_on_any_thread_count(source, shape, monkeypatch):
+    """Sums add in lanes and blocks (docs/reference.md, "Numerics"), not in Numba's
+    per-thread chunks: the kernel's serial variant and its parallel one on 1 or 2
+    threads give the same bits."""
+    import numba
+
+    dtype = np.float64 if "f64" in source else np.float32
+    x = (1 + np.random.default_rng(5).standard_normal(shape) / 1000).astype(dtype)
+    results = []
+    for min_work, threads in (("1000000000000", 1), ("0", 1), ("0", 2)):
+        monkeypatch.setenv("FUSEC_PARALLEL_MIN_WORK", min_work)
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+        try:
+            got = fusec.compile(source, target="cpu").main(x)
+        finally:
+            numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+        results.append(got if isinstance(got, tuple) else (got,))
+    for other in results[1:]:
+        for a, b in zip(results[0], other):
+            np.testing.assert_array_equal(a, b)
+    want = np.prod(x) if "prod" in source else np.sum(x * 3.0) if "3.0" in source else np.sum(x)
+    np.testing.assert_allclose(np.asarray(results[0][0]), want, rtol=1e-5)
