@@ -598,7 +598,7 @@ class CheckIndexOp(IRDLOperation):
     integer of any width, counts from the end when negative, as NumPy's indices do, and
     becomes an ``index`` in ``[0, %n)``. An ``%i`` outside ``[-%n, %n)`` is an error of
     the run, not of the kernel: the kernel records it in its error record (see
-    ``index_checks``) and goes on with index 0, so no load leaves its buffer; the host
+    ``run_checks``) and goes on with index 0, so no load leaves its buffer; the host
     raises the error, naming ``what``, once the kernel has finished.
 
         %j = loop.check_index %i, %n "gather of %table along axis 0" : i64
@@ -612,6 +612,9 @@ class CheckIndexOp(IRDLOperation):
     traits = traits_def(MemoryWriteEffect())  # the error record
     assembly_format = "$value `,` $size $what attr-dict `:` type($value)"
 
+    #: the error the host raises for a failed check (runtime.errors.recorded_error)
+    KIND: ClassVar[str] = "index"
+
     def __init__(self, value: SSAValue | Operation, size: SSAValue | Operation, what: str):
         super().__init__(operands=[value, size], properties={"what": StringAttr(what)}, result_types=[IndexType()])
 
@@ -623,16 +626,58 @@ class CheckIndexOp(IRDLOperation):
             raise VerifyException("loop.check_index must be inside a loop.kernel")
 
 
+@irdl_op_definition
+class CheckExponentOp(IRDLOperation):
+    """The exponent of an integer power, which NumPy refuses when it is negative
+    (``Integers to negative integer powers are not allowed``): ``%e`` itself when it is
+    not; a negative one is an error of the run, recorded in the kernel's error record
+    (see ``run_checks``) and replaced by 0, and the host raises it, naming ``what``, once
+    the kernel has finished. Only a power whose exponent may be negative has one, so a
+    kernel without takes no error record.
+
+        %k = loop.check_exponent %e "x ** y" : i32
+    """
+
+    name = "loop.check_exponent"
+    T: ClassVar = VarConstraint("T", base(IntegerType))
+    value = operand_def(T)
+    what = prop_def(StringAttr)
+    result = result_def(T)
+    traits = traits_def(MemoryWriteEffect())  # the error record
+    assembly_format = "$value $what attr-dict `:` type($value)"
+
+    #: the error the host raises for a failed check (runtime.errors.recorded_error)
+    KIND: ClassVar[str] = "exponent"
+
+    def __init__(self, value: SSAValue | Operation, what: str):
+        value = SSAValue.get(value)
+        super().__init__(operands=[value], properties={"what": StringAttr(what)}, result_types=[value.type])
+
+    def verify_(self) -> None:
+        if _kernel_of(self) is None:
+            raise VerifyException("loop.check_exponent must be inside a loop.kernel")
+
+
 #: the length of a kernel's error record: (number of the failed check + 1, its value,
-#: the size it was checked against); all zero while no check has failed
+#: the size it was checked against, 0 for an exponent); all zero while no check has failed
 ERROR_RECORD_LENGTH = 3
 
+#: the ops that check a value at run time and record a failure in the error record
+RunCheck = CheckIndexOp | CheckExponentOp
 
-def index_checks(kernel: KernelOp) -> list[CheckIndexOp]:
-    """The index checks of a kernel, numbered by their place in this list. A kernel
-    with any takes one more argument after its buffers, its error record: an
-    ``int64[ERROR_RECORD_LENGTH]`` the host zeroes before the launch and reads after."""
-    return [op for op in kernel.walk() if isinstance(op, CheckIndexOp)]
+
+def run_checks(kernel: KernelOp) -> list[RunCheck]:
+    """The run-time checks of a kernel (indices, exponents), numbered by their place in
+    this list. A kernel with any takes one more argument after its buffers, its error
+    record: an ``int64[ERROR_RECORD_LENGTH]`` the host zeroes before the launch and reads
+    after."""
+    return [op for op in kernel.walk() if isinstance(op, CheckIndexOp | CheckExponentOp)]
+
+
+def check_descriptions(kernel: KernelOp) -> tuple[tuple[str, str], ...]:
+    """What the host needs to raise a kernel's recorded failure: each check's kind and
+    what it checks, in ``run_checks``' order."""
+    return tuple((check.KIND, check.what.data) for check in run_checks(kernel))
 
 
 @irdl_op_definition
@@ -1254,6 +1299,7 @@ Loop = Dialect(
         LoadOp,
         StoreOp,
         CheckIndexOp,
+        CheckExponentOp,
         ScratchOp,
         ParallelOp,
         ForOp,

@@ -8,7 +8,8 @@
 Every error it raises for a bad program, bad inputs or a failed run is a `FusecError`:
 a `SourceError` (diagnostics against the source), an `InputError` (arguments, files,
 options; `TargetError` where the target cannot run here) or an `ExecutionError`
-(`IndexOutOfRangeError` where a gather met an index outside its axis).
+(`IndexOutOfRangeError` where a gather met an index outside its axis, `NegativePowerError`
+where an integer met a negative integer power).
 
 A long-running process that compiles many programs can compile and run them in a
 worker process whose memory is returned: `fusec.Worker`, or `fusec.compile(...,
@@ -26,7 +27,7 @@ from compiler.frontend.diagnostics import SourceError
 from compiler.stages import STAGES
 from compiler.version import VERSION as __version__
 from compiler.worker import IsolatedProgram, Worker
-from runtime.errors import ExecutionError, FusecError, IndexOutOfRangeError, InputError
+from runtime.errors import ExecutionError, FusecError, IndexOutOfRangeError, InputError, NegativePowerError
 
 
 def __getattr__(name: str):
@@ -44,6 +45,7 @@ __all__ = [
     "IndexOutOfRangeError",
     "InputError",
     "IsolatedProgram",
+    "NegativePowerError",
     "Program",
     "SourceError",
     "TargetError",

@@ -678,7 +678,12 @@ def _pow(e: _KernelEmitter, op: graph.PowOp, idx):
             return b("div", e.const(1.0, x.type), _int_power(e, x, -n))
     if c is not None and is_f and c in (0.5, -0.5):
         return b("sqrt" if c > 0 else "rsqrt", x)
-    return b("pow", x, e.value_at(op.rhs, idx))
+    y = e.value_at(op.rhs, idx)
+    if not is_f and (c is None or c < 0):  # NumPy refuses a negative integer exponent
+        hints = [v.name_hint for v in (op.lhs, op.rhs)]
+        what = f"{hints[0]} ** {hints[1]}" if all(hints) else "an integer power"
+        y = e.scalar(("check_exponent", what), (y,), lambda: loop.CheckExponentOp(y, what))
+    return b("pow", x, y)
 
 
 _FLOAT_PREDICATES = {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": "une"}

@@ -5,7 +5,7 @@ Both generators write Python source that Numba compiles; inside the loops, the
 target. ``ScalarSource`` holds that part (naming, typed constants, expressions); each
 backend subclasses it with its own loops, loads, stores and module header, and says
 through hooks which functions compute its ``float32`` ``exp``, ``sin``, ``tanh``, ...
-(``FLOAT32_CALLS``) and how it computes ``rsqrt`` and ``maximum``.
+(``FLOAT32_CALLS``) and how it computes ``maximum``.
 
 No name from the program or the IR reaches the source: arguments, values, loops and
 constants are named from counters (``a0``, ``v3``, ``i1``, ``c0``), types come from a
@@ -14,8 +14,9 @@ of a kernel therefore depends only on what it computes, so identical kernels sha
 one entry of the disk cache.
 
 ``f16`` values are computed in ``float32`` on every target (each backend decides how
-``f16`` buffers are stored); integer powers were already turned into multiplies by
-``lower-to-loops``.
+``f16`` buffers are stored); small constant integer powers were already turned into
+multiplies by ``lower-to-loops``, other integer powers are a square-and-multiply loop
+(``integer_power``).
 
 Integers wrap at their declared width, as NumPy's do. Numba computes integers narrower
 than 64 bits in 64 bits and marks signed 64-bit arithmetic ``nsw`` (overflow undefined,
@@ -154,11 +155,6 @@ class ScalarSource:
         ``math.floor`` gives an integer, which nan cannot be)."""
         return "np"
 
-    def float_division(self, operator: str, a: str, b: str) -> str:
-        """``a // b`` or ``a % b`` of floats: Numba's are NumPy's (``npy_divmod``), zero
-        divisors included, where no fast-math flag applies."""
-        return f"{a} {operator} {b}"
-
     def const_of(self, value: float | int, type_: Attribute) -> str:
         if isinstance(type_, IntegerType):
             if type_.width.data == 1:
@@ -214,21 +210,51 @@ class ScalarSource:
     ERROR_RECORD = "err"
 
     def parameters(self, names: Sequence[str]) -> list[str]:
-        """A kernel's parameters: ``names``, then its error record where it checks indices."""
-        return [*names, self.ERROR_RECORD] if loop.index_checks(self.kernel) else list(names)
+        """A kernel's parameters: ``names``, then its error record where it checks indices
+        or exponents."""
+        return [*names, self.ERROR_RECORD] if loop.run_checks(self.kernel) else list(names)
 
     def check_index(self, op: loop.CheckIndexOp, indent: int) -> None:
         """``loop.check_index``: the index counted from the end when negative; out of
         range, the check is recorded in the error record and index 0 is used."""
         value, size = self.name(op.value), self.name(op.size)
         j = self.define(op.result, "j")
-        number = loop.index_checks(self.kernel).index(op) + 1
+        number = loop.run_checks(self.kernel).index(op) + 1
         self.emit(indent, f"{j} = np.int64({value})")
         self.emit(indent, f"if {j} < 0:")
         self.emit(indent + 1, f"{j} += {size}")
         self.emit(indent, f"if {j} < 0 or {j} >= {size}:")
         self.record_error(indent + 1, number, value, size)
         self.emit(indent + 1, f"{j} = 0")
+
+    def check_exponent(self, op: loop.CheckExponentOp, indent: int) -> None:
+        """``loop.check_exponent``: a negative exponent is recorded in the error record and
+        0 is used instead."""
+        value = self.name(op.value)
+        k = self.define(op.result, "k")
+        number = loop.run_checks(self.kernel).index(op) + 1
+        self.emit(indent, f"{k} = {value}")
+        self.emit(indent, f"if {k} < 0:")
+        self.record_error(indent + 1, number, value, "0")
+        self.emit(indent + 1, f"{k} = {self.const_of(0, op.result.type)}")
+
+    def integer_power(self, op: mathd.IPowIOp, indent: int) -> None:
+        """NumPy's power of integers, wrapped at their width, by square and multiply:
+        computed in uint64, where products wrap (modulo 2**64, so also modulo 2**width),
+        then truncated to the type. ``0 ** 0`` is 1. The exponent is not negative (a
+        ``loop.check_exponent`` or a constant saw to it); Numba's own integer ``**``
+        goes through a float helper that is not linked on the CPU."""
+        base, exponent = (self.name(v) for v in op.operands)
+        p, b, e = self.fresh("p"), self.fresh("b"), self.fresh("n")
+        self.emit(indent, f"{p} = np.uint64(1)")
+        self.emit(indent, f"{b} = np.uint64(np.int64({base}))")
+        self.emit(indent, f"{e} = np.int64({exponent})")
+        self.emit(indent, f"while {e} > 0:")
+        self.emit(indent + 1, f"if {e} & 1:")
+        self.emit(indent + 2, f"{p} = {p} * {b}")
+        self.emit(indent + 1, f"{b} = {b} * {b}")
+        self.emit(indent + 1, f"{e} = {e} >> 1")
+        self.emit(indent, f"{self.define(op.result)} = {numpy_type_name(op.result.type)}({p})")
 
     def record_error(self, indent: int, number: int, value: str, size: str) -> None:
         """Writes (check number, bad value, size) into the error record. Threads that fail
@@ -247,16 +273,27 @@ class ScalarSource:
         compare = ">" if kind == "max" else "<"
         return f"({a} if ({a} {compare} {b} or {a} != {a}) else {b})"
 
-    def rsqrt(self, x: str, type_: Attribute) -> str:
-        """``1 / sqrt(x)`` with both steps correctly rounded."""
-        return f"{self.const_of(1.0, type_)} / math.sqrt({x})"
-
     def wrapping(self, a: str, symbol: str, b: str, type_: IntegerType) -> str:
         """``a symbol b`` wrapped to ``type_``'s width (see the module docstring)."""
         name = numpy_type_name(type_)
         if type_.width.data == 64 and symbol in "+-*":
             return f"{name}(np.uint64({a}) {symbol} np.uint64({b}))"
         return f"{name}({a} {symbol} {b})"
+
+    def float_to_int(self, x: str, type_: IntegerType) -> str:
+        """NumPy's ``astype`` of a float to a signed integer on x86: toward zero, and a
+        NaN, an infinity or a value out of range gives the minimum of the wider of 32 and
+        the type's width (the x86 conversion's "integer indefinite"), wrapped to the type
+        (so 0 for a narrower one). LLVM's ``fptosi`` of such a value is undefined (it
+        dropped one, and CUDA's ``cvt.rzi`` saturates), so the range is tested first; the
+        bounds are compared in float64, where both are exact."""
+        width = 64 if type_.width.data > 32 else 32
+        wide = IntegerType(width)
+        low = self.const_of(-(2.0 ** (width - 1)) - (1.0 if width == 32 else 0.0), Float64Type())
+        high = self.const_of(2.0 ** (width - 1), Float64Type())
+        below = ">" if width == 32 else ">="  # -2**63 - 1 is no float64: -2**63 is the bound
+        converted = f"({numpy_type_name(wide)}({x}) if ({x} {below} {low} and {x} < {high}) else {self.const_of(-(2 ** (width - 1)), wide)})"
+        return converted if type_ == wide else f"{numpy_type_name(type_)}({converted})"
 
     def integer_abs(self, x: str, type_: Attribute) -> str:
         """NumPy's ``abs`` of an integer: the minimum of the type is its own absolute value."""
@@ -303,7 +340,9 @@ class ScalarSource:
         if type(op) in _MATH2:
             return f"{_MATH2[type(op)]}({n[0]}, {n[1]})"
         if isinstance(op, loop.FloorDivFOp | loop.ModFOp):
-            return self.float_division("//" if isinstance(op, loop.FloorDivFOp) else "%", n[0], n[1])
+            # Numba's float // and % are NumPy's (npy_divmod), zero divisors included; no
+            # kernel is compiled with arcp, which would make the quotient inexact
+            return f"{n[0]} {'//' if isinstance(op, loop.FloorDivFOp) else '%'} {n[1]}"
         if isinstance(op, arith.NegfOp):
             return f"-{n[0]}"
         if isinstance(op, mathd.TanhOp):
@@ -314,9 +353,9 @@ class ScalarSource:
             cap = self.const_of(40.0, result_type)
             em = f"math.expm1(min({two} * {n[0]}, {cap}))"
             return f"{em} / ({em} + {two})"
-        if isinstance(op, mathd.RsqrtOp):
-            return self.rsqrt(n[0], result_type)
-        if isinstance(op, mathd.PowFOp | mathd.IPowIOp | mathd.FPowIOp):
+        if isinstance(op, mathd.RsqrtOp):  # both steps correctly rounded: no arcp, no afn
+            return f"{self.const_of(1.0, result_type)} / math.sqrt({n[0]})"
+        if isinstance(op, mathd.PowFOp | mathd.FPowIOp):
             return f"{n[0]} ** {n[1]}"
         if isinstance(op, arith.CmpfOp):
             predicate = _predicate(op, arith.CMPF_COMPARISON_OPERATIONS)
@@ -327,6 +366,9 @@ class ScalarSource:
             return f"{n[0]} {_CMPI[_predicate(op, arith.CMPI_COMPARISON_OPERATIONS)]} {n[1]}"
         if isinstance(op, arith.SelectOp):
             return f"{n[1]} if {n[0]} else {n[2]}"
+        if isinstance(op, arith.FPToSIOp):
+            assert isinstance(result_type, IntegerType)
+            return self.float_to_int(n[0], result_type)
         if isinstance(op, _CASTS):
             return f"{numpy_type_name(result_type)}({n[0]})"
         if isinstance(op, arith.IndexCastOp):

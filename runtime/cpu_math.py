@@ -31,10 +31,7 @@ The results are the same bits on every run; they come from plain float32, intege
 float64 arithmetic, so they do not depend on the C library.
 
 `fmaximum`/`fminimum` are LLVM's NaN-propagating `llvm.maximum`/`llvm.minimum`: NumPy's
-`maximum`, and a max reduction LLVM vectorises (Python's `max` drops a NaN in its second
-argument, and its select form does not vectorise as a reduction). `rsqrt` keeps `1/sqrt`
-exact where the kernels' `arcp`/`afn` flags would let LLVM use a reciprocal estimate, and
-`floordiv`/`mod` keep NumPy's float `//` and `%` exact the same way.
+`maximum` (Python's `max` drops a NaN in its second argument).
 
 Generated kernels import these by name; its source is part of every kernel's cache key
 (`runtime.kernel_cache`), so editing this file recompiles the kernels that use it.
@@ -44,20 +41,21 @@ scalar, and LLVM's inliner judged sin_f32 too large on one CPU and not on anothe
 """
 
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
-from numba.extending import intrinsic, overload
+from numba.core import cgutils
+from numba.extending import intrinsic
 
-if TYPE_CHECKING:
-    from numba.core.decorators import _JITOptions  # the keys and values `overload` takes
-
-#: the kernels' flags (runtime.cpu.codegen.FAST_MATH) less `reassoc`: the scaling by
-#: 2**n is split in two factors that must be applied one after the other (reassociated,
-#: 2**64 * 2**64 overflows first). No nnan/ninf, so the NaN and infinity selects stay.
-_FAST_MATH = {"nsz", "arcp", "contract", "afn"}
+#: these functions' own flags, kept on their instructions when LLVM inlines them into a
+#: kernel (compiled with `nsz` alone, runtime.cpu.codegen.FAST_MATH): `contract` (their
+#: polynomials' multiply-adds fuse) and `afn`, which their ulp bounds are measured under
+#: (tests/runtime/test_cpu_math.py). No `reassoc`: the scaling by 2**n is split in two
+#: factors that must be applied one after the other (reassociated, 2**64 * 2**64
+#: overflows first); no `arcp`: their quotients are exact; no nnan/ninf, so the NaN and
+#: infinity selects stay.
+_FAST_MATH = {"nsz", "contract", "afn"}
 
 
 @intrinsic
@@ -446,50 +444,25 @@ fmaximum = _nan_propagating("maximum")
 fminimum = _nan_propagating("minimum")
 
 
-def rsqrt(x):
-    """1 / sqrt(x), correctly rounded in both steps (no reciprocal estimate)."""
-    return 1 / np.sqrt(x)
-
-
-def floordiv(x, y):
-    """x // y of floats, NumPy's floor division (Numba's float ``//`` is ``npy_divmod``)."""
-    return np.floor_divide(x, y)
-
-
-def mod(x, y):
-    """x % y of floats, NumPy's remainder, with the divisor's sign."""
-    return np.mod(x, y)
-
-
-#: compiled apart from the kernels' ``arcp``/``reassoc``, under which the quotient inside
-#: ``npy_divmod`` would be a product by an inexact reciprocal (7 // 1e-40 off by an ulp,
-#: 0 // 1e-40 nan in float32, where 1/1e-40 overflows)
-_EXACT_DIVISION: "_JITOptions" = {"fastmath": {"nsz", "contract"}, "error_model": "numpy"}
-
-
-@overload(floordiv, jit_options=_EXACT_DIVISION)
-def _floordiv(x, y):
-    if isinstance(x, types.Float):
-        return lambda x, y: x // y
-    return None
-
-
-@overload(mod, jit_options=_EXACT_DIVISION)
-def _mod(x, y):
-    if isinstance(x, types.Float):
-        return lambda x, y: x % y
-    return None
-
-
-# compiled as a function of its own, like exp_f32, so that its flags and not the
-# kernel's apply; the 1 has x's type (a Python 1 would make a float32 quotient float64)
-@overload(rsqrt, jit_options={"fastmath": {"nsz", "contract"}, "error_model": "numpy"})
-def _rsqrt(x):
-    if not isinstance(x, types.Float):
+@intrinsic
+def lane_buffer(typingctx, like, size):
+    """A 1-D C array of ``size`` (a literal) elements of ``like``'s type on the stack of
+    the function (in its entry block: one buffer however often the call runs; its
+    contents are whatever was last written): the lanes of a reduction
+    (runtime/cpu/codegen.py, ``lanes``). Unlike an ``np.empty``, it costs no allocation
+    per row, and LLVM knows it aliases no argument, so the loop over its lanes
+    vectorises without run-time checks."""
+    if not isinstance(like, types.Float) or not isinstance(size, types.IntegerLiteral):
         return None
-    one = np.float32(1) if x == types.float32 else np.float64(1)
+    array_type = types.Array(like, 1, "C")
 
-    def impl(x):
-        return one / np.sqrt(x)
+    def codegen(context, builder, signature, args):
+        element = context.get_value_type(like)
+        data = cgutils.alloca_once(builder, element, size=size.literal_value)
+        array = context.make_array(array_type)(context, builder)
+        itemsize = context.get_constant(types.intp, context.get_abi_sizeof(element))
+        shape = context.get_constant(types.intp, size.literal_value)
+        context.populate_array(array, data=data, shape=[shape], strides=[itemsize], itemsize=itemsize, meminfo=None)
+        return array._getvalue()
 
-    return impl
+    return array_type(like, size), codegen

@@ -32,11 +32,23 @@ class IndexOutOfRangeError(ExecutionError, IndexError):
     it recorded it instead of loading out of bounds, and the host raises it once the
     kernel has finished."""
 
-    @classmethod
-    def from_record(cls, kernel: str, checks: tuple[str, ...], record) -> IndexOutOfRangeError:
-        """The error a kernel's error record (check number + 1, value, size) describes,
-        ``checks`` naming its index checks in order."""
-        number, value, size = (int(v) for v in record[:3])
-        return cls(
-            f"{checks[number - 1]}: index {value} is out of range for an axis of size {size} (kernel {kernel})"
+
+
+class NegativePowerError(ExecutionError, ValueError):
+    """An integer raised to a negative integer power, which NumPy refuses: the kernel that
+    met it recorded it, and the host raises it once the kernel has finished."""
+
+
+def recorded_error(kernel: str, checks: tuple[tuple[str, str], ...], record) -> ExecutionError:
+    """The error a kernel's error record (check number + 1, value, size) describes,
+    ``checks`` giving each of its checks' kind and what it checks, in order
+    (``dialects.loop.check_descriptions``)."""
+    number, value, size = (int(v) for v in record[:3])
+    kind, what = checks[number - 1]
+    if kind == "exponent":
+        return NegativePowerError(
+            f"{what}: integers to negative integer powers are not allowed (exponent {value}, kernel {kernel})"
         )
+    return IndexOutOfRangeError(
+        f"{what}: index {value} is out of range for an axis of size {size} (kernel {kernel})"
+    )

@@ -652,9 +652,10 @@ class _Checker:
         value = _constant(exponent)
         ty = self._elementwise(span, what, [(base, base.ty), (exponent, exponent.ty)], Need.NUMERIC)
         negative = isinstance(value, int) and value < 0
-        if negative and isinstance(ty, TensorTy) and ty.is_int:
+        folded = _integer_constant(exponent)  # (1 - 3) is as negative as -2
+        if (negative or (folded is not None and folded < 0)) and isinstance(ty, TensorTy) and ty.is_int:
             message = (
-                f"an integer tensor cannot be raised to a negative power ({value}); "
+                f"an integer tensor cannot be raised to a negative power ({folded}); "
                 "cast(...) it to a float dtype"
             )
             raise _Reject(span, message)
@@ -1405,6 +1406,22 @@ def _constant(e: ast.Expr) -> int | float | None:
     if isinstance(e, ast.Unary) and e.op == "-":
         value = _constant(e.operand)
         return None if value is None else -value
+    return None
+
+
+def _integer_constant(e: ast.Expr) -> int | None:
+    """The value of an expression of integer literals under unary minus, +, - and *;
+    None for anything else."""
+    if isinstance(e, ast.IntLit):
+        return e.value
+    if isinstance(e, ast.Unary) and e.op == "-":
+        value = _integer_constant(e.operand)
+        return None if value is None else -value
+    if isinstance(e, ast.Binary) and e.op in ("+", "-", "*"):
+        lhs, rhs = _integer_constant(e.lhs), _integer_constant(e.rhs)
+        if lhs is None or rhs is None:
+            return None
+        return lhs + rhs if e.op == "+" else lhs - rhs if e.op == "-" else lhs * rhs
     return None
 
 

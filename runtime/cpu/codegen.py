@@ -5,10 +5,13 @@ its buffers (inputs, then outputs), built from the loop IR op by op:
 
 - a ``loop.parallel`` mapped ``prange`` becomes ``for _ in prange(n)`` (Numba takes
   only unit steps there, so other bounds are normalised); every other loop is a plain
-  ``range`` loop, which LLVM vectorises when it is innermost (``fastmath`` lets it
-  reorder a sum);
+  ``range`` loop, which LLVM vectorises when it is innermost;
 - a ``loop.reduce`` is an accumulator per result, set to its init before the loop
-  and folded with ``+``, ``*``, ``max`` or ``min`` at the end of each iteration;
+  and folded with ``+``, ``*``, ``max`` or ``min`` at the end of each iteration; a float
+  sum or product keeps lanes instead where its loop is innermost (``lanes``), and one
+  mapped ``prange`` sums blocks of a fixed size (``blocked_reduce``), so that its order
+  is written out rather than left to a ``reassoc`` flag (docs/pipeline.md, "Sums
+  without reassoc");
 - float32 ``math.exp``, ``log``, ``sin``, ``cos``, ``tanh`` and ``erf`` call the vectorisable
   functions of ``runtime.cpu_math`` (``exp_f32``, ...; ``FLOAT32_CALLS``): Numba's
   ``math.*`` are scalar libm calls on the CPU, which keep a loop from vectorising,
@@ -17,8 +20,8 @@ its buffers (inputs, then outputs), built from the loop IR op by op:
   ``math.tanh`` is emitted as ``expm1(2z) / (expm1(2z) + 2)`` with 2z capped at 40
   (relatively accurate near 0 too, where ``1 - 2/(exp(2z) + 1)`` cancelled); ``math.erf`` stays
   ``math.erf`` (scalar) in float64;
-  ``math.rsqrt`` is ``1/sqrt``; integer powers were already turned into multiplies by
-  ``lower-to-loops``;
+  ``math.rsqrt`` is ``1/sqrt``; small constant integer powers were already turned into
+  multiplies by ``lower-to-loops``;
 - every typed constant is a module-level NumPy scalar (``c0 = np.float32(0.5)``), so
   float32 arithmetic stays float32.
 
@@ -38,17 +41,21 @@ from typing import ClassVar
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
-from xdsl.dialects.builtin import IndexType, IntegerType, MemRefType, ModuleOp
+from xdsl.dialects.builtin import AnyFloat, Float64Type, IndexType, IntegerAttr, IntegerType, MemRefType, ModuleOp
 from xdsl.ir import Operation, SSAValue
 
 from dialects import loop
 from runtime.codegen_scalar import COMBINER_SYMBOL, ScalarSource, numpy_type_name
 
-#: LLVM's fast-math flags for kernels: reassociation (so sums vectorise), contraction,
-#: approximate functions, but NOT ``nnan``/``ninf``: kernels meet infinities for real
-#: (``-inf`` is the identity of ``max``, masks write ``-inf``), and under ``ninf`` LLVM
-#: folded ``max(-inf, 0)`` into garbage that became ``inf - inf = nan`` in a softmax
-FAST_MATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
+#: LLVM's fast-math flags for kernels: only ``nsz`` (the sign of a zero is the one thing
+#: docs/reference.md, "Numerics", lets differ from NumPy). Every other flag rewrites the
+#: program's algebra: ``reassoc`` turned ``(x + 1e30) - 1e30`` into ``x``, ``arcp`` made
+#: ``1e-39 / 1e-40`` a product by an overflowing reciprocal, ``contract`` fuses ``a * b + c``
+#: into one rounding NumPy does not make, ``afn`` lets libm calls be approximated, and
+#: ``nnan``/``ninf`` fold away the infinities kernels meet for real (``-inf`` is the
+#: identity of ``max``). Sums still vectorise: the reductions' lanes are written out
+#: (``_KernelSource.reduce``); ``runtime/cpu_math.py``'s functions carry their own flags.
+FAST_MATH = {"nsz"}
 
 #: the options every CPU kernel with a ``prange`` loop is compiled with; ``nogil``:
 #: Python threads calling programs at once run their kernels at once
@@ -70,13 +77,6 @@ class _KernelSource(ScalarSource):
 
     def extremum(self, kind: str, a: str, b: str) -> str:
         return f"f{kind}imum({a}, {b})"  # llvm.maximum: vectorises, also as a reduction
-
-    def rsqrt(self, x: str, type_) -> str:
-        return f"rsqrt({x})"  # no reciprocal estimate under the kernels' arcp/afn
-
-    def float_division(self, operator: str, a: str, b: str) -> str:
-        # apart from the kernels' arcp, which would make the quotient inexact
-        return f"{'floordiv' if operator == '//' else 'mod'}({a}, {b})"
 
     def expression(self, op: Operation) -> str:
         # Numba's parallel lowering types a prange index unsigned, and its min or max of
@@ -124,6 +124,12 @@ class _KernelSource(ScalarSource):
         if isinstance(op, loop.CheckIndexOp):
             self.check_index(op, indent)
             return
+        if isinstance(op, loop.CheckExponentOp):
+            self.check_exponent(op, indent)
+            return
+        if isinstance(op, mathd.IPowIOp):
+            self.integer_power(op, indent)
+            return
         if isinstance(op, loop.ScratchOp):
             assert isinstance(op.result.type, MemRefType)
             sizes = iter(op.sizes)
@@ -161,11 +167,7 @@ class _KernelSource(ScalarSource):
             self.emit(indent, f"for {t} in prange(({ub} - {lb} + {step} - 1) // {step}):")
             self.emit(indent + 1, f"{iv} = {lb} + {t} * {step}")
             return
-        if step == "1":
-            bounds = ub if lb == "0" else f"{lb}, {ub}"
-        else:
-            bounds = f"{lb}, {ub}, {step}"
-        self.emit(indent, f"for {iv} in range({bounds}):")
+        self.emit(indent, f"for {iv} in range({_range_arguments(lb, ub, step)}):")
 
     def reduce(self, op: loop.ReduceOp, indent: int) -> None:
         accs = []
@@ -173,19 +175,111 @@ class _KernelSource(ScalarSource):
             acc = self.define(result, "r")
             self.emit(indent, f"{acc} = {self.name(init)}")
             accs.append(acc)
-        parallel = op.mapping == loop.MapKind.PRANGE
-        after, nan_counts = self.parallel_accumulators(op, accs, indent) if parallel else ([], {})
-        self.loop_header(op, indent, parallel)
+        if op.mapping != loop.MapKind.PRANGE:
+            self.serial_reduce(op, accs, self.name(op.lb), self.name(op.ub), indent)
+        elif any(_lane_combiner(c, r.type) for c, r in zip(op.combiner_kinds, op.res)):
+            self.blocked_reduce(op, accs, indent)
+        else:
+            self.parallel_reduce(op, accs, indent)
+
+    def serial_reduce(self, op: loop.ReduceOp, accs: list[str], lb: str, ub: str, indent: int) -> None:
+        """The iterations from ``lb`` to ``ub`` of a reduction folded into ``accs``, one
+        after another, but for its float sums and products, which go in lanes where the
+        loop is innermost with a unit step (``lanes``)."""
+        lanes = lane_count(op)
+        start = self.lanes(op, accs, lanes, lb, ub, indent) if lanes else lb
+        iv = self.define(op.iv, "i")
+        self.emit(indent, f"for {iv} in range({_range_arguments(start, ub, self.name(op.step))}):")
         self.block(op.body.block, indent + 1)
-        terminator = op.body.block.last_op
-        assert isinstance(terminator, loop.YieldOp)
-        for acc, combiner, value in zip(accs, op.combiner_kinds, terminator.values):
-            if parallel:
-                self.parallel_fold(acc, combiner, self.name(value), nan_counts.get(acc), indent + 1)
-            else:
-                self.emit(indent + 1, f"{acc} = {self.combine(combiner, acc, self.name(value), value.type)}")
+        for acc, combiner, value in zip(accs, op.combiner_kinds, _yielded(op)):
+            self.emit(indent + 1, f"{acc} = {self.combine(combiner, acc, self.name(value), value.type)}")
+
+    def blocked_reduce(self, op: loop.ReduceOp, accs: list[str], indent: int) -> None:
+        """A ``prange`` reduction with a float sum or product: its iterations in blocks of
+        ``REDUCTION_BLOCK`` (of one where the body holds a loop: a row of a whole-tensor
+        sum), each block reduced serially (``serial_reduce``, in lanes) into its partials,
+        which are then folded into the accumulators in block order. The
+        order of the additions is the blocks', whatever the number of threads, and the
+        same in the kernel's serial variant (where ``prange`` is ``range``); Numba's own
+        ``prange`` reduction would split the iterations by thread."""
+        lb, ub, step = self.name(op.lb), self.name(op.ub), self.name(op.step)
+        count, block = self.fresh("q"), self.fresh("b")
+        span = ub if lb == "0" else f"max({ub} - {lb}, 0)"
+        iterations = REDUCTION_BLOCK if _innermost(op) else 1  # a loop in the body: its own partial
+        width = str(iterations) if step == "1" else f"{iterations} * {step}"
+        self.emit(indent, f"{count} = ({span} + {width} - 1) // {width}")
+        partials = [self.fresh("p") for _ in accs]
+        for partial, result in zip(partials, op.res):
+            self.emit(indent, f"{partial} = np.empty({count}, dtype={numpy_type_name(result.type)})")
+        self.emit(indent, f"for {block} in prange({count}):")
+        # a prange index is unsigned in Numba's parallel lowering: int64 before arithmetic
+        low, high = self.fresh("lo"), self.fresh("hi")
+        self.emit(indent + 1, f"{low} = {'' if lb == '0' else f'{lb} + '}np.int64({block}) * {width}")
+        self.emit(indent + 1, f"{high} = min({low} + {width}, {ub})")
+        sums = [self.fresh("s") for _ in accs]
+        for total, combiner, result in zip(sums, op.combiner_kinds, op.res):
+            self.emit(indent + 1, f"{total} = {self.const_of(loop.combiner_identity(combiner, result.type), result.type)}")
+        self.serial_reduce(op, sums, low, high, indent + 1)
+        for partial, total in zip(partials, sums):
+            self.emit(indent + 1, f"{partial}[{block}] = {total}")
+        self.emit(indent, f"for {block} in range({count}):")
+        for acc, partial, combiner, result in zip(accs, partials, op.combiner_kinds, op.res):
+            self.emit(indent + 1, f"{acc} = {self.combine(combiner, acc, f'{partial}[{block}]', result.type)}")
+
+    def parallel_reduce(self, op: loop.ReduceOp, accs: list[str], indent: int) -> None:
+        """A ``prange`` reduction without a float sum or product, as Numba's ``prange``
+        reduction: max, min and integer arithmetic give the same result in any order."""
+        after, nan_counts = self.parallel_accumulators(op, accs, indent)
+        self.loop_header(op, indent, True)
+        self.block(op.body.block, indent + 1)
+        for acc, combiner, value in zip(accs, op.combiner_kinds, _yielded(op)):
+            self.parallel_fold(acc, combiner, self.name(value), nan_counts.get(acc), indent + 1)
         for line in after:
             self.emit(indent, line)
+
+    def lanes(self, op: loop.ReduceOp, accs: list[str], lanes: int, lb: str, ub: str, indent: int) -> str:
+        """The first ``lanes * floor((ub - lb) / lanes)`` iterations of a unit-stride serial
+        reduction, ``lanes`` at a time: each float sum or product folds iteration
+        ``lb + j`` into lane ``j mod lanes`` of a buffer on the stack (``lane_buffer``),
+        whose lanes start at the combiner's identity and are combined pairwise in a fixed
+        order at the end (lane k with lane k + lanes/2, then with k + lanes/4, ... down to
+        lane 0), which is then folded into the reduction's accumulator. The loop over a
+        block's lanes is elementwise, so LLVM vectorises it without reassociating anything
+        (no kernel is compiled with ``reassoc``). Other results fold into their one
+        accumulator in order, as the plain loop would. Returns where the loop over the
+        remaining iterations starts."""
+        end = self.fresh("e")
+        span = ub if lb == "0" else f"max({ub} - {lb}, 0)"
+        self.emit(indent, f"{end} = {'' if lb == '0' else f'{lb} + '}({span} // {lanes}) * {lanes}")
+        self.emit(indent, f"if {end} != {lb}:")
+        laned = {}
+        k = self.fresh("k")
+        for acc, combiner, result in zip(accs, op.combiner_kinds, op.res):
+            if _lane_combiner(combiner, result.type):
+                identity = self.const_of(_lane_identity(combiner), result.type)
+                laned[acc] = buffer = self.fresh("l")
+                self.emit(indent + 1, f"{buffer} = lane_buffer({identity}, {lanes})")
+                self.emit(indent + 1, f"for {k} in range({lanes}):")
+                self.emit(indent + 2, f"{buffer}[{k}] = {identity}")
+        block = self.fresh("t")
+        self.emit(indent + 1, f"for {block} in range({lb}, {end}, {lanes}):")
+        self.emit(indent + 2, f"for {k} in range({lanes}):")
+        self.names[op.iv] = iv = self.fresh("i")
+        self.emit(indent + 3, f"{iv} = {block} + {k}")
+        self.block(op.body.block, indent + 3)
+        for acc, combiner, value in zip(accs, op.combiner_kinds, _yielded(op)):
+            target = f"{laned[acc]}[{k}]" if acc in laned else acc
+            self.emit(indent + 3, f"{target} = {self.combine(combiner, target, self.name(value), value.type)}")
+        for acc, combiner, result in zip(accs, op.combiner_kinds, op.res):
+            if acc in laned:
+                buffer, half = laned[acc], lanes // 2
+                while half:
+                    self.emit(indent + 1, f"for {k} in range({half}):")
+                    pair = self.combine(combiner, f"{buffer}[{k}]", f"{buffer}[{k} + {half}]", result.type)
+                    self.emit(indent + 2, f"{buffer}[{k}] = {pair}")
+                    half //= 2
+                self.emit(indent + 1, f"{acc} = {self.combine(combiner, acc, f'{buffer}[0]', result.type)}")
+        return end
 
     def parallel_accumulators(
         self, op: loop.ReduceOp, accs: list[str], indent: int
@@ -219,10 +313,71 @@ class _KernelSource(ScalarSource):
 
 
 #: what every kernel imports from runtime/cpu_math.py: the float32 functions, and the
-#: helpers ``extremum``, ``rsqrt`` and ``float_division`` emit
-CPU_MATH_IMPORTS = tuple(
-    sorted({*_KernelSource.FLOAT32_CALLS.values(), "fmaximum", "fminimum", "rsqrt", "floordiv", "mod"})
-)
+#: intrinsics ``extremum`` and ``lanes`` emit
+CPU_MATH_IMPORTS = tuple(sorted({*_KernelSource.FLOAT32_CALLS.values(), "fmaximum", "fminimum", "lane_buffer"}))
+
+
+#: the bytes of a serial float sum's or product's lanes (``_KernelSource.lanes``): four
+#: AVX-512 registers, 64 float32 or 32 float64, so that four vector additions are in
+#: flight at once (one lane buffer would wait on each addition's latency), and a loop
+#: over the lanes that LLVM does not unroll into scalars before it vectorises it
+LANE_BYTES = 256
+
+
+def _lane_combiner(combiner: loop.Combiner, type_) -> bool:
+    """Whether a reduction result keeps several accumulators: float sums and products,
+    which LLVM may not reorder. Integer arithmetic is associative (LLVM vectorises it as
+    it is), and a float max or min is ``llvm.maximum``/``minimum``, whose reductions LLVM
+    vectorises without reordering anything that could change the result."""
+    return combiner in (loop.Combiner.ADD, loop.Combiner.MUL) and isinstance(type_, AnyFloat)
+
+
+def _lane_identity(combiner: loop.Combiner) -> float:
+    """An extra accumulator's start: -0.0 for a sum (+0.0 would turn a sum of -0.0 into
+    +0.0), 1.0 for a product."""
+    return -0.0 if combiner == loop.Combiner.ADD else 1.0
+
+
+def lane_count(op: loop.ReduceOp) -> int:
+    """How many accumulators a serial reduction keeps (``_KernelSource.lanes``): ``LANE_BYTES``
+    of its widest laned result where its loop is innermost with a unit step, else 0 (one)."""
+    step = op.step.owner
+    unit = isinstance(step, arith.ConstantOp) and isinstance(step.value, IntegerAttr) and step.value.value.data == 1
+    widths = [
+        _float_bytes(result.type)
+        for combiner, result in zip(op.combiner_kinds, op.res)
+        if _lane_combiner(combiner, result.type)
+    ]
+    return LANE_BYTES // max(widths) if widths and unit and _innermost(op) else 0
+
+
+def _innermost(op: loop.ReduceOp) -> bool:
+    """Whether a reduction's body holds no loop (nor a temporary, which a loop fills)."""
+    return not any(isinstance(o, loop.LoopOp | loop.ScratchOp) for o in op.body.block.walk())
+
+
+def _float_bytes(type_) -> int:
+    """The bytes a float takes in a CPU kernel (f16 is computed in float32)."""
+    return 8 if isinstance(type_, Float64Type) else 4
+
+
+#: the iterations of a ``prange`` float sum or product that one block reduces serially
+#: (``_KernelSource.blocked_reduce``): a fixed number, so that the order of the additions
+#: does not depend on the number of threads
+REDUCTION_BLOCK = 4096
+
+
+def _range_arguments(lb: str, ub: str, step: str) -> str:
+    """The arguments of ``range`` from ``lb`` to ``ub`` by ``step``, the defaults left out."""
+    if step != "1":
+        return f"{lb}, {ub}, {step}"
+    return ub if lb == "0" else f"{lb}, {ub}"
+
+
+def _yielded(op: loop.ReduceOp) -> Sequence[SSAValue]:
+    terminator = op.body.block.last_op
+    assert isinstance(terminator, loop.YieldOp)
+    return terminator.values
 
 
 def kernel_source(kernel: loop.KernelOp) -> str:

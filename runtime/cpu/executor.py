@@ -243,7 +243,7 @@ class CompiledProgram(Executable):
             elif kind == "launch":
                 _, name, args = step
                 kernel, lock = self._variant(name, [shapes[s] for s in args])
-                checks = tuple(c.what.data for c in loop.index_checks(self.kernels[name]))
+                checks = loop.check_descriptions(self.kernels[name])
                 steps.append(("launch", name, kernel, lock, args, checks))
             else:
                 steps.append(step)

@@ -17,13 +17,14 @@ would, as PyTorch Inductor's generated ``call(args)`` does for its kernels:
             profile.setdefault('k0_softmax', []).append(perf_counter() - start)
         return (s1,) if out is None else finish(out, (s1,))
 
-A kernel with index checks (``loop.index_checks``) gets a zeroed error record after its
-buffers, and the call raises ``IndexOutOfRangeError`` when the kernel wrote one:
+A kernel with run-time checks (``loop.run_checks``: indices, exponents) gets a zeroed error
+record after its buffers, and the call raises the error the kernel recorded, if any
+(``IndexOutOfRangeError``, ``NegativePowerError``):
 
         e7 = zeros(3, int64)
         k1(s0, s1, s2, e7)
         if e7[0]:
-            raise index_error('k1_gather', checks2, e7)
+            raise recorded_error('k1_gather', checks2, e7)
 
 ``out``: the caller's result arrays or None; ``profile``: a dict receiving each
 launch's seconds, or None; ``pool``: the calling thread's intermediate buffers of this
@@ -40,7 +41,7 @@ import numpy as np
 
 from dialects.loop import ERROR_RECORD_LENGTH
 from runtime.cpu.gemm import cpu_gemm
-from runtime.errors import IndexOutOfRangeError
+from runtime.errors import recorded_error
 
 #: what every generated call function may use, besides its own constants
 _HELPERS: dict[str, Any] = {
@@ -51,7 +52,7 @@ _HELPERS: dict[str, Any] = {
     "gemm": cpu_gemm,
     "zeros": np.zeros,
     "int64": np.int64,
-    "index_error": IndexOutOfRangeError.from_record,
+    "recorded_error": recorded_error,
 }
 
 
@@ -141,7 +142,7 @@ def _step(source: _Source, step: tuple) -> None:
         source.timed(name, f"{kernel_name}({', '.join(arguments)})", lock_name)
         if checks:
             source.emit(f"if {record}[0]:")
-            source.emit(f"raise index_error({name!r}, {source.constant('checks', checks)}, {record})", 2)
+            source.emit(f"raise recorded_error({name!r}, {source.constant('checks', checks)}, {record})", 2)
     elif kind == "gemm":
         _, name, (a, b, c), (transpose_a, transpose_b) = step
         source.timed(name, f"gemm(s{a}, s{b}, s{c}, {transpose_a}, {transpose_b})", None)

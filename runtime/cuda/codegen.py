@@ -42,6 +42,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import arith
+from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import Float16Type, IndexType, IntegerAttr, MemRefType, StringAttr
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
@@ -317,6 +318,10 @@ class CudaKernelSource(ScalarSource):
             self.scratch(op, indent)
         elif isinstance(op, loop.CheckIndexOp):
             self.check_index(op, indent)
+        elif isinstance(op, loop.CheckExponentOp):
+            self.check_exponent(op, indent)
+        elif isinstance(op, mathd.IPowIOp):
+            self.integer_power(op, indent)
         elif isinstance(op, loop.ParallelOp | loop.ForOp):
             self.serial_header(op, indent)
             self.block(op.body.block, indent + 1)

@@ -44,7 +44,7 @@ from runtime.cuda.autotune_cache import Tuning, TuningCache
 from runtime.cuda.device import as_device_array, cuda_module, is_on_device, simulated
 from runtime.cuda.gemm import as_cupy, cuda_gemm
 from runtime.cuda.launch import DirectLaunch, capture, default_stream, pack
-from runtime.errors import ExecutionError, IndexOutOfRangeError
+from runtime.errors import ExecutionError, recorded_error
 from runtime.host_plan import (
     HostPlan,
     bind_arguments,
@@ -91,9 +91,9 @@ class Launch:
     bytes: int = 0  # of the buffers it reads and writes
     tuning: Tuning = Tuning()
     shapes: tuple[tuple[int, ...], ...] = ()  # of its buffers: the autotuner's key
-    #: what the kernel's index checks are (``loop.index_checks``); where it has any, its
+    #: what the kernel's run-time checks are (``loop.check_descriptions``); where it has any, its
     #: last workspace is its error record
-    checks: tuple[str, ...] = ()
+    checks: tuple[tuple[str, str], ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -121,7 +121,7 @@ class _Kernel:
         # the module the loop variant's dispatcher will be compiled from (one file)
         self.sizes = load_module(default, {**self.jit_options, **_CACHE_KEY}, directory=cache_dir).sizes
         self.key = hashlib.sha256(default.encode()).hexdigest()[:16]
-        self.checks = tuple(c.what.data for c in loop.index_checks(op))
+        self.checks = loop.check_descriptions(op)
         self.workspace_types = {
             # f16 temporaries hold the float32 values computed, unrounded
             v: [storage_dtype(s.result.type.element_type) for s in codegen_cuda.global_scratches(op, v)]
@@ -260,7 +260,7 @@ def _raise_recorded(step: Launch) -> None:
     found = record.copy_to_host()
     if found[0]:
         record.copy_to_device(np.zeros(loop.ERROR_RECORD_LENGTH, np.int64))
-        raise IndexOutOfRangeError.from_record(step.kernel, step.checks, found)
+        raise recorded_error(step.kernel, step.checks, found)
 
 
 class CudaProgram(Executable):

@@ -373,9 +373,10 @@ _EVEN_SIZES = (4, 6, 8)
 
 
 class _Builder:
-    def __init__(self, seed: int, max_statements: int):
+    def __init__(self, seed: int, max_statements: int, integer_powers: bool = False):
         self.seed = seed
         self.max_statements = max_statements
+        self.integer_powers = integer_powers
         self.rnd = random.Random(seed)
         self.lines: list[str] = []
         self.env: dict[str, Val] = {}  # names in scope
@@ -505,6 +506,8 @@ class _Builder:
                 d = rnd.choice(main)
                 self.index_dims[name] = d
                 self.env[name] = replace(self.env[name], lo=-float(self.size(d)), hi=self.size(d) - 1.0)
+        if self.integer_powers and not any(dtype in INTS for _, dtype, _ in self.params):
+            self.add_param("k", rnd.choice(INTS), main if self.chance(0.6) else main[-1:])
 
     def add_param(self, name: str, dtype: str, shape: tuple) -> None:
         self.params.append((name, dtype, shape))
@@ -614,7 +617,8 @@ class _Builder:
         families = dict(FAMILIES)
         if not floats_only:
             has_ints = bool(self.values(lambda v: v.is_int))  # then integer arithmetic is the point
-            families |= OTHER_FAMILIES | {"int": 4.0 if has_ints else 1.0}
+            weight = (INTEGER_POWER_FAMILY_WEIGHT if self.integer_powers else 4.0) if has_ints else 1.0
+            families |= OTHER_FAMILIES | {"int": weight}
         family = self.pick(families)
         v = getattr(self, f"f_{family}")(depth)
         if v is not None and v.is_float:
@@ -1190,7 +1194,7 @@ class _Builder:
         """An integer op of ``k``. Integers wrap at their width (as NumPy's do): ``wrap``
         multiplies by a large literal so that they do, and a value that may have wrapped
         spans its whole dtype, so that more arithmetic on it stays exact."""
-        op = self.pick(INT_OPS)
+        op = self.pick(INT_OPS | {"power": INTEGER_POWER_WEIGHT} if self.integer_powers else INT_OPS)
         limits = np.iinfo(NP_DTYPES[k.dtype])
         wrapped = k.lo <= limits.min / 2 or k.hi >= limits.max / 2
         if 200 < k.mag and not wrapped and op in ("mul", "square", "sum", "add"):
@@ -1205,6 +1209,8 @@ class _Builder:
         return result
 
     def int_op_of(self, op: str, k: Val) -> Val:
+        if op == "power":
+            return self.integer_power(k)
         if op in ("abs", "relu", "sign"):
             return self.unary_call(op, k)
         if op == "neg":
@@ -1227,6 +1233,25 @@ class _Builder:
             return Val(f"maximum({k.text}, {other.text})", shape, k.dtype, max(k.lo, other.lo),
                        max(k.hi, other.hi), exact=True, piecewise=True, varies=varies)  # fmt: skip
         return self.combine("+" if op == "add" else "*", k, other)
+
+    def integer_power(self, k: Val) -> Val:
+        """`k ** e` or `pow(k, e)` (the `integer_powers` option): `e` a literal exponent
+        (small ones become multiplies, large ones a power loop) or an integer value of
+        `k`'s dtype brought to `[0, 40)` by `% 40`, now and then less 2, so that it may be
+        negative (NumPy's error, which every target must raise alike). The result may wrap:
+        it spans its dtype."""
+        other = self.partner(k, 0) if self.chance(0.6) else None
+        if other is None:
+            exponent = self.literal_of(k.dtype, str(self.rnd.choice(_POWER_LITERALS)))
+        else:
+            shift = " - 2" if self.chance(NEGATIVE_EXPONENT_CHANCE) else ""
+            exponent = replace(other, text=f"({other.operand} % 40{shift})", atom=True)
+        shape = broadcast(k.shape, exponent.shape)
+        text = f"pow({k.text}, {exponent.text})" if self.chance(0.4) else f"{k.operand} ** {exponent.text}"
+        varies = tuple(x or y for x, y in zip(_aligned_varies(k, shape), _aligned_varies(exponent, shape)))
+        limits = np.iinfo(NP_DTYPES[k.dtype])
+        return Val(text, shape, k.dtype, float(limits.min), float(limits.max), exact=True, piecewise=True,
+                   varies=varies, atom=text.startswith("pow"))  # fmt: skip
 
     def f_int(self, depth: int) -> Val | None:
         ints = self.values(lambda v: v.is_int)
@@ -1723,12 +1748,20 @@ class _Builder:
 
 
 MAX_STATEMENTS = 3  # small enough that CI's 50 programs compile (cold) in about 3.5 minutes
+#: the `integer_powers` option: the weight of `power` among `INT_OPS`, the literal
+#: exponents it draws, and how often a variable exponent may be negative
+INTEGER_POWER_WEIGHT = 4.0
+INTEGER_POWER_FAMILY_WEIGHT = 30.0  # of the integer ops among a statement's families
+_POWER_LITERALS = (0, 1, 2, 3, 5, 17, 31, 63, 64, 65, 100)
+NEGATIVE_EXPONENT_CHANCE = 0.15
 
 
-def generate(seed: int, max_statements: int = MAX_STATEMENTS) -> GeneratedProgram:
+def generate(seed: int, max_statements: int = MAX_STATEMENTS, integer_powers: bool = False) -> GeneratedProgram:
     """The random program named by `seed` (the same one on every call and machine), with
-    2 to `max_statements` statements before its return."""
-    return _Builder(seed, max_statements).build()
+    2 to `max_statements` statements before its return. `integer_powers`: the program has
+    an integer parameter, and its integer ops are often powers of every form (the seeds
+    drawn without it are unchanged)."""
+    return _Builder(seed, max_statements, integer_powers).build()
 
 
 if __name__ == "__main__":  # python tests/differential/generator.py [SEED [COUNT [MAX_STATEMENTS]]]

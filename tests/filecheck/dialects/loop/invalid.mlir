@@ -265,3 +265,11 @@ func.func @check_index_outside(%i: i64, %n: index) -> index {
   %j = loop.check_index %i, %n "outside" : i64
   func.return %j : index
 }
+
+// -----
+
+// CHECK: {{^}}loop.check_exponent must be inside a loop.kernel
+func.func @check_exponent_outside(%e: i64) -> i64 {
+  %k = loop.check_exponent %e "outside" : i64
+  func.return %k : i64
+}
