@@ -197,8 +197,8 @@ class Program:
             raise TargetError(f"autotuning tunes GPU kernels; this program's target is {self.target}")
         arrays = [backend.argument(a) for a in arrays]
         bind_sizes(self.params(name), arrays, name)
-        device = backend.to_device(arrays)
-        tuned = backend.autotune(self.executable(name), name, device, budget_s)
+        executable = self.executable(name)  # TargetError where there is no GPU, before any CUDA call
+        tuned = backend.autotune(executable, name, backend.to_device(arrays), budget_s)
         self.record_times(name, arrays, {kernel: seconds * 1e6 for kernel, (_, seconds) in tuned.items()})
         return tuned
 

@@ -1242,6 +1242,13 @@ DERIVED_SIZES_ATTR = "loop.derived_sizes"  # ShapeAttr
 # slice with symbolic bounds reads (``"N-2"``, ``"N"``), which the host checks lie in
 # ``[0, size)`` before it launches (``x[-2:]`` needs ``N >= 2``).
 INDEX_BOUNDS_ATTR = "loop.index_bounds"  # ShapeAttr
+# An attribute of a host function: quadruples (op, axis, size, elements) of each max,
+# min, argmax or argmin (op: the reduction) and gather (op: ``gather``) along an axis of
+# symbolic size (``["max", 1, "N", 1, "gather", 0, "V", "T"]``), which the host checks,
+# before it launches, is not 0 where the op's result has ``elements``: NumPy's maximum
+# and minimum have no identity (``dialects.reductions.Reduction.needs_elements``), and a
+# take reading an empty axis has no element to read (``graph.GatherOp.empty_axis_error``).
+NONEMPTY_AXES_ATTR = "loop.nonempty_axes"  # ShapeAttr
 
 
 Loop = Dialect(
