@@ -1720,8 +1720,9 @@ def _attribute(param: Param, e: ast.Expr, builtin: Builtin, sizes: tuple[str, ..
         raise _Reject(e.span, f"{where} must be a positive integer, as in {param.name}=2")
     if kind is Arg.PAIR:
         pair = (value, value) if isinstance(e, ast.IntLit) else written
-        if pair is not None and len(pair) == 2 and all(isinstance(v, int) and v >= 1 for v in pair):
-            return tuple(_below_2_63(e, where, int(v)) for v in pair)
+        counts = [v for v in pair or () if isinstance(v, int) and v >= 1]
+        if pair is not None and len(pair) == 2 and len(counts) == 2:
+            return tuple(_below_2_63(e, where, v) for v in counts)
         example = f"{param.name}=2 or {param.name}=(2, 1)"
         raise _Reject(e.span, f"{where} must be a positive integer or a pair of them (height, width), as in {example}")
     if kind is Arg.PERM:
