@@ -1212,19 +1212,28 @@ def _derived_sizes(fn: func.FuncOp) -> tuple[str, ...]:
 
 
 def _index_bounds(fn: func.FuncOp) -> tuple[Dim, ...]:
-    """The first and last index each slice of ``fn`` reads along each axis it cuts,
-    paired with that axis's size, where sizes are symbolic (the verifier checked the
-    static ones): ``(index, size, index, size, ...)``, first use first. Index 0 and
-    index ``size - 1`` are in range whatever the size, and need no check."""
-    found: dict[tuple[str, Dim], None] = {}
+    """The first and last index each slice of ``fn`` reads along each axis it cuts, with
+    that axis's size and the slice's length along it, where sizes are symbolic (the
+    verifier checked the static ones): ``(index, size, length, ...)``, first use first
+    (``loop.INDEX_BOUNDS_ATTR``). Index 0 and index ``size - 1`` are in range whenever the
+    axis holds an element, which another check of the axis implies, or a length that is
+    the axis's own size (nothing is read from an empty axis); otherwise the first index
+    is checked, so that ``x[0]`` of an axis bound to 0 is an error, not a read past it."""
+    found: dict[tuple[str, Dim, Dim], None] = {}
     for op in fn.walk():
         if isinstance(op, graph.SliceOp):
-            for _, first, last, dim in op.reads():
-                for index in (first, last):
-                    always = index.constant == 0 or index.text == (Linear.of(dim) - Linear.of(1)).text
-                    if not always and (index.constant is None or isinstance(dim, str)):
-                        found[(index.text, dim)] = None
-    return tuple(d for pair in found for d in pair)
+            lengths = shape_of(op.result.type)
+            for axis, first, last, dim in op.reads():
+                length = lengths[axis]
+                checked = [
+                    index for index in dict.fromkeys((first, last), None)
+                    if not (index.constant == 0 or index.text == (Linear.of(dim) - Linear.of(1)).text)
+                    and (index.constant is None or isinstance(dim, str))
+                ]  # fmt: skip
+                if not checked and isinstance(dim, str) and length != dim:
+                    checked = [first]
+                found.update(((index.text, dim, length), None) for index in checked)
+    return tuple(d for triple in found for d in triple)
 
 
 def _nonempty_axes(fn: func.FuncOp) -> tuple[Dim, ...]:

@@ -91,8 +91,9 @@ def bind_arguments(plan: HostPlan, shapes: Sequence[tuple[int, ...]]) -> dict[st
                 raise ExecutionError(f"@{entry}: argument #{i}: size {dim} is {expected}, but the array has {actual}")
     for dim in plan.derived_sizes:
         evaluate_dim(dim, sizes)
-    for index, dim in zip(plan.index_bounds[::2], plan.index_bounds[1::2]):
-        if (why := index_out_of_range(Linear.of(index), dim, sizes)) is not None:
+    bounds = plan.index_bounds
+    for index, dim, length in zip(bounds[::3], bounds[1::3], bounds[2::3]):
+        if evaluate_dim(length, sizes) and (why := index_out_of_range(Linear.of(index), dim, sizes)) is not None:
             raise ExecutionError(f"@{entry}: {why}")
     checks = plan.nonempty_axes
     for op, axis, dim, elements in zip(checks[::4], checks[1::4], checks[2::4], checks[3::4]):
@@ -129,7 +130,7 @@ class HostPlan:
     #: the derived sizes (``"D/4"``) of the kernels, checked to be whole once the
     #: arguments are bound; dims, as the ``loop.shape`` attribute holding them
     derived_sizes: tuple[int | str, ...] = ()
-    index_bounds: tuple[int | str, ...] = ()  # (index, size) pairs checked in range then
+    index_bounds: tuple[int | str, ...] = ()  # (index, size, length) checked in range then, where length is not 0
     nonempty_axes: tuple[int | str, ...] = ()  # (op, axis, size, elements) checked not 0 then
 
     @property

@@ -253,7 +253,10 @@ def _pad(op: graph.PadOp, args, frame):
 
 @_impl(graph.SliceOp)
 def _slice(op: graph.SliceOp, args, frame):
-    for _, first, last, dim in op.reads():
+    lengths = frame.resolve(op.result.type)
+    for axis, first, last, dim in op.reads():
+        if not lengths[axis]:
+            continue  # reads nothing along the axis: nothing to check (loop.INDEX_BOUNDS_ATTR)
         for index in (first, last):
             if (why := index_out_of_range(index, dim, frame.sizes)) is not None:
                 raise EvaluationError(why)
