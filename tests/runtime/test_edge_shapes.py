@@ -148,3 +148,20 @@ def test_slice_steps_past_2_63_read_one_element(target, fuse):
 def test_folded_slice_steps_past_2_63_stay_two_slices():
     source = "fn main(y: f32[N]) -> f32[N/18446744073709551616] { return y[::4294967296][::4294967296] }"
     assert fusec.compile(source, target="cpu").ir("opt").count("graph.slice") == 2
+
+
+@pytest.mark.parametrize("target, fuse", HOST_TARGETS, ids=TARGET_IDS)
+@pytest.mark.parametrize(
+    "source",
+    [
+        "fn main(x: f64[A, B]) -> f64 { return mean(reshape(x, (-1,))) }",
+        "fn main(x: f32[A, B]) -> f32[2] { return mean(reshape(x, (2, -1)), axis=1) * 2.0 }",
+    ],
+)
+def test_the_mean_of_a_derived_size(source, target, fuse):
+    """The count of a mean over A*B (found by the campaign: fusion left the count's
+    `graph.dim_size` reading the reshape it erased) is read from the arguments."""
+    x = np.arange(12, dtype=np.float64 if "f64" in source else np.float32).reshape(4, 3)
+    (got,) = run(source, target, fuse, x)
+    want = x.mean() if "(-1,)" in source else x.reshape(2, -1).mean(axis=1) * 2
+    np.testing.assert_allclose(got, want, rtol=1e-6)
