@@ -201,8 +201,8 @@ class Program:
             raise TargetError(f"autotuning tunes GPU kernels; this program's target is {self.target}")
         arrays = [backend.argument(a) for a in arrays]
         bind_sizes(self.params(name), arrays, name)
-        device = backend.to_device(arrays)
-        tuned = backend.autotune(self.executable(name), name, device, budget_s)
+        executable = self.executable(name)  # TargetError where there is no GPU, before any CUDA call
+        tuned = backend.autotune(executable, name, backend.to_device(arrays), budget_s)
         if self.calibration is not None:
             from compiler.bench import measure_kernels
 

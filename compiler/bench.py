@@ -48,6 +48,7 @@ def _runner(program, entry: str, arrays: Sequence[np.ndarray]) -> Callable[[], o
     """One call of `entry`; on a device with the inputs already there (copies to and
     from the host are not the program's time) and waiting for the kernels."""
     target = program.backend
+    program.executable(entry)  # TargetError where the target cannot run here, before any device call
     device = target.to_device(arrays)
 
     def run():

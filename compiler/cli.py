@@ -67,12 +67,17 @@ def _dims(text: str) -> dict[str, int]:
         # length first: int() refuses more than 4300 digits
         if len(value) > len(str(MAX_SIZE)) or int(value) > MAX_SIZE:
             raise argparse.ArgumentTypeError(f"size {name} is too large (at most {MAX_SIZE})")
-        if int(value) < 1:
-            raise argparse.ArgumentTypeError(f"size {name} must be at least 1, got {value}")
         if name in dims:
             raise argparse.ArgumentTypeError(f"size {name} is given twice ({name}={dims[name]} and {name}={value})")
         dims[name] = int(value)
     return dims
+
+
+def _seed(text: str) -> int:
+    """A seed of NumPy's generator: a whole number, 0 or more, of any size."""
+    if not _SIZE.fullmatch(text.strip()) or len(text.strip()) > 4300:  # int() refuses more digits
+        raise argparse.ArgumentTypeError(f"expected a whole number, 0 or more, got {text!r}")
+    return int(text)
 
 
 def _rule_names(text: str) -> list[str]:
@@ -97,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "Zarr group STORE.zarr); missing ones are drawn at random")
     p.add_argument("--dims", type=_dims, default={}, metavar="N=1024,D=768",
                    help="sizes for symbolic dims no input fixes (default 256 each)")
-    p.add_argument("--seed", type=int, default=0, help="seed for drawn inputs")
+    p.add_argument("--seed", type=_seed, default=0, help="seed for drawn inputs")
     p.add_argument("--output", metavar="FILE.npz", help="save the results as out0, out1, ... "
                    "(in a Zarr group if it ends in .zarr)")
     p.add_argument("--target", choices=registry.CHOICES, default=registry.AUTO, help=registry.help_text())

@@ -6,6 +6,7 @@ front end), runs the named passes and prints the result.
 
 from __future__ import annotations
 
+import struct
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,6 +20,12 @@ from passes.inline import InlineSizeError
 from passes.registry import all_passes
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+#: what ``-t`` may name: fusec's IR is printed as IR
+OUTPUT_FORMATS = ("mlir",)
+
+
+class IRValueError(Exception):
+    """The input IR holds a value its type cannot store."""
 
 
 class FusecOptMain(xDSLOptMain):
@@ -32,6 +39,24 @@ class FusecOptMain(xDSLOptMain):
         super().register_all_passes()
         for name, factory in all_passes().items():
             self.available_passes[name] = factory
+
+    def register_all_targets(self):
+        """Only ``mlir``: fusec's dialects are lowered by fusec's own code generators;
+        xDSL's other targets (llvm, the assemblers) know none of them, and stopped with
+        a traceback."""
+        super().register_all_targets()
+        self.available_targets = {name: self.available_targets[name] for name in OUTPUT_FORMATS}
+
+    def parse_chunk(self, chunk, file_extension: str, start_offset: int = 0):
+        """The module of the input; a value that does not fit its type's storage (an
+        ``i64`` of 2^63 or more in an array) is an ``IRValueError``: xDSL packs it
+        with ``struct`` and raised whatever ``struct`` did."""
+        try:
+            return super().parse_chunk(chunk, file_extension, start_offset)
+        except (struct.error, OverflowError, ValueError) as error:
+            if isinstance(error, UnicodeDecodeError):
+                raise
+            raise IRValueError(f"'{self.get_input_name()}': a number out of range for its type ({error})") from None
 
     def register_all_frontends(self):
         super().register_all_frontends()
@@ -68,7 +93,7 @@ def main(args: Sequence[str] | None = None) -> int:
         return _error(f"cannot read '{error.filename}': {error.strerror}", EXIT_ERROR)
     except UnicodeDecodeError as error:
         return _error(f"'{tool.get_input_name()}' is not UTF-8 text ({error.reason} at byte {error.start})", EXIT_ERROR)
-    except (ParseError, DiagnosticException, InlineSizeError) as error:
+    except (ParseError, DiagnosticException, InlineSizeError, IRValueError) as error:
         return _error(error, EXIT_ERROR)
     return EXIT_OK
 

@@ -1177,6 +1177,12 @@ class GatherOp(IRDLOperation):
             properties={"axis": IntegerAttr(axis, i64)},
         )
 
+    @staticmethod
+    def empty_axis_error(axis: int, size: Dim) -> str:
+        """The error of a gather with elements to read along ``axis``, of ``size`` 0:
+        NumPy's words (its ``take`` of nothing from an empty axis is no error)."""
+        return f"gather along axis {axis}, of size {size} = 0: cannot do a non-empty take from an empty axes"
+
     def verify_(self) -> None:
         _verify_all_tensors(self)
         source, axis = shape_of(self.input.type), self.axis.value.data

@@ -52,7 +52,7 @@ from dialects.graph import (
 )
 from dialects.graph_semantics import COMPARE, numpy_dtype
 from dialects.graph_semantics import ELEMENTWISE as MEANINGS
-from dialects.sizes import Linear
+from dialects.sizes import MAX_SIZE, Linear
 from dialects.tensor_types import Dim, dtype_of, is_float, shape_of, tensor_type
 
 # ---------------------------------------------------------------------------
@@ -328,7 +328,11 @@ class SliceOfSlice(RewritePattern):
         if not isinstance(inner := op.input.owner, SliceOp):
             return
         starts = [s + outer.scaled(t) for s, t, outer in zip(inner.start_indices, inner.step_values, op.start_indices)]
-        steps = [t * u for t, u in zip(inner.step_values, op.step_values)]
+        # an axis read once keeps step 1 (see SliceOp); a product past i64 reads a
+        # window that no axis of at most 2^63 - 1 elements holds twice, so it stays unfolded
+        steps = [1 if n == 1 else t * u for t, u, n in zip(inner.step_values, op.step_values, shape_of(op.result.type))]
+        if any(abs(step) > MAX_SIZE for step in steps):
+            return
         rewriter.replace(op, SliceOp(inner.input, starts, steps, op.result.type))
 
 

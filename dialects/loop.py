@@ -1283,10 +1283,18 @@ RESULT_ATTR = "loop.result"  # i64: this argument is the buffer of result #k
 # An attribute of a host function: the derived sizes (``"D/4"``) its kernels compute from
 # the sizes of their buffers, which the host checks are whole numbers before it launches.
 DERIVED_SIZES_ATTR = "loop.derived_sizes"  # ShapeAttr
-# An attribute of a host function: pairs (index, size) of the first and last index a
-# slice with symbolic bounds reads (``"N-2"``, ``"N"``), which the host checks lie in
-# ``[0, size)`` before it launches (``x[-2:]`` needs ``N >= 2``).
+# An attribute of a host function: triples (index, size, length) of the first and last
+# index a slice with symbolic bounds reads (``"N-2"``, ``"N"``, 2), which the host checks
+# lie in ``[0, size)`` before it launches (``x[-2:]`` needs ``N >= 2``), unless the slice's
+# length along the axis is 0 (then it reads nothing, as NumPy's empty slice).
 INDEX_BOUNDS_ATTR = "loop.index_bounds"  # ShapeAttr
+# An attribute of a host function: quadruples (op, axis, size, elements) of each max,
+# min, argmax or argmin (op: the reduction) and gather (op: ``gather``) along an axis of
+# symbolic size (``["max", 1, "N", 1, "gather", 0, "V", "T"]``), which the host checks,
+# before it launches, is not 0 where the op's result has ``elements``: NumPy's maximum
+# and minimum have no identity (``dialects.reductions.Reduction.needs_elements``), and a
+# take reading an empty axis has no element to read (``graph.GatherOp.empty_axis_error``).
+NONEMPTY_AXES_ATTR = "loop.nonempty_axes"  # ShapeAttr
 
 
 Loop = Dialect(

@@ -94,6 +94,22 @@ class Reduction:
         return "i64" if self.index else dtype
 
     @property
+    def needs_elements(self) -> bool:
+        """Whether an empty axis is an error: NumPy's maximum and minimum have no
+        identity, so max, min, argmax and argmin of no elements raise (the ``loop.reduce``
+        combiners would start from -inf, inf or an index past the end)."""
+        return self.combiner in (Combiner.MAX, Combiner.MIN) and self.identity is None
+
+    def empty_axis_error(self, axis: int, size: str | int) -> str:
+        """The error of reducing ``axis``, of ``size`` 0 (``needs_elements``): NumPy's
+        words, and the axis."""
+        operation = "maximum" if self.combiner is Combiner.MAX else "minimum"
+        return (
+            f"{self.name} over axis {axis}, of size {size} = 0: zero-size array to reduction "
+            f"operation {operation} which has no identity"
+        )
+
+    @property
     def combines(self) -> Fold | None:
         """The fold of partials the reduction itself is: its partials' own, but for an
         averaging one (a mean's partials are sums), or None."""
@@ -117,6 +133,15 @@ def _keeping_dtype(reduce: Callable[..., Array]) -> Meaning:
 
 def _plain(reduce: Callable[..., Array]) -> Meaning:
     return lambda x, axes, keepdims: reduce(x, axis=axes, keepdims=keepdims)
+
+
+def _mean(x: Array, axes: tuple[int, ...], keepdims: bool) -> Array:
+    """``np.mean``; the mean of no elements is NaN, as NumPy's, without its "Mean of empty
+    slice" warning: the compiled targets warn of nothing (docs/language.md)."""
+    if all(x.shape[axis] for axis in axes):
+        return np.mean(x, axis=axes, keepdims=keepdims)
+    with np.errstate(invalid="ignore"):  # 0 / 0: the NaN NumPy's division gives, bit for bit
+        return np.sum(x, axis=axes, keepdims=keepdims) / x.dtype.type(0)
 
 
 def _index_of(reduce: Callable[..., Array]) -> Meaning:
@@ -143,7 +168,7 @@ REDUCTIONS: tuple[Reduction, ...] = (
               doc="the smallest element; NaN if any is"),
     # its partials are sums, divided by the whole count after (decompose-composites
     # makes it a sum and a division before a chunked run)
-    Reduction(K.MEAN, Accepts.FLOAT, Combiner.ADD, _plain(np.mean), Fold.ADD, 1, averages=True,
+    Reduction(K.MEAN, Accepts.FLOAT, Combiner.ADD, _mean, Fold.ADD, 1, averages=True,
               doc="the sum divided by the count of elements reduced"),
     # a bool is folded as an i32 0 or 1 (the combiners are signed, and i1 true is -1),
     # from false for any and true for all: over no elements they are NumPy's

@@ -1001,10 +1001,12 @@ def _reduce(e: _KernelEmitter, op: graph.ReduceOp, idx):
         full = tuple(c if c is not None else reduced[axis] for axis, c in enumerate(kept))
         return convert(e, e.value_at(op.input, full), element)
 
+    if not axes:  # a rank-0 input: the element itself, or NumPy's index 0 of an arg reduction
+        if reduction.index:
+            return e.const(0, _element(op.result.type))
+        return convert(e, body([]), _element(op.result.type))
     if reduction.index:
         return _arg_reduce(e, op, extents, level, e.reduce_loops(level, combiner, init, extents, body), body)
-    if not axes:
-        return convert(e, body([]), _element(op.result.type))
     result = e.reduce_loops(level, combiner, init, extents, body)
     if folds_bool:
         return convert(e, result, _element(op.result.type))
@@ -1030,8 +1032,6 @@ def _arg_reduce(
     splits them over threads; NaN is the extreme when there is one (max and min
     propagate it), and then only a NaN matches."""
     i64 = IntegerType(64)
-    if not extents:
-        return e.const(0, i64)
     none = e.const(loop.combiner_identity(loop.Combiner.MIN, i64), i64)
 
     def first_index(ivs: list[SSAValue]) -> SSAValue:
@@ -1158,6 +1158,9 @@ def lower_function(fn: func.FuncOp, module: ModuleOp, taken: set[str]) -> func.F
     bounds = _index_bounds(fn)
     if bounds:
         host.attributes[loop.INDEX_BOUNDS_ATTR] = loop.ShapeAttr(bounds)
+    nonempty = _nonempty_axes(fn)
+    if nonempty:
+        host.attributes[loop.NONEMPTY_AXES_ATTR] = loop.ShapeAttr(nonempty)
     return host
 
 
@@ -1214,19 +1217,45 @@ def _derived_sizes(fn: func.FuncOp) -> tuple[str, ...]:
 
 
 def _index_bounds(fn: func.FuncOp) -> tuple[Dim, ...]:
-    """The first and last index each slice of ``fn`` reads along each axis it cuts,
-    paired with that axis's size, where sizes are symbolic (the verifier checked the
-    static ones): ``(index, size, index, size, ...)``, first use first. Index 0 and
-    index ``size - 1`` are in range whatever the size, and need no check."""
-    found: dict[tuple[str, Dim], None] = {}
+    """The first and last index each slice of ``fn`` reads along each axis it cuts, with
+    that axis's size and the slice's length along it, where sizes are symbolic (the
+    verifier checked the static ones): ``(index, size, length, ...)``, first use first
+    (``loop.INDEX_BOUNDS_ATTR``). Index 0 and index ``size - 1`` are in range whenever the
+    axis holds an element, which another check of the axis implies, or a length that is
+    the axis's own size (nothing is read from an empty axis); otherwise the first index
+    is checked, so that ``x[0]`` of an axis bound to 0 is an error, not a read past it."""
+    found: dict[tuple[str, Dim, Dim], None] = {}
     for op in fn.walk():
         if isinstance(op, graph.SliceOp):
-            for _, first, last, dim in op.reads():
-                for index in (first, last):
-                    always = index.constant == 0 or index.text == (Linear.of(dim) - Linear.of(1)).text
-                    if not always and (index.constant is None or isinstance(dim, str)):
-                        found[(index.text, dim)] = None
-    return tuple(d for pair in found for d in pair)
+            lengths = shape_of(op.result.type)
+            for axis, first, last, dim in op.reads():
+                length = lengths[axis]
+                checked = [
+                    index for index in dict.fromkeys((first, last), None)
+                    if not (index.constant == 0 or index.text == (Linear.of(dim) - Linear.of(1)).text)
+                    and (index.constant is None or isinstance(dim, str))
+                ]  # fmt: skip
+                if not checked and isinstance(dim, str) and length != dim:
+                    checked = [first]
+                found.update(((index.text, dim, length), None) for index in checked)
+    return tuple(d for triple in found for d in triple)
+
+
+def _nonempty_axes(fn: func.FuncOp) -> tuple[Dim, ...]:
+    """Each max, min, argmax and argmin of ``fn`` over an axis of symbolic size (an
+    integer size is at least 1), and each gather along one, as ``(op, axis, size,
+    elements, ...)``, first use first (``loop.NONEMPTY_AXES_ATTR``): a reduction's
+    ``loop.reduce`` would start from -inf, inf or an index past the end, and a gather's
+    failed index check would still read index 0 of the empty axis."""
+    found: dict[tuple[Dim, ...], None] = {}
+    for op in fn.walk():
+        if isinstance(op, graph.ReduceOp) and op.reduction.needs_elements:
+            shape = shape_of(op.input.type)
+            # NumPy refuses an empty axis even where the result is empty: elements 1
+            found.update(((op.reduction.name, axis, shape[axis], 1), None) for axis in op.axes_list if isinstance(shape[axis], str))
+        elif isinstance(op, graph.GatherOp) and isinstance(size := shape_of(op.input.type)[op.axis.value.data], str):
+            found[("gather", op.axis.value.data, size, Size.product(shape_of(op.result.type)).dim)] = None
+    return tuple(d for quadruple in found for d in quadruple)
 
 
 @dataclass(frozen=True)

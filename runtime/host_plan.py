@@ -25,7 +25,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, SSAValue
 
-from dialects import loop
+from dialects import graph, loop
+from dialects.reductions import BY_KIND
 from dialects.sizes import Linear, SizeError, index_out_of_range, is_derived
 from dialects.sizes import evaluate_dim as sizes_evaluate_dim
 from runtime.errors import ExecutionError
@@ -90,9 +91,15 @@ def bind_arguments(plan: HostPlan, shapes: Sequence[tuple[int, ...]]) -> dict[st
                 raise ExecutionError(f"@{entry}: argument #{i}: size {dim} is {expected}, but the array has {actual}")
     for dim in plan.derived_sizes:
         evaluate_dim(dim, sizes)
-    for index, dim in zip(plan.index_bounds[::2], plan.index_bounds[1::2]):
-        if (why := index_out_of_range(Linear.of(index), dim, sizes)) is not None:
+    bounds = plan.index_bounds
+    for index, dim, length in zip(bounds[::3], bounds[1::3], bounds[2::3]):
+        if evaluate_dim(length, sizes) and (why := index_out_of_range(Linear.of(index), dim, sizes)) is not None:
             raise ExecutionError(f"@{entry}: {why}")
+    checks = plan.nonempty_axes
+    for op, axis, dim, elements in zip(checks[::4], checks[1::4], checks[2::4], checks[3::4]):
+        if evaluate_dim(dim, sizes) == 0 and evaluate_dim(elements, sizes) != 0:
+            error = graph.GatherOp.empty_axis_error if op == "gather" else BY_KIND[str(op)].empty_axis_error
+            raise ExecutionError(f"@{entry}: {error(int(axis), dim)}")
     return sizes
 
 
@@ -123,7 +130,8 @@ class HostPlan:
     #: the derived sizes (``"D/4"``) of the kernels, checked to be whole once the
     #: arguments are bound; dims, as the ``loop.shape`` attribute holding them
     derived_sizes: tuple[int | str, ...] = ()
-    index_bounds: tuple[int | str, ...] = ()  # (index, size) pairs checked in range then
+    index_bounds: tuple[int | str, ...] = ()  # (index, size, length) checked in range then, where length is not 0
+    nonempty_axes: tuple[int | str, ...] = ()  # (op, axis, size, elements) checked not 0 then
 
     @property
     def num_inputs(self) -> int:
@@ -202,8 +210,11 @@ def plan_host_function(fn: func.FuncOp, storage: Callable[[Attribute], np.dtype]
     derived_sizes = tuple(derived.data) if isinstance(derived, loop.ShapeAttr) else ()
     bounds = fn.attributes.get(loop.INDEX_BOUNDS_ATTR)
     index_bounds = tuple(bounds.data) if isinstance(bounds, loop.ShapeAttr) else ()
+    nonempty = fn.attributes.get(loop.NONEMPTY_AXES_ATTR)
+    nonempty_axes = tuple(nonempty.data) if isinstance(nonempty, loop.ShapeAttr) else ()
     return HostPlan(
-        fn.sym_name.data, params, steps, returns, result_params, len(slots), result_dtypes, derived_sizes, index_bounds
+        fn.sym_name.data, params, steps, returns, result_params, len(slots), result_dtypes, derived_sizes, index_bounds,
+        nonempty_axes,
     )
 
 

@@ -1202,7 +1202,7 @@ class _Checker:
             window = range(dim)[first:last:step]
             if not window:
                 raise _Reject(item.span, f"this slice of axis {axis} of {ty} is empty; tensors have no empty axes")
-            return Linear.of(window.start), step, len(window)
+            return Linear.of(window.start), _one_read(window.step, len(window)), len(window)
         bounds = [None if b is None else self._from_end(b, dim) for b in written]
         whole = Linear.of(dim)
         if step > 0:
@@ -1222,9 +1222,13 @@ class _Checker:
             count = -(-int(size.factor) // abs(step))
             if size.factor.denominator != 1 or count <= 0:
                 raise _Reject(item.span, f"this slice of axis {axis} of {ty} is empty; tensors have no empty axes")
-            return _known_start(item.span, start, dim, count), step, count
+            return _known_start(item.span, start, dim, count), _one_read(step, count), count
         if size.factor < 0:
             raise _Reject(item.span, f"this slice of axis {axis} of {ty} is empty; tensors have no empty axes")
+        if abs(step) > MAX_SIZE:
+            # the length, a size over the step, is whole only for an axis of 0 or 2^63 elements
+            raise _Reject(item.step.span if item.step is not None else item.span,
+                          f"a slice step of axis {axis} of {ty} must be less than 2^63 in magnitude")
         sized_count = Size(size.factor / abs(step), size.names).dim
         return _known_start(item.span, start, dim, sized_count), step, sized_count
 
@@ -1461,6 +1465,13 @@ def _check_dims(span: Span, what: str, dims, allow_infer: bool) -> None:
             raise _Reject(span, f"{what}: invalid dimension {d} in {_tuple(dims)}; use {hint}")
 
 
+def _one_read(step: int, length: int) -> int:
+    """A slice's step, 1 where it reads one element: the step then never multiplies an
+    index, and NumPy takes any step there (`x[::2**64]` is `x[:1]`), which the IR's i64
+    steps could not hold."""
+    return 1 if length == 1 else step
+
+
 def _known_start(span: Span, start: Linear, dim: Dim, length: Dim) -> Linear:
     """`start`, where it uses only sizes of the axis it slices or of the slice's length:
     a kernel reads sizes from the shapes of its buffers, and `x[N:N+4]` of an `f32[M]`
@@ -1619,6 +1630,13 @@ def _widths(e: ast.Expr, where: str) -> tuple[tuple[int, int], ...]:
     return tuple(widths)
 
 
+def _below_2_63(e: ast.Expr, where: str, value: int) -> int:
+    """A count, stride or dilation, which the IR keeps in an i64, as every size."""
+    if value > MAX_SIZE:
+        raise _Reject(e.span, f"{where} must be below 2^63, got {value}")
+    return value
+
+
 def _int_pair(items: tuple[int | str, ...] | None) -> tuple[int, int] | None:
     """`items` as a pair of integers; None where they are not two integers."""
     if items is None or len(items) != 2:
@@ -1715,12 +1733,13 @@ def _attribute(param: Param, e: ast.Expr, builtin: Builtin, sizes: tuple[str, ..
         raise _Reject(e.span, f"{where} must be a dtype: one of {dtypes}")
     if kind is Arg.COUNT:
         if isinstance(value, int) and value >= 1:
-            return value
+            return _below_2_63(e, where, value)
         raise _Reject(e.span, f"{where} must be a positive integer, as in {param.name}=2")
     if kind is Arg.PAIR:
         pair = (value, value) if isinstance(e, ast.IntLit) else written
-        if pair is not None and len(pair) == 2 and all(isinstance(v, int) and v >= 1 for v in pair):
-            return tuple(pair)
+        counts = [v for v in pair or () if isinstance(v, int) and v >= 1]
+        if pair is not None and len(pair) == 2 and len(counts) == 2:
+            return tuple(_below_2_63(e, where, v) for v in counts)
         example = f"{param.name}=2 or {param.name}=(2, 1)"
         raise _Reject(e.span, f"{where} must be a positive integer or a pair of them (height, width), as in {example}")
     if kind is Arg.PERM:

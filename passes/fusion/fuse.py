@@ -45,7 +45,8 @@ from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
 
 from dialects import graph
-from dialects.tensor_types import dtype_of, shape_of
+from dialects.sizes import Size
+from dialects.tensor_types import dtype_of, is_float, shape_of
 from passes.fusion.calibration import Calibration, parse_factors
 from passes.fusion.cost import GPU_H200, device_by_name, parse_dims
 from passes.fusion.graph_view import FuncGraph
@@ -195,6 +196,23 @@ def _retarget_dim_sizes(fn: func.FuncOp, rewriter: PatternRewriter) -> None:
         elif d in named:
             arg, axis = named[d]
             rewriter.replace(op, graph.DimSizeOp(arg, axis, dtype))
+        elif all(n in named for n in Size.of(d).names):
+            # a derived size no argument has (A*B of a reshape, the count of a mean of
+            # it): the product of its names' sizes, read from the arguments that have them
+            size = Size.of(d)
+            ops: list[Operation] = [graph.DimSizeOp(*named[n], dtype) for n in size.names]
+            product = ops[0].results[0]
+            for factor in ops[1:]:
+                ops.append(graph.MulOp(product, factor.results[0]))
+                product = ops[-1].results[0]
+            if size.factor.numerator != 1:
+                ops += [scale := graph.ConstantOp.scalar(size.factor.numerator, dtype), graph.MulOp(product, scale)]
+                product = ops[-1].results[0]
+            if size.factor.denominator != 1:  # whole when the program runs (dialects/sizes.py)
+                divide = graph.DivOp if is_float(op.result.type) else graph.FloordivOp
+                ops += [scale := graph.ConstantOp.scalar(size.factor.denominator, dtype), divide(product, scale)]
+                product = ops[-1].results[0]
+            rewriter.replace(op, ops, [product])
 
 
 def emit(plan: Plan, rewriter: PatternRewriter) -> None:

@@ -729,6 +729,8 @@ class SizesSource(ScalarSource):
                 continue
             if not all(isinstance(r.type, IndexType) for r in op.results):
                 continue  # only sizes are needed (and the kernel owns the typed constants)
+            if any(self.known(v) is None for v in op.operands):
+                continue  # an index read from a buffer (a gather's of a rank-0 kernel) is no size
             if isinstance(op, arith.ConstantOp):
                 self.constant(op)
             elif isinstance(op, loop.DimOp):

@@ -32,6 +32,7 @@ from xdsl.traits import SymbolTable
 from dialects import graph
 from dialects.graph_canonicalization import constant_elements
 from dialects.graph_semantics import COMPARE, ELEMENTWISE, numpy_dtype
+from dialects.reductions import BY_KIND, ReduceKind, Reduction
 from dialects.sizes import Size, SizeError, evaluate_dim, index_out_of_range, is_derived, solve
 from dialects.tensor_types import format_shape, shape_of
 from runtime.errors import ExecutionError
@@ -148,15 +149,29 @@ def _broadcast(op: graph.BroadcastOp, args, frame):
     return np.broadcast_to(args[0], frame.resolve(op.result.type))
 
 
+def _require_elements(reduction: Reduction, value: SSAValue, axes: Sequence[int], frame: _Frame) -> None:
+    """A reduction without identity (``needs_elements``: max, min, argmax, argmin, and
+    the max of a softmax or logsumexp) refuses an empty axis, with the compiled
+    targets' words (``runtime.host_plan.bind_arguments`` checks the same)."""
+    if not reduction.needs_elements:
+        return
+    shape = shape_of(value.type)
+    for axis in axes:
+        if frame.evaluate(shape[axis]) == 0:
+            raise EvaluationError(reduction.empty_axis_error(axis, shape[axis]))
+
+
 @_impl(graph.ReduceOp)
 def _reduce(op: graph.ReduceOp, args, frame):
     (x,) = args
+    _require_elements(op.reduction, op.input, op.axes_list, frame)
     return op.reduction.numpy(x, op.axes_list, op.keepdims is not None)
 
 
 @_impl(graph.LogSumExpOp)
 def _logsumexp(op: graph.LogSumExpOp, args, frame):
     (x,), axes = args, op.axes_list
+    _require_elements(BY_KIND[ReduceKind.MAX], op.input, axes, frame)
     top = np.max(x, axis=axes, keepdims=True)
     shift = np.where(np.isfinite(top), top, 0).astype(x.dtype)  # as scipy.special.logsumexp
     total = np.log(np.sum(np.exp(x - shift), axis=axes, keepdims=True)) + shift
@@ -164,7 +179,14 @@ def _logsumexp(op: graph.LogSumExpOp, args, frame):
 
 
 def _var(op: graph.VarOp | graph.StdOp, x: np.ndarray) -> np.ndarray:
-    return np.var(x, axis=op.axes_list, keepdims=op.keepdims is not None, ddof=op.ddof.value.data)
+    axes, keepdims, ddof = op.axes_list, op.keepdims is not None, op.ddof.value.data
+    count = int(np.prod([x.shape[axis] for axis in axes]))
+    if count > ddof:
+        return np.var(x, axis=axes, keepdims=keepdims, ddof=ddof)
+    # NumPy's steps, dividing by max(count - ddof, 0) = 0 (inf or NaN), without its
+    # "Degrees of freedom" warning: the compiled targets warn of nothing
+    deviation = x - np.sum(x, axis=axes, keepdims=True) / x.dtype.type(count)
+    return np.sum(deviation * deviation, axis=axes, keepdims=keepdims) / x.dtype.type(0)
 
 
 @_impl(graph.VarOp)
@@ -209,8 +231,11 @@ def _gather(op: graph.GatherOp, args, frame):
     x, indices = args
     axis = op.axis.value.data
     size = x.shape[axis]
+    if size == 0 and np.prod(frame.resolve(op.result.type)):
+        raise EvaluationError(graph.GatherOp.empty_axis_error(axis, shape_of(op.input.type)[axis]))
     bad = (indices < -size) | (indices >= size)
-    if bad.any():
+    # NumPy's take checks the indices wherever the axes before `axis` hold elements
+    if bad.any() and np.prod(x.shape[:axis]):
         raise ValueError(f"index {indices[bad].flat[0]} is out of range for axis {axis} of size {size}")
     return np.take(x, indices, axis=axis)
 
@@ -228,7 +253,10 @@ def _pad(op: graph.PadOp, args, frame):
 
 @_impl(graph.SliceOp)
 def _slice(op: graph.SliceOp, args, frame):
-    for _, first, last, dim in op.reads():
+    lengths = frame.resolve(op.result.type)
+    for axis, first, last, dim in op.reads():
+        if not lengths[axis]:
+            continue  # reads nothing along the axis: nothing to check (loop.INDEX_BOUNDS_ATTR)
         for index in (first, last):
             if (why := index_out_of_range(index, dim, frame.sizes)) is not None:
                 raise EvaluationError(why)
@@ -243,22 +271,28 @@ def _slice(op: graph.SliceOp, args, frame):
 @_impl(graph.SoftmaxOp)
 def _softmax(op: graph.SoftmaxOp, args, frame):
     (x,), axis = args, op.axis.value.data
+    _require_elements(BY_KIND[ReduceKind.MAX], op.input, (axis,), frame)
     e = np.exp(x - np.max(x, axis=axis, keepdims=True))
     return e / np.sum(e, axis=axis, keepdims=True)
+
+
+#: ``np.mean``, NaN over no elements without NumPy's warning (``dialects.reductions``)
+_MEAN = BY_KIND[ReduceKind.MEAN].numpy
 
 
 @_impl(graph.LayerNormOp)
 def _layernorm(op: graph.LayerNormOp, args, frame):
     x, gamma, beta = args
-    mean = np.mean(x, axis=-1, keepdims=True)
-    var = np.mean((x - mean) ** 2, axis=-1, keepdims=True)  # biased, as PyTorch
+    last = (x.ndim - 1,)
+    mean = _MEAN(x, last, True)
+    var = _MEAN((x - mean) ** 2, last, True)  # biased, as PyTorch
     return (x - mean) / np.sqrt(var + op.eps.value.data) * gamma + beta
 
 
 @_impl(graph.RmsNormOp)
 def _rmsnorm(op: graph.RmsNormOp, args, frame):
     x, gamma = args
-    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + op.eps.value.data) * gamma
+    return x / np.sqrt(_MEAN(x * x, (x.ndim - 1,), True) + op.eps.value.data) * gamma
 
 
 # -- convolution and pooling, written with padded slices: tap (k1, k2) of every window

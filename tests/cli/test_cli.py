@@ -190,13 +190,16 @@ def _without_simulator():
     return {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
 
 
-def test_target_cuda_without_a_gpu_is_a_usage_error():
+@pytest.mark.parametrize("options", [(), ("--autotune", "--bench"), ("--autotune",), ("--bench", "--no-graphs")])
+def test_target_cuda_without_a_gpu_is_a_usage_error(options):
+    """Every path asks whether the target can run before any CUDA call (`--autotune`
+    copied the inputs to the device first: a CudaSupportError traceback, exit 1)."""
     from runtime.cuda.device import cuda_usable
 
     if cuda_usable():
         pytest.skip("this machine has a GPU")
     result = subprocess.run(
-        [sys.executable, "-m", "compiler.cli", str(SOFTMAX), "--target", "cuda", "--dims", "B=2,N=4"],
+        [sys.executable, "-m", "compiler.cli", str(SOFTMAX), "--target", "cuda", "--dims", "B=2,N=4", *options],
         capture_output=True, text=True, cwd=ROOT, env=_without_simulator(),
     )
     assert_clean_error(result, 2, "--target cuda: no usable CUDA GPU")
@@ -282,12 +285,22 @@ def test_sizes_a_64_bit_count_cannot_hold(tmp_path):
         ("Q=5", "--dims sets Q, but main has no size of that name (its sizes are B, N)"),
         ("B=5,B=6", "size B is given twice (B=5 and B=6)"),
         ("B=5,N=²", "expected NAME=SIZE pairs"),
-        ("B=0", "size B must be at least 1, got 0"),
     ],
 )
 def test_dims_that_say_nothing_are_usage_errors(dims, message):
     assert_clean_error(fusec(SOFTMAX, "--target", "numpy", "--dims", dims), 2, message)
     assert_clean_error(fusec(SOFTMAX, "--emit", "graph", "--dims", dims), 2, message)
+
+
+def test_a_negative_seed_is_a_usage_error():
+    assert_clean_error(fusec(SOFTMAX, "--target", "numpy", "--seed", "-1"), 2, "argument --seed: expected a whole number")
+
+
+@pytest.mark.parametrize("target", ["numpy", "cpu"])
+def test_a_size_of_zero_reaches_numpys_error_for_an_empty_max(target):
+    """`--dims N=0` draws an empty axis; softmax's max over it is NumPy's error, exit 1."""
+    result = fusec(SOFTMAX, "--target", target, "--dims", "B=2,N=0")
+    assert_clean_error(result, 1, "max over axis 1, of size N = 0: zero-size array to reduction operation maximum")
 
 
 def test_drawn_inputs_are_announced_on_stderr(tmp_path):

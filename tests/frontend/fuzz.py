@@ -136,6 +136,10 @@ def insert_slice(rng, program, programs, words):
 HUGE_NUMBERS = [
     b"2147483648", b"4294967296", b"9223372036854775807", b"9223372036854775808", b"18446744073709551616",
     b"100000000000000000000", b"1e308", b"1e309", b"1e-400", b"0.0000000000000000000000000000001",
+    # each side of the i64 and u64 bounds, negated (a slice step, an axis, a pad width), and
+    # products past them (two folded slice steps, a stride times a size)
+    b"-9223372036854775808", b"-9223372036854775809", b"9223372036854775809", b"18446744073709551615",
+    b"-18446744073709551616", b"4294967297", b"3037000500", b"85070591730234615865843651857942052864",
 ]  # fmt: skip
 
 

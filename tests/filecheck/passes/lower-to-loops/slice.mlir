@@ -3,7 +3,9 @@
 // at start + i * step (start - i * |step| for a negative step), where start may be a
 // size (D/2) or a size minus an integer (N-1). The host checks at run time that the
 // first and last index each slice reads lie inside the axis (loop.index_bounds) where
-// the sizes are symbolic; index 0 and size-1 need no check.
+// the sizes are symbolic, unless the slice's length along the axis is 0 (it reads
+// nothing); index 0 and size-1 need no check where another check of the axis or a
+// length that is the axis's size keeps the axis from being empty.
 
 // RoPE-style halves of D in one elementwise kernel: the upper half's column is D/2 + i1,
 // D/2 read from the size of a buffer that has it.
@@ -16,7 +18,7 @@
 // CHECK-NEXT:        %[[HI:.*]] = loop.load %a[%[[I]], %[[COL]]] : memref<?x?xf32>
 // CHECK-NOT:     loop.scratch
 // CHECK-LABEL: func.func @rope(
-// CHECK-SAME:    loop.derived_sizes = #loop.shape<["D/2"]>, loop.index_bounds = #loop.shape<["D/2-1", "D", "D/2", "D"]>
+// CHECK-SAME:    loop.derived_sizes = #loop.shape<["D/2"]>, loop.index_bounds = #loop.shape<["D/2-1", "D", "D/2", "D/2", "D", "D/2"]>
 !x = tensor<?x?xf32, ["N", "D"]>
 !h = tensor<?x?xf32, ["N", "D/2"]>
 func.func @rope(%x: !x, %c: !h, %s: !h) -> !h {
@@ -61,8 +63,16 @@ func.func @flip_rows(%x: tensor<?x8xf32, ["N", ""]>) -> tensor<?x4xf32, ["N", ""
 
 // The last two rows of N: the host checks N-2 >= 0 (N-1 needs no check).
 // CHECK-LABEL: func.func @tail(
-// CHECK-SAME:    loop.index_bounds = #loop.shape<["N-2", "N"]>
+// CHECK-SAME:    loop.index_bounds = #loop.shape<["N-2", "N", 2]>
 func.func @tail(%x: tensor<?x8xf32, ["N", ""]>) -> tensor<2x8xf32> {
   %t = graph.slice %x starts = ["N-2", "0"] steps = [1, 1] : tensor<?x8xf32, ["N", ""]> -> tensor<2x8xf32>
   func.return %t : tensor<2x8xf32>
+}
+
+// The first row of N: index 0 is read even where N is 0, so it is checked (length 1).
+// CHECK-LABEL: func.func @head(
+// CHECK-SAME:    loop.index_bounds = #loop.shape<["0", "N", 1]>
+func.func @head(%x: tensor<?x8xf32, ["N", ""]>) -> tensor<1x8xf32> {
+  %t = graph.slice %x starts = ["0", "0"] steps = [1, 1] : tensor<?x8xf32, ["N", ""]> -> tensor<1x8xf32>
+  func.return %t : tensor<1x8xf32>
 }

@@ -1,0 +1,37 @@
+"""Scalars and empty axes on the GPU (the simulator in CI), fused or not: the cases of
+tests/runtime/test_edge_shapes.py, NumPy's answer or NumPy's error as on the host."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.runtime import test_edge_shapes as host
+
+GPU = [("cuda", True), ("cuda", False)]
+GPU_IDS = ["cuda", "cuda-unfused"]
+
+# the simulator computes kernels with NumPy scalars, which warn of 0 / 0 (a GPU does not)
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
+
+@pytest.mark.parametrize("target, fuse", GPU, ids=GPU_IDS)
+@pytest.mark.parametrize("case", ["argmax", "argmin", "argmax-of-argmax", "sum", "gather-by-scalar", "stack"])
+def test_scalar_operands_on_the_gpu(case, target, fuse):
+    host.test_scalar_operands_give_numpys_answer(case, target, fuse)
+
+
+@pytest.mark.parametrize("target, fuse", GPU, ids=GPU_IDS)
+@pytest.mark.parametrize("case", ["sum", "mean", "any-all", "matmul-k0"])
+def test_empty_axes_values_on_the_gpu(case, target, fuse):
+    source, want = host.EMPTY_VALUES[case]
+    (got,) = host.run(source, target, fuse, np.zeros((3, 0), np.float32))
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("target, fuse", GPU, ids=GPU_IDS)
+@pytest.mark.parametrize("case", ["max", "argmax", "softmax", "gather"])
+def test_empty_axes_errors_on_the_gpu(case, target, fuse):
+    """Checked by the host before any launch: the gather's kernel would read index 0 of
+    an empty buffer."""
+    host.test_empty_axes_numpy_refuses_are_errors_naming_the_axis(case, target, fuse)
