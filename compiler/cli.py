@@ -10,12 +10,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 import time
 import zipfile
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -23,13 +23,14 @@ import numpy as np
 from compiler import cli_dask
 from compiler.api import TargetError
 from compiler.api import compile as compile_program
+from compiler.directives import parse_sizes
 from compiler.frontend.diagnostics import SourceError
+from compiler.memory_check import check_memory, estimate
 from compiler.stages import MATMUL_STRATEGIES, STAGES
 from compiler.version import VERSION
-from dialects.sizes import MAX_SIZE
 from runtime import registry
 from runtime.errors import FusecError, InputError
-from runtime.inputs import Param, draw_inputs
+from runtime.inputs import Param, drawn_shapes, input_sizes
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_MISMATCH = 0, 1, 2, 3
 
@@ -52,24 +53,11 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(EXIT_USAGE)
 
 
-_SIZE = re.compile(r"[0-9]+")
-
-
 def _dims(text: str) -> dict[str, int]:
-    dims: dict[str, int] = {}
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        name, sep, value = (part.strip() for part in item.partition("="))
-        if not sep or not name.isidentifier() or not _SIZE.fullmatch(value):
-            raise argparse.ArgumentTypeError(f"expected NAME=SIZE pairs like N=1024,D=768, got {item!r}")
-        # length first: int() refuses more than 4300 digits
-        if len(value) > len(str(MAX_SIZE)) or int(value) > MAX_SIZE:
-            raise argparse.ArgumentTypeError(f"size {name} is too large (at most {MAX_SIZE})")
-        if int(value) < 1:
-            raise argparse.ArgumentTypeError(f"size {name} must be at least 1, got {value}")
-        if name in dims:
-            raise argparse.ArgumentTypeError(f"size {name} is given twice ({name}={dims[name]} and {name}={value})")
-        dims[name] = int(value)
-    return dims
+    try:
+        return parse_sizes(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _rule_names(text: str) -> list[str]:
@@ -202,6 +190,11 @@ def check_dims(option: str, dims: dict[str, int], params: Sequence[Param], entry
         raise UsageError(f"{option} sets {', '.join(unknown)}, but {entry} has no size of that name ({sizes})")
 
 
+def bound_by(params: Sequence[Param], given: Mapping) -> list[str]:
+    """The size names that the given inputs fix."""
+    return [d for p in params if p.name in given for d in p.shape if isinstance(d, str)]
+
+
 def note_drawn(params: Sequence[Param], given, arrays, seed: int) -> None:
     """Says on standard error which parameters got random data, so that a forgotten or
     misnamed input does not pass unnoticed."""
@@ -229,7 +222,10 @@ def run(args: argparse.Namespace) -> int:
     params = program.params(entry)
     check_dims("--dims", args.dims, params, entry)
     check_dims("--chunks", args.chunks, params, entry)
-    compilation = program.compilation(entry, args.dims)
+    # --dims over the program's `# dims:` line: the sizes it is planned for and drawn at
+    defaults = program.input_defaults
+    program.input_defaults = replace(defaults, dims={**defaults.dims, **args.dims})
+    compilation = program.compilation(entry)
     if args.print_ir_after_all:
         compilation.after_pass = lambda name, module: print(
             f"// -----// IR Dump After {name} //----- //\n{module}\n", file=sys.stderr
@@ -251,10 +247,14 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
 
     if args.dask:
-        arrays = cli_dask.arguments(params, given, args.dims, args.seed, entry)
+        arrays = cli_dask.arguments(params, given, args.dims, args.seed, entry, program.input_defaults)
         note_drawn(params, given, arrays, args.seed)
         return run_dask(args, program, compilation, entry, arrays, report)
-    arrays = draw_inputs(params, given, args.dims, args.seed, entry)
+    sizes = input_sizes(params, given, args.dims, entry, program.input_defaults)
+    drawn_shapes(params, given, sizes)  # a derived size that is not whole: refused as the draw would
+    reference = args.check or args.bench
+    check_memory(estimate(program, entry, reference, unfused=args.bench), sizes, fixed=bound_by(params, given))
+    arrays = program.draw_inputs(entry, given, args.dims, args.seed)
     note_drawn(params, given, arrays, args.seed)
     if args.no_graphs and program.backend.replays_graphs:
         program.executable(entry).graphs = False
