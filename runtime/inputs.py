@@ -101,7 +101,9 @@ class Distribution:
 
 
 def _ordered(low: float, high: float) -> str | None:
-    return None if low < high else f"the low end ({low}) is not below the high end ({high})"
+    if not low < high:
+        return f"the low end ({low}) is not below the high end ({high})"
+    return None if math.isfinite(high - low) else "the range is wider than a float64 can hold"
 
 
 #: every distribution a `# draw:` line may name, by name
@@ -141,13 +143,16 @@ class Draw:
         first, second = (sizes[n] if isinstance(n, str) else n for n in (self.first, self.second))
         why = distribution.refuses(first, second)
         dtype = NUMPY_DTYPES[param.dtype]
-        if why is None and dtype.kind == "i":
-            info = np.iinfo(dtype)
-            if first < info.min or second - 1 > info.max:
-                why = f"it draws values outside {param.dtype}'s range [{info.min}, {info.max}]"
+        info = np.iinfo(dtype) if dtype.kind == "i" else np.finfo(dtype)
+        # integers: the values drawn; floats: the numbers themselves (a normal's values
+        # past the dtype's range are its infinities, as a cast makes them)
+        low, high = (first, second - 1) if dtype.kind == "i" else (-abs(first), abs(second))
+        if why is None and (low < int(info.min) or high > int(info.max)):
+            why = f"it draws values outside {param.dtype}'s range [{info.min}, {info.max}]"
         if why is not None:
             raise InputError(f"cannot draw '{param.name}' from {self.describe()}: {why}")
-        return np.asarray(distribution.sample(rng, first, second, shape)).astype(dtype)
+        with np.errstate(over="ignore"):
+            return np.asarray(distribution.sample(rng, first, second, shape)).astype(dtype)
 
 
 @dataclass(frozen=True)

@@ -67,10 +67,12 @@ def test_draws_follow_their_distribution():
     [
         ("k ~ integers(N, 4)", r"cannot draw 'k' from integers\(N, 4\): the low end \(4\) is not below the high end \(4\)"),
         ("k ~ integers(0, 3000000000)", r"it draws values outside i32's range"),
+        ("x ~ normal(0, 1e30)", r"it draws values outside f16's range \[-65504.0, 65504.0\]"),
     ],
 )
 def test_a_draw_that_defines_no_values_at_these_sizes(line, message):
-    program = fusec.compile(f"# draw: {line}\nfn main(k: i32[N]) -> i32[N] {{ return k }}\n", target="numpy")
+    source = f"# draw: {line}\nfn main(k: i32[N], x: f16[N]) -> i32[N] {{ return k }}\n"
+    program = fusec.compile(source, target="numpy")
     with pytest.raises(fusec.InputError, match=message):
         program.draw_inputs("main", dims={"N": 4})
 
