@@ -28,6 +28,7 @@ from compiler.frontend.diagnostics import SourceError
 from compiler.memory_check import check_memory, estimate
 from compiler.stages import MATMUL_STRATEGIES, STAGES
 from compiler.version import VERSION
+from dialects.sizes import Size
 from runtime import registry
 from runtime.errors import FusecError, InputError
 from runtime.inputs import Param, drawn_shapes, input_sizes
@@ -191,8 +192,8 @@ def check_dims(option: str, dims: dict[str, int], params: Sequence[Param], entry
 
 
 def bound_by(params: Sequence[Param], given: Mapping) -> list[str]:
-    """The size names that the given inputs fix."""
-    return [d for p in params if p.name in given for d in p.shape if isinstance(d, str)]
+    """The size names that the given inputs fix (those of a derived size too)."""
+    return [n for p in params if p.name in given for d in p.shape if isinstance(d, str) for n in Size.of(d).names]
 
 
 def note_drawn(params: Sequence[Param], given, arrays, seed: int) -> None:
