@@ -49,8 +49,10 @@ class Program:
     measures.
 
     `input_defaults` is what the program's `# dims:` and `# draw:` lines say
-    (`compiler/directives.py`): the sizes the cost model plans for (a size they leave
-    unbound is judged at 256 and at 4096), and how `draw_inputs` draws arguments.
+    (`compiler/directives.py`): how `draw_inputs` draws arguments. `plan_dims` are the
+    sizes the cost model plans for: none by default, so that a size is judged at 256
+    and at 4096, as a program compiled once runs at any size; `fusec` sets those of
+    the run it draws (`plan_for_inputs`).
 
     `target` is the name of the target it runs on (`auto` resolved, `runtime/registry.py`);
     `backend` is that `runtime.target.Target`. Every target compiles anywhere (`--emit`
@@ -80,6 +82,7 @@ class Program:
         self.calibrate = calibrate and self.backend.runs_kernels and enabled_here()
         self.graph = graph
         self.input_defaults = input_defaults
+        self.plan_dims: dict[str, int] = {}
         self._functions = {
             op.sym_name.data: op for op in self.graph.body.block.ops if isinstance(op, func.FuncOp)
         }
@@ -103,6 +106,7 @@ class Program:
                 calibrate=self.calibrate,
                 input_defaults=self.input_defaults,
             )
+            self._unfused.plan_dims = self.plan_dims
         return self._unfused
 
     @functools.cached_property
@@ -161,10 +165,14 @@ class Program:
         arrays, `dims` and the program's `# dims:` line bind, as its `# draw:` lines say."""
         return draw_inputs(self.params(name), given or {}, dims or {}, seed, name, self.input_defaults)
 
+    def plan_for_inputs(self, dims: dict[str, int] | None = None) -> None:
+        """Plans the compilations to come for the sizes of drawn inputs: `dims` over
+        the program's `# dims:` line, as `fusec` runs it."""
+        self.plan_dims = {**self.input_defaults.dims, **(dims or {})}
+
     def compilation(self, entry: str | None = None, dims: dict[str, int] | None = None) -> Compilation:
         """The compilation of function `entry`, planned for the sizes `dims` gives, else
-        the ones of `input_defaults` (the `# dims:` line, `--dims` over it); a
-        function runs the one planned for `input_defaults`."""
+        for `plan_dims`, the ones a call of the function runs."""
         entry = entry or self.default_entry()
         self._function(entry)
         calibration = self.calibration
@@ -172,7 +180,7 @@ class Program:
             entry=entry,
             fuse=self.fuse,
             target=self.backend,
-            dims=tuple(sorted({**self.input_defaults.dims, **(dims or {})}.items())),
+            dims=tuple(sorted((self.plan_dims if dims is None else dims).items())),
             matmul=self.matmul,
             disabled_rules=self.disabled_rules,
             calibration=tuple(sorted(calibration.calibration.factors.items())) if calibration else (),

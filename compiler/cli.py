@@ -15,7 +15,6 @@ import time
 import zipfile
 import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -223,9 +222,7 @@ def run(args: argparse.Namespace) -> int:
     params = program.params(entry)
     check_dims("--dims", args.dims, params, entry)
     check_dims("--chunks", args.chunks, params, entry)
-    # --dims over the program's `# dims:` line: the sizes it is planned for and drawn at
-    defaults = program.input_defaults
-    program.input_defaults = replace(defaults, dims={**defaults.dims, **args.dims})
+    program.plan_for_inputs(args.dims)
     compilation = program.compilation(entry)
     if args.print_ir_after_all:
         compilation.after_pass = lambda name, module: print(

@@ -7,8 +7,8 @@
 
 They are comments to the language (the program means the same without them) and
 settings to a run that draws its inputs: the sizes a size name takes where no input
-and no `--dims` binds it, and the distribution of a parameter drawn at random. The
-cost model plans for the `# dims:` sizes too (`compiler.api.Program`). A line that
+and no `--dims` binds it, and the distribution of a parameter drawn at random. `fusec`
+plans for the sizes it draws at (`compiler.api.Program.plan_for_inputs`). A line that
 starts with `# dims:` or `# draw:` is read as one; a mistake in it is an error of the
 program, at its line.
 """

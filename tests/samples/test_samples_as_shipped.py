@@ -29,6 +29,7 @@ PROCESS_BYTES = 400 * 2**20
 def shipped(request):
     case = SAMPLES[request.param]
     program = fusec.compile(case.path, target="cpu")
+    program.plan_for_inputs()
     assert program.input_defaults.dims, f"{request.param}: no `# dims:` line"
     arrays = program.draw_inputs("main")
     return request.param, case, program, arrays, evaluate(program.graph, "main", arrays)
