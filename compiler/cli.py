@@ -77,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--inputs", metavar="FILE.npz", help="arguments by parameter name (np.savez, or a "
                    "Zarr group STORE.zarr); missing ones are drawn at random")
     p.add_argument("--dims", type=_dims, default={}, metavar="N=1024,D=768",
-                   help="sizes for symbolic dims no input fixes (default 256 each)")
+                   help="sizes for symbolic dims no input fixes (default: the program's `# dims:` line, else 256)")
     p.add_argument("--seed", type=int, default=0, help="seed for drawn inputs")
     p.add_argument("--output", metavar="FILE.npz", help="save the results as out0, out1, ... "
                    "(in a Zarr group if it ends in .zarr)")
