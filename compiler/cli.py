@@ -251,7 +251,8 @@ def run(args: argparse.Namespace) -> int:
     sizes = input_sizes(params, given, args.dims, entry, program.input_defaults)
     drawn_shapes(params, given, sizes)  # a derived size that is not whole: refused as the draw would
     reference = args.check or args.bench
-    check_memory(estimate(program, entry, reference, unfused=args.bench), sizes, fixed=bound_by(params, given))
+    drawn = [p.name for p in params if p.name not in given]
+    check_memory(estimate(program, entry, reference, args.bench, drawn), sizes, fixed=bound_by(params, given))
     arrays = program.draw_inputs(entry, given, args.dims, args.seed)
     note_drawn(params, given, arrays, args.seed)
     if args.no_graphs and program.backend.replays_graphs:

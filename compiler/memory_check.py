@@ -1,7 +1,7 @@
 """`fusec`'s up-front memory check: before it draws a run's inputs, the bytes the run
 will hold at its peak, against this machine's memory (docs/reference.md, "Drawn inputs").
 
-A run holds its inputs; the buffers its plan allocates at their peak, results included
+A run holds its inputs (drawing one takes a 64-bit array of its size first); the buffers its plan allocates at their peak, results included
 (`plan-memory`'s, an im2col buffer of the CPU's library strategy among them:
 `runtime.host_plan.peak_buffer_bytes`; on a GPU they are in the GPU's memory, not
 counted here); under `--check`, `--bench` or `--target numpy`, the values the NumPy
@@ -43,10 +43,15 @@ class RunMemory:
         return ", ".join(f"{what} {format_bytes(n)}" for what, n in self.parts if n)
 
 
-def estimate(program, entry: str, reference: bool, unfused: bool) -> Callable[[dict[str, int]], RunMemory]:
+def estimate(
+    program, entry: str, reference: bool, unfused: bool, drawn: Sequence[str] = ()
+) -> Callable[[dict[str, int]], RunMemory]:
     """The bytes of a run of `entry` as a function of its sizes, the program compiled
-    once (`reference`: the NumPy reference runs too; `unfused`: the unfused plan too)."""
+    once (`reference`: the NumPy reference runs too; `unfused`: the unfused plan too;
+    `drawn`: the parameters drawn at random, each through a 64-bit array the size of it
+    that NumPy's generator returns)."""
     params = program.params(entry)
+    randoms = [p for p in params if p.name in drawn]
     holders = [_plan_bytes(program, entry, "the plan's buffers")]
     if unfused:
         holders.append(_plan_bytes(program.unfused(), entry, "the unfused plan's buffers"))
@@ -55,7 +60,9 @@ def estimate(program, entry: str, reference: bool, unfused: bool) -> Callable[[d
 
     def bytes_at(sizes: dict[str, int]) -> RunMemory:
         inputs = sum(_param_bytes(p, sizes) for p in params)
-        return RunMemory((("inputs", inputs), *((what, holder(sizes)) for what, holder in holders)))
+        drawing = max((_param_bytes(p, sizes) // NUMPY_DTYPES[p.dtype].itemsize * 8 for p in randoms), default=0)
+        parts = (("inputs", inputs), ("drawing them", drawing), *((what, holder(sizes)) for what, holder in holders))
+        return RunMemory(parts)
 
     return bytes_at
 

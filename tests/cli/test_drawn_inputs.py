@@ -136,7 +136,7 @@ from runtime.reference.interpreter import evaluate
 path, sizes, check = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3] == "1"
 program = fusec.compile(path, target="cpu")
 program.run("main", program.draw_inputs("main", dims={n: max(1, v // 2) for n, v in sizes.items()}))
-bytes_at = estimate(program, "main", reference=check, unfused=False)
+bytes_at = estimate(program, "main", reference=check, unfused=False, drawn=[p.name for p in program.params("main")])
 with open("/proc/self/clear_refs", "w") as clear:
     clear.write("5")
 base = rss_bytes()

@@ -55,5 +55,5 @@ def test_it_fits_the_memory_of_a_small_machine(shipped):
     name, _, program, _, _ = shipped
     params = program.params("main")
     sizes = input_sizes(params, {}, {}, "main", program.input_defaults)
-    need = estimate(program, "main", reference=True, unfused=True)(sizes)
+    need = estimate(program, "main", reference=True, unfused=True, drawn=[p.name for p in params])(sizes)
     assert need.total + PROCESS_BYTES < 2 * 10**9, f"{name}: {need.describe()}"
