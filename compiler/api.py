@@ -11,13 +11,13 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
+from compiler.directives import params_of, read_directives
 from compiler.source import read_source, source_to_module
 from compiler.stages import MATMUL_STRATEGIES, STAGES, Compilation, Options
 from compiler.worker import shared_worker
-from dialects.tensor_types import dtype_of, shape_of
 from runtime import registry
 from runtime.errors import InputError
-from runtime.inputs import Param, bind_sizes, check_names
+from runtime.inputs import NO_DEFAULTS, InputDefaults, Param, bind_sizes, check_names, draw_inputs
 from runtime.target import Executable
 
 
@@ -48,6 +48,12 @@ class Program:
     cost model's (`compiler/calibrate.py`), and lets `autotune` keep the times it
     measures.
 
+    `input_defaults` is what the program's `# dims:` and `# draw:` lines say
+    (`compiler/directives.py`): how `draw_inputs` draws arguments. `plan_dims` are the
+    sizes the cost model plans for: none by default, so that a size is judged at 256
+    and at 4096, as a program compiled once runs at any size; `fusec` sets those of
+    the run it draws (`plan_for_inputs`).
+
     `target` is the name of the target it runs on (`auto` resolved, `runtime/registry.py`);
     `backend` is that `runtime.target.Target`. Every target compiles anywhere (`--emit`
     works without a GPU); running needs the target to be usable here (`executable`)."""
@@ -61,6 +67,7 @@ class Program:
         matmul: str = "auto",
         disable_rules: str | Sequence[str] = (),
         calibrate: bool = True,
+        input_defaults: InputDefaults = NO_DEFAULTS,
     ):
         from compiler.calibrate import enabled_here
 
@@ -74,6 +81,8 @@ class Program:
         self.disabled_rules = rule_names(disable_rules)
         self.calibrate = calibrate and self.backend.runs_kernels and enabled_here()
         self.graph = graph
+        self.input_defaults = input_defaults
+        self.plan_dims: dict[str, int] = {}
         self._functions = {
             op.sym_name.data: op for op in self.graph.body.block.ops if isinstance(op, func.FuncOp)
         }
@@ -82,10 +91,23 @@ class Program:
         #: (executable, its bound call or None) of each function and argument shapes
         #: and dtypes already checked against its parameters: later calls go straight there
         self._checked: dict[tuple, tuple] = {}
+        self._unfused: Program | None = None
 
     def unfused(self) -> Program:
-        """The same program compiled one kernel per operation: the baseline of comparisons."""
-        return Program(self.graph, self.path, self.target, fuse=False, matmul=self.matmul, calibrate=self.calibrate)
+        """The same program compiled one kernel per operation: the baseline of comparisons
+        (made once: the memory check and `--bench` compile it alike)."""
+        if self._unfused is None:
+            self._unfused = Program(
+                self.graph,
+                self.path,
+                self.target,
+                fuse=False,
+                matmul=self.matmul,
+                calibrate=self.calibrate,
+                input_defaults=self.input_defaults,
+            )
+            self._unfused.plan_dims = self.plan_dims
+        return self._unfused
 
     @functools.cached_property
     def calibration(self):
@@ -136,13 +158,24 @@ class Program:
         return [(p.name, p.dtype, p.shape) for p in self.params(name)]
 
     def params(self, name: str) -> list[Param]:
-        function = self._function(name)
-        return [
-            Param(arg.name_hint or f"arg{i}", dtype_of(arg.type), shape_of(arg.type))
-            for i, arg in enumerate(function.body.block.args)
-        ]
+        return params_of(self._function(name))
+
+    def draw_inputs(
+        self, name: str, given: dict | None = None, dims: dict[str, int] | None = None, seed: int = 0
+    ) -> list[np.ndarray]:
+        """Arguments for function NAME as `fusec` draws them: the `given` arrays by
+        parameter name, the others drawn at random (seeded) at the sizes the given
+        arrays, `dims` and the program's `# dims:` line bind, as its `# draw:` lines say."""
+        return draw_inputs(self.params(name), given or {}, dims or {}, seed, name, self.input_defaults)
+
+    def plan_for_inputs(self, dims: dict[str, int] | None = None) -> None:
+        """Plans the compilations to come for the sizes of drawn inputs: `dims` over
+        the program's `# dims:` line, as `fusec` runs it."""
+        self.plan_dims = {**self.input_defaults.dims, **(dims or {})}
 
     def compilation(self, entry: str | None = None, dims: dict[str, int] | None = None) -> Compilation:
+        """The compilation of function `entry`, planned for the sizes `dims` gives, else
+        for `plan_dims`, the ones a call of the function runs."""
         entry = entry or self.default_entry()
         self._function(entry)
         calibration = self.calibration
@@ -150,7 +183,7 @@ class Program:
             entry=entry,
             fuse=self.fuse,
             target=self.backend,
-            dims=tuple(sorted((dims or {}).items())),
+            dims=tuple(sorted((self.plan_dims if dims is None else dims).items())),
             matmul=self.matmul,
             disabled_rules=self.disabled_rules,
             calibration=tuple(sorted(calibration.calibration.factors.items())) if calibration else (),
@@ -287,12 +320,14 @@ def compile(
     if isolate:
         return shared_worker().compile(source_or_path, target, fuse, matmul, disable_rules, calibrate)
     text, path = read_source(source_or_path)
+    module = source_to_module(text, path)
     return Program(
-        source_to_module(text, path),
+        module,
         path,
         target=target,
         fuse=fuse,
         matmul=matmul,
         disable_rules=disable_rules,
         calibrate=calibrate,
+        input_defaults=read_directives(text, path, module),
     )

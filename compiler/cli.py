@@ -16,7 +16,7 @@ import sys
 import time
 import zipfile
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -24,13 +24,15 @@ import numpy as np
 from compiler import cli_dask
 from compiler.api import TargetError
 from compiler.api import compile as compile_program
+from compiler.directives import parse_sizes
 from compiler.frontend.diagnostics import SourceError
+from compiler.memory_check import check_memory, estimate
 from compiler.stages import MATMUL_STRATEGIES, STAGES
 from compiler.version import VERSION
-from dialects.sizes import MAX_SIZE
+from dialects.sizes import Size
 from runtime import registry
 from runtime.errors import FusecError, InputError
-from runtime.inputs import Param, draw_inputs
+from runtime.inputs import Param, drawn_shapes, input_sizes
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_MISMATCH = 0, 1, 2, 3
 
@@ -55,27 +57,19 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(EXIT_USAGE)
 
 
-_SIZE = re.compile(r"[0-9]+")
-
-
 def _dims(text: str) -> dict[str, int]:
-    dims: dict[str, int] = {}
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        name, sep, value = (part.strip() for part in item.partition("="))
-        if not sep or not name.isidentifier() or not _SIZE.fullmatch(value):
-            raise argparse.ArgumentTypeError(f"expected NAME=SIZE pairs like N=1024,D=768, got {item!r}")
-        # length first: int() refuses more than 4300 digits
-        if len(value) > len(str(MAX_SIZE)) or int(value) > MAX_SIZE:
-            raise argparse.ArgumentTypeError(f"size {name} is too large (at most {MAX_SIZE})")
-        if name in dims:
-            raise argparse.ArgumentTypeError(f"size {name} is given twice ({name}={dims[name]} and {name}={value})")
-        dims[name] = int(value)
-    return dims
+    try:
+        return parse_sizes(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+_WHOLE_NUMBER = re.compile(r"[0-9]+")
 
 
 def _seed(text: str) -> int:
     """A seed of NumPy's generator: a whole number, 0 or more, of any size."""
-    if not _SIZE.fullmatch(text.strip()) or len(text.strip()) > 4300:  # int() refuses more digits
+    if not _WHOLE_NUMBER.fullmatch(text.strip()) or len(text.strip()) > 4300:  # int() refuses more digits
         raise argparse.ArgumentTypeError(f"expected a whole number, 0 or more, got {text!r}")
     return int(text)
 
@@ -101,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--inputs", metavar="FILE.npz", help="arguments by parameter name (np.savez, or a "
                    "Zarr group STORE.zarr); missing ones are drawn at random")
     p.add_argument("--dims", type=_dims, default={}, metavar="N=1024,D=768",
-                   help="sizes for symbolic dims no input fixes (default 256 each)")
+                   help="sizes for symbolic dims no input fixes (default: the program's `# dims:` line, else 256)")
     p.add_argument("--seed", type=_seed, default=0, help="seed for drawn inputs")
     p.add_argument("--output", metavar="FILE.npz", help="save the results as out0, out1, ... "
                    "(in a Zarr group if it ends in .zarr)")
@@ -226,6 +220,11 @@ def check_dims(option: str, dims: dict[str, int], params: Sequence[Param], entry
         raise UsageError(f"{option} sets {', '.join(unknown)}, but {entry} has no size of that name ({sizes})")
 
 
+def bound_by(params: Sequence[Param], given: Mapping) -> list[str]:
+    """The size names that the given inputs fix (those of a derived size too)."""
+    return [n for p in params if p.name in given for d in p.shape if isinstance(d, str) for n in Size.of(d).names]
+
+
 def note_drawn(params: Sequence[Param], given, arrays, seed: int) -> None:
     """Says on standard error which parameters got random data, so that a forgotten or
     misnamed input does not pass unnoticed."""
@@ -253,7 +252,8 @@ def run(args: argparse.Namespace) -> int:
     params = program.params(entry)
     check_dims("--dims", args.dims, params, entry)
     check_dims("--chunks", args.chunks, params, entry)
-    compilation = program.compilation(entry, args.dims)
+    program.plan_for_inputs(args.dims)
+    compilation = program.compilation(entry)
     if args.print_ir_after_all:
         compilation.after_pass = lambda name, module: print(
             f"// -----// IR Dump After {name} //----- //\n{module}\n", file=sys.stderr
@@ -275,10 +275,15 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
 
     if args.dask:
-        arrays = cli_dask.arguments(params, given, args.dims, args.seed, entry)
+        arrays = cli_dask.arguments(params, given, args.dims, args.seed, entry, program.input_defaults)
         note_drawn(params, given, arrays, args.seed)
         return run_dask(args, program, compilation, entry, arrays, report)
-    arrays = draw_inputs(params, given, args.dims, args.seed, entry)
+    sizes = input_sizes(params, given, args.dims, entry, program.input_defaults)
+    drawn_shapes(params, given, sizes)  # a derived size that is not whole: refused as the draw would
+    reference = args.check or args.bench
+    drawn = [p.name for p in params if p.name not in given]
+    check_memory(estimate(program, entry, reference, args.bench, drawn), sizes, fixed=bound_by(params, given))
+    arrays = program.draw_inputs(entry, given, args.dims, args.seed)
     note_drawn(params, given, arrays, args.seed)
     if args.no_graphs and program.backend.replays_graphs:
         program.executable(entry).graphs = False

@@ -25,7 +25,7 @@ import numpy as np
 
 from compiler.chunked import DaskProgram, dask_array, reduction_size
 from runtime.errors import ExecutionError, FusecError, InputError
-from runtime.inputs import Param, bind_sizes, draw_inputs
+from runtime.inputs import InputDefaults, Param, bind_sizes, draw_inputs
 
 _LOCAL = re.compile(r"local:([0-9]{1,4})")
 _ADDRESS = re.compile(r"(?:(?:tcp|tls|ws|wss)://)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):([0-9]{1,5})")
@@ -115,12 +115,14 @@ def read_results(path: str, count: int) -> list[np.ndarray]:
 # -- the run ----------------------------------------------------------------------------
 
 
-def arguments(params: Sequence[Param], given: Mapping, dims: Mapping[str, int], seed: int, entry: str) -> list:
+def arguments(
+    params: Sequence[Param], given: Mapping, dims: Mapping[str, int], seed: int, entry: str, defaults: InputDefaults
+) -> list:
     """The call's arguments as `draw_inputs` makes them, with the drawn ones the same as
     in a plain run, but the given Zarr arrays left unread: `draw_inputs` sees
     zero-byte stand-ins of their dtype and shape."""
     stand_ins = {name: np.broadcast_to(np.zeros((), a.dtype), a.shape) for name, a in given.items()}
-    drawn = draw_inputs(params, stand_ins, dims, seed, entry)
+    drawn = draw_inputs(params, stand_ins, dims, seed, entry, defaults)
     return [given.get(p.name, a) for p, a in zip(params, drawn)]
 
 

@@ -9,6 +9,7 @@ symbolic sizes from a call's argument shapes and checks them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -238,6 +239,23 @@ def result_shapes(plan: HostPlan, sizes: dict[str, int], out: Sequence | None, e
     if out is not None and len(out) != len(plan.result_params):
         raise ExecutionError(f"@{entry} has {len(plan.result_params)} results, out= has {len(out)}")
     return [(k, p, tuple(evaluate_dim(d, sizes) for d in p.dims)) for k, p in enumerate(plan.result_params)]
+
+
+def peak_buffer_bytes(plan: HostPlan, sizes: dict[str, int]) -> int:
+    """The most bytes a call under `sizes` holds in buffers the call allocates: its
+    results, and the buffers `plan-memory` allocates and frees (views and permutes hold
+    none of their own)."""
+    live = sum(math.prod(evaluate_dim(d, sizes) for d in p.dims) * p.storage.itemsize for p in plan.result_params)
+    peak, held = live, {}
+    for step in plan.steps:
+        if step[0] == "alloc":
+            _, slot, dims, dtype = step
+            held[slot] = math.prod(evaluate_dim(d, sizes) for d in dims) * dtype.itemsize
+            live += held[slot]
+            peak = max(peak, live)
+        elif step[0] == "free":
+            live -= held.pop(step[1], 0)
+    return peak
 
 
 def host_function(functions: dict[str, HostPlan], entry: str) -> HostPlan:

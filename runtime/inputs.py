@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from dialects.sizes import MAX_SIZE, Size, SizeError, is_derived, solve
+from dialects.sizes import MAX_SIZE, Size, SizeError, evaluate_dim, is_derived, solve
 from dialects.tensor_types import NUMPY_DTYPES, Shape, format_shape
 from runtime.errors import InputError
 
+#: the size of a symbolic dim that no input, `--dims` or `# dims:` line binds
 DEFAULT_DIM = 256
 
 
@@ -84,18 +85,100 @@ def concrete_shape(shape: Shape, sizes: Mapping[str, int]) -> tuple[int, ...]:
     return tuple(d if isinstance(d, int) else sizes[d] for d in shape)
 
 
-def draw_inputs(
+@dataclass(frozen=True)
+class Distribution:
+    """A distribution a program's `# draw:` line may give an input (docs/reference.md,
+    "Drawn inputs"): its two numbers, the dtype kinds it draws and how."""
+
+    name: str
+    #: the NumPy dtype kinds it draws: "f" floats, "i" integers
+    kinds: str
+    first: str
+    second: str
+    sample: Callable[[np.random.Generator, float, float, tuple[int, ...]], np.ndarray]
+    #: why two numbers do not define it, or None where they do
+    refuses: Callable[[float, float], str | None]
+
+
+def _ordered(low: float, high: float) -> str | None:
+    if not low < high:
+        return f"the low end ({low}) is not below the high end ({high})"
+    return None if math.isfinite(high - low) else "the range is wider than a float64 can hold"
+
+
+#: every distribution a `# draw:` line may name, by name
+DISTRIBUTIONS = {
+    d.name: d
+    for d in (
+        Distribution(
+            "normal", "f", "mean", "standard deviation",
+            lambda rng, mean, std, shape: rng.normal(mean, std, shape),
+            lambda mean, std: None if std >= 0 else f"the standard deviation ({std}) is negative",
+        ),
+        Distribution("uniform", "f", "low", "high", lambda rng, low, high, shape: rng.uniform(low, high, shape), _ordered),
+        Distribution(
+            "integers", "i", "low", "high (excluded)",
+            lambda rng, low, high, shape: rng.integers(int(low), int(high), shape), _ordered,
+        ),
+    )
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Draw:
+    """How one input is drawn: a distribution of `DISTRIBUTIONS` and its two numbers,
+    each a number or a size name (`integers(0, V)`: ids within a table of V rows)."""
+
+    distribution: str
+    first: int | float | str
+    second: int | float | str
+
+    def describe(self) -> str:
+        return f"{self.distribution}({self.first}, {self.second})"
+
+    def sample(self, rng: np.random.Generator, param: Param, shape: tuple[int, ...], sizes: Mapping[str, int]) -> np.ndarray:
+        """An array of `param`'s dtype and `shape`; `InputError` where this draw does not
+        define one (`integers(0, V)` with V = 0, a range past the dtype's)."""
+        distribution = DISTRIBUTIONS[self.distribution]
+        first, second = (sizes[n] if isinstance(n, str) else n for n in (self.first, self.second))
+        why = distribution.refuses(first, second)
+        dtype = NUMPY_DTYPES[param.dtype]
+        info = np.iinfo(dtype) if dtype.kind == "i" else np.finfo(dtype)
+        # integers: the values drawn; floats: the numbers themselves (a normal's values
+        # past the dtype's range are its infinities, as a cast makes them)
+        low, high = (first, second - 1) if dtype.kind == "i" else (-abs(first), abs(second))
+        if why is None and (low < int(info.min) or high > int(info.max)):
+            why = f"it draws values outside {param.dtype}'s range [{info.min}, {info.max}]"
+        if why is not None:
+            raise InputError(f"cannot draw '{param.name}' from {self.describe()}: {why}")
+        with np.errstate(over="ignore"):
+            return np.asarray(distribution.sample(rng, first, second, shape)).astype(dtype)
+
+
+@dataclass(frozen=True)
+class InputDefaults:
+    """What a program says of the inputs drawn for it (its `# dims:` and `# draw:`
+    lines, docs/reference.md, "Drawn inputs"): sizes by name, draws by parameter name."""
+
+    dims: Mapping[str, int] = field(default_factory=dict)
+    draws: Mapping[str, Draw] = field(default_factory=dict)
+
+
+#: a program without `# dims:` or `# draw:` lines
+NO_DEFAULTS = InputDefaults()
+
+
+def input_sizes(
     params: Sequence[Param],
     given: Mapping[str, np.ndarray],
     dims: Mapping[str, int],
-    seed: int,
     function: str,
-) -> list[np.ndarray]:
-    """The arguments of a call: the given arrays by name, the others drawn at random.
-
-    Sizes come first from the given arrays, then from `dims`, then DEFAULT_DIM; a derived
-    size (`D/2`) is what its names make it, and a given array's binds its one unknown name.
-    """
+    defaults: InputDefaults = NO_DEFAULTS,
+) -> dict[str, int]:
+    """Every size name of the parameters bound: first by the given arrays, then by
+    `dims` (`--dims`), then by the program's `# dims:` line, then DEFAULT_DIM; a
+    derived size (`D/2`) is what its names make it, and a given array's binds its one
+    unknown name."""
     check_names([p.name for p in params], given, function)
     provided = [p for p in params if p.name in given]
     sizes = bind_sizes(provided, [np.asarray(given[p.name]) for p in provided], function)
@@ -106,29 +189,48 @@ def draw_inputs(
         if name in sizes and sizes[name] != value:
             raise InputError(f"--dims sets {name}={value}, but the inputs fix {name}={sizes[name]}")
         sizes.setdefault(name, value)
-    shapes = {
-        param.name: tuple(_drawn_size(d, sizes) for d in param.shape) for param in params if param.name not in given
-    }
+    names = dict.fromkeys(n for p in params for d in p.shape if isinstance(d, str) for n in Size.of(d).names)
+    for name in names:
+        sizes.setdefault(name, defaults.dims.get(name, DEFAULT_DIM))
+    return sizes
+
+
+def drawn_shapes(params: Sequence[Param], given: Mapping[str, np.ndarray], sizes: dict[str, int]) -> dict[str, tuple[int, ...]]:
+    """The shape of each parameter not given, under `sizes` (`input_sizes`)."""
+    return {param.name: tuple(_drawn_size(d, sizes) for d in param.shape) for param in params if param.name not in given}
+
+
+def draw_inputs(
+    params: Sequence[Param],
+    given: Mapping[str, np.ndarray],
+    dims: Mapping[str, int],
+    seed: int,
+    function: str,
+    defaults: InputDefaults = NO_DEFAULTS,
+) -> list[np.ndarray]:
+    """The arguments of a call: the given arrays by name, the others drawn at random
+    (standard normal floats, integers in [-8, 8), or as the program's `# draw:` line
+    says) at the sizes `input_sizes` binds."""
+    sizes = input_sizes(params, given, dims, function, defaults)
+    shapes = drawn_shapes(params, given, sizes)
     check_allocation([p for p in params if p.name in shapes], shapes)
     rng = np.random.default_rng(seed)
-    return [
-        np.asarray(given[p.name]) if p.name in given else random_array(rng, p.dtype, shapes[p.name])
-        for p in params
-    ]
+    arrays = []
+    for p in params:
+        if p.name in given:
+            arrays.append(np.asarray(given[p.name]))
+        elif p.name in defaults.draws:
+            arrays.append(defaults.draws[p.name].sample(rng, p, shapes[p.name], sizes))
+        else:
+            arrays.append(random_array(rng, p.dtype, shapes[p.name]))
+    return arrays
 
 
 def _drawn_size(dim: int | str, sizes: dict[str, int]) -> int:
-    """A dim of an input drawn at random: a name unbound so far takes DEFAULT_DIM, a
-    derived size (`D/2`) follows from its names."""
-    if isinstance(dim, int):
-        return dim
-    if not is_derived(dim):
-        return sizes.setdefault(dim, DEFAULT_DIM)
-    size = Size.of(dim)
-    for name in size.names:
-        sizes.setdefault(name, DEFAULT_DIM)
+    """A dim of an input drawn at random: a bound name's size, or a derived size
+    (`D/2`), which must be whole."""
     try:
-        return size.evaluate(sizes)
+        return evaluate_dim(dim, sizes)
     except SizeError as error:
         raise InputError(f"cannot draw an input with size {dim}: {error}; give other --dims") from None
 

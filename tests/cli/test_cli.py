@@ -53,7 +53,7 @@ def test_missing_inputs_are_drawn_with_the_seed(tmp_path):
             for i, seed in enumerate((7, 7, 8))]
     assert all(r.returncode == 0 for r in runs)
     a, b, c = (np.load(tmp_path / f"{i}.npz")["out0"] for i in range(3))
-    assert a.shape == (256, 256)  # the default size of an unbound dim
+    assert a.shape == (2048, 1024)  # the sizes of the sample's `# dims:` line
     np.testing.assert_array_equal(a, b)
     assert not np.array_equal(a, c)
 
@@ -270,7 +270,7 @@ def test_output_onto_a_folder_is_refused(tmp_path):
 
 def test_inputs_too_large_to_allocate_say_how_much_was_asked():
     result = fusec(SOFTMAX, "--target", "numpy", "--dims", "B=100000000,N=100000000")
-    assert_clean_error(result, 1, "need 40,000,000,000,000,000 bytes (35.5 PiB)", "'x' f32[100000000, 100000000]")
+    assert_clean_error(result, 1, "inputs 40,000,000,000,000,000 bytes (35.5 PiB)", "give smaller sizes, such as --dims B=")
 
 
 def test_sizes_a_64_bit_count_cannot_hold(tmp_path):

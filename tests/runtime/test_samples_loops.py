@@ -21,6 +21,7 @@ from tests.samples.reference import SAMPLES
 def test_sample_on_cpu_loops(name, kernel_cache):
     case = SAMPLES[name]
     program = compile_program(str(case.path), target="numpy")
+    program.plan_for_inputs()  # the plan of the sample's `# dims:` sizes, whose kernels it counts
     module = parse(program.ir("fused"))
     if case.kernels is not None:  # fusion groups: a library group runs as calls and kernels
         assert sum(isinstance(op, graph.FusionGroupOp) for op in module.walk()) == case.kernels

@@ -16,6 +16,7 @@ from tests.samples.reference import SAMPLES
 def sample(request):
     case = SAMPLES[request.param]
     program = fusec.compile(case.path, target="cpu")
+    program.plan_for_inputs()  # as `fusec samples/X.tdsl` plans it: for its `# dims:` sizes
     return case, program, program.compilation("main")
 
 

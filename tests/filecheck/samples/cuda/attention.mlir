@@ -1,5 +1,7 @@
-// RUN: fusec %samples/attention.tdsl --target cuda --emit tiled | filecheck %s
-// RUN: env NUMBA_ENABLE_CUDASIM=0 fusec %samples/attention.tdsl --target cuda --emit kernel | filecheck %s --check-prefix=KERNEL
+// RUN: fusec %samples/attention.tdsl --target cuda --dims B=16,S=512 --emit tiled | filecheck %s
+// RUN: env NUMBA_ENABLE_CUDASIM=0 fusec %samples/attention.tdsl --target cuda --dims B=16,S=512 --emit kernel | filecheck %s --check-prefix=KERNEL
+// At a GPU's sizes (the sample's `# dims:` line is a small CPU's, at which the GPU's cost
+// model keeps the head split out of the projections' GEMM).
 // Attention on the GPU: Q||V and K as one block per (batch, head); the attention group
 // as a flash kernel: one block per (batch, head, 64 query rows), keys and values
 // streamed through shared memory 32 at a time with an online softmax.
