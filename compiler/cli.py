@@ -64,6 +64,15 @@ def _dims(text: str) -> dict[str, int]:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
+def _chunks(text: str) -> dict[str, int]:
+    """`--chunks`: sizes as `--dims` takes them, none 0 (a size may be 0, a chunk not)."""
+    chunks = _dims(text)
+    for name, size in chunks.items():
+        if size < 1:
+            raise argparse.ArgumentTypeError(f"chunk size {name} must be at least 1, got {size}")
+    return chunks
+
+
 _WHOLE_NUMBER = re.compile(r"[0-9]+")
 
 
@@ -123,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="on cuda: launch kernels one by one instead of replaying a CUDA graph")
     p.add_argument("--dask", type=cli_dask.scheduler, metavar="local:N|ADDRESS",
                    help="run over Dask arrays: on N local worker processes, or on the scheduler at ADDRESS")
-    p.add_argument("--chunks", type=_dims, default={}, metavar="B=64,N=4096",
+    p.add_argument("--chunks", type=_chunks, default={}, metavar="B=64,N=4096",
                    help="with --dask: chunk length per size (sizes not named stay one chunk)")
     p.add_argument("--print-ir-after-all", action="store_true",
                    help="print the IR after every pass to standard error")
