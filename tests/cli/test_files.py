@@ -70,6 +70,15 @@ def test_an_output_that_is_the_inputs_file_is_refused(program, inputs):
     assert inputs.read_bytes() == before
 
 
+def test_an_output_store_that_is_the_input_store_is_refused(program, tmp_path):
+    zarr = pytest.importorskip("zarr")
+    folder = tmp_path / "in.zarr"
+    zarr.open_group(store=str(folder), mode="w").create_array("x", data=np.zeros((2, 3), np.float32))
+    one_line_error(fusec(program, "--target", "numpy", "--inputs", folder, "--output", folder), 1,
+                   f"--output {folder}: is the --inputs file")
+    assert zarr.open_group(store=str(folder), mode="r")["x"].shape == (2, 3)
+
+
 def test_two_outputs_into_one_file_are_refused(program, tmp_path):
     target = tmp_path / "both.npz"
     one_line_error(fusec(program, *RUN, "--output", target, "--report", target), 1,
