@@ -33,8 +33,8 @@ def median_ms(fn: Callable[[], object], runs: int = MAX_RUNS, budget_s: float = 
 
 def bench(program, entry: str, arrays: Sequence[np.ndarray]) -> dict[str, float | int]:
     unfused = program.unfused()
-    fused_ms, runs = median_ms(_runner(program, entry, arrays))
-    unfused_ms, unfused_runs = median_ms(_runner(unfused, entry, arrays))
+    fused_ms, runs = median_ms(device_runner(program, entry, arrays))
+    unfused_ms, unfused_runs = median_ms(device_runner(unfused, entry, arrays))
     numpy_ms, numpy_runs = median_ms(lambda: evaluate(program.graph, entry, arrays))
     return {
         "fused_ms": fused_ms,
@@ -44,7 +44,7 @@ def bench(program, entry: str, arrays: Sequence[np.ndarray]) -> dict[str, float 
     }
 
 
-def _runner(program, entry: str, arrays: Sequence[np.ndarray]) -> Callable[[], object]:
+def device_runner(program, entry: str, arrays: Sequence[np.ndarray]) -> Callable[[], object]:
     """One call of `entry`; on a device with the inputs already there (copies to and
     from the host are not the program's time) and waiting for the kernels."""
     target = program.backend
@@ -90,7 +90,7 @@ def measure_kernels(program, entry: str, arrays: Sequence[np.ndarray]) -> Kernel
     bounds how many calls a round makes, not how many rounds)."""
     target, executable = program.backend, program.executable(entry)
     device = target.to_device(arrays)
-    whole = _runner(program, entry, arrays)
+    whole = device_runner(program, entry, arrays)
     once = 0.0
     for _ in range(target.timing_warmup_calls + 1):
         executable.run(entry, device)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 import time
@@ -21,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from compiler import cli_dask
+from compiler import cli_dask, cli_files
 from compiler.api import TargetError
 from compiler.api import compile as compile_program
 from compiler.directives import parse_sizes
@@ -106,8 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dims", type=_dims, default={}, metavar="N=1024,D=768",
                    help="sizes for symbolic dims no input fixes (default: the program's `# dims:` line, else 256)")
     p.add_argument("--seed", type=_seed, default=0, help="seed for drawn inputs")
-    p.add_argument("--output", metavar="FILE.npz", help="save the results as out0, out1, ... "
-                   "(in a Zarr group if it ends in .zarr)")
+    p.add_argument("--output", metavar="FILE.npz", help="save the results as out0, out1, ... in an "
+                   "np.savez archive; the name ends in .npz, or in .zarr for a Zarr group (never the program "
+                   "or an input)")
     p.add_argument("--target", choices=registry.CHOICES, default=registry.AUTO, help=registry.help_text())
     p.add_argument("--emit", choices=STAGES, help="print the IR after a stage instead of running")
     p.add_argument("--no-fuse", action="store_true", help="one kernel per operation")
@@ -123,9 +123,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="without a program: show the kernel times and factors kept for calibration, per "
                         "device, or reset (clear) them for every device")
     p.add_argument("--check", action="store_true", help="also compare with the NumPy reference (exit 3 if not equal)")
-    p.add_argument("--report", metavar="FILE.json", help="write the fusion report")
+    p.add_argument("--report", metavar="FILE.json", help="write the fusion report (JSON)")
     p.add_argument("--bench", action="store_true", help="time fused against unfused and NumPy (steady state)")
-    p.add_argument("--viz", metavar="FILE.dot", help="draw the fused graph")
+    p.add_argument("--viz", metavar="FILE.dot", help="draw the fused graph: dot text, or rendered by Graphviz "
+                   "for another suffix (.svg, .png), the dot text kept beside it")
     p.add_argument("--autotune", action="store_true",
                    help="on cuda: time each kernel's launch parameters first and keep the best (cached)")
     p.add_argument("--no-graphs", action="store_true",
@@ -156,6 +157,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         conflicting = [f"--{name}" for name in RUN_ONLY if getattr(args, name)]
         if conflicting:
             parser.error(f"--emit prints IR instead of running, so {' and '.join(conflicting)} cannot apply")
+    if args.output and (problem := cli_files.output_format_error(args.output)):
+        parser.error(problem)
     if args.chunks and not args.dask:
         parser.error("--chunks says how a --dask run is split: give --dask too")
     if args.dask:
@@ -185,8 +188,7 @@ def load_inputs(path: str | None, lazy: bool = False) -> dict:
         return {}
     if cli_dask.is_zarr(path):
         return cli_dask.open_inputs(path) if lazy else cli_dask.read_inputs(path)
-    if Path(path).is_dir():
-        raise InputError(f"{path} is a folder: --inputs takes an .npz archive, or a Zarr group named *.zarr")
+    cli_files.check_input_file("--inputs", path)
     try:
         with open(path, "rb") as file:
             magic = file.read(len(_NPY_MAGIC))
@@ -205,19 +207,16 @@ def load_inputs(path: str | None, lazy: bool = False) -> dict:
         raise InputError(f"cannot read inputs from {path}: {error}") from None
 
 
-def check_writable(option: str, path: str | None, store: bool = False) -> None:
-    """Refuses, before any work, a file (or Zarr `store`) that could not be written at the end of a run."""
-    if path is None:
-        return
-    folder = Path(path).parent
-    if store:
-        cli_dask.check_store(path)
-    elif Path(path).is_dir():
-        raise InputError(f"{option} {path}: is a folder, not a file")
-    if not folder.is_dir():
-        raise InputError(f"{option} {path}: no such folder {folder}")
-    if not os.access(folder, os.W_OK):
-        raise InputError(f"{option} {path}: the folder {folder} is not writable")
+def check_files(args: argparse.Namespace) -> None:
+    """Refuses, before any work, the files the run would write (compiler/cli_files.py)
+    that cannot be written or are the program or an input."""
+    from compiler.viz import dot_path
+
+    outputs = [("--output", args.output), ("--report", args.report), ("--viz", args.viz)]
+    if args.viz and dot_path(args.viz) != Path(args.viz):  # the dot text kept beside a drawing
+        outputs.append(("--viz", str(dot_path(args.viz))))
+    read = [("the program", args.program), ("the --inputs file", args.inputs)]
+    cli_files.check_outputs([(o, p) for o, p in outputs if p], [(w, p) for w, p in read if p])
 
 
 def check_dims(option: str, dims: dict[str, int], params: Sequence[Param], entry: str) -> None:
@@ -243,9 +242,7 @@ def note_drawn(params: Sequence[Param], given, arrays, seed: int) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    check_writable("--output", args.output, store=cli_dask.is_zarr(args.output))
-    for option in ("report", "viz"):
-        check_writable(f"--{option}", getattr(args, option))
+    check_files(args)
     given = load_inputs(args.inputs, lazy=bool(args.dask))
     program = compile_program(
         Path(args.program),
@@ -277,10 +274,11 @@ def run(args: argparse.Namespace) -> int:
         if args.viz:
             from compiler.viz import write_viz
 
-            write_viz(args.viz, compilation, report)
+            if problem := write_viz(args.viz, compilation, report):
+                print(f"fusec: warning: {problem}", file=sys.stderr)
     if args.emit:
         if args.report:
-            Path(args.report).write_text(json.dumps(report, indent=2) + "\n")
+            write_report(args.report, report)
         return EXIT_OK
 
     if args.dask:
@@ -328,7 +326,7 @@ def run(args: argparse.Namespace) -> int:
         if verdicts:
             print("\n".join(describe_verdicts(verdicts, program.calibration.device)))
     if args.report:
-        Path(args.report).write_text(json.dumps(report, indent=2) + "\n")
+        write_report(args.report, report)
     save_results(args.output, results)
     print(summary(program, compilation, entry, results, elapsed))
     return status
@@ -339,8 +337,13 @@ def save_results(path: str | None, results) -> None:
         return
     if cli_dask.is_zarr(path):
         cli_dask.write_results(path, results)
-    else:
-        np.savez(path, **{f"out{i}": r for i, r in enumerate(results)})
+        return
+    with cli_files.replacing(path) as temporary, open(temporary, "wb") as file:
+        np.savez(file, **{f"out{i}": r for i, r in enumerate(results)})  # a file: savez adds no suffix
+
+
+def write_report(path: str, report) -> None:
+    cli_files.write_text(path, json.dumps(report, indent=2) + "\n")
 
 
 def run_dask(args: argparse.Namespace, program, compilation, entry: str, arrays, report) -> int:
@@ -359,7 +362,7 @@ def run_dask(args: argparse.Namespace, program, compilation, entry: str, arrays,
         results = cli_dask.read_results(store, len(job.results))
     status = check_against_reference(program, entry, inputs, results) if args.check else EXIT_OK
     if args.report:
-        Path(args.report).write_text(json.dumps(report, indent=2) + "\n")
+        write_report(args.report, report)
     if store is None:
         save_results(args.output, results)
     print(summary(program, compilation, entry, job.results if results is None else results, elapsed, cluster, store))

@@ -9,13 +9,17 @@ ellipses; free ops (constants, ``dim_size``) are not drawn.
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 from xdsl.traits import IsTerminator
 
+from compiler.cli_files import replacing, write_text
 from dialects import graph
 from dialects.group_kinds import GroupKind
 from dialects.tensor_types import dtype_of, format_shape, shape_of
@@ -178,26 +182,36 @@ def _wrap(text: str, width: int = 28) -> str:
     return "\n".join(lines)
 
 
-def write_viz(path: str, compilation, report: Mapping[str, Any]) -> None:
-    """Writes the drawing to `path`: dot text for `.dot`, else rendered by Graphviz's
-    `dot` (`.svg`, `.png`, ...) where it is installed, with the dot text beside it."""
-    import shutil
-    import subprocess
-    from pathlib import Path
-
-    from runtime.inputs import InputError
-
+def dot_path(path: str) -> Path:
+    """Where `--viz path` keeps the dot text: `path` itself for `.dot`, else beside it."""
     target = Path(path)
+    return target if target.suffix == ".dot" else target.with_suffix(".dot")
+
+
+def write_viz(path: str, compilation, report: Mapping[str, Any]) -> str | None:
+    """Writes the drawing to `path`: dot text for `.dot`, else rendered by Graphviz's
+    `dot` (`.svg`, `.png`, ...), with the dot text beside it. A drawing that cannot be
+    rendered (no Graphviz, a format it lacks) stops nothing: the dot text is kept and
+    the reason returned, for the caller to warn with."""
     text = to_dot(compilation.module("fused"), report, compilation.options.entry)
-    if target.suffix == ".dot":
-        target.write_text(text)
-        return
-    dot_file = target.with_suffix(".dot")
-    dot_file.write_text(text)
+    target, dot_file = Path(path), dot_path(path)
+    write_text(dot_file, text)
+    if target == dot_file:
+        return None
     renderer = shutil.which("dot")
     if renderer is None:
-        raise InputError(f"cannot render {target}: Graphviz's `dot` is not installed (the graph is in {dot_file})")
+        return f"--viz {target}: not drawn, Graphviz's `dot` is not installed; the graph is in {dot_file}"
     fmt = target.suffix.lstrip(".") or "svg"
-    result = subprocess.run([renderer, f"-T{fmt}", str(dot_file), "-o", str(target)], capture_output=True, text=True)
-    if result.returncode != 0:
-        raise InputError(f"cannot render {target}: {result.stderr.strip()}")
+    try:
+        with replacing(target) as rendered:
+            result = subprocess.run([renderer, f"-T{fmt}", str(dot_file), "-o", str(rendered)],
+                                    check=False, capture_output=True, text=True)
+            if result.returncode != 0:  # leaves `target` as it was
+                raise _NotDrawn(" ".join(result.stderr.split()) or f"dot exited with status {result.returncode}")
+    except _NotDrawn as error:
+        return f"--viz {target}: not drawn ({error}); the graph is in {dot_file}"
+    return None
+
+
+class _NotDrawn(Exception):
+    """Graphviz could not render the drawing; the message is its own."""

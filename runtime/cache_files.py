@@ -3,8 +3,9 @@
 Everything fusec keeps on disk (kernel sources, Numba's compiled code, the autotuner's
 and the bandwidth's JSON) goes through here, so every cache file is
 
-- in a folder that only this user can write (``private_directory``): another user who
-  could write there could make fusec load their code;
+- in a folder that only this user can write (``private_directory``), inside folders
+  where no other user can rename it (none writable by all without the sticky bit):
+  another user who could write there could make fusec load their code;
 - written whole or not at all (``write_atomic``): a temporary file of a unique name is
   renamed over the target, so concurrent writers and readers never see a part;
 - checked when read (``seal`` / ``unseal``): a file starts with the SHA-256 of its
@@ -99,7 +100,24 @@ def private_directory(path: Path) -> Path:
         )
     if not os.access(path, os.W_OK | os.X_OK):
         raise UnusableDirectory(f"{path} is not writable")
+    _check_parents(path)
     return path
+
+
+def _check_parents(path: Path) -> None:
+    """Raises ``UnusableDirectory`` when a folder above ``path`` (as named, and through
+    its links) lets every user rename its entries: writable by others without the sticky
+    bit (``/tmp`` has it), where another user could move ``path`` aside and put their
+    own folder in its place."""
+    for parent in dict.fromkeys([*path.absolute().parents, *path.resolve().parents]):
+        try:
+            mode = parent.stat().st_mode
+        except OSError as error:
+            raise UnusableDirectory(f"cannot check {parent}: {reason(error)}") from None
+        if mode & stat.S_IWOTH and not mode & stat.S_ISVTX:
+            raise UnusableDirectory(
+                f"every user can write to {parent} (mode {stat.S_IMODE(mode):o}, no sticky bit) and so replace {path}"
+            )
 
 
 def write_atomic(path: Path, data: bytes) -> None:

@@ -52,6 +52,8 @@ _LOCK = threading.Lock()
 _LIVE: weakref.WeakValueDictionary[tuple[str, str, str], Any] = weakref.WeakValueDictionary()
 _RECENT: OrderedDict[tuple[str, str, str], Any] = OrderedDict()  # the last RECENT_KERNELS, oldest first
 _REGISTERED: set[str] = set()  # the kernel modules this process put in sys.modules
+#: what a kernel module's name starts with (then its key, ``kernel_key``)
+MODULE_PREFIX = "fusec_"
 
 
 def _requested_dir(directory: str | os.PathLike[str] | None = None) -> Path:
@@ -159,7 +161,7 @@ def load_module(source: str, options: dict[str, object], *, directory: str | os.
 
 def _load_module(source: str, options: dict[str, object], root: Path | None) -> tuple[types.ModuleType, bool]:
     """``load_module`` in the folder ``root``, and whether its source file is there."""
-    modname = f"fusec_{kernel_key(source, options)}"
+    modname = f"{MODULE_PREFIX}{kernel_key(source, options)}"
     path = _source_file(root, modname, source)
     return _module(modname, source, path), path is not None
 
@@ -223,7 +225,7 @@ def _unregister_unused() -> None:
     more. Numba looks a kernel's module up there while it compiles or loads the
     kernel, so a module stays as long as a kernel of it may do either; a module
     that is needed again is executed again from its source (the cache still hits)."""
-    in_use = {f"fusec_{key}" for _, key, _ in list(_LIVE.keys())}
+    in_use = {f"{MODULE_PREFIX}{key}" for _, key, _ in list(_LIVE.keys())}
     for modname in _REGISTERED - in_use:
         _REGISTERED.discard(modname)
         sys.modules.pop(modname, None)

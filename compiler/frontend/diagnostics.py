@@ -7,6 +7,7 @@ command"). Every error of a pass may be listed, the first one first.
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 
 from runtime.errors import FusecError
@@ -40,13 +41,19 @@ class SourceFile:
         return lines[number - 1].removesuffix("\r") if 1 <= number <= len(lines) else ""
 
 
+def shown(line: str) -> str:
+    """`line` as it is safe to print: each control character but a tab (an escape
+    sequence a terminal would obey, a bell) as one U+FFFD, so the caret still lines up."""
+    return "".join("\ufffd" if unicodedata.category(ch) == "Cc" and ch != "\t" else ch for ch in line)
+
+
 @dataclass(frozen=True)
 class Diagnostic:
     span: Span
     message: str
 
     def format(self, source: SourceFile) -> str:
-        text = source.line(self.span.line)
+        text = shown(source.line(self.span.line))
         # Keep tabs in the padding so the caret lines up however the terminal renders them.
         pad = "".join("\t" if ch == "\t" else " " for ch in text[: self.span.column - 1])
         if self.span.end_line == self.span.line:

@@ -6,6 +6,8 @@ CUDA backend; ``--target auto`` never picks the simulator.
 """
 
 import functools
+import re
+import warnings
 from typing import Any
 
 import numpy as np
@@ -16,6 +18,19 @@ from runtime import knobs
 def simulated() -> bool:
     """Whether Numba's CUDA simulator stands in for a GPU."""
     return knobs.NUMBA_ENABLE_CUDASIM.value() != 0
+
+
+def quiet_simulated_kernels() -> None:
+    """Under the simulator a kernel's arithmetic runs on NumPy scalars, which warn
+    (overflow, divide by zero, invalid value) where a GPU, as fusec's CPU kernels, wraps an
+    integer or makes an inf or NaN without a word (docs/reference.md, "Numerics"): those
+    RuntimeWarnings, raised in fusec's kernel modules only, are ignored. Made at each
+    launch, since a caller's `warnings.catch_warnings` (pytest's, around each test) drops
+    a filter made inside it. A warning filter, not `np.errstate`: the filters are the
+    process's, shared by the simulator's threads, where each thread has its own errstate."""
+    from runtime.kernel_cache import MODULE_PREFIX  # here: it loads Numba, which a GPU's caller may not
+
+    warnings.filterwarnings("ignore", category=RuntimeWarning, module=re.escape(MODULE_PREFIX) + r"[0-9a-f]+\Z")
 
 
 @functools.cache

@@ -255,16 +255,17 @@ def test_inputs_that_are_no_npz_archive(tmp_path, content):
     assert len(result.stderr.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize("option", ["--output", "--report", "--viz"])
-def test_files_into_a_missing_folder_are_refused_before_running(tmp_path, option):
-    target = tmp_path / "missing" / "file"
+@pytest.mark.parametrize("option, name", [("--output", "out.npz"), ("--report", "r.json"), ("--viz", "g.dot")])
+def test_files_into_a_missing_folder_are_refused_before_running(tmp_path, option, name):
+    target = tmp_path / "missing" / name
     result = fusec(SOFTMAX, "--target", "numpy", "--dims", "B=2,N=3", option, target)
     assert_clean_error(result, 1, f"{option} {target}: no such folder {tmp_path / 'missing'}")
     assert result.stdout == ""  # nothing ran
 
 
 def test_output_onto_a_folder_is_refused(tmp_path):
-    result = fusec(SOFTMAX, "--target", "numpy", "--output", tmp_path)
+    (tmp_path / "out.npz").mkdir()
+    result = fusec(SOFTMAX, "--target", "numpy", "--output", tmp_path / "out.npz")
     assert_clean_error(result, 1, "is a folder")
 
 

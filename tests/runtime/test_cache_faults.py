@@ -100,6 +100,20 @@ def test_cache_dir_others_can_write_is_refused(tmp_path, monkeypatch, capsys):
     assert list(path.iterdir()) == []
 
 
+@pytest.mark.parametrize("sticky", [False, True])
+def test_cache_dir_in_a_folder_all_can_write_is_refused_unless_sticky(tmp_path, monkeypatch, capsys, sticky):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777 if sticky else 0o777)  # /tmp is sticky: others cannot rename what is in it
+    path = shared / "mine" / "cache"
+    path.mkdir(mode=0o700, parents=True)
+    monkeypatch.setenv("FUSEC_CACHE_DIR", str(path))
+    assert cache_probe.probe("sincos")["ok"]
+    refused = f"every user can write to {shared} (mode 777, no sticky bit) and so replace {path}"
+    assert (refused in capsys.readouterr().err) is not sticky
+    assert bool(list(path.iterdir())) is sticky
+
+
 def test_cache_dir_is_created_private(tmp_path):
     path = kernel_cache.cache_dir(tmp_path / "new" / "cache")
     assert path == tmp_path / "new" / "cache"
