@@ -33,6 +33,14 @@ def quiet_simulated_kernels() -> None:
     warnings.filterwarnings("ignore", category=RuntimeWarning, module=re.escape(MODULE_PREFIX) + r"[0-9a-f]+\Z")
 
 
+def quiet_launches() -> None:
+    """Numba warns of a launch of fewer than 128 blocks ("low occupancy"), guessing at a
+    beginner's mistake; fusec sizes each grid to its problem (a small problem is a small
+    grid, docs/gpu.md), so the warning names nothing a user can change: it is ignored, for
+    that message only. Made at each launch, as ``quiet_simulated_kernels``."""
+    warnings.filterwarnings("ignore", message=r".*Grid size [0-9]+ will likely result in GPU under-utilization")
+
+
 @functools.cache
 def cuda_usable() -> bool:
     """True when a real CUDA device is present (the simulator does not count)."""

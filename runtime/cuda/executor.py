@@ -41,7 +41,14 @@ from runtime import knobs
 from runtime.cuda import codegen as codegen_cuda
 from runtime.cuda import codegen_gemm, sources
 from runtime.cuda.autotune_cache import Tuning, TuningCache
-from runtime.cuda.device import as_device_array, cuda_module, is_on_device, quiet_simulated_kernels, simulated
+from runtime.cuda.device import (
+    as_device_array,
+    cuda_module,
+    is_on_device,
+    quiet_launches,
+    quiet_simulated_kernels,
+    simulated,
+)
 from runtime.cuda.gemm import as_cupy, cuda_gemm
 from runtime.cuda.launch import DirectLaunch, capture, default_stream, pack
 from runtime.errors import ExecutionError, recorded_error
@@ -548,6 +555,7 @@ class CudaProgram(Executable):
         kernel = self.kernel(step.kernel, step.tuning).dispatcher(step.variant, step.block)
         args = [_flat0(slots[s]) for s in step.args]
         grid = step.grid if len(step.grid) > 1 else step.grid[0]
+        quiet_launches()
         if simulated():
             quiet_simulated_kernels()
         if profile is None:
