@@ -466,3 +466,48 @@ def lane_buffer(typingctx, like, size):
         return array._getvalue()
 
     return array_type(like, size), codegen
+
+
+def _lane_tree(instruction: str):
+    """An intrinsic combining the ``size`` (a literal power of two) lanes of a
+    ``lane_buffer`` with LLVM's ``instruction`` (``fadd`` or ``fmul``) pairwise in the
+    documented order: lane k with lane k + size/2, then with k + size/4, ... down to
+    lane 0 (docs/reference.md, Numerics). The lanes are one vector and each step adds its
+    upper half to its lower half, so LLVM combines them in registers (a few packed
+    additions); the same tree written as loops over the buffer is scalarised lane by
+    lane once LLVM keeps the buffer in registers, which costs a short row as much as its
+    terms."""
+
+    @intrinsic
+    def tree(typingctx, lanes, size):
+        if not (
+            isinstance(lanes, types.Array)
+            and lanes.ndim == 1
+            and isinstance(lanes.dtype, types.Float)
+            and isinstance(size, types.IntegerLiteral)
+            and size.literal_value > 0
+            and size.literal_value & (size.literal_value - 1) == 0
+        ):
+            return None
+        count = size.literal_value
+
+        def codegen(context, builder, signature, args):
+            element = context.get_value_type(lanes.dtype)
+            data = context.make_array(lanes)(context, builder, args[0]).data
+            vector = builder.load(builder.bitcast(data, ir.VectorType(element, count).as_pointer()), align=4)
+            half = count // 2
+            while half:
+                low = ir.Constant(ir.VectorType(ir.IntType(32), half), [ir.IntType(32)(i) for i in range(half)])
+                high = ir.Constant(ir.VectorType(ir.IntType(32), half), [ir.IntType(32)(half + i) for i in range(half)])
+                pair = builder.shuffle_vector(vector, vector, low), builder.shuffle_vector(vector, vector, high)
+                vector = getattr(builder, instruction)(*pair)
+                half //= 2
+            return builder.extract_element(vector, ir.IntType(32)(0))
+
+        return lanes.dtype(lanes, size), codegen
+
+    return tree
+
+
+lane_sum = _lane_tree("fadd")
+lane_product = _lane_tree("fmul")

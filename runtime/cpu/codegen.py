@@ -243,9 +243,10 @@ class _KernelSource(ScalarSource):
         ``lb + j`` into lane ``j mod lanes`` of a buffer on the stack (``lane_buffer``),
         whose lanes start at the combiner's identity and are combined pairwise in a fixed
         order at the end (lane k with lane k + lanes/2, then with k + lanes/4, ... down to
-        lane 0), which is then folded into the reduction's accumulator. The loop over a
-        block's lanes is elementwise, so LLVM vectorises it without reassociating anything
-        (no kernel is compiled with ``reassoc``). Other results fold into their one
+        lane 0: ``lane_sum``/``lane_product``, in registers), which is then folded into
+        the reduction's accumulator. The loop over a block's lanes is elementwise, so LLVM
+        vectorises it without reassociating anything (no kernel is compiled with
+        ``reassoc``). Other results fold into their one
         accumulator in order, as the plain loop would. Returns where the loop over the
         remaining iterations starts."""
         end = self.fresh("e")
@@ -272,13 +273,8 @@ class _KernelSource(ScalarSource):
             self.emit(indent + 3, f"{target} = {self.combine(combiner, target, self.name(value), value.type)}")
         for acc, combiner, result in zip(accs, op.combiner_kinds, op.res):
             if acc in laned:
-                buffer, half = laned[acc], lanes // 2
-                while half:
-                    self.emit(indent + 1, f"for {k} in range({half}):")
-                    pair = self.combine(combiner, f"{buffer}[{k}]", f"{buffer}[{k} + {half}]", result.type)
-                    self.emit(indent + 2, f"{buffer}[{k}] = {pair}")
-                    half //= 2
-                self.emit(indent + 1, f"{acc} = {self.combine(combiner, acc, f'{buffer}[0]', result.type)}")
+                total = f"{LANE_TREE[combiner]}({laned[acc]}, {lanes})"
+                self.emit(indent + 1, f"{acc} = {self.combine(combiner, acc, total, result.type)}")
         return end
 
     def parallel_accumulators(
@@ -312,9 +308,16 @@ class _KernelSource(ScalarSource):
             self.emit(indent, f"{acc} {COMBINER_SYMBOL[combiner.value]}= {value}")
 
 
+#: the runtime/cpu_math.py intrinsic that combines a laned sum's or product's lanes in
+#: the documented pairwise order (``_KernelSource.lanes``)
+LANE_TREE = {loop.Combiner.ADD: "lane_sum", loop.Combiner.MUL: "lane_product"}
+
+
 #: what every kernel imports from runtime/cpu_math.py: the float32 functions, and the
 #: intrinsics ``extremum`` and ``lanes`` emit
-CPU_MATH_IMPORTS = tuple(sorted({*_KernelSource.FLOAT32_CALLS.values(), "fmaximum", "fminimum", "lane_buffer"}))
+CPU_MATH_IMPORTS = tuple(
+    sorted({*_KernelSource.FLOAT32_CALLS.values(), "fmaximum", "fminimum", "lane_buffer", *LANE_TREE.values()})
+)
 
 
 #: the bytes of a serial float sum's or product's lanes (``_KernelSource.lanes``): four

@@ -200,3 +200,47 @@ def test_a_program_of_transcendentals_matches_numpy():
         want = (np.sin(x) * np.cos(x), np.log(p) + np.tanh(x), erf(x), x / (1 + np.exp(-x)))
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=3e-6, atol=1e-6)
+
+
+def _pairwise(values: np.ndarray, combine) -> np.generic:
+    """The documented order of a reduction's lanes (docs/reference.md, Numerics): lane k
+    with lane k + n/2, then with k + n/4, ... down to lane 0, one scalar at a time."""
+    lanes = values.copy()
+    half = len(lanes) // 2
+    with np.errstate(all="ignore"):  # a product of the cases overflows, as it may
+        while half:
+            for k in range(half):
+                lanes[k] = combine(lanes[k], lanes[k + half])
+            half //= 2
+    return lanes[0]
+
+
+@pytest.mark.parametrize("dtype,count", [(np.float32, 64), (np.float64, 32), (np.float32, 1)])
+def test_lane_trees_combine_in_the_documented_order(dtype, count):
+    """``lane_sum``/``lane_product`` give the bits of the pairwise order written out, on
+    values where any other order rounds differently, and keep NaN, inf and -0.0."""
+
+    @njit
+    def trees(values):
+        lanes = cpu_math.lane_buffer(values[0], count)
+        for k in range(count):
+            lanes[k] = values[k]
+        return cpu_math.lane_sum(lanes, count), cpu_math.lane_product(lanes, count)
+
+    rng = np.random.default_rng(23)
+    magnitudes = 10.0 ** rng.integers(-30, 30, count)
+    cases = [
+        (rng.standard_normal(count) * magnitudes).astype(dtype),
+        (1.0 + rng.standard_normal(count) * 1e-3).astype(dtype),
+        np.full(count, -0.0, dtype),
+        np.where(np.arange(count) == count // 2, np.inf, 1.0).astype(dtype),
+        np.where(np.arange(count) % 3 == 0, np.nan, 2.0).astype(dtype),
+    ]
+    for values in cases:
+        total, product = trees(values)
+        expected_total = _pairwise(values, lambda a, b: a + b)
+        expected_product = _pairwise(values, lambda a, b: a * b)
+        for got, expected in ((total, expected_total), (product, expected_product)):
+            # the same bits (a zero's sign included), or NaN for NaN (its payload is the CPU's)
+            same = np.isnan(got) and np.isnan(expected) or dtype(got).tobytes() == dtype(expected).tobytes()
+            assert same, (values, got, expected)
