@@ -128,8 +128,12 @@ _SIGN_BIT = np.int32(-(2**31))
 def exp_f32(x):
     """exp(x) for float32 x: x = n ln2 + r with |r| <= ln2 / 2, exp(r) by its Taylor
     polynomial, then times 2**n, applied as 2**(n // 2) * 2**(n - n // 2) so that
-    both factors are normal floats even where the result is denormal."""
-    xc = min(max(x, _UNDERFLOW), _OVERFLOW)
+    both factors are normal floats even where the result is denormal. Below the
+    underflow bound (a masked score's -inf in a softmax) the result is 0 whatever the
+    polynomial gives, so it is evaluated at 0: evaluated at the bound, its product
+    underflowed to a denormal, which x86 computes in microcode (the softmax kernel of
+    samples/causal_attention.tdsl took 1.3x as long); NaN takes that way too, and is returned as it is."""
+    xc = min(x, _OVERFLOW) if x >= _UNDERFLOW else _ZERO
     n = np.floor(xc * _LOG2E + _HALF)
     r = xc - n * _LN2_HI - n * _LN2_LO
     p = _C6

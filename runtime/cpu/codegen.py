@@ -184,7 +184,7 @@ class _KernelSource(ScalarSource):
 
     def serial_reduce(self, op: loop.ReduceOp, accs: list[str], lb: str, ub: str, indent: int) -> None:
         """The iterations from ``lb`` to ``ub`` of a reduction folded into ``accs``, one
-        after another, but for its float sums and products, which go in lanes where the
+        after another, but for its laned results (``_laned_results``), which go in lanes where the
         loop is innermost with a unit step (``lanes``)."""
         lanes = lane_count(op)
         start = self.lanes(op, accs, lanes, lb, ub, indent) if lanes else lb
@@ -239,7 +239,7 @@ class _KernelSource(ScalarSource):
 
     def lanes(self, op: loop.ReduceOp, accs: list[str], lanes: int, lb: str, ub: str, indent: int) -> str:
         """The first ``lanes * floor((ub - lb) / lanes)`` iterations of a unit-stride serial
-        reduction, ``lanes`` at a time: each float sum or product folds iteration
+        reduction, ``lanes`` at a time: each laned result (``_laned_results``) folds iteration
         ``lb + j`` into lane ``j mod lanes`` of a buffer on the stack (``lane_buffer``),
         whose lanes start at the combiner's identity and are combined pairwise in a fixed
         order at the end (lane k with lane k + lanes/2, then with k + lanes/4, ... down to
@@ -255,8 +255,9 @@ class _KernelSource(ScalarSource):
         self.emit(indent, f"if {end} != {lb}:")
         laned = {}
         k = self.fresh("k")
-        for acc, combiner, result in zip(accs, op.combiner_kinds, op.res):
-            if _lane_combiner(combiner, result.type):
+        laned_results = _laned_results(op)
+        for index, (acc, combiner, result) in enumerate(zip(accs, op.combiner_kinds, op.res)):
+            if index in laned_results:
                 identity = self.const_of(_lane_identity(combiner), result.type)
                 laned[acc] = buffer = self.fresh("l")
                 self.emit(indent + 1, f"{buffer} = lane_buffer({identity}, {lanes})")
@@ -331,26 +332,49 @@ def _lane_combiner(combiner: loop.Combiner, type_) -> bool:
     """Whether a reduction result keeps several accumulators: float sums and products,
     which LLVM may not reorder. Integer arithmetic is associative (LLVM vectorises it as
     it is), and a float max or min is ``llvm.maximum``/``minimum``, whose reductions LLVM
-    vectorises without reordering anything that could change the result."""
+    vectorises without reordering anything that could change the result (but for a
+    masked one: ``_laned_results``)."""
     return combiner in (loop.Combiner.ADD, loop.Combiner.MUL) and isinstance(type_, AnyFloat)
+
+
+def _laned_results(op: loop.ReduceOp) -> list[int]:
+    """The results of a serial reduction that fold into lanes (``_KernelSource.lanes``):
+    its float sums and products (``_lane_combiner``), and its float max and min of a
+    ``select`` -- a masked max, as a causal softmax's ``max(where(mask, s, -inf))``.
+    LLVM rewrites ``maximum(r, select(c, x, -inf))`` into ``select(c, maximum(r, x), r)``,
+    a conditional reduction its vectoriser does not take, so the loop stayed scalar (the
+    softmax kernel of samples/causal_attention.tdsl took twice as long); in lanes it is
+    elementwise. ``llvm.maximum`` and
+    ``minimum`` are exact and NaN-propagating, so the lanes give the bits of the plain
+    loop. An unmasked max is left to LLVM, whose own vector reduction is faster."""
+    return [
+        index
+        for index, (combiner, result, value) in enumerate(zip(op.combiner_kinds, op.res, _yielded(op)))
+        if _lane_combiner(combiner, result.type)
+        or (
+            combiner in (loop.Combiner.MAX, loop.Combiner.MIN)
+            and isinstance(result.type, AnyFloat)
+            and isinstance(value.owner, arith.SelectOp)
+        )
+    ]
 
 
 def _lane_identity(combiner: loop.Combiner) -> float:
     """An extra accumulator's start: -0.0 for a sum (+0.0 would turn a sum of -0.0 into
-    +0.0), 1.0 for a product."""
-    return -0.0 if combiner == loop.Combiner.ADD else 1.0
+    +0.0), 1.0 for a product, -inf for a max and inf for a min."""
+    identities = {
+        loop.Combiner.ADD: -0.0, loop.Combiner.MUL: 1.0, loop.Combiner.MAX: -math.inf, loop.Combiner.MIN: math.inf,
+    }  # fmt: skip
+    return identities[combiner]
 
 
 def lane_count(op: loop.ReduceOp) -> int:
     """How many accumulators a serial reduction keeps (``_KernelSource.lanes``): ``LANE_BYTES``
-    of its widest laned result where its loop is innermost with a unit step, else 0 (one)."""
+    of its widest laned result (``_laned_results``) where its loop is innermost with a unit
+    step, else 0 (one)."""
     step = op.step.owner
     unit = isinstance(step, arith.ConstantOp) and isinstance(step.value, IntegerAttr) and step.value.value.data == 1
-    widths = [
-        _float_bytes(result.type)
-        for combiner, result in zip(op.combiner_kinds, op.res)
-        if _lane_combiner(combiner, result.type)
-    ]
+    widths = [_float_bytes(op.res[index].type) for index in _laned_results(op)]
     return LANE_BYTES // max(widths) if widths and unit and _innermost(op) else 0
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import re
 
+import numba
 import numpy as np
 
+import fusec
 from dialects import loop
 from runtime.cpu import codegen as codegen_cpu
 from runtime.cpu.executor import CompiledProgram
@@ -173,3 +175,38 @@ def test_laned_sums_vectorise_without_reassoc():
     assert re.search(r"load <(4|8|16) x float>", llvm), "the lanes did not vectorise"
     assert re.search(r"fadd nsz <(4|8|16) x float>", llvm), "the lanes did not vectorise"
     assert not re.search(r"\b(reassoc|arcp|nnan|ninf|fast)\b", llvm)
+
+
+MASKED_ROW_EXTREMA = """\
+fn main(x: f32[N, D]) -> (f32[N], f32[N]) {
+    below = iota((N, D), 0) >= iota((N, D), 1)
+    return max(where(below, x, -inf), axis=-1), min(where(below, x, inf), axis=-1)
+}
+"""
+
+
+def test_masked_max_and_min_go_in_lanes_vectorise_and_match_numpy():
+    """A max or min of a ``where`` (a causal mask) folds into lanes: LLVM turns
+    ``maximum(r, select(c, x, -inf))`` into a conditional reduction it does not
+    vectorise, and the loop over the lanes is elementwise. The lanes give NumPy's bits:
+    a NaN propagates, -0.0 and 0.0 are ordered as ``np.maximum`` orders them."""
+    program = fusec.compile(MASKED_ROW_EXTREMA, target="cpu")
+    (src,) = re.split(r"# ---- kernel .*\n", program.ir("kernel"))[1:]
+    assert "lane_buffer(" in src and re.search(r"l\d+\[k\d+\] = fmaximum\(l\d+\[k\d+\], v\d+\)", src)
+    namespace: dict = {}
+    exec(compile(src, "<masked>", "exec"), namespace)  # noqa: S102  (the kernel fusec generated)
+    compiled = numba.njit(**codegen_cpu.NJIT_OPTIONS)(namespace[codegen_cpu.KERNEL_FUNCTION])
+    x = np.random.default_rng(0).standard_normal((150, 150)).astype(np.float32)
+    x[5, 3], x[100, 90], x[120, 130] = np.nan, np.nan, np.nan  # the last one is masked out
+    x[140, :] = -0.0
+    x[140, 70] = 0.0
+    below = np.arange(150)[:, None] >= np.arange(150)[None, :]
+    want = (np.where(below, x, -np.inf).max(axis=-1), np.where(below, x, np.inf).min(axis=-1))
+    got = (np.empty(150, np.float32), np.empty(150, np.float32))
+    compiled(x, *got)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g.view(np.int32), w.view(np.int32))
+    assert np.array_equal(program.main(x)[0], want[0], equal_nan=True)
+    llvm = "".join(compiled.inspect_llvm().values())
+    assert re.search(r"@llvm\.maximum\.v(4|8|16)f32", llvm), "the masked max did not vectorise"
+    assert re.search(r"@llvm\.minimum\.v(4|8|16)f32", llvm), "the masked min did not vectorise"
