@@ -41,6 +41,7 @@ scalar, and LLVM's inliner judged sin_f32 too large on one CPU and not on anothe
 """
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 from llvmlite import ir
@@ -472,10 +473,10 @@ def lane_buffer(typingctx, like, size):
     return array_type(like, size), codegen
 
 
-def _lane_tree(instruction: str):
+def _lane_tree(combine: Callable[[ir.IRBuilder, ir.Value, ir.Value], ir.Value]):
     """An intrinsic combining the ``size`` (a literal power of two) lanes of a
-    ``lane_buffer`` with LLVM's ``instruction`` (``fadd`` or ``fmul``) pairwise in the
-    documented order: lane k with lane k + size/2, then with k + size/4, ... down to
+    ``lane_buffer`` with ``combine`` (LLVM's ``fadd``, ``fmul``, ``llvm.maximum`` or
+    ``llvm.minimum`` on two vectors) pairwise in the documented order: lane k with lane k + size/2, then with k + size/4, ... down to
     lane 0 (docs/reference.md, Numerics). The lanes are one vector and each step adds its
     upper half to its lower half, so LLVM combines them in registers (a few packed
     additions); the same tree written as loops over the buffer is scalarised lane by
@@ -504,7 +505,7 @@ def _lane_tree(instruction: str):
                 low = ir.Constant(ir.VectorType(ir.IntType(32), half), [ir.IntType(32)(i) for i in range(half)])
                 high = ir.Constant(ir.VectorType(ir.IntType(32), half), [ir.IntType(32)(half + i) for i in range(half)])
                 pair = builder.shuffle_vector(vector, vector, low), builder.shuffle_vector(vector, vector, high)
-                vector = getattr(builder, instruction)(*pair)
+                vector = combine(builder, *pair)
                 half //= 2
             return builder.extract_element(vector, ir.IntType(32)(0))
 
@@ -513,5 +514,20 @@ def _lane_tree(instruction: str):
     return tree
 
 
-lane_sum = _lane_tree("fadd")
-lane_product = _lane_tree("fmul")
+def _vector_extremum(intrinsic_name: str) -> Callable[[ir.IRBuilder, ir.Value, ir.Value], ir.Value]:
+    """``llvm.<intrinsic_name>`` (``maximum``/``minimum``, NaN-propagating as ``fmaximum``)
+    of two vectors, for ``_lane_tree``."""
+
+    def combine(builder: ir.IRBuilder, a: ir.Value, b: ir.Value) -> ir.Value:
+        vector = a.type  # llvmlite names no vector type in an intrinsic's suffix: spelled out
+        name = f"llvm.{intrinsic_name}.v{vector.count}{vector.element.intrinsic_name}"
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vector, [vector, vector]), name)
+        return builder.call(fn, [a, b])
+
+    return combine
+
+
+lane_sum = _lane_tree(lambda builder, a, b: builder.fadd(a, b))
+lane_product = _lane_tree(lambda builder, a, b: builder.fmul(a, b))
+lane_maximum = _lane_tree(_vector_extremum("maximum"))
+lane_minimum = _lane_tree(_vector_extremum("minimum"))

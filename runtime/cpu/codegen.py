@@ -243,7 +243,8 @@ class _KernelSource(ScalarSource):
         ``lb + j`` into lane ``j mod lanes`` of a buffer on the stack (``lane_buffer``),
         whose lanes start at the combiner's identity and are combined pairwise in a fixed
         order at the end (lane k with lane k + lanes/2, then with k + lanes/4, ... down to
-        lane 0: ``lane_sum``/``lane_product``, in registers), which is then folded into
+        lane 0: ``lane_sum``/``lane_product``/``lane_maximum``/``lane_minimum``, in
+        registers), which is then folded into
         the reduction's accumulator. The loop over a block's lanes is elementwise, so LLVM
         vectorises it without reassociating anything (no kernel is compiled with
         ``reassoc``). Other results fold into their one
@@ -309,9 +310,13 @@ class _KernelSource(ScalarSource):
             self.emit(indent, f"{acc} {COMBINER_SYMBOL[combiner.value]}= {value}")
 
 
-#: the runtime/cpu_math.py intrinsic that combines a laned sum's or product's lanes in
+#: the runtime/cpu_math.py intrinsic that combines a laned result's lanes (a sum, a product,
+#: a masked max or min) in
 #: the documented pairwise order (``_KernelSource.lanes``)
-LANE_TREE = {loop.Combiner.ADD: "lane_sum", loop.Combiner.MUL: "lane_product"}
+LANE_TREE = {
+    loop.Combiner.ADD: "lane_sum", loop.Combiner.MUL: "lane_product",
+    loop.Combiner.MAX: "lane_maximum", loop.Combiner.MIN: "lane_minimum",
+}  # fmt: skip
 
 
 #: what every kernel imports from runtime/cpu_math.py: the float32 functions, and the

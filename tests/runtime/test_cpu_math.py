@@ -218,14 +218,21 @@ def _pairwise(values: np.ndarray, combine) -> np.generic:
 @pytest.mark.parametrize("dtype,count", [(np.float32, 64), (np.float64, 32), (np.float32, 1)])
 def test_lane_trees_combine_in_the_documented_order(dtype, count):
     """``lane_sum``/``lane_product`` give the bits of the pairwise order written out, on
-    values where any other order rounds differently, and keep NaN, inf and -0.0."""
+    values where any other order rounds differently, and keep NaN, inf and -0.0;
+    ``lane_maximum``/``lane_minimum`` NumPy's ``maximum``/``minimum`` folded (NaN wins; the
+    sign of a zero may differ: LLVM orders -0.0 below 0.0, NumPy keeps the first of equals)."""
 
     @njit
     def trees(values):
         lanes = cpu_math.lane_buffer(values[0], count)
         for k in range(count):
             lanes[k] = values[k]
-        return cpu_math.lane_sum(lanes, count), cpu_math.lane_product(lanes, count)
+        return (
+            cpu_math.lane_sum(lanes, count),
+            cpu_math.lane_product(lanes, count),
+            cpu_math.lane_maximum(lanes, count),
+            cpu_math.lane_minimum(lanes, count),
+        )
 
     rng = np.random.default_rng(23)
     magnitudes = 10.0 ** rng.integers(-30, 30, count)
@@ -235,12 +242,19 @@ def test_lane_trees_combine_in_the_documented_order(dtype, count):
         np.full(count, -0.0, dtype),
         np.where(np.arange(count) == count // 2, np.inf, 1.0).astype(dtype),
         np.where(np.arange(count) % 3 == 0, np.nan, 2.0).astype(dtype),
+        np.where(np.arange(count) % 2 == 0, -0.0, 0.0).astype(dtype),
     ]
     for values in cases:
-        total, product = trees(values)
-        expected_total = _pairwise(values, lambda a, b: a + b)
-        expected_product = _pairwise(values, lambda a, b: a * b)
-        for got, expected in ((total, expected_total), (product, expected_product)):
+        total, product, largest, smallest = trees(values)
+        answers = [
+            _pairwise(values, lambda a, b: a + b),
+            _pairwise(values, lambda a, b: a * b),
+            np.maximum.reduce(values),
+            np.minimum.reduce(values),
+        ]
+        for got, expected in zip((total, product), answers[:2]):
             # the same bits (a zero's sign included), or NaN for NaN (its payload is the CPU's)
             same = np.isnan(got) and np.isnan(expected) or dtype(got).tobytes() == dtype(expected).tobytes()
             assert same, (values, got, expected)
+        for got, expected in zip((largest, smallest), answers[2:]):
+            assert np.isnan(got) and np.isnan(expected) or got == expected, (values, got, expected)
