@@ -6,6 +6,7 @@ front end), runs the named passes and prints the result.
 
 from __future__ import annotations
 
+import os
 import struct
 import sys
 from collections.abc import Sequence
@@ -16,8 +17,10 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from compiler.context import project_dialects
 from compiler.frontend.diagnostics import SourceError, decode_source
+from compiler.source import check_regular_file
 from passes.inline import InlineSizeError
 from passes.registry import all_passes
+from runtime.errors import InputError
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 #: what ``-t`` may name: fusec's IR is printed as IR
@@ -78,6 +81,8 @@ def main(args: Sequence[str] | None = None) -> int:
         tool = FusecOptMain(description="fusec-opt: run fusec's passes on IR", args=args)
     except ValueError as error:  # an unknown pass, or an option a pass does not have
         return _error(error, EXIT_USAGE)
+    if tool.args.input_file and (problem := _not_a_regular_file(tool.args.input_file)):
+        return _error(problem, EXIT_ERROR)
     if tool.input_format() not in tool.available_frontends:
         known = ", ".join(sorted(tool.available_frontends))
         return _error(f"cannot read '{tool.get_input_name()}': unknown input format "
@@ -96,6 +101,18 @@ def main(args: Sequence[str] | None = None) -> int:
     except (ParseError, DiagnosticException, InlineSizeError, IRValueError) as error:
         return _error(error, EXIT_ERROR)
     return EXIT_OK
+
+
+def _not_a_regular_file(name: str) -> str | None:
+    """Why the input file is not read (a folder, a FIFO or a device, whose read would block
+    or never end), or None; a missing or unreadable one is reported where it is read."""
+    try:
+        check_regular_file(name, os.stat(name))
+    except InputError as error:
+        return str(error)
+    except OSError:
+        return None
+    return None
 
 
 def _error(message, status: int) -> int:

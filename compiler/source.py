@@ -51,11 +51,17 @@ def read_program_file(path: Path) -> bytes:
     return data
 
 
-def _check_program_file(path: Path, info: os.stat_result) -> None:
+def check_regular_file(path: Path | str, info: os.stat_result) -> None:
+    """Refuses (`InputError`) a folder, or a FIFO, device or socket, whose read would block
+    or never end: what `fusec` and `fusec-opt` read as a program is a regular file."""
     if stat.S_ISDIR(info.st_mode):
         raise InputError(f"{path} is a folder, not a program file")
     if not stat.S_ISREG(info.st_mode):
         raise InputError(f"{path} is not a regular file (a device, FIFO or socket), so it is not read as a program")
+
+
+def _check_program_file(path: Path, info: os.stat_result) -> None:
+    check_regular_file(path, info)
     if info.st_size > MAX_SOURCE_BYTES:
         raise InputError(
             f"{path} is larger than a program may be ({info.st_size:,} bytes; at most {MAX_SOURCE_BYTES:,})"

@@ -2,6 +2,7 @@
 (docs/reference.md, "The `fusec` command")."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -334,6 +335,18 @@ def test_fusec_opt_on_a_missing_file():
         [sys.executable, "-m", "compiler.opt", "missing.mlir"], capture_output=True, text=True, cwd=ROOT
     )
     assert_clean_error(result, 1, "fusec-opt: error: cannot read 'missing.mlir': No such file or directory")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "device"])
+def test_fusec_opt_refuses_what_is_no_regular_file_without_blocking(tmp_path, kind):
+    path = {"fifo": tmp_path / "pipe.mlir", "folder": tmp_path, "device": Path("/dev/zero")}[kind]
+    if kind == "fifo":
+        os.mkfifo(path)
+    result = subprocess.run(
+        [sys.executable, "-m", "compiler.opt", str(path)], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
+    reason = "is a folder" if kind == "folder" else "is not a regular file (a device, FIFO or socket)"
+    assert_clean_error(result, 1, f"fusec-opt: error: {path} {reason}")
 
 
 def test_fusec_opt_on_an_unknown_kind_of_file(tmp_path):
