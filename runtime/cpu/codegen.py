@@ -42,7 +42,7 @@ from typing import ClassVar
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import AnyFloat, Float64Type, IndexType, IntegerAttr, IntegerType, MemRefType, ModuleOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from dialects import loop
 from runtime.codegen_scalar import COMBINER_SYMBOL, ScalarSource, numpy_type_name
@@ -259,7 +259,7 @@ class _KernelSource(ScalarSource):
         laned_results = _laned_results(op)
         for index, (acc, combiner, result) in enumerate(zip(accs, op.combiner_kinds, op.res)):
             if index in laned_results:
-                identity = self.const_of(_lane_identity(combiner), result.type)
+                identity = self.const_of(_lane_identity(combiner, result.type), result.type)
                 laned[acc] = buffer = self.fresh("l")
                 self.emit(indent + 1, f"{buffer} = lane_buffer({identity}, {lanes})")
                 self.emit(indent + 1, f"for {k} in range({lanes}):")
@@ -364,13 +364,12 @@ def _laned_results(op: loop.ReduceOp) -> list[int]:
     ]
 
 
-def _lane_identity(combiner: loop.Combiner) -> float:
-    """An extra accumulator's start: -0.0 for a sum (+0.0 would turn a sum of -0.0 into
-    +0.0), 1.0 for a product, -inf for a max and inf for a min."""
-    identities = {
-        loop.Combiner.ADD: -0.0, loop.Combiner.MUL: 1.0, loop.Combiner.MAX: -math.inf, loop.Combiner.MIN: math.inf,
-    }  # fmt: skip
-    return identities[combiner]
+def _lane_identity(combiner: loop.Combiner, type_: Attribute) -> float | int:
+    """A lane's start: the combiner's identity (``loop.combiner_identity``), but -0.0 for a
+    float sum, whose init 0.0 would turn a sum of -0.0 into +0.0 in every lane."""
+    if combiner == loop.Combiner.ADD and isinstance(type_, AnyFloat):
+        return -0.0
+    return loop.combiner_identity(combiner, type_)
 
 
 def lane_count(op: loop.ReduceOp) -> int:
