@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import time
 import zipfile
@@ -23,7 +22,7 @@ import numpy as np
 from compiler import cli_dask, cli_files
 from compiler.api import TargetError
 from compiler.api import compile as compile_program
-from compiler.directives import parse_sizes
+from compiler.directives import WHOLE_NUMBER, parse_sizes
 from compiler.frontend.diagnostics import SourceError
 from compiler.memory_check import check_memory, estimate
 from compiler.stages import MATMUL_STRATEGIES, STAGES
@@ -72,12 +71,9 @@ def _chunks(text: str) -> dict[str, int]:
     return chunks
 
 
-_WHOLE_NUMBER = re.compile(r"[0-9]+")
-
-
 def _seed(text: str) -> int:
     """A seed of NumPy's generator: a whole number, 0 or more, of any size."""
-    if not _WHOLE_NUMBER.fullmatch(text.strip()) or len(text.strip()) > 4300:  # int() refuses more digits
+    if not WHOLE_NUMBER.fullmatch(text.strip()) or len(text.strip()) > 4300:  # int() refuses more digits
         raise argparse.ArgumentTypeError(f"expected a whole number, 0 or more, got {text!r}")
     return int(text)
 

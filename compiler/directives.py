@@ -28,7 +28,8 @@ from dialects.tensor_types import NUMPY_DTYPES, dtype_of, shape_of
 from runtime.inputs import DISTRIBUTIONS, Draw, InputDefaults, Param
 
 _DIRECTIVE = re.compile(r"[ \t]*#[ \t]*(dims|draw)[ \t]*:(.*)")
-_SIZE = re.compile(r"[0-9]+")
+#: a whole number written in ASCII digits (a size, a seed)
+WHOLE_NUMBER = re.compile(r"[0-9]+")
 _NUMBER = r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"
 _BOUND = rf"{_NUMBER}|[^\W\d]\w*"
 _DRAW = re.compile(rf"\s*(.+?)\s*~\s*(\w+)\s*\(\s*({_BOUND})\s*,\s*({_BOUND})\s*\)\s*")
@@ -40,7 +41,7 @@ def parse_sizes(text: str) -> dict[str, int]:
     dims: dict[str, int] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         name, sep, value = (part.strip() for part in item.partition("="))
-        if not sep or not name.isidentifier() or not _SIZE.fullmatch(value):
+        if not sep or not name.isidentifier() or not WHOLE_NUMBER.fullmatch(value):
             raise ValueError(f"expected NAME=SIZE pairs like N=1024,D=768, got {item!r}")
         # length first: int() refuses more than 4300 digits
         if len(value) > len(str(MAX_SIZE)) or int(value) > MAX_SIZE:
