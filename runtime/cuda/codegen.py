@@ -409,17 +409,21 @@ class CudaKernelSource(ScalarSource):
         """An elementwise loop: ``U`` elements per thread, loads first."""
         count = self.define_count(op, indent)
         base = self.fresh("b")
-        self.emit(indent, f"{base} = {block_index} * (bd * U)")
+        self.emit(indent, f"{base} = {block_index} * (bd * U) + {self.thread_start()}")
         self.unrolled_body(op, indent, self.copy_positions(base), count)
 
-    def copy_positions(self, start: str) -> list[str]:
-        """The iterations a thread takes of an unrolled loop from ``start`` (the block's
-        first): one every ``bd`` (consecutive threads on consecutive iterations), or in
-        runs of ``RUN`` consecutive ones where the kernel reads halves (``self.wide``),
-        the threads' runs side by side."""
+    def thread_start(self) -> str:
+        """A thread's first iteration of an unrolled loop, from its block's first."""
+        return f"tid * {RUN}" if self.wide else "tid"
+
+    def copy_positions(self, first: str) -> list[str]:
+        """The iterations a thread takes of an unrolled loop from its ``first``
+        (``thread_start``): one every ``bd`` (consecutive threads on consecutive
+        iterations), or in runs of ``RUN`` consecutive ones where the kernel reads halves
+        (``self.wide``), the threads' runs side by side."""
         if self.wide:
-            return [f"{start} + tid * {RUN} + {u // RUN * RUN} * bd + {u % RUN}" for u in range(self.per_thread)]
-        return [f"{start} + tid + {u} * bd" for u in range(self.per_thread)]
+            return [f"{first} + {u // RUN * RUN} * bd + {u % RUN}" for u in range(self.per_thread)]
+        return [f"{first} + {u} * bd" for u in range(self.per_thread)]
 
     def define_count(self, op: Operation, indent: int) -> str:
         count = self.fresh("n")
@@ -663,7 +667,7 @@ class CudaKernelSource(ScalarSource):
         self.reduce_accs[op] = accs
         count = self.define_count(op, indent)
         if self.variant in UNROLLED:
-            self.unrolled_body(op, indent, self.copy_positions("0"), count)
+            self.unrolled_body(op, indent, self.copy_positions(self.thread_start()), count)
         else:
             t = self.fresh("t")
             self.emit(indent, f"for {t} in range(tid, {count}, bd):")
