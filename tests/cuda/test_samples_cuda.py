@@ -19,7 +19,7 @@ from tests.samples.reference import SAMPLES
 #: samples too slow for the simulator at their usual sizes: smaller inputs, fused only
 HEAVY = {
     "attention": {"b": 1, "s": 3}, "causal_attention": {"b": 1, "s": 3}, "rope_attention": {"b": 1, "s": 3},
-    "transformer_block": {"b": 1, "s": 2},
+    "transformer_block": {"b": 1, "s": 2}, "llama_layer": {"b": 1, "s": 2}, "gpt2_block": {"b": 1, "s": 2},
     "conv_bn_relu_pool": {"n": 1, "h": 4, "w": 2}, "resnet_block": {"n": 1, "h": 2, "w": 2},
 }  # fmt: skip
 
