@@ -546,20 +546,17 @@ def _fusec_ms(source: str, inputs, expected, options) -> tuple[float, object]:
     return bench_ms(run), program
 
 
-def kernel_breakdown(name: str, program, inputs, bandwidth: float) -> list[str]:
-    """Each kernel of the program alone (profiled launches, microseconds), with its FLOPs
-    and bytes from the fusion report at the inputs' sizes: TFLOP/s and fraction of the
-    copy floor."""
-    from numba import cuda
-
+def kernel_breakdown(name: str, program, arrays, bandwidth: float) -> list[str]:
+    """Each kernel of the program alone (profiled launches, microseconds) on ``arrays``
+    (as its target takes them: device arrays on the GPU), with its FLOPs and bytes from
+    the fusion report at their sizes: TFLOP/s and fraction of the copy floor."""
     from compiler.bench import group_measured_us, measure_kernels
     from compiler.report import device_model
     from passes.fusion.report import fusion_report
 
-    arrays = [cuda.as_cuda_array(t) for t in inputs]
     times = measure_kernels(program, "main", arrays).medians()
     params = program.params("main")
-    dims = {d: size for p, t in zip(params, inputs) for d, size in zip(p.shape, t.shape) if isinstance(d, str)}
+    dims = {d: size for p, a in zip(params, arrays) for d, size in zip(p.shape, a.shape) if isinstance(d, str)}
     report = fusion_report(program.compilation("main").module("fused"), device=device_model(program.backend),
                            dims=dims, entry="main")
     lines = [f"{name}: each kernel alone", "",
@@ -613,7 +610,10 @@ def half_table(args, bandwidth: float) -> None:
                      f"{compiled_ms / fused:.2f}"]
             print("| " + " | ".join(cells) + " |", flush=True)
             if per_kernel and fused_program is not None:
-                breakdowns += ["", *kernel_breakdown(f"{name} {half}", fused_program, inputs, bandwidth)]
+                from numba import cuda
+
+                arrays = [cuda.as_cuda_array(t) for t in inputs]
+                breakdowns += ["", *kernel_breakdown(f"{name} {half}", fused_program, arrays, bandwidth)]
     print("\n".join(breakdowns))
 
 
