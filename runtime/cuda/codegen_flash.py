@@ -144,15 +144,17 @@ class FlashSourceBase(ScalarSource):
         return f"np.float32({text})" if isinstance(op.result.type, Float16Type) else text
 
     def stage(self, load: loop.LoadOp, extents: tuple[int, int], ivs: tuple[SSAValue, SSAValue],
-              first: str, limit: str, at: int, strides: tuple[int, int], array: str = "shm") -> None:
+              first: str, limit: str, at: int, strides: tuple[int, int], array: str = "shm",
+              together: int | None = None) -> None:
         """Copies a tile into shared memory: element ``(x, y)`` of ``extents`` is ``load``
         with its indices ``ivs`` at ``first + x`` and ``y`` (zero where ``first + x`` is
         not below ``limit``), stored at ``at + x * strides[0] + y * strides[1]`` of
         ``array``.
         Consecutive threads take consecutive elements along the load's fastest index
-        (a warp reads contiguous memory); each thread issues all its loads (clamped to
-        the last row, not branched around) before its stores, so they are in flight
-        together."""
+        (a warp reads contiguous memory); each thread issues its loads (clamped to the
+        last row, not branched around) before its stores, so they are in flight
+        together: all of them, or ``together`` at a time, a step of a loop (where they
+        divide evenly), which keeps fewer values and addresses in registers."""
         (nx, ny), (ix, iy) = extents, ivs
         threads = self.threads
         total, indent = nx * ny, self.depth
@@ -163,10 +165,18 @@ class FlashSourceBase(ScalarSource):
         if regular:
             self.emit(indent, f"{fast} = tid % {fast_extent}")
             self.emit(indent, f"{slow} = tid // {fast_extent}")
+        count = -(-total // threads)
+        step = None
+        if together is not None and regular and total % threads == 0 and count % together == 0 and together < count:
+            step = self.fresh("sn")
+            self.emit(indent, f"for {step} in range(0, {count}, {together}):")
+            indent, count = indent + 1, together
         copies = []
-        for n in range(-(-total // threads)):
+        for n in range(count):
             x, y, g, value = (self.fresh(p) for p in ("x", "y", "g", "f"))
-            if regular:
+            if step is not None:
+                fast_at, slow_at = fast, f"{slow} + ({step} + {n}) * {threads // fast_extent}"
+            elif regular:
                 fast_at, slow_at = fast, f"{slow} + {n * threads // fast_extent}"
             else:
                 e = self.fresh("e")

@@ -53,6 +53,9 @@ F32 = Float32Type()
 STORAGE = {"f16": "np.float16"}
 #: the columns of a fragment's part (an ``mma``'s ``n``)
 PART = 8
+#: elements of a key or value tile a thread loads at once (the registers of the
+#: accumulators and q's fragments stay live meanwhile)
+STAGED = 8
 
 
 def mma_tiles_of(kernel: loop.KernelOp, attention: Attention) -> MmaTiles:
@@ -202,8 +205,8 @@ class _MmaFlashSource(FlashSourceBase):
         e(1, f"for key0 in range(0, {self.key_end(nkeys, t.rows)}, {t.keys}):")
         self.depth = 2
         e(2, "cuda.syncthreads()")
-        self.stage(a.k, (t.keys, t.head_dim), (a.keys.iv, a.scores.iv), "key0", nkeys, 0, (t.k_stride, 1), "k_s")
-        self.stage(a.v, (t.keys, t.value_dim), (a.pv.iv, a.column.iv), "key0", nkeys, 0, (t.v_stride, 1), "v_s")
+        self.stage(a.k, (t.keys, t.head_dim), (a.keys.iv, a.scores.iv), "key0", nkeys, 0, (t.k_stride, 1), "k_s", STAGED)
+        self.stage(a.v, (t.keys, t.value_dim), (a.pv.iv, a.column.iv), "key0", nkeys, 0, (t.v_stride, 1), "v_s", STAGED)
         e(2, "cuda.syncthreads()")
         self.scores()
         # the score modification, per score; past the end: -inf
