@@ -39,10 +39,12 @@ layouts are tested on a GPU (tests/cuda/test_tensor_cores.py).
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import ArrayAttr, Float32Type, IntegerAttr, StringAttr
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import ArrayAttr, Float32Type, IntegerAttr, MemRefType, StringAttr
+from xdsl.ir import SSAValue
 
 from dialects import loop
-from dialects.gpu.attention import MMA_ROWS, MMA_STEPS, Attention, MmaTiles
+from dialects.gpu.attention import MMA_ROWS, MMA_STEPS, Attention, MmaTiles, ivs_of
 from dialects.gpu.mapping import MMA, TILE
 from runtime.codegen_scalar import CodegenError
 from runtime.cuda.codegen import KERNEL_FUNCTION
@@ -56,6 +58,22 @@ PART = 8
 #: elements of a key or value tile a thread loads at once (the registers of the
 #: accumulators and q's fragments stay live meanwhile)
 STAGED = 8
+#: halves one ``cp.async`` copies (16 bytes)
+CHUNK = 8
+
+
+def along(load: loop.LoadOp, iv: SSAValue) -> bool:
+    """Whether ``load`` reads consecutive elements for consecutive ``iv``: its last index
+    is ``iv`` or ``iv`` plus a value not computed from it, and no other index reads it."""
+    *others, last = load.indices
+    if last is not iv:
+        owner = last.owner
+        if not isinstance(owner, arith.AddiOp) or iv not in (owner.lhs, owner.rhs):
+            return False
+        rest = owner.rhs if owner.lhs is iv else owner.lhs
+        if iv in ivs_of(rest):
+            return False
+    return not any(iv in ivs_of(i) for i in others)
 
 
 def mma_tiles_of(kernel: loop.KernelOp, attention: Attention) -> MmaTiles:
@@ -85,6 +103,48 @@ class _MmaFlashSource(FlashSourceBase):
 
     def to_shared(self, value: str) -> str:
         return f"{STORAGE[self.half]}({value})"
+
+    def copy_tile(self, load: loop.LoadOp, extents: tuple[int, int], ivs: tuple[SSAValue, SSAValue],
+                  first: str, limit: str, tile: str, stride: int) -> bool:
+        """Stages a tile (``stage``'s arguments, row-major into ``tile``): on a GPU, where
+        ``load`` reads along the tile's rows, by 16-byte ``cp.async`` copies, each thread
+        ``CHUNK`` consecutive halves a copy, zero past ``limit`` (the copy of a row whose
+        address is not 16-byte aligned, or of a strided array, goes element by element from
+        that address, the array's last stride apart);
+        else as ``stage`` does. Returns whether copies are in flight (``cp_async_wait_all``
+        then waits for them)."""
+        (nx, ny), (ix, iy) = extents, ivs
+        if not self.shuffles or not along(load, iy) or ny % CHUNK:
+            self.stage(load, extents, ivs, first, limit, 0, (stride, 1), tile, STAGED)
+            return False
+        e, indent = self.emit, self.depth
+        buffer = self.name(load.buffer)
+        memref = load.buffer.type
+        assert isinstance(memref, MemRefType)  # a loop.load reads a memref
+        last_stride = f"{buffer}.strides[{len(memref.shape) - 1}]"
+        chunks, per_row = nx * ny // CHUNK, ny // CHUNK
+        for n in range(-(-chunks // self.threads)):
+            c, x, y, g, gc, at, address = (self.fresh(p) for p in ("c", "x", "y", "g", "g", "at", "ad"))
+            e(indent, f"{c} = tid + {n * self.threads}")
+            inner = indent
+            if (n + 1) * self.threads > chunks:
+                e(indent, f"if {c} < {chunks}:")
+                inner = indent + 1
+            e(inner, f"{x} = {c} // {per_row}")
+            e(inner, f"{y} = ({c} % {per_row}) * {CHUNK}")
+            e(inner, f"{g} = {first} + {x}")
+            e(inner, f"{gc} = min({g}, {limit} - 1)")
+            e(inner, f"{at} = {x} * {stride} + {y}")
+            indices = self.values(list(load.indices), {**self.group_names, ix: gc, iy: y}, inner)
+            e(inner, f"{address} = global_address({buffer}, ({', '.join(f'np.uint64({i})' for i in indices)},))")
+            e(inner, f"if {address} % 16 == 0 and {last_stride} == 2:")
+            e(inner + 1, f"cp_async_16({tile}, np.uint64({at}), {address}, 16 if {g} < {limit} else 0)")
+            e(inner, "else:")  # element by element, from the same address on
+            zero = f"{STORAGE[self.half]}(0)"
+            for k in range(CHUNK):
+                element = f"load_{self.half}({address} + {k} * {last_stride})"
+                e(inner + 1, f"{self.shared(f'{at} + {k}', tile)} = {element} if {g} < {limit} else {zero}")
+        return True
 
     # -- the products -----------------------------------------------------------------
 
@@ -185,7 +245,8 @@ class _MmaFlashSource(FlashSourceBase):
         self.place_in_grid(t.rows)
         nrows, nkeys = self.name(a.row.ub), self.name(a.keys.ub)
         # 1. the queries, [row][d], and each warp's fragments of them
-        self.stage(a.q, (t.rows, t.head_dim), (a.row.iv, a.scores.iv), "row0", nrows, 0, (t.q_stride, 1), "q_s")
+        if self.copy_tile(a.q, (t.rows, t.head_dim), (a.row.iv, a.scores.iv), "row0", nrows, "q_s", t.q_stride):
+            e(1, "cp_async_wait_all()")
         for h in (0, 1):
             e(1, f"mx_{h} = {minus_inf}")
             e(1, f"ls_{h} = {zero}")
@@ -205,8 +266,10 @@ class _MmaFlashSource(FlashSourceBase):
         e(1, f"for key0 in range(0, {self.key_end(nkeys, t.rows)}, {t.keys}):")
         self.depth = 2
         e(2, "cuda.syncthreads()")
-        self.stage(a.k, (t.keys, t.head_dim), (a.keys.iv, a.scores.iv), "key0", nkeys, 0, (t.k_stride, 1), "k_s", STAGED)
-        self.stage(a.v, (t.keys, t.value_dim), (a.pv.iv, a.column.iv), "key0", nkeys, 0, (t.v_stride, 1), "v_s", STAGED)
+        copies = self.copy_tile(a.k, (t.keys, t.head_dim), (a.keys.iv, a.scores.iv), "key0", nkeys, "k_s", t.k_stride)
+        copies |= self.copy_tile(a.v, (t.keys, t.value_dim), (a.pv.iv, a.column.iv), "key0", nkeys, "v_s", t.v_stride)
+        if copies:
+            e(2, "cp_async_wait_all()")
         e(2, "cuda.syncthreads()")
         self.scores()
         # the score modification, per score; past the end: -inf
@@ -257,7 +320,8 @@ class _MmaFlashSource(FlashSourceBase):
         ]
         if self.shuffles:
             header.append(
-                f"from runtime.cuda.tensor_cores import ldmatrix_x4, ldmatrix_x4_trans, mma_{self.half}, pack_{self.half}x2"
+                "from runtime.cuda.tensor_cores import cp_async_16, cp_async_wait_all, global_address, ldmatrix_x4, "
+                f"ldmatrix_x4_trans, load_{self.half}, mma_{self.half}, pack_{self.half}x2"
             )
         kernel = [f"def {KERNEL_FUNCTION}({', '.join(args)}):", *self.lines]
         sizes = FlashSizes(self.kernel, self.a, t.rows).source()

@@ -16,6 +16,13 @@ takes inline assembly as ``activemask`` and the cache-hinted loads of numba-cuda
   rounded to nearest even into one 32-bit register, ``lo`` in its low half (the lower
   column of a fragment's pair): accumulators of one ``mma`` become the ``a`` fragment of
   the next (runtime/cuda/codegen_flash_mma.py).
+- ``global_address(array, indices)``: the address of ``array[indices]`` (a tuple of
+  indices, unchecked), for a copy's alignment test; ``cp_async_16(tile, index, address,
+  size)``: ``cp.async.cg.shared.global``, 16 bytes from global ``address`` (16-byte
+  aligned) to ``tile[index]``, the ``16 - size`` bytes past ``size`` zero;
+  ``cp_async_wait_all()``: ``cp.async.commit_group`` then ``cp.async.wait_group 0``, this
+  thread's copies done (a barrier then makes them every thread's); ``load_f16(address)``:
+  the half at ``address``, for a copy that cannot be one ``cp.async``.
 
 Which fragment element each lane holds (PTX ISA, "Matrix Fragments for mma.m16n8k16"),
 with ``g = lane // 4`` and ``q = lane % 4``: ``a0``: row ``g``, columns ``2q, 2q+1`` (of
@@ -49,6 +56,73 @@ def _address(context, builder, array_type, array, index) -> ir.Value:
     view = context.make_array(array_type)(context, builder, array)
     pointer = cgutils.get_item_pointer(context, builder, array_type, view, [index], wraparound=False)
     return builder.ptrtoint(pointer, _I64)
+
+
+@intrinsic
+def global_address(typingctx, array, indices):
+    if not (isinstance(array, types.Array) and isinstance(indices, types.BaseTuple) and len(indices) == array.ndim):
+        return None
+    signature = types.uint64(array, indices)
+
+    def codegen(context, builder, sig, args):
+        array_type, tuple_type = sig.args
+        items = cgutils.unpack_tuple(builder, args[1], len(tuple_type))
+        index = [context.cast(builder, v, t, types.intp) for v, t in zip(items, tuple_type)]
+        view = context.make_array(array_type)(context, builder, args[0])
+        pointer = cgutils.get_item_pointer(context, builder, array_type, view, index, wraparound=False)
+        return builder.ptrtoint(pointer, _I64)
+
+    return signature, codegen
+
+
+@intrinsic
+def load_f16(typingctx, address):
+    signature = types.float16(address)
+
+    def codegen(context, builder, sig, args):
+        source = context.cast(builder, args[0], sig.args[0], types.uint64)
+        # numba-cuda holds a float16 as its 16 bits (an i16)
+        return builder.load(builder.inttoptr(source, ir.PointerType(context.get_value_type(types.float16))))
+
+    return signature, codegen
+
+
+@intrinsic
+def cp_async_16(typingctx, tile, index, address, size):
+    if not (isinstance(tile, types.Array) and tile.ndim == 1):
+        return None
+    signature = types.void(tile, index, address, size)
+
+    def codegen(context, builder, sig, args):
+        target = _address(context, builder, sig.args[0], args[0], args[1])
+        source = context.cast(builder, args[2], sig.args[2], types.uint64)
+        count = context.cast(builder, args[3], sig.args[3], types.uint32)
+        asm = ir.InlineAsm(
+            ir.FunctionType(ir.VoidType(), [_I64, _I64, _I32]),
+            "{ .reg .u64 s, g; cvta.to.shared.u64 s, $0; cvta.to.global.u64 g, $1; "
+            "cp.async.cg.shared.global [s], [g], 16, $2; }",
+            "l,l,r,~{memory}",
+            side_effect=True,
+        )
+        builder.call(asm, [target, source, count])
+        return context.get_dummy_value()
+
+    return signature, codegen
+
+
+@intrinsic
+def cp_async_wait_all(typingctx):
+    def codegen(context, builder, sig, args):
+        asm = ir.InlineAsm(
+            ir.FunctionType(ir.VoidType(), []),
+            "cp.async.commit_group; cp.async.wait_group 0;",
+            "~{memory}",
+            side_effect=True,
+        )
+        builder.call(asm, [])
+        return context.get_dummy_value()
+
+    return types.void(), codegen
 
 
 def _unpack(context, builder, return_type, struct: ir.Value, count: int):

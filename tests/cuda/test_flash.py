@@ -232,3 +232,23 @@ def test_other_head_dimensions(d):
     program = fusec.compile(ATTENTION.replace("64", str(d)), target="cuda")
     q, k, v = inputs(np.random.default_rng(6), 1, 1, 20, d)
     np.testing.assert_allclose(program.main(q, k, v), attention(q, k, v), rtol=1e-5, atol=1e-6)
+
+
+def test_the_gpu_source_of_the_tensor_core_kernel():
+    """The simulator runs the twin; the GPU's source (shuffles, inline PTX) is generated
+    here and read as Python: q's fragments once, both products on tensor cores, rows by
+    16-byte copies where a load reads along them (k and v here; the mask's tiles stop at
+    the diagonal)."""
+    from runtime.cuda.sources import kernel_source
+
+    program = fusec.compile(CAUSAL, target="cuda")
+    (op,) = program.executable("main").kernel_ops.values()
+    source = kernel_source(op, shuffles=True)
+    compile(source, "<flash>", "exec")
+    calls = {name: source.count(f"{name}(") for name in ("ldmatrix_x4", "ldmatrix_x4_trans", "mma_f16", "pack_f16x2", "cp_async_16", "cuda.shfl_xor_sync")}
+    # Dh 64, 64 keys: q 4 x4 loads; k 4 steps x 4 pairs; v 4 steps x 4 pairs; 2 x 4 steps x
+    # 8 parts mma; 4 steps x 4 packs; 4 copies each of q, k and v; 2 rows x 2 steps x (max, sum)
+    expected = {"ldmatrix_x4": 4 + 16, "ldmatrix_x4_trans": 16, "mma_f16": 64, "pack_f16x2": 16,
+                "cp_async_16": 12, "cuda.shfl_xor_sync": 8}
+    assert calls == expected
+    assert "for key0 in range(0, min(" in source
