@@ -500,9 +500,10 @@ MMA_MAX_DIM = 128
 @dataclass(frozen=True)
 class MmaTiles:
     """The tiles of a flash kernel on tensor cores: ``rows`` query rows a block, 16 a warp,
-    ``keys`` keys a tile; the shared tiles are half, row-major (q ``[row][d]``, k
-    ``[key][d]``, v ``[key][column]``, and for the simulator's twin p ``[row][key]``),
-    their rows padded by ``MMA_PAD``."""
+    ``keys`` keys a tile; the shared tiles are half, row-major (q ``[row][d]``, two of k
+    ``[key][d]`` and two of v ``[key][column]``: one being read, the next being copied),
+    their rows padded by ``MMA_PAD``. The simulator's twin adds a tile of probabilities
+    and row partials (the simulator has no shared-memory limit)."""
 
     rows: int  # BQ
     keys: int  # BK
@@ -534,10 +535,8 @@ class MmaTiles:
         return self.keys + MMA_PAD
 
     def shared_bytes(self) -> int:
-        """Bytes of shared memory of the simulator's twin, the larger of the two (its p
-        tile and its row partials, 4 float32 a row)."""
-        halves = self.rows * self.q_stride + self.keys * (self.k_stride + self.v_stride) + self.rows * self.p_stride
-        return 2 * halves + 4 * 4 * self.rows
+        """Bytes of shared memory of the kernel on a GPU."""
+        return 2 * (self.rows * self.q_stride + 2 * self.keys * (self.k_stride + self.v_stride))
 
     def valid(self) -> bool:
         return (

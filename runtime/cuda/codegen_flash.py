@@ -144,7 +144,7 @@ class FlashSourceBase(ScalarSource):
         return f"np.float32({text})" if isinstance(op.result.type, Float16Type) else text
 
     def stage(self, load: loop.LoadOp, extents: tuple[int, int], ivs: tuple[SSAValue, SSAValue],
-              first: str, limit: str, at: int, strides: tuple[int, int], array: str = "shm",
+              first: str, limit: str, at: int | str, strides: tuple[int, int], array: str = "shm",
               together: int | None = None) -> None:
         """Copies a tile into shared memory: element ``(x, y)`` of ``extents`` is ``load``
         with its indices ``ivs`` at ``first + x`` and ``y`` (zero where ``first + x`` is

@@ -9,9 +9,12 @@ and ``2q + 1``, ``q = lane % 4``). A block:
 
 1. stages its queries in shared memory (``[row][d]``, half) and reads each warp's
    ``a`` fragments of them into registers once (``ldmatrix.x4``);
-2. for each tile of ``BK`` keys: stages the keys (``[key][d]``: for ``S = Q K^T``, ``K^T``
-   is the column-major ``b``, read by ``ldmatrix.x4``) and the values (``[key][column]``,
-   the row-major ``b`` of ``P V``, read by ``ldmatrix.x4.trans``), computes the warp's
+2. for each tile of ``BK`` keys: issues the copies of the next tile's keys and values
+   into the other of two buffers (``cp.async`` where the loads read along the tile's
+   rows: ``copy_tile``), waits for this tile's, and with the keys (``[key][d]``: for
+   ``S = Q K^T``, ``K^T`` is the column-major ``b``, read by ``ldmatrix.x4``) and the
+   values (``[key][column]``, the row-major ``b`` of ``P V``, read by
+   ``ldmatrix.x4.trans``) computes the warp's
    ``16 x BK`` scores as float32 accumulators, applies the score modification read
    from the kernel's IR to each of the thread's scores (its row and key known from the
    fragment layout), takes the row maxima over the 4 threads of a row (two warp
@@ -105,17 +108,17 @@ class _MmaFlashSource(FlashSourceBase):
         return f"{STORAGE[self.half]}({value})"
 
     def copy_tile(self, load: loop.LoadOp, extents: tuple[int, int], ivs: tuple[SSAValue, SSAValue],
-                  first: str, limit: str, tile: str, stride: int) -> bool:
-        """Stages a tile (``stage``'s arguments, row-major into ``tile``): on a GPU, where
+                  first: str, limit: str, tile: str, at: str, stride: int) -> bool:
+        """Stages a tile (``stage``'s arguments, row-major into ``tile`` from ``at``): on a GPU, where
         ``load`` reads along the tile's rows, by 16-byte ``cp.async`` copies, each thread
         ``CHUNK`` consecutive halves a copy, zero past ``limit`` (the copy of a row whose
         address is not 16-byte aligned, or of a strided array, goes element by element from
         that address, the array's last stride apart);
-        else as ``stage`` does. Returns whether copies are in flight (``cp_async_wait_all``
-        then waits for them)."""
+        else as ``stage`` does. Returns whether copies are in flight (committed as a group
+        and waited for by ``cp_async_commit`` and ``cp_async_wait``)."""
         (nx, ny), (ix, iy) = extents, ivs
         if not self.shuffles or not along(load, iy) or ny % CHUNK:
-            self.stage(load, extents, ivs, first, limit, 0, (stride, 1), tile, STAGED)
+            self.stage(load, extents, ivs, first, limit, at, (stride, 1), tile, STAGED)
             return False
         e, indent = self.emit, self.depth
         buffer = self.name(load.buffer)
@@ -124,7 +127,7 @@ class _MmaFlashSource(FlashSourceBase):
         last_stride = f"{buffer}.strides[{len(memref.shape) - 1}]"
         chunks, per_row = nx * ny // CHUNK, ny // CHUNK
         for n in range(-(-chunks // self.threads)):
-            c, x, y, g, gc, at, address = (self.fresh(p) for p in ("c", "x", "y", "g", "g", "at", "ad"))
+            c, x, y, g, gc, to, address = (self.fresh(p) for p in ("c", "x", "y", "g", "g", "at", "ad"))
             e(indent, f"{c} = tid + {n * self.threads}")
             inner = indent
             if (n + 1) * self.threads > chunks:
@@ -134,16 +137,16 @@ class _MmaFlashSource(FlashSourceBase):
             e(inner, f"{y} = ({c} % {per_row}) * {CHUNK}")
             e(inner, f"{g} = {first} + {x}")
             e(inner, f"{gc} = min({g}, {limit} - 1)")
-            e(inner, f"{at} = {x} * {stride} + {y}")
+            e(inner, f"{to} = {at} + {x} * {stride} + {y}")
             indices = self.values(list(load.indices), {**self.group_names, ix: gc, iy: y}, inner)
             e(inner, f"{address} = global_address({buffer}, ({', '.join(f'np.uint64({i})' for i in indices)},))")
             e(inner, f"if {address} % 16 == 0 and {last_stride} == 2:")
-            e(inner + 1, f"cp_async_16({tile}, np.uint64({at}), {address}, 16 if {g} < {limit} else 0)")
+            e(inner + 1, f"cp_async_16({tile}, np.uint64({to}), {address}, 16 if {g} < {limit} else 0)")
             e(inner, "else:")  # element by element, from the same address on
             zero = f"{STORAGE[self.half]}(0)"
             for k in range(CHUNK):
                 element = f"load_{self.half}({address} + {k} * {last_stride})"
-                e(inner + 1, f"{self.shared(f'{at} + {k}', tile)} = {element} if {g} < {limit} else {zero}")
+                e(inner + 1, f"{self.shared(f'{to} + {k}', tile)} = {element} if {g} < {limit} else {zero}")
         return True
 
     # -- the products -----------------------------------------------------------------
@@ -160,7 +163,7 @@ class _MmaFlashSource(FlashSourceBase):
                 e(3, f"qa_{h} = np.float32({self.shared(f'(wr + {8 * h}) * {t.q_stride} + d', 'q_s')})")
             for j in self.key_parts:
                 for x in (0, 1):
-                    e(3, f"kb_{j}_{x} = np.float32({self.shared(f'({PART * j} + qc + {x}) * {t.k_stride} + d', 'k_s')})")
+                    e(3, f"kb_{j}_{x} = np.float32({self.shared(f'kt + ({PART * j} + qc + {x}) * {t.k_stride} + d', 'k_s')})")
                 for c in range(4):
                     e(3, f"sc_{j}_{c} += qa_{c // 2} * kb_{j}_{c % 2}")
             return
@@ -168,7 +171,7 @@ class _MmaFlashSource(FlashSourceBase):
             for pair in range(t.keys // (2 * PART)):
                 # matrices: (keys of part 2 pair, d low), (same, d high), then part 2 pair + 1
                 key = f"{pair * 2 * PART} + (lane // 16) * 8 + lane % 8"
-                at = f"({key}) * {t.k_stride} + {kk * MMA_STEPS} + ((lane // 8) % 2) * 8"
+                at = f"kt + ({key}) * {t.k_stride} + {kk * MMA_STEPS} + ((lane // 8) % 2) * 8"
                 e(2, f"kf_0, kf_1, kf_2, kf_3 = ldmatrix_x4(k_s, np.uint64({at}))")
                 for j, b in ((2 * pair, "kf_0, kf_1"), (2 * pair + 1, "kf_2, kf_3")):
                     acc = ", ".join(f"sc_{j}_{c}" for c in range(4))
@@ -188,7 +191,7 @@ class _MmaFlashSource(FlashSourceBase):
                 e(3, f"pa_{h} = np.float32({self.shared(f'(wr + {8 * h}) * {t.p_stride} + kj', 'p_s')})")
             for j in self.column_parts:
                 for x in (0, 1):
-                    e(3, f"vb_{j}_{x} = np.float32({self.shared(f'kj * {t.v_stride} + {PART * j} + qc + {x}', 'v_s')})")
+                    e(3, f"vb_{j}_{x} = np.float32({self.shared(f'vt + kj * {t.v_stride} + {PART * j} + qc + {x}', 'v_s')})")
                 for c in range(4):
                     e(3, f"ac_{j}_{c} += pa_{c // 2} * vb_{j}_{c % 2}")
             return
@@ -199,7 +202,7 @@ class _MmaFlashSource(FlashSourceBase):
             for pair in range(t.value_dim // (2 * PART)):
                 # matrices: (keys low, part 2 pair), (keys high, same), then part 2 pair + 1
                 key = f"{kk * MMA_STEPS} + ((lane // 8) % 2) * 8 + lane % 8"
-                at = f"({key}) * {t.v_stride} + {pair * 2 * PART} + (lane // 16) * 8"
+                at = f"vt + ({key}) * {t.v_stride} + {pair * 2 * PART} + (lane // 16) * 8"
                 e(2, f"vf_0, vf_1, vf_2, vf_3 = ldmatrix_x4_trans(v_s, np.uint64({at}))")
                 for j, b in ((2 * pair, "vf_0, vf_1"), (2 * pair + 1, "vf_2, vf_3")):
                     acc = ", ".join(f"ac_{j}_{c}" for c in range(4))
@@ -224,6 +227,14 @@ class _MmaFlashSource(FlashSourceBase):
             self.emit(indent, f"{name} = {combine(combine(parts[0], parts[1]), combine(parts[2], parts[3]))}")
         self.emit(indent, "cuda.syncthreads()")
 
+    def key_tile(self, first: str, k_at: str, v_at: str) -> bool:
+        """Stages the keys and values from key ``first`` at ``k_at`` and ``v_at``; returns
+        whether by copies in flight."""
+        a, t = self.a, self.t
+        nkeys = self.name(a.keys.ub)
+        copies = self.copy_tile(a.k, (t.keys, t.head_dim), (a.keys.iv, a.scores.iv), first, nkeys, "k_s", k_at, t.k_stride)
+        return self.copy_tile(a.v, (t.keys, t.value_dim), (a.pv.iv, a.column.iv), first, nkeys, "v_s", v_at, t.v_stride) or copies
+
     # -- the kernel ---------------------------------------------------------------------
 
     def source(self) -> str:
@@ -237,16 +248,18 @@ class _MmaFlashSource(FlashSourceBase):
         e(1, f"wr = (tid // 32) * {MMA_ROWS} + lane // 4")  # the thread's first row in the block
         e(1, "qc = (lane % 4) * 2")  # its first column of each part
         e(1, f"q_s = cuda.shared.array({t.rows * t.q_stride}, {storage}{aligned})")
-        e(1, f"k_s = cuda.shared.array({t.keys * t.k_stride}, {storage}{aligned})")
-        e(1, f"v_s = cuda.shared.array({t.keys * t.v_stride}, {storage}{aligned})")
+        # two buffers of each: the next tile's copies in flight while this one's products run
+        e(1, f"k_s = cuda.shared.array({2 * t.keys * t.k_stride}, {storage}{aligned})")
+        e(1, f"v_s = cuda.shared.array({2 * t.keys * t.v_stride}, {storage}{aligned})")
         if not self.shuffles:
             e(1, f"p_s = cuda.shared.array({t.rows * t.p_stride}, {storage})")
             e(1, f"r_s = cuda.shared.array({4 * t.rows}, np.float32)")
         self.place_in_grid(t.rows)
         nrows, nkeys = self.name(a.row.ub), self.name(a.keys.ub)
         # 1. the queries, [row][d], and each warp's fragments of them
-        if self.copy_tile(a.q, (t.rows, t.head_dim), (a.row.iv, a.scores.iv), "row0", nrows, "q_s", t.q_stride):
-            e(1, "cp_async_wait_all()")
+        if self.copy_tile(a.q, (t.rows, t.head_dim), (a.row.iv, a.scores.iv), "row0", nrows, "q_s", "0", t.q_stride):
+            e(1, "cp_async_commit()")
+            e(1, "cp_async_wait(0)")
         for h in (0, 1):
             e(1, f"mx_{h} = {minus_inf}")
             e(1, f"ls_{h} = {zero}")
@@ -262,14 +275,26 @@ class _MmaFlashSource(FlashSourceBase):
                 row = f"(tid // 32) * {MMA_ROWS} + ((lane // 8) % 2) * 8 + lane % 8"
                 at = f"({row}) * {t.q_stride} + {kk * MMA_STEPS} + (lane // 16) * 8"
                 e(1, f"{', '.join(f'qf_{kk}_{i}' for i in range(4))} = ldmatrix_x4(q_s, np.uint64({at}))")
-        # 2. the key tiles
-        e(1, f"for key0 in range(0, {self.key_end(nkeys, t.rows)}, {t.keys}):")
+        # 2. the key tiles, each staged into one buffer while the one before is in the other
+        e(1, f"kend = {self.key_end(nkeys, t.rows)}")
+        e(1, "kt = 0")  # where this tile's keys and values are in k_s and v_s
+        e(1, "vt = 0")
+        e(1, "if 0 < kend:")
         self.depth = 2
-        e(2, "cuda.syncthreads()")
-        copies = self.copy_tile(a.k, (t.keys, t.head_dim), (a.keys.iv, a.scores.iv), "key0", nkeys, "k_s", t.k_stride)
-        copies |= self.copy_tile(a.v, (t.keys, t.value_dim), (a.pv.iv, a.column.iv), "key0", nkeys, "v_s", t.v_stride)
+        copies = self.key_tile("0", "0", "0")
+        self.depth = 1
         if copies:
-            e(2, "cp_async_wait_all()")
+            e(1, "cp_async_commit()")
+        e(1, f"for key0 in range(0, kend, {t.keys}):")
+        self.depth = 2
+        e(2, "cuda.syncthreads()")  # the other buffers' tile is read: the next one may go there
+        e(2, f"if key0 + {t.keys} < kend:")
+        self.depth = 3
+        self.key_tile(f"key0 + {t.keys}", f"{t.keys * t.k_stride} - kt", f"{t.keys * t.v_stride} - vt")
+        self.depth = 2
+        if copies:
+            e(2, "cp_async_commit()")  # (empty after the last tile)
+            e(2, "cp_async_wait(1)")  # all but the latest group: this tile's
         e(2, "cuda.syncthreads()")
         self.scores()
         # the score modification, per score; past the end: -inf
@@ -301,6 +326,8 @@ class _MmaFlashSource(FlashSourceBase):
             for c in range(4):
                 e(2, f"ac_{j}_{c} *= al_{c // 2}")
         self.outputs()
+        e(2, f"kt = {t.keys * t.k_stride} - kt")
+        e(2, f"vt = {t.keys * t.v_stride} - vt")
         # 3. the rows' sums, the outputs
         self.depth = 1
         self.quad_combine(["ls_0", "ls_1"], lambda x, y: f"({x} + {y})", 1)
@@ -320,7 +347,7 @@ class _MmaFlashSource(FlashSourceBase):
         ]
         if self.shuffles:
             header.append(
-                "from runtime.cuda.tensor_cores import cp_async_16, cp_async_wait_all, global_address, ldmatrix_x4, "
+                "from runtime.cuda.tensor_cores import cp_async_16, cp_async_commit, cp_async_wait, global_address, ldmatrix_x4, "
                 f"ldmatrix_x4_trans, load_{self.half}, mma_{self.half}, pack_{self.half}x2"
             )
         kernel = [f"def {KERNEL_FUNCTION}({', '.join(args)}):", *self.lines]

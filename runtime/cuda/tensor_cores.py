@@ -20,8 +20,9 @@ takes inline assembly as ``activemask`` and the cache-hinted loads of numba-cuda
   indices, unchecked), for a copy's alignment test; ``cp_async_16(tile, index, address,
   size)``: ``cp.async.cg.shared.global``, 16 bytes from global ``address`` (16-byte
   aligned) to ``tile[index]``, the ``16 - size`` bytes past ``size`` zero;
-  ``cp_async_wait_all()``: ``cp.async.commit_group`` then ``cp.async.wait_group 0``, this
-  thread's copies done (a barrier then makes them every thread's); ``load_f16(address)``:
+  ``cp_async_commit()``: ``cp.async.commit_group``, the thread's copies since the last one a
+  group; ``cp_async_wait(n)``: ``cp.async.wait_group n``, all but the ``n`` (a literal)
+  latest groups done (a barrier then makes them every thread's); ``load_f16(address)``:
   the half at ``address``, for a copy that cannot be one ``cp.async``.
 
 Which fragment element each lane holds (PTX ISA, "Matrix Fragments for mma.m16n8k16"),
@@ -110,19 +111,26 @@ def cp_async_16(typingctx, tile, index, address, size):
     return signature, codegen
 
 
-@intrinsic
-def cp_async_wait_all(typingctx):
+def _asm_statement(text: str):
+    """The codegen of an intrinsic that is one statement of PTX touching memory."""
+
     def codegen(context, builder, sig, args):
-        asm = ir.InlineAsm(
-            ir.FunctionType(ir.VoidType(), []),
-            "cp.async.commit_group; cp.async.wait_group 0;",
-            "~{memory}",
-            side_effect=True,
-        )
-        builder.call(asm, [])
+        builder.call(ir.InlineAsm(ir.FunctionType(ir.VoidType(), []), text, "~{memory}", side_effect=True), [])
         return context.get_dummy_value()
 
-    return types.void(), codegen
+    return codegen
+
+
+@intrinsic
+def cp_async_commit(typingctx):
+    return types.void(), _asm_statement("cp.async.commit_group;")
+
+
+@intrinsic
+def cp_async_wait(typingctx, pending):
+    if not isinstance(pending, types.IntegerLiteral):
+        return None
+    return types.void(pending), _asm_statement(f"cp.async.wait_group {pending.literal_value};")
 
 
 def _unpack(context, builder, return_type, struct: ir.Value, count: int):
