@@ -217,7 +217,8 @@ class FlashSourceBase(ScalarSource):
         """Names the values of the kernel's IR before its band, and the block's first
         query row ``row0`` and group indices (``g_0``, ...) from ``blk``: the row tiles
         of ``rows`` fastest, so the blocks that share a head's keys and values run
-        together."""
+        together; under a causal mask the last row tile first, so the blocks with the
+        most key tiles start first and the short ones fill in behind them."""
         band_top = self.a.band[0]
         self.top.update(self.kernel.body.block.args)
         for op in self.kernel.body.block.ops:
@@ -227,7 +228,10 @@ class FlashSourceBase(ScalarSource):
             self.top.update(op.results)
         self.emit(1, "blk = cuda.blockIdx.x")
         self.emit(1, f"ntiles = ({self.name(self.a.row.ub)} + {rows - 1}) // {rows}")
-        self.emit(1, f"row0 = (blk % ntiles) * {rows}")
+        if CAUSAL in self.kernel.attributes:  # the last rows, which visit the most key tiles, first
+            self.emit(1, f"row0 = (ntiles - 1 - blk % ntiles) * {rows}")
+        else:
+            self.emit(1, f"row0 = (blk % ntiles) * {rows}")
         self.emit(1, "blk = blk // ntiles")
         for n, l in reversed(list(enumerate(self.a.groups))):
             name = f"g_{n}"
