@@ -13,8 +13,12 @@ of the floor each reaches. A second table does the same for the matmul-bearing
 workloads (fp32, TF32 off; their floor is FLOPs over cuBLAS's measured rate), with
 fusec's generated GEMMs beside its default pick. A third does the same for the
 convolution samples (the ResNet basic block, the seeds' conv-bn-relu-maxpool chain),
-NHWC against PyTorch's channels_last cuDNN. A last table measures the host cost of one
-launch: a fusec call of a one-kernel program on a tiny input, against a torch eager op.
+NHWC against PyTorch's channels_last cuDNN. Another times attention in half precision
+(fusec's flash kernel on tensor cores), plain and causal, against torch written out,
+torch.compile and SDPA's flash backend, with the causal mask also given as an additive
+``-inf`` input (the same kernel, no tile skipped). A last table measures the host cost
+of one launch: a fusec call of a one-kernel program on a tiny input, against a torch
+eager op.
 
 ``--half`` runs the half-precision table alone, one row per workload and dtype (``f16``,
 and ``bf16`` where fusec's language has it): relu(a @ w + b) 4096³, attention B8 H16 S2048
@@ -82,6 +86,28 @@ fn main(q: f32[B, 16, S, 64], k: f32[B, 16, S, 64], v: f32[B, 16, S, 64]) -> f32
 }
 """
 
+ATTENTION_HALF = """
+fn main(q: f16[B, 16, S, 64], k: f16[B, 16, S, 64], v: f16[B, 16, S, 64]) -> f16[B, 16, S, 64] {
+    return softmax(q @ transpose(k, (0, 1, 3, 2)) * 0.125, axis=-1) @ v
+}
+"""
+
+# the causal mask from the row and key indices: the flash kernel skips the key tiles past
+# a block's last row (docs/gpu.md, "Attention")
+CAUSAL_HALF = """
+fn main(q: f16[B, 16, S, 64], k: f16[B, 16, S, 64], v: f16[B, 16, S, 64]) -> f16[B, 16, S, 64] {
+    s = q @ transpose(k, (0, 1, 3, 2)) * 0.125
+    return softmax(where(iota((S, S), 0) >= iota((S, S), 1), s, -inf), axis=-1) @ v
+}
+"""
+
+# the same mask as an input: applied per score, every tile visited
+CAUSAL_BIAS_HALF = """
+fn main(q: f16[B, 16, S, 64], k: f16[B, 16, S, 64], v: f16[B, 16, S, 64], bias: f16[S, S]) -> f16[B, 16, S, 64] {
+    return softmax(q @ transpose(k, (0, 1, 3, 2)) * 0.125 + bias, axis=-1) @ v
+}
+"""
+
 # The pre-norm transformer block of docs/gpu.md ("Measured"): D=1024, 16 heads of 64, FFN 4D.
 BLOCK = """
 fn heads(t: f32[B, S, 1024]) -> f32[B, 16, S, 64] {
@@ -123,6 +149,65 @@ def t_block(x, g1, c1, wq, wk, wv, wo, g2, c2, w1, b1, w2, b2):
     o = t_attention(heads(z @ wq), heads(z @ wk), heads(z @ wv))
     h = x + o.transpose(1, 2).reshape(b, s, d) @ wo
     return h + F.gelu(F.layer_norm(h, (d,), g2, c2, eps=1e-5) @ w1 + b1, approximate="tanh") @ w2 + b2
+
+
+def t_causal(q, k, v):
+    s = q @ k.transpose(-1, -2) * 0.125
+    mask = torch.ones(s.shape[-2:], dtype=torch.bool, device=s.device).tril()
+    return torch.softmax(s.masked_fill(~mask, float("-inf")), dim=-1) @ v
+
+
+def t_causal_bias(q, k, v, bias):
+    return torch.softmax(q @ k.transpose(-1, -2) * 0.125 + bias, dim=-1) @ v
+
+
+def t_sdpa_causal(q, k, v):
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=0.125, is_causal=True)
+
+
+def half_attention_table(args) -> str:
+    """Attention in f16 (B8 H16 S2048 Dh64; --quick: B2 S512): torch written out, torch.compile
+    of it, SDPA's flash backend alone, fusec (its flash kernel on tensor cores, given the
+    torch tensors) and fusec's TFLOP/s (causal: half the FLOPs, the masked half not
+    counted, as FlashAttention counts them)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    bb, ss = (2, 512) if args.quick else (8, 2048)
+    shape = (bb, 16, ss, 64)
+    flops = 4.0 * bb * 16 * ss * ss * 64
+    lines = [
+        (f"| attention f16 B{bb} H16 S{ss} Dh64 | torch eager | torch.compile | SDPA flash | fusec "
+         "| fusec TFLOP/s | SDPA / fusec |"),
+        "|" + " --- |" * 7,
+    ]
+    mask = torch.ones(ss, ss, dtype=torch.bool, device="cuda").tril()
+    bias = torch.zeros(ss, ss, dtype=torch.float16, device="cuda").masked_fill(~mask, float("-inf"))
+    rows = [
+        ("plain", ATTENTION_HALF, t_attention, [], t_sdpa, flops),
+        ("causal (iota mask: tiles skipped)", CAUSAL_HALF, t_causal, [], t_sdpa_causal, flops / 2),
+        ("causal (-inf bias input: every tile)", CAUSAL_BIAS_HALF, t_causal_bias, [bias], None, flops / 2),
+    ]
+    for label, source, reference, extra, sdpa, work in rows:
+        q, k, v = (torch.randn(*shape, device="cuda", dtype=torch.float16) for _ in range(3))
+        inputs = [q, k, v, *extra]
+        expected = reference(*inputs)
+        eager, compiled_ms = torch_ms(reference, inputs, not args.no_compile)
+        sdpa_ms = float("nan")
+        if sdpa is not None:
+            with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                sdpa_ms = bench_ms(lambda f=sdpa, qkv=(q, k, v): f(*qkv))
+        program = fusec.compile(source, target="cuda")
+        out = torch.empty_like(expected)
+        run = fusec_runner(program, "main", inputs, [out])
+        run()
+        torch.cuda.synchronize()
+        if not torch.allclose(out.float(), expected.float(), rtol=2e-2, atol=2e-2):
+            print(f"  attention f16 {label}: MISMATCH, max abs diff {(out.float() - expected.float()).abs().max().item():.3g}")
+        ms = bench_ms(run)
+        cells = [label, f"{eager:.3f}", f"{compiled_ms:.3f}", f"{sdpa_ms:.3f}", f"{ms:.3f}",
+                 f"{work / (ms * 1e-3) / 1e12:.0f}", f"{sdpa_ms / ms:.2f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def block_shapes(b: int, s: int) -> list[tuple[int, ...]]:
@@ -664,6 +749,9 @@ def main(argv=None) -> int:
         print("| " + " | ".join(cells) + " |", flush=True)
     print()
     print(matmul_table(args, bandwidth))
+    if not args.only or "attention" in args.only:
+        print()
+        print(half_attention_table(args))
     print()
     print(conv_table(args, bandwidth))
     if args.only and "host" not in args.only:

@@ -22,6 +22,10 @@ output), the *groups* (the rest: batch and head). ``f`` is any scalar code of th
 raw score, the key index ``%j``, the band's indices and loads of other inputs (a
 scale, a mask through ``where``): the flash kernel applies it to each score as
 FlexAttention's ``score_mod`` does.
+
+``causal`` reads from ``f`` whether it masks every key past the row (so a flash block
+can stop at its last row's key tile), and ``MmaTiles`` are the tiles of the kernel on
+tensor cores (``runtime.cuda.codegen_flash_mma``) when q, k and v are half.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
-from xdsl.dialects.builtin import Float16Type, Float32Type, FloatAttr, IntegerAttr
+from xdsl.dialects.builtin import Float16Type, Float32Type, FloatAttr, IndexType, IntegerAttr, IntegerType
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
 from dialects import loop
@@ -160,9 +164,8 @@ def _product(reduce: loop.ReduceOp, keys: SSAValue | None) -> tuple[loop.LoadOp,
 
 def _stored(op: Operation, value: SSAValue, iv: SSAValue) -> SSAValue | None:
     """The temporary ``op`` stores ``value`` into at ``[iv]``, or None."""
-    if isinstance(op, loop.StoreOp) and op.value is value and list(op.indices) == [iv]:
-        if isinstance(op.buffer.owner, loop.ScratchOp):
-            return op.buffer
+    if isinstance(op, loop.StoreOp) and op.value is value and list(op.indices) == [iv] and isinstance(op.buffer.owner, loop.ScratchOp):
+        return op.buffer
     return None
 
 
@@ -334,6 +337,44 @@ def _with_roles(kernel, band, column, keys, scores, q, k, logits, raw, pv, v, ou
 
 
 # ---------------------------------------------------------------------------
+# A causal mask
+
+
+#: ``arith.cmpi`` predicates of ``lhs >= rhs`` and ``lhs > rhs`` (signed, unsigned), and
+#: of ``lhs <= rhs`` and ``lhs < rhs``
+_AT_LEAST = {"sge", "sgt", "uge", "ugt"}
+_AT_MOST = {"sle", "slt", "ule", "ult"}
+
+
+def _index_of(value: SSAValue) -> SSAValue:
+    """``value`` with an ``index_cast`` to a 64-bit integer looked through (exact for an
+    index, which is below 2**63)."""
+    owner = value.owner
+    if isinstance(owner, arith.IndexCastOp) and isinstance(owner.result.type, IntegerType) and owner.result.type.width.data == 64:
+        return owner.input
+    return value
+
+
+def causal(attention: Attention) -> bool:
+    """Whether the score modification is ``where(row >= key, s, -inf)`` (``>`` too, either
+    side, signed or not): the modified score of every key past the row is ``-inf``, so a
+    key tile whose first key is past a block's last row holds ``-inf`` only and the flash
+    kernel need not visit it (such a tile changes no row's maximum, sum nor output)."""
+    select = attention.logit.owner
+    if not isinstance(select, arith.SelectOp) or not _is_minus_inf(select.rhs):
+        return False
+    compare = select.cond.owner
+    if not isinstance(compare, arith.CmpiOp):
+        return False
+    lhs, rhs = _index_of(compare.lhs), _index_of(compare.rhs)
+    if not all(isinstance(v.type, IndexType) for v in (lhs, rhs)):
+        return False
+    predicate = arith.CMPI_COMPARISON_OPERATIONS[compare.predicate.value.data]
+    row, key = attention.row.iv, attention.logits.iv
+    return (lhs is row and rhs is key and predicate in _AT_LEAST) or (lhs is key and rhs is row and predicate in _AT_MOST)
+
+
+# ---------------------------------------------------------------------------
 # Tiles
 
 
@@ -439,4 +480,84 @@ def choose_tiles(head_dim: int, value_dim: int) -> FlashTiles | None:
             tiles = FlashTiles(rows, keys, per_row, across, head_dim, value_dim)
             if tiles.valid() and per_row * tiles.value_columns <= 64:
                 return tiles
+    return None
+
+
+# ---------------------------------------------------------------------------
+# Tiles on tensor cores
+
+
+#: rows of an ``mma.m16n8k16`` (a warp's query rows) and its reduction steps
+MMA_ROWS, MMA_STEPS = 16, 16
+#: halves added to each shared row: the 8 rows of 16 bytes one ``ldmatrix`` reads fall in
+#: different banks
+MMA_PAD = 8
+#: the widest head (and value) dimension on tensor cores: a thread holds ``head_dim / 4``
+#: registers of q's fragments and ``value_dim / 2`` accumulators of the output
+MMA_MAX_DIM = 128
+
+
+@dataclass(frozen=True)
+class MmaTiles:
+    """The tiles of a flash kernel on tensor cores: ``rows`` query rows a block, 16 a warp,
+    ``keys`` keys a tile; the shared tiles are half, row-major (q ``[row][d]``, two of k
+    ``[key][d]`` and two of v ``[key][column]``: one being read, the next being copied),
+    their rows padded by ``MMA_PAD``. The simulator's twin adds a tile of probabilities
+    and row partials (the simulator has no shared-memory limit)."""
+
+    rows: int  # BQ
+    keys: int  # BK
+    head_dim: int
+    value_dim: int
+
+    @property
+    def warps(self) -> int:
+        return self.rows // MMA_ROWS
+
+    @property
+    def threads(self) -> int:
+        return 32 * self.warps
+
+    @property
+    def q_stride(self) -> int:
+        return self.head_dim + MMA_PAD
+
+    @property
+    def k_stride(self) -> int:
+        return self.head_dim + MMA_PAD
+
+    @property
+    def v_stride(self) -> int:
+        return self.value_dim + MMA_PAD
+
+    @property
+    def p_stride(self) -> int:
+        return self.keys + MMA_PAD
+
+    def shared_bytes(self) -> int:
+        """Bytes of shared memory of the kernel on a GPU."""
+        return 2 * (self.rows * self.q_stride + 2 * self.keys * (self.k_stride + self.v_stride))
+
+    def valid(self) -> bool:
+        return (
+            self.rows % MMA_ROWS == 0
+            and self.keys % MMA_STEPS == 0
+            and self.head_dim % MMA_STEPS == 0
+            and self.value_dim % MMA_STEPS == 0
+            and max(self.head_dim, self.value_dim) <= MMA_MAX_DIM
+            and self.shared_bytes() <= SHARED_BYTES
+        )
+
+
+#: a block of 4 warps (64 query rows), keys tried in this order
+MMA_BLOCK_ROWS = 64
+MMA_KEYS = (64, 32, 16)
+
+
+def choose_mma_tiles(head_dim: int, value_dim: int) -> MmaTiles | None:
+    """The widest key tile that fits on tensor cores; None if none does."""
+    for keys in MMA_KEYS:
+        tiles = MmaTiles(MMA_BLOCK_ROWS, keys, head_dim, value_dim)
+        if tiles.valid():
+            return tiles
     return None

@@ -14,19 +14,25 @@ and the columns a loop of their own, as attention needs them.
 The mapping written: ``gpu.schedule = "flash"``, ``gpu.threads``, ``gpu.per_thread``
 (query rows a thread) and ``gpu.tile = [rows, keys]``; the band's group and row loops
 ``map(blocks)``, the column and key loops ``map(threads)``, the head dimension's
-reduction ``map(serial)``.
+reduction ``map(serial)``. Where q, k and v are ``f16`` (so their products are exact in
+float32) and the dimensions fit (``dialects.gpu.attention.MmaTiles``), both products run
+on tensor cores: ``gpu.mma = "f16"``, 16 query rows a warp
+(``runtime.cuda.codegen_flash_mma``); an ``f32`` attention stays on the CUDA cores, which
+tensor cores would round (TF32). Where the score modification is a causal mask
+(``dialects.gpu.attention.causal``), ``gpu.causal``: a block visits no key tile past its
+last row.
 """
 
 from __future__ import annotations
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, StringAttr, i64
+from xdsl.dialects.builtin import ArrayAttr, Float16Type, IndexType, IntegerAttr, StringAttr, UnitAttr, i64
 from xdsl.rewriter import InsertPoint
 
 from dialects import loop
-from dialects.gpu.attention import Attention, band_of, choose_tiles, constant_value, match
-from dialects.gpu.mapping import PER_THREAD, SCHEDULE, THREADS, TILE, Schedule
+from dialects.gpu.attention import Attention, band_of, causal, choose_mma_tiles, choose_tiles, constant_value, match
+from dialects.gpu.mapping import CAUSAL, MMA, PER_THREAD, SCHEDULE, THREADS, TILE, Schedule
 from passes.loop_nests import loops_in, set_mapping
 
 
@@ -98,19 +104,37 @@ def match_flash(kernel: loop.KernelOp) -> Attention | None:
     return None
 
 
+def tensor_core_type(attention: Attention) -> str | None:
+    """The half type q, k and v share, which the tensor cores multiply exactly with
+    float32 sums (``f16``); None otherwise."""
+    if all(isinstance(load.result.type, Float16Type) for load in (attention.q, attention.k, attention.v)):
+        return "f16"
+    return None
+
+
 def map_flash(kernel: loop.KernelOp) -> bool:
     """Maps an attention kernel ``flash``; False (the kernel unchanged but for a
     head split, which keeps its meaning) where it is not one or no tile fits."""
     attention = match_flash(kernel)
     if attention is None:
         return False
-    tiles = choose_tiles(attention.head_dim, attention.value_dim)
-    if tiles is None:
-        return False
+    half = tensor_core_type(attention)
+    mma_tiles = choose_mma_tiles(attention.head_dim, attention.value_dim) if half else None
+    if half is not None and mma_tiles is not None:
+        # 16 rows a warp; a thread holds rows g and g + 8 of its warp's (lane g * 4 + q)
+        rows, keys, threads, per_thread = mma_tiles.rows, mma_tiles.keys, mma_tiles.threads, 2
+        kernel.attributes[MMA] = StringAttr(half)
+    else:
+        tiles = choose_tiles(attention.head_dim, attention.value_dim)
+        if tiles is None:
+            return False
+        rows, keys, threads, per_thread = tiles.rows, tiles.keys, tiles.threads, tiles.per_row
     kernel.attributes[SCHEDULE] = StringAttr(Schedule.FLASH.value)
-    kernel.attributes[THREADS] = IntegerAttr(tiles.threads, i64)
-    kernel.attributes[PER_THREAD] = IntegerAttr(tiles.per_row, i64)
-    kernel.attributes[TILE] = ArrayAttr([IntegerAttr(tiles.rows, i64), IntegerAttr(tiles.keys, i64)])
+    kernel.attributes[THREADS] = IntegerAttr(threads, i64)
+    kernel.attributes[PER_THREAD] = IntegerAttr(per_thread, i64)
+    kernel.attributes[TILE] = ArrayAttr([IntegerAttr(rows, i64), IntegerAttr(keys, i64)])
+    if causal(attention):
+        kernel.attributes[CAUSAL] = UnitAttr()
     for grid_loop in [*attention.groups, attention.row]:
         set_mapping(grid_loop, loop.MapKind.BLOCKS)
     for thread_loop in (attention.column, attention.keys, attention.logits, attention.pv):

@@ -27,7 +27,10 @@ zeros; their outputs are not stored. A row whose scores are all ``-inf`` so far
 skips the tile (its maximum is ``-inf``: ``exp(-inf - -inf)`` would be NaN, where
 NumPy, whose maximum is over the whole row, gets 0), so a row that is ``-inf``
 everywhere ends as ``0 / 0 = NaN``, as NumPy's softmax written out; NaN and ``+inf``
-scores give NaN as there. Every sum runs in a fixed order: the same bits each run.
+scores give NaN as there. Where the modification is a causal mask (``gpu.causal``,
+``dialects.gpu.attention.causal``) the key tiles stop at the block's last row: those
+past it hold ``-inf`` only, which would change nothing. Every sum runs in a fixed
+order: the same bits each run.
 ``f16`` values are computed in ``float32``. Under the simulator (no shuffles) the row
 reductions go through shared memory.
 """
@@ -42,11 +45,19 @@ from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
 from dialects import loop
 from dialects.gpu.attention import Attention, FlashTiles, match
-from dialects.gpu.mapping import PER_THREAD, THREADS, TILE
+from dialects.gpu.mapping import CAUSAL, PER_THREAD, THREADS, TILE
 from runtime.codegen_scalar import CodegenError, ScalarSource
 from runtime.cuda.codegen import KERNEL_FUNCTION, SizesSource
 
 F32 = Float32Type()
+
+
+def attention_of(kernel: loop.KernelOp) -> Attention:
+    """The pieces of a kernel mapped ``flash``."""
+    found = match(kernel)
+    if found is None:
+        raise CodegenError(f"kernel @{kernel.sym_name.data} is mapped flash but is not attention")
+    return found
 
 
 def tiles_of(kernel: loop.KernelOp, attention: Attention) -> FlashTiles:
@@ -62,38 +73,37 @@ def tiles_of(kernel: loop.KernelOp, attention: Attention) -> FlashTiles:
     return tiles
 
 
-class _FlashSource(ScalarSource):
-    """The generator of one flash kernel's source."""
+class FlashSourceBase(ScalarSource):
+    """What the generators of the flash kernels share (this one's and
+    ``codegen_flash_mma``'s): the IR's scalar code, tiles staged into shared memory,
+    the block's place in the grid."""
 
-    def __init__(self, kernel: loop.KernelOp, shuffles: bool):
+    def __init__(self, kernel: loop.KernelOp, attention: Attention, shuffles: bool, threads: int):
         super().__init__(kernel)
-        found = match(kernel)
-        if found is None:
-            raise CodegenError(f"kernel @{kernel.sym_name.data} is mapped flash but is not attention")
-        self.a = found
-        self.t = tiles_of(kernel, found)
+        self.a = attention
         # a GPU (False: the simulator, which has neither warp shuffles nor aligned arrays)
         self.shuffles = shuffles
-        t = self.t
-        # shared memory: queries, keys, values, probabilities, row partials
-        self.q_at = 0
-        self.k_at = self.q_at + t.head_dim * t.q_stride
-        self.v_at = self.k_at + t.head_dim * t.k_stride
-        self.p_at = self.v_at + t.keys * t.v_stride
-        self.r_at = self.p_at + t.keys * t.p_stride
+        self.threads = threads
         self.depth = 1  # the indentation of the code being written (1: the kernel's, 2: a key tile's)
         self.top: set[SSAValue] = set()  # values named once for the whole kernel
         self.group_names: dict[SSAValue, str] = {}  # a group loop's index -> its name
-
-    # -- pieces -----------------------------------------------------------------------
 
     def index(self, value: SSAValue) -> str:
         """An index as unsigned (Numba adds a wraparound to every signed one)."""
         name = self.name(value)
         return name if name.isdigit() else f"np.uint64({name})"
 
-    def shared(self, offset: str) -> str:
-        return f"shm[np.uint64({offset})]"
+    def shared(self, offset: str, array: str = "shm") -> str:
+        return f"{array}[np.uint64({offset})]"
+
+    def to_shared(self, value: str) -> str:
+        """A staged value as its shared tile holds it."""
+        return value
+
+    def key_end(self, nkeys: str, rows: int) -> str:
+        """The end of a block's key tiles: past the block's last row where the score
+        modification masks every key past the row (``gpu.causal``)."""
+        return f"min({nkeys}, row0 + {rows})" if CAUSAL in self.kernel.attributes else nkeys
 
     def values(self, wanted: Sequence[SSAValue], bound: dict[SSAValue, str], indent: int) -> list[str]:
         """Emits the ops ``wanted`` needs inside the band, with the loop indices (and the
@@ -134,32 +144,43 @@ class _FlashSource(ScalarSource):
         return f"np.float32({text})" if isinstance(op.result.type, Float16Type) else text
 
     def stage(self, load: loop.LoadOp, extents: tuple[int, int], ivs: tuple[SSAValue, SSAValue],
-              first: str, limit: str, at: int, strides: tuple[int, int]) -> None:
+              first: str, limit: str, at: int | str, strides: tuple[int, int], array: str = "shm",
+              together: int | None = None) -> None:
         """Copies a tile into shared memory: element ``(x, y)`` of ``extents`` is ``load``
         with its indices ``ivs`` at ``first + x`` and ``y`` (zero where ``first + x`` is
-        not below ``limit``), stored at ``at + x * strides[0] + y * strides[1]``.
+        not below ``limit``), stored at ``at + x * strides[0] + y * strides[1]`` of
+        ``array``.
         Consecutive threads take consecutive elements along the load's fastest index
-        (a warp reads contiguous memory); each thread issues all its loads (clamped to
-        the last row, not branched around) before its stores, so they are in flight
-        together."""
+        (a warp reads contiguous memory); each thread issues its loads (clamped to the
+        last row, not branched around) before its stores, so they are in flight
+        together: all of them, or ``together`` at a time, a step of a loop (where they
+        divide evenly), which keeps fewer values and addresses in registers."""
         (nx, ny), (ix, iy) = extents, ivs
-        t = self.t
+        threads = self.threads
         total, indent = nx * ny, self.depth
         x_fast = bool(load.indices) and load.indices[-1] is ix
         fast_extent = nx if x_fast else ny
         slow, fast = self.fresh("sl"), self.fresh("fa")
-        regular = t.threads % fast_extent == 0  # a thread's fast index is the same each time
+        regular = threads % fast_extent == 0  # a thread's fast index is the same each time
         if regular:
             self.emit(indent, f"{fast} = tid % {fast_extent}")
             self.emit(indent, f"{slow} = tid // {fast_extent}")
+        count = -(-total // threads)
+        step = None
+        if together is not None and regular and total % threads == 0 and count % together == 0 and together < count:
+            step = self.fresh("sn")
+            self.emit(indent, f"for {step} in range(0, {count}, {together}):")
+            indent, count = indent + 1, together
         copies = []
-        for n in range(-(-total // t.threads)):
+        for n in range(count):
             x, y, g, value = (self.fresh(p) for p in ("x", "y", "g", "f"))
-            if regular:
-                fast_at, slow_at = fast, f"{slow} + {n * t.threads // fast_extent}"
+            if step is not None:
+                fast_at, slow_at = fast, f"{slow} + ({step} + {n}) * {threads // fast_extent}"
+            elif regular:
+                fast_at, slow_at = fast, f"{slow} + {n * threads // fast_extent}"
             else:
                 e = self.fresh("e")
-                self.emit(indent, f"{e} = min(tid + {n * t.threads}, {total - 1})")
+                self.emit(indent, f"{e} = min(tid + {n * threads}, {total - 1})")
                 fast_at, slow_at = f"{e} % {fast_extent}", f"{e} // {fast_extent}"
             self.emit(indent, f"{x} = {fast_at if x_fast else slow_at}")
             self.emit(indent, f"{y} = {slow_at if x_fast else fast_at}")
@@ -170,12 +191,72 @@ class _FlashSource(ScalarSource):
             self.emit(indent, f"{value} = {loaded} if {g} < {limit} else {self.const_of(0.0, F32)}")
             copies.append((n, x, y, value))
         for n, x, y, value in copies:
-            store = f"{self.shared(f'{at} + {x} * {strides[0]} + {y} * {strides[1]}')} = {value}"
-            if (n + 1) * t.threads > total:  # the last copy of a tile of a part of a block
-                self.emit(indent, f"if tid + {n * t.threads} < {total}:")
+            store = f"{self.shared(f'{at} + {x} * {strides[0]} + {y} * {strides[1]}', array)} = {self.to_shared(value)}"
+            if (n + 1) * threads > total:  # the last copy of a tile of a part of a block
+                self.emit(indent, f"if tid + {n * threads} < {total}:")
                 self.emit(indent + 1, store)
             else:
                 self.emit(indent, store)
+
+    def modified_score(self, target: str, row: str, key: str, raw: str, inside: str) -> None:
+        """Emits ``target``: the score modification of the raw score ``raw`` at query
+        ``row`` and ``key``, where ``inside`` (the row and the key before the end), else
+        ``-inf``."""
+        a, minus_inf = self.a, self.const_of(float("-inf"), F32)
+        bound = {**self.group_names, a.row.iv: row, a.logits.iv: key, a.raw.result: raw}
+        if any(isinstance(o, loop.LoadOp) for o in a.modification[1:]):  # a load past the end must not run: a branch
+            self.emit(self.depth, f"{target} = {minus_inf}")
+            self.emit(self.depth, f"if {inside}:")
+            (logit,) = self.values([a.logit], bound, self.depth + 1)
+            self.emit(self.depth + 1, f"{target} = {logit}")
+        else:  # arithmetic only: computed everywhere, then selected
+            (logit,) = self.values([a.logit], bound, self.depth)
+            self.emit(self.depth, f"{target} = {logit} if {inside} else {minus_inf}")
+
+    def place_in_grid(self, rows: int) -> None:
+        """Names the values of the kernel's IR before its band, and the block's first
+        query row ``row0`` and group indices (``g_0``, ...) from ``blk``: the row tiles
+        of ``rows`` fastest, so the blocks that share a head's keys and values run
+        together; under a causal mask the last row tile first, so the blocks with the
+        most key tiles start first and the short ones fill in behind them."""
+        band_top = self.a.band[0]
+        self.top.update(self.kernel.body.block.args)
+        for op in self.kernel.body.block.ops:
+            if op is band_top:
+                break
+            self.scalar_op(op, 1)
+            self.top.update(op.results)
+        self.emit(1, "blk = cuda.blockIdx.x")
+        self.emit(1, f"ntiles = ({self.name(self.a.row.ub)} + {rows - 1}) // {rows}")
+        if CAUSAL in self.kernel.attributes:  # the last rows, which visit the most key tiles, first
+            self.emit(1, f"row0 = (ntiles - 1 - blk % ntiles) * {rows}")
+        else:
+            self.emit(1, f"row0 = (blk % ntiles) * {rows}")
+        self.emit(1, "blk = blk // ntiles")
+        for n, l in reversed(list(enumerate(self.a.groups))):
+            name = f"g_{n}"
+            if n == 0:
+                self.emit(1, f"{name} = blk")
+            else:
+                self.emit(1, f"{name} = blk % {self.name(l.ub)}")
+                self.emit(1, f"blk = blk // {self.name(l.ub)}")
+            self.group_names[l.iv] = name
+
+
+class _FlashSource(FlashSourceBase):
+    """The generator of one flash kernel's source on the CUDA cores."""
+
+    def __init__(self, kernel: loop.KernelOp, shuffles: bool):
+        attention = attention_of(kernel)
+        self.t = tiles_of(kernel, attention)
+        super().__init__(kernel, attention, shuffles, self.t.threads)
+        t = self.t
+        # shared memory: queries, keys, values, probabilities, row partials
+        self.q_at = 0
+        self.k_at = self.q_at + t.head_dim * t.q_stride
+        self.v_at = self.k_at + t.head_dim * t.k_stride
+        self.p_at = self.v_at + t.keys * t.v_stride
+        self.r_at = self.p_at + t.keys * t.p_stride
 
     def row_combine(self, names: list[str], rows: list[str], combine, indent: int) -> None:
         """Folds each ``names[i]`` (a value of row ``rows[i]``) over the ``TC`` threads of
@@ -227,27 +308,8 @@ class _FlashSource(ScalarSource):
         self.emit(1, f"tx = tid % {t.threads_across}")
         self.emit(1, f"ty = tid // {t.threads_across}")
         self.emit(1, f"shm = cuda.shared.array({t.shared_words(not self.shuffles)}, np.float32{', alignment=16' if self.shuffles else ''})")
-        band_top = a.band[0]
-        self.top.update(self.kernel.body.block.args)
-        for op in self.kernel.body.block.ops:
-            if op is band_top:
-                break
-            self.scalar_op(op, 1)
-            self.top.update(op.results)
+        self.place_in_grid(t.rows)
         nrows, nkeys = self.name(a.row.ub), self.name(a.keys.ub)
-        # the block's group and first row: the row tile fastest
-        self.emit(1, "blk = cuda.blockIdx.x")
-        self.emit(1, f"ntiles = ({nrows} + {t.rows - 1}) // {t.rows}")
-        self.emit(1, f"row0 = (blk % ntiles) * {t.rows}")
-        self.emit(1, "blk = blk // ntiles")
-        for n, l in reversed(list(enumerate(a.groups))):
-            name = f"g_{n}"
-            if n == 0:
-                self.emit(1, f"{name} = blk")
-            else:
-                self.emit(1, f"{name} = blk % {self.name(l.ub)}")
-                self.emit(1, f"blk = blk // {self.name(l.ub)}")
-            self.group_names[l.iv] = name
         rows = [f"ty * {t.per_row} + {i}" for i in range(t.per_row)]
         keys, columns = t.owned(t.key_columns), t.owned(t.value_columns)
         ii, uu, ww = range(t.per_row), range(t.key_columns), range(t.value_columns)
@@ -260,7 +322,7 @@ class _FlashSource(ScalarSource):
             for w in ww:
                 self.emit(1, f"ac_{i}_{w} = {zero}")
         # 2. the key tiles
-        self.emit(1, f"for key0 in range(0, {nkeys}, {t.keys}):")
+        self.emit(1, f"for key0 in range(0, {self.key_end(nkeys, t.rows)}, {t.keys}):")
         self.depth = 2
         self.emit(2, "cuda.syncthreads()")
         self.stage(a.k, (t.keys, a.head_dim), (a.keys.iv, a.scores.iv), "key0", nkeys, self.k_at, (1, t.k_stride))
@@ -271,22 +333,13 @@ class _FlashSource(ScalarSource):
                 self.emit(2, f"sc_{i}_{u} = {zero}")
         self.product(a.head_dim, "d", [("qa", self.q_at, t.q_stride, rows), ("kb", self.k_at, t.k_stride, keys)], "sc")
         # the score modification, per score; past the end: -inf
-        loads = any(isinstance(o, loop.LoadOp) for o in a.modification[1:])
         for u in uu:
             self.emit(2, f"key_{u} = key0 + {keys[u]}")
             self.emit(2, f"kok_{u} = key_{u} < {nkeys}")
         for i in ii:
             self.emit(2, f"row_{i} = row0 + {rows[i]}")
             for u in uu:
-                bound = {**self.group_names, a.row.iv: f"row_{i}", a.logits.iv: f"key_{u}", a.raw.result: f"sc_{i}_{u}"}
-                if loads:  # a load past the end must not run: a branch
-                    self.emit(2, f"x_{i}_{u} = {minus_inf}")
-                    self.emit(2, f"if ok_{i} and kok_{u}:")
-                    (logit,) = self.values([a.logit], bound, 3)
-                    self.emit(3, f"x_{i}_{u} = {logit}")
-                else:  # arithmetic only: computed everywhere, then selected
-                    (logit,) = self.values([a.logit], bound, 2)
-                    self.emit(2, f"x_{i}_{u} = {logit} if ok_{i} and kok_{u} else {minus_inf}")
+                self.modified_score(f"x_{i}_{u}", f"row_{i}", f"key_{u}", f"sc_{i}_{u}", f"ok_{i} and kok_{u}")
         # the online softmax
         for i in ii:
             self.emit(2, f"tm_{i} = x_{i}_0")
@@ -324,16 +377,16 @@ class _FlashSource(ScalarSource):
             "from numba import cuda",
         ]
         kernel = [f"def {KERNEL_FUNCTION}({', '.join(args)}):", *self.lines]
-        sizes = _FlashSizes(self.kernel, self.a, t).source()
+        sizes = FlashSizes(self.kernel, self.a, t.rows).source()
         return "\n".join([*header, *self.constant_lines, "", "", *kernel, "", "", *sizes, ""])
 
 
-class _FlashSizes(SizesSource):
-    """``sizes``: the number of blocks, (groups) x (tiles of query rows)."""
+class FlashSizes(SizesSource):
+    """``sizes``: the number of blocks, (groups) x (tiles of ``rows`` query rows)."""
 
-    def __init__(self, kernel: loop.KernelOp, attention: Attention, tiles: FlashTiles):
+    def __init__(self, kernel: loop.KernelOp, attention: Attention, rows: int):
         super().__init__(kernel)
-        self.a, self.t = attention, tiles
+        self.a, self.rows = attention, rows
 
     def launch_sizes(self) -> str:
         rows = self.known(self.a.row.ub)
@@ -342,7 +395,7 @@ class _FlashSizes(SizesSource):
             extent = self.known(l.ub)
             assert extent is not None  # a band loop runs to a size of the arguments, named here
             extents.append(extent)
-        blocks = " * ".join([f"(({rows} + {self.t.rows - 1}) // {self.t.rows})", *extents])
+        blocks = " * ".join([f"(({rows} + {self.rows - 1}) // {self.rows})", *extents])
         return f"({blocks}, (), ())"
 
 

@@ -1,5 +1,6 @@
 """Every CUDA kernel's source, by the schedule ``map-gpu`` gave it: a tiled GEMM
-(``codegen_gemm``, on tensor cores ``codegen_gemm_mma``), flash attention (``codegen_flash``), or the loop nest as mapped
+(``codegen_gemm``, on tensor cores ``codegen_gemm_mma``), flash attention (``codegen_flash``, on
+tensor cores ``codegen_flash_mma``), or the loop nest as mapped
 (``codegen``, whose pieces the other two build on).
 """
 
@@ -11,6 +12,7 @@ from dialects import loop
 from dialects.gpu.mapping import MMA, Schedule
 from runtime.cuda.codegen import CudaKernelSource, schedule_of, variants
 from runtime.cuda.codegen_flash import kernel_source as flash_source
+from runtime.cuda.codegen_flash_mma import mma_flash_source
 from runtime.cuda.codegen_gemm import gemm_source
 from runtime.cuda.codegen_gemm_mma import mma_gemm_source
 
@@ -30,7 +32,7 @@ def kernel_source(
         generate = mma_gemm_source if MMA in kernel.attributes else gemm_source
         return generate(kernel, variant, aligned=shuffles)  # no shuffles: the simulator
     if schedule_of(kernel) == Schedule.FLASH:
-        return flash_source(kernel, shuffles)
+        return (mma_flash_source if MMA in kernel.attributes else flash_source)(kernel, shuffles)
     return CudaKernelSource(kernel, variant, shuffles, per_thread, threads).source()
 
 

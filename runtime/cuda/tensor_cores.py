@@ -2,14 +2,28 @@
 inline PTX (numba-cuda has no tensor-core API of its own; it compiles through NVVM, which
 takes inline assembly as ``activemask`` and the cache-hinted loads of numba-cuda do).
 
-- ``ldmatrix_x4_trans(tile, index)``: ``ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16``.
+- ``ldmatrix_x4(tile, index)``: ``ldmatrix.sync.aligned.m8n8.x4.shared.b16``.
   Lane ``l`` gives the address of row ``l % 8`` of 8 x 8 matrix ``l // 8`` (16 bytes
   from ``tile[index]``, a shared array of 2-byte elements); each lane receives four
-  32-bit registers, two halves of each matrix, transposed: lane ``t`` holds, of matrix
-  ``i``, column ``t // 4`` at rows ``2 (t % 4)`` and ``2 (t % 4) + 1``.
+  32-bit registers, two halves of each matrix: lane ``t`` holds, of matrix ``i``, row
+  ``t // 4`` at columns ``2 (t % 4)`` and ``2 (t % 4) + 1``.
+- ``ldmatrix_x4_trans(tile, index)``: the same with ``.trans``, each matrix transposed:
+  lane ``t`` holds column ``t // 4`` at rows ``2 (t % 4)`` and ``2 (t % 4) + 1``.
 - ``mma_f16(a0, a1, a2, a3, b0, b1, c0, c1, c2, c3)`` and ``mma_bf16``:
   ``mma.sync.aligned.m16n8k16.row.col.f32.<half>.<half>.f32``, one 16 x 8 x 16 product
   per warp with float32 accumulators; returns the four new accumulators.
+- ``pack_f16x2(lo, hi)`` and ``pack_bf16x2``: ``cvt.rn.<half>x2.f32``, two float32 values
+  rounded to nearest even into one 32-bit register, ``lo`` in its low half (the lower
+  column of a fragment's pair): accumulators of one ``mma`` become the ``a`` fragment of
+  the next (runtime/cuda/codegen_flash_mma.py).
+- ``global_address(array, indices)``: the address of ``array[indices]`` (a tuple of
+  indices, unchecked), for a copy's alignment test; ``cp_async_16(tile, index, address,
+  size)``: ``cp.async.cg.shared.global``, 16 bytes from global ``address`` (16-byte
+  aligned) to ``tile[index]``, the ``16 - size`` bytes past ``size`` zero;
+  ``cp_async_commit()``: ``cp.async.commit_group``, the thread's copies since the last one a
+  group; ``cp_async_wait(n)``: ``cp.async.wait_group n``, all but the ``n`` (a literal)
+  latest groups done (a barrier then makes them every thread's); ``load_f16(address)``:
+  the half at ``address``, for a copy that cannot be one ``cp.async``.
 
 Which fragment element each lane holds (PTX ISA, "Matrix Fragments for mma.m16n8k16"),
 with ``g = lane // 4`` and ``q = lane % 4``: ``a0``: row ``g``, columns ``2q, 2q+1`` (of
@@ -17,7 +31,10 @@ the 16 x 16 ``a``); ``a1``: row ``g + 8``; ``a2``: columns ``+ 8``; ``a3``: both
 ``b0``: rows ``2q, 2q+1`` (of the 16 x 8 ``b``), column ``g``; ``b1``: rows ``+ 8``.
 ``c0, c1``: row ``g``, columns ``2q, 2q+1``; ``c2, c3``: row ``g + 8``. A k-major staging
 tile (``[k][m]``, ``[k][n]``) read with ``.trans`` gives exactly these registers
-(runtime/cuda/codegen_gemm_mma.py).
+(runtime/cuda/codegen_gemm_mma.py); so does an ``m``-major ``a`` (``[m][k]``) or an
+``n``-major ``b`` (``[n][k]``) read without it (runtime/cuda/codegen_flash_mma.py). The
+``c`` fragments of two adjacent 8-column parts are, packed in pairs, the ``a`` fragment
+of a 16-step reduction over those columns.
 
 Numba's CUDA simulator runs none of these: the generated kernel's simulator twin does the
 same product from the same shared tiles without them (``codegen_gemm_mma``).
@@ -42,28 +59,109 @@ def _address(context, builder, array_type, array, index) -> ir.Value:
     return builder.ptrtoint(pointer, _I64)
 
 
+@intrinsic
+def global_address(typingctx, array, indices):
+    if not (isinstance(array, types.Array) and isinstance(indices, types.BaseTuple) and len(indices) == array.ndim):
+        return None
+    signature = types.uint64(array, indices)
+
+    def codegen(context, builder, sig, args):
+        array_type, tuple_type = sig.args
+        items = cgutils.unpack_tuple(builder, args[1], len(tuple_type))
+        index = [context.cast(builder, v, t, types.intp) for v, t in zip(items, tuple_type)]
+        view = context.make_array(array_type)(context, builder, args[0])
+        pointer = cgutils.get_item_pointer(context, builder, array_type, view, index, wraparound=False)
+        return builder.ptrtoint(pointer, _I64)
+
+    return signature, codegen
+
+
+@intrinsic
+def load_f16(typingctx, address):
+    signature = types.float16(address)
+
+    def codegen(context, builder, sig, args):
+        source = context.cast(builder, args[0], sig.args[0], types.uint64)
+        # numba-cuda holds a float16 as its 16 bits (an i16)
+        return builder.load(builder.inttoptr(source, ir.PointerType(context.get_value_type(types.float16))))
+
+    return signature, codegen
+
+
+@intrinsic
+def cp_async_16(typingctx, tile, index, address, size):
+    if not (isinstance(tile, types.Array) and tile.ndim == 1):
+        return None
+    signature = types.void(tile, index, address, size)
+
+    def codegen(context, builder, sig, args):
+        target = _address(context, builder, sig.args[0], args[0], args[1])
+        source = context.cast(builder, args[2], sig.args[2], types.uint64)
+        count = context.cast(builder, args[3], sig.args[3], types.uint32)
+        asm = ir.InlineAsm(
+            ir.FunctionType(ir.VoidType(), [_I64, _I64, _I32]),
+            "{ .reg .u64 s, g; cvta.to.shared.u64 s, $0; cvta.to.global.u64 g, $1; "
+            "cp.async.cg.shared.global [s], [g], 16, $2; }",
+            "l,l,r,~{memory}",
+            side_effect=True,
+        )
+        builder.call(asm, [target, source, count])
+        return context.get_dummy_value()
+
+    return signature, codegen
+
+
+def _asm_statement(text: str):
+    """The codegen of an intrinsic that is one statement of PTX touching memory."""
+
+    def codegen(context, builder, sig, args):
+        builder.call(ir.InlineAsm(ir.FunctionType(ir.VoidType(), []), text, "~{memory}", side_effect=True), [])
+        return context.get_dummy_value()
+
+    return codegen
+
+
+@intrinsic
+def cp_async_commit(typingctx):
+    return types.void(), _asm_statement("cp.async.commit_group;")
+
+
+@intrinsic
+def cp_async_wait(typingctx, pending):
+    if not isinstance(pending, types.IntegerLiteral):
+        return None
+    return types.void(pending), _asm_statement(f"cp.async.wait_group {pending.literal_value};")
+
+
 def _unpack(context, builder, return_type, struct: ir.Value, count: int):
     return context.make_tuple(builder, return_type, [builder.extract_value(struct, i) for i in range(count)])
 
 
-@intrinsic
-def ldmatrix_x4_trans(typingctx, tile, index):
-    if not (isinstance(tile, types.Array) and tile.ndim == 1 and tile.dtype.bitwidth == 16):
-        return None
-    signature = types.UniTuple(types.uint32, 4)(tile, index)
+def _ldmatrix(shape: str):
+    @intrinsic
+    def ldmatrix(typingctx, tile, index):
+        if not (isinstance(tile, types.Array) and tile.ndim == 1 and tile.dtype.bitwidth == 16):
+            return None
+        signature = types.UniTuple(types.uint32, 4)(tile, index)
 
-    def codegen(context, builder, sig, args):
-        address = _address(context, builder, sig.args[0], args[0], args[1])
-        asm = ir.InlineAsm(
-            ir.FunctionType(ir.LiteralStructType([_I32] * 4), [_I64]),
-            "{ .reg .u64 s; cvta.to.shared.u64 s, $4; "
-            "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {$0, $1, $2, $3}, [s]; }",
-            "=r,=r,=r,=r,l",
-            side_effect=True,  # reads shared memory another thread wrote: not hoisted past a barrier
-        )
-        return _unpack(context, builder, sig.return_type, builder.call(asm, [address]), 4)
+        def codegen(context, builder, sig, args):
+            address = _address(context, builder, sig.args[0], args[0], args[1])
+            asm = ir.InlineAsm(
+                ir.FunctionType(ir.LiteralStructType([_I32] * 4), [_I64]),
+                "{ .reg .u64 s; cvta.to.shared.u64 s, $4; "
+                f"ldmatrix.sync.aligned.m8n8.{shape}.shared.b16 {{$0, $1, $2, $3}}, [s]; }}",
+                "=r,=r,=r,=r,l",
+                side_effect=True,  # reads shared memory another thread wrote: not hoisted past a barrier
+            )
+            return _unpack(context, builder, sig.return_type, builder.call(asm, [address]), 4)
 
-    return signature, codegen
+        return signature, codegen
+
+    return ldmatrix
+
+
+ldmatrix_x4 = _ldmatrix("x4")
+ldmatrix_x4_trans = _ldmatrix("x4.trans")
 
 
 def _mma(half: str):
@@ -89,3 +187,23 @@ def _mma(half: str):
 
 mma_f16 = _mma("f16")
 mma_bf16 = _mma("bf16")
+
+
+def _pack(half: str):
+    @intrinsic
+    def pack(typingctx, lo, hi):
+        signature = types.uint32(lo, hi)
+
+        def codegen(context, builder, sig, args):
+            values = [context.cast(builder, v, t, types.float32) for v, t in zip(args, sig.args)]
+            # cvt's first source goes to the upper half
+            asm = ir.InlineAsm(ir.FunctionType(_I32, [_F32, _F32]), f"cvt.rn.{half}x2.f32 $0, $1, $2;", "=r,f,f")
+            return builder.call(asm, values[::-1])
+
+        return signature, codegen
+
+    return pack
+
+
+pack_f16x2 = _pack("f16")
+pack_bf16x2 = _pack("bf16")

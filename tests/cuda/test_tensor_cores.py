@@ -1,8 +1,10 @@
 """The tensor-core instructions (runtime/cuda/tensor_cores.py) on a GPU: one
 ``mma.m16n8k16`` from fragments ``ldmatrix.x4.trans`` reads out of k-major shared tiles,
-as runtime/cuda/codegen_gemm_mma.py uses them. Numba's CUDA simulator runs no inline PTX:
-these run with ``FUSEC_TEST_GPU=1`` on a GPU; the generated kernels' simulator twin is
-tested in tests/cuda/test_gemm.py."""
+as runtime/cuda/codegen_gemm_mma.py uses them; flash attention's two products from
+row-major tiles, the first one's accumulators packed to half for the second, as
+runtime/cuda/codegen_flash_mma.py uses them. Numba's CUDA simulator runs no inline PTX:
+these run with ``FUSEC_TEST_GPU=1`` on a GPU; the generated kernels' simulator twins are
+tested in tests/cuda/test_gemm.py and tests/cuda/test_flash.py."""
 
 from __future__ import annotations
 
@@ -41,3 +43,67 @@ def test_one_mma_from_k_major_tiles_gives_the_product():
     out = cuda.device_array((16, 16), np.float32)
     product[1, 32](cuda.to_device(np.ascontiguousarray(a.T)), cuda.to_device(b), out)
     np.testing.assert_array_equal(out.copy_to_host(), a.astype(np.float32) @ b.astype(np.float32))
+
+
+def test_row_major_tiles_without_trans_and_packed_accumulators():
+    """``S = Q K^T`` from ``[m][k]`` and ``[n][k]`` tiles read by ``ldmatrix.x4`` (no
+    ``.trans``), then the accumulators packed to half (``cvt.rn.f16x2``) as the ``a``
+    fragment of ``S V``, ``V`` a ``[k][n]`` tile read with ``.trans``: flash attention's
+    two products (runtime/cuda/codegen_flash_mma.py)."""
+    from numba import cuda
+
+    from runtime.cuda.tensor_cores import ldmatrix_x4, ldmatrix_x4_trans, mma_f16, pack_f16x2
+
+    @cuda.jit
+    def products(q, k, v, s_out, o_out):  # q: [16][16], k: [16 keys][16], v: [16 keys][16]
+        lane = cuda.threadIdx.x
+        q_s = cuda.shared.array(256, np.float16, alignment=16)
+        k_s = cuda.shared.array(256, np.float16, alignment=16)
+        v_s = cuda.shared.array(256, np.float16, alignment=16)
+        for i in range(lane, 256, 32):
+            q_s[i] = q[i // 16, i % 16]
+            k_s[i] = k[i // 16, i % 16]
+            v_s[i] = v[i // 16, i % 16]
+        cuda.syncthreads()
+        a0, a1, a2, a3 = ldmatrix_x4(q_s, (((lane // 8) % 2) * 8 + lane % 8) * 16 + (lane // 16) * 8)
+        b0, b1, b2, b3 = ldmatrix_x4(k_s, ((lane // 16) * 8 + lane % 8) * 16 + ((lane // 8) % 2) * 8)
+        zero = np.float32(0.0)
+        s00, s01, s02, s03 = mma_f16(a0, a1, a2, a3, b0, b1, zero, zero, zero, zero)
+        s10, s11, s12, s13 = mma_f16(a0, a1, a2, a3, b2, b3, zero, zero, zero, zero)
+        g, c = lane // 4, (lane % 4) * 2
+        s_out[g, c], s_out[g, c + 1], s_out[g + 8, c], s_out[g + 8, c + 1] = s00, s01, s02, s03
+        s_out[g, c + 8], s_out[g, c + 9], s_out[g + 8, c + 8], s_out[g + 8, c + 9] = s10, s11, s12, s13
+        p0, p1 = pack_f16x2(s00, s01), pack_f16x2(s02, s03)
+        p2, p3 = pack_f16x2(s10, s11), pack_f16x2(s12, s13)
+        f0, f1, f2, f3 = ldmatrix_x4_trans(v_s, (((lane // 8) % 2) * 8 + lane % 8) * 16 + (lane // 16) * 8)
+        o00, o01, o02, o03 = mma_f16(p0, p1, p2, p3, f0, f1, zero, zero, zero, zero)
+        o10, o11, o12, o13 = mma_f16(p0, p1, p2, p3, f2, f3, zero, zero, zero, zero)
+        o_out[g, c], o_out[g, c + 1], o_out[g + 8, c], o_out[g + 8, c + 1] = o00, o01, o02, o03
+        o_out[g, c + 8], o_out[g, c + 9], o_out[g + 8, c + 8], o_out[g + 8, c + 9] = o10, o11, o12, o13
+
+    rng = np.random.default_rng(1)
+    q, k, v = (rng.integers(-4, 5, (16, 16)).astype(np.float16) for _ in range(3))
+    s_out = cuda.device_array((16, 16), np.float32)
+    o_out = cuda.device_array((16, 16), np.float32)
+    products[1, 32](cuda.to_device(q), cuda.to_device(k), cuda.to_device(v), s_out, o_out)
+    s = q.astype(np.float32) @ k.astype(np.float32).T  # small integers: exact in half and in float32
+    np.testing.assert_array_equal(s_out.copy_to_host(), s)
+    np.testing.assert_array_equal(o_out.copy_to_host(), s.astype(np.float16).astype(np.float32) @ v.astype(np.float32))
+
+
+def test_packing_rounds_to_nearest_even_low_half_first():
+    from numba import cuda
+
+    from runtime.cuda.tensor_cores import pack_f16x2
+
+    @cuda.jit
+    def pack(x, out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = pack_f16x2(x[2 * i], x[2 * i + 1])
+
+    # 1 + 2**-11 is halfway between two halves: even (1.0); 1 + 3 * 2**-11 rounds up; 1e5: inf
+    x = np.array([1 + 2**-11, 1 + 3 * 2**-11, 1e5, -2.5, np.nan, 0.1], np.float32)
+    out = cuda.device_array(3, np.uint32)
+    pack[1, 32](cuda.to_device(x), out)
+    np.testing.assert_array_equal(out.copy_to_host().view(np.float16), x.astype(np.float16))
