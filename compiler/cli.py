@@ -28,6 +28,7 @@ from compiler.memory_check import check_memory, estimate
 from compiler.stages import MATMUL_STRATEGIES, STAGES
 from compiler.version import VERSION
 from dialects.sizes import Size
+from dialects.tensor_types import NUMPY_DTYPES, is_float_dtype
 from runtime import registry
 from runtime.errors import FusecError, InputError
 from runtime.inputs import Param, drawn_shapes, input_sizes
@@ -415,8 +416,11 @@ def summary(program, compilation, entry: str, results, elapsed: float, cluster: 
 
 
 #: (rtol, atol relative to the result's largest magnitude) per dtype: kernels sum in
-#: another order than NumPy, so the error of a long reduction grows with its values' scale
+#: another order than NumPy, so the error of a long reduction grows with its values' scale;
+#: the half floats' are about 10 and 8 of their ulps at 1 (2**-10 and 2**-7), since the
+#: compiled targets round a fused chain's value once where the reference rounds each op
 TOLERANCES = {
+    NUMPY_DTYPES["bf16"]: (2**-4, 2**-4),
     np.dtype(np.float16): (1e-2, 1e-2),
     np.dtype(np.float32): (1e-4, 1e-4),
     np.dtype(np.float64): (1e-9, 1e-12),
@@ -429,6 +433,7 @@ def matches(got: np.ndarray, want: np.ndarray) -> bool:
     if want.dtype not in TOLERANCES:
         return bool(np.array_equal(got, want))
     rtol, relative_atol = TOLERANCES[want.dtype]
+    got, want = got.astype(np.float64), want.astype(np.float64)  # exact; NumPy's allclose takes no bfloat16
     finite = np.abs(want[np.isfinite(want)])
     scale = max(1.0, float(finite.max())) if finite.size else 1.0
     return bool(np.allclose(got, want, rtol=rtol, atol=relative_atol * scale, equal_nan=True))
@@ -440,7 +445,7 @@ def difference(got: np.ndarray, want: np.ndarray) -> str:
     if got.shape != want.shape or got.dtype != want.dtype:
         return f"{got.dtype}{list(got.shape)} vs {want.dtype}{list(want.shape)}"
     same = got == want
-    if want.dtype.kind == "f":
+    if is_float_dtype(want.dtype):
         nan_got, nan_want = np.isnan(got), np.isnan(want)
         if extra := int((nan_got & ~nan_want).sum()):
             return f"NaN at {extra} position(s) where the reference has a number"

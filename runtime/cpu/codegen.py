@@ -29,8 +29,10 @@ The scalar code inside the loops (``runtime.codegen_scalar``) is shared with the
 generator; like it, this one names nothing after the program, so identical kernels
 share one entry of the disk cache.
 
-Numba on the CPU has no ``float16``: ``f16`` buffers are stored as ``float32``
-(the executor converts at the program's boundary) and computed in ``float32``.
+Numba on the CPU has no half floats: ``f16`` and ``bf16`` buffers are stored as ``float32``
+(the executor converts at the program's boundary) and computed in ``float32``; each value
+stored into a tensor's buffer is rounded to its half float (``runtime/half_floats.py``),
+so a buffer holds what a two-byte one would.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from dialects import loop
 from runtime.codegen_scalar import COMBINER_SYMBOL, ScalarSource, numpy_type_name
+from runtime.half_floats import half_float_source
 
 #: LLVM's fast-math flags for kernels: only ``nsz`` (the sign of a zero is the one thing
 #: docs/reference.md, "Numerics", lets differ from NumPy). Every other flag rewrites the
@@ -63,6 +66,10 @@ NJIT_OPTIONS: dict[str, object] = {"parallel": True, "fastmath": FAST_MATH, "err
 
 #: the name of the function in each generated module
 KERNEL_FUNCTION = "kernel"
+
+#: how a kernel's module compiles the rounding functions of ``runtime/half_floats.py``
+#: it calls: inlined, as NumPy computes (no fast-math flag: its NaN test must stay)
+HALF_FLOAT_DECORATOR = '@njit(forceinline=True, error_model="numpy")'
 
 
 class _KernelSource(ScalarSource):
@@ -98,6 +105,7 @@ class _KernelSource(ScalarSource):
             "import numpy as np",
             "from numba import prange",
             f"from runtime.cpu_math import {', '.join(CPU_MATH_IMPORTS)}",
+            *(["from numba import njit", *half_float_source(self.half_calls, HALF_FLOAT_DECORATOR)] if self.half_calls else []),
             "",
         ]
         body = [f"def {KERNEL_FUNCTION}({', '.join(self.parameters(args))}):", *(self.lines or ["    pass"])]
@@ -119,7 +127,10 @@ class _KernelSource(ScalarSource):
                 self.emit(indent, f"{self.define(op.result)} = {self.name(op.buffer)}[{self.subscript(op.indices)}]")
             return
         if isinstance(op, loop.StoreOp):
-            self.emit(indent, f"{self.name(op.buffer)}[{self.subscript(op.indices)}] = {self.name(op.value)}")
+            value = self.name(op.value)
+            if not isinstance(op.buffer.owner, loop.ScratchOp):  # a tensor's buffer holds half floats' values
+                value = self.rounded(value, op.value.type)
+            self.emit(indent, f"{self.name(op.buffer)}[{self.subscript(op.indices)}] = {value}")
             return
         if isinstance(op, loop.CheckIndexOp):
             self.check_index(op, indent)
@@ -388,7 +399,7 @@ def _innermost(op: loop.ReduceOp) -> bool:
 
 
 def _float_bytes(type_) -> int:
-    """The bytes a float takes in a CPU kernel (f16 is computed in float32)."""
+    """The bytes a float takes in a CPU kernel (f16 and bf16 are computed in float32)."""
     return 8 if isinstance(type_, Float64Type) else 4
 
 
