@@ -73,7 +73,7 @@ def float32_round_to_odd(x):
 def bf16_bits(x):
     """The two bytes of ``x`` (float32) rounded to bfloat16, as uint16: ``bf16``'s
     storage on the GPU."""
-    return np.uint16(round_bf16(x).view(np.uint32) >> np.uint32(16))
+    return np.uint16(np.float32(round_bf16(x)).view(np.uint32) >> np.uint32(16))
 
 
 def bf16_value(bits):

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Attribute, SSAValue
 
 from dialects import graph, loop
@@ -36,10 +36,24 @@ def element_dtype(type_: Attribute) -> np.dtype:
 
 
 def storage_dtype(type_: Attribute) -> np.dtype:
-    """The dtype buffers of ``type_`` have while the program runs on the CPU: ``f16``
-    and ``bf16`` are held as ``float32`` (Numba's CPU target has neither), each value
-    rounded to its type where it is stored (``runtime/codegen_scalar.py``)."""
+    """The dtype buffers of ``type_`` have while the program runs on the CPU: ``f16`` is
+    held as ``float32`` (Numba's CPU target has no float16), each value rounded to
+    ``f16`` where a kernel stores it; ``bf16`` as its two bytes (``BF16_BITS``), which
+    kernels convert as they load and store them (``runtime/half_floats.py``)."""
+    if isinstance(type_, BFloat16Type):
+        return BF16_BITS
+    return np.dtype(np.float32) if isinstance(type_, Float16Type) else element_dtype(type_)
+
+
+def temporary_dtype(type_: Attribute) -> np.dtype:
+    """The dtype of a kernel's temporaries of ``type_`` in memory (a GPU workspace):
+    ``f16`` and ``bf16`` ones hold the float32 values computed, unrounded."""
     return np.dtype(np.float32) if is_half_float(type_) else element_dtype(type_)
+
+
+#: how ``bf16`` buffers are held by the compiled targets: NumPy's CPU and Numba's have
+#: no bfloat16 arrays, so its bits are ``uint16`` (no other dtype of a program is)
+BF16_BITS = np.dtype(np.uint16)
 
 
 # ---------------------------------------------------------------------------
@@ -135,7 +149,7 @@ def _buffer_type(type_: Attribute) -> MemRefType:
 
 def plan_host_function(fn: func.FuncOp, storage: Callable[[Attribute], np.dtype] | None = None) -> HostPlan:
     """Reads a host function into slots and steps; ``storage`` gives the dtype its
-    buffers are allocated with (default ``storage_dtype``: ``f16`` and ``bf16`` held as ``float32``)."""
+    buffers are allocated with (default ``storage_dtype``, the CPU's)."""
     storage = storage or storage_dtype
     slots: dict[SSAValue, int] = {}
 

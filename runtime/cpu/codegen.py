@@ -29,10 +29,11 @@ The scalar code inside the loops (``runtime.codegen_scalar``) is shared with the
 generator; like it, this one names nothing after the program, so identical kernels
 share one entry of the disk cache.
 
-Numba on the CPU has no half floats: ``f16`` and ``bf16`` buffers are stored as ``float32``
-(the executor converts at the program's boundary) and computed in ``float32``; each value
-stored into a tensor's buffer is rounded to its half float (``runtime/half_floats.py``),
-so a buffer holds what a two-byte one would.
+Numba on the CPU has no half floats; both are computed in ``float32``. ``f16`` buffers
+are stored as ``float32`` (the executor converts at the program's boundary), each value
+rounded to ``f16`` as it is stored, so a buffer holds what a two-byte one would; ``bf16``
+buffers hold its two bytes as ``uint16``, converted as they are loaded and stored
+(``runtime/half_floats.py``). Temporaries of either hold float32 values, unrounded.
 """
 
 from __future__ import annotations
@@ -43,7 +44,16 @@ from typing import ClassVar
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
-from xdsl.dialects.builtin import AnyFloat, Float64Type, IndexType, IntegerAttr, IntegerType, MemRefType, ModuleOp
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    BFloat16Type,
+    Float64Type,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+)
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from dialects import loop
@@ -121,14 +131,19 @@ class _KernelSource(ScalarSource):
             self.emit(indent, f"{self.define(op.result)} = {self.name(op.source)}.shape[{op.index.value.data}]")
             return
         if isinstance(op, loop.LoadOp):
-            if not op.indices:  # a[()] of a 0-d array is a 0-d array in Numba, not a scalar
-                self.emit(indent, f"{self.define(op.result)} = {self.name(op.buffer)}.item()")
-            else:
-                self.emit(indent, f"{self.define(op.result)} = {self.name(op.buffer)}[{self.subscript(op.indices)}]")
+            # a[()] of a 0-d array is a 0-d array in Numba, not a scalar
+            value = f"{self.name(op.buffer)}[{self.subscript(op.indices)}]" if op.indices else f"{self.name(op.buffer)}.item()"
+            if isinstance(op.result.type, BFloat16Type) and not isinstance(op.buffer.owner, loop.ScratchOp):
+                value = self.half_call("bf16_value", value)  # a tensor's bf16 buffer holds its bits
+            self.emit(indent, f"{self.define(op.result)} = {value}")
             return
         if isinstance(op, loop.StoreOp):
             value = self.name(op.value)
-            if not isinstance(op.buffer.owner, loop.ScratchOp):  # a tensor's buffer holds half floats' values
+            if isinstance(op.buffer.owner, loop.ScratchOp):  # a temporary: float32, unrounded
+                pass
+            elif isinstance(op.value.type, BFloat16Type):
+                value = self.half_call("bf16_bits", value)
+            else:  # an f16 tensor's float32 buffer holds f16 values
                 value = self.rounded(value, op.value.type)
             self.emit(indent, f"{self.name(op.buffer)}[{self.subscript(op.indices)}] = {value}")
             return

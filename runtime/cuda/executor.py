@@ -54,6 +54,7 @@ from runtime.cuda.gemm import as_cupy, cuda_gemm
 from runtime.cuda.launch import DirectLaunch, capture, default_stream, pack
 from runtime.errors import ExecutionError, recorded_error
 from runtime.host_plan import (
+    BF16_BITS,
     HostParam,
     HostPlan,
     bind_arguments,
@@ -62,7 +63,7 @@ from runtime.host_plan import (
     host_function,
     read_program,
     result_shapes,
-    storage_dtype,
+    temporary_dtype,
 )
 from runtime.kernel_cache import load_kernel, load_module
 from runtime.target import Executable
@@ -132,8 +133,7 @@ class _Kernel:
         self.key = hashlib.sha256(default.encode()).hexdigest()[:16]
         self.checks = loop.check_descriptions(op)
         self.workspace_types = {
-            # f16 and bf16 temporaries hold the float32 values computed, unrounded
-            v: [storage_dtype(s.result.type.element_type) for s in codegen_cuda.global_scratches(op, v)]
+            v: [temporary_dtype(s.result.type.element_type) for s in codegen_cuda.global_scratches(op, v)]
             for v in self.variants
         }
 
@@ -221,7 +221,7 @@ class _Kernel:
             rows = max(grid[0], 1) * (threads if codegen_cuda.memory_of(scratch) == "thread" else 1)
             workspaces.append(cuda.device_array((rows, max(1, math.prod(shape))), dtype))
         for type_ in codegen_cuda.split_result_types(self.op):  # partials, then the counter
-            workspaces.append(cuda.device_array(grid[0], storage_dtype(type_)))
+            workspaces.append(cuda.device_array(grid[0], temporary_dtype(type_)))
         if self.schedule == Schedule.SPLIT:
             workspaces.append(cuda.to_device(np.zeros(1, np.int32)))
         if self.checks:
@@ -618,7 +618,7 @@ def device_dtype(type_: Attribute) -> np.dtype:
     """The dtype of a buffer of ``type_`` on the GPU: its own, but ``bf16``'s two bytes
     as ``uint16`` (Numba has no bfloat16 arrays; kernels convert with
     ``runtime/half_floats.py``)."""
-    return np.dtype(np.uint16) if isinstance(type_, BFloat16Type) else element_dtype(type_)
+    return BF16_BITS if isinstance(type_, BFloat16Type) else element_dtype(type_)
 
 
 def _device_name(param: HostParam) -> str:
@@ -630,7 +630,7 @@ def _device_name(param: HostParam) -> str:
 
 #: PyTorch's dtypes by name, for the fast path below (a bfloat16 tensor is bf16's bits)
 _TORCH_DTYPES = {
-    "torch.bfloat16": np.dtype(np.uint16),
+    "torch.bfloat16": BF16_BITS,
     "torch.float16": np.dtype(np.float16), "torch.float32": np.dtype(np.float32),
     "torch.float64": np.dtype(np.float64), "torch.int32": np.dtype(np.int32),
     "torch.int64": np.dtype(np.int64), "torch.bool": np.dtype(np.bool_),
