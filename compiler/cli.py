@@ -179,6 +179,17 @@ def checksum(array: np.ndarray) -> str:
 _ZIP_MAGIC, _NPY_MAGIC = b"PK", b"\x93NUMPY"
 
 
+#: how an .npz archive holds a bf16 array: NumPy cannot name ml_dtypes' bfloat16 in a
+#: file, so ``np.savez`` writes its two bytes as a raw ``|V2`` array (and so does
+#: ``--output``); read back, a ``|V2`` array is bf16 (docs/reference.md#files-the-command-reads-and-writes)
+NPZ_BF16 = np.dtype("V2")
+
+
+def from_npz(array: np.ndarray) -> np.ndarray:
+    """An array read from an .npz archive as the program takes it: ``NPZ_BF16`` as bf16."""
+    return array.view(NUMPY_DTYPES["bf16"]) if array.dtype == NPZ_BF16 else array
+
+
 def load_inputs(path: str | None, lazy: bool = False) -> dict:
     """The arrays of an `np.savez` archive, or of a Zarr group (left unread if `lazy`), by name."""
     if path is None:
@@ -197,7 +208,7 @@ def load_inputs(path: str | None, lazy: bool = False) -> dict:
         if not magic.startswith(_ZIP_MAGIC):
             raise InputError(f"{path} is not an .npz archive (as np.savez writes)")
         with np.load(path, allow_pickle=False) as data:
-            return {name: data[name] for name in data.files}
+            return {name: from_npz(data[name]) for name in data.files}
     except FileNotFoundError:
         raise InputError(f"cannot read inputs: no such file {path}") from None
     except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as error:
