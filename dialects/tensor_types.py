@@ -125,10 +125,15 @@ def is_half_float(type_: Attribute) -> bool:
     return isinstance(element, HALF_FLOAT_TYPES)
 
 
+def dtype_kind(dtype: np.dtype) -> str:
+    """A NumPy dtype's kind ("f", "i", "b", ...), "f" for ml_dtypes' bfloat16 too (whose
+    own kind is "V", which ``np.issubdtype(dtype, np.floating)`` does not count)."""
+    return "f" if dtype == NUMPY_DTYPES["bf16"] else dtype.kind
+
+
 def is_float_dtype(dtype: np.dtype) -> bool:
-    """Whether a NumPy dtype is a float: NumPy's own, or ml_dtypes' bfloat16 (whose kind
-    is "V", which ``np.issubdtype(dtype, np.floating)`` does not count)."""
-    return dtype.kind == "f" or dtype == NUMPY_DTYPES["bf16"]
+    """Whether a NumPy dtype is a float: NumPy's own, or ml_dtypes' bfloat16."""
+    return dtype_kind(dtype) == "f"
 
 
 def float_limits(dtype: np.dtype) -> ml_dtypes.finfo:

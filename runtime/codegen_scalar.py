@@ -405,6 +405,9 @@ class ScalarSource:
             return self.float_to_int(n[0], result_type)
         if isinstance(op, _CASTS) and is_half_float(result_type):
             return self.to_half(n[0], op.operands[0].type, result_type)
+        if isinstance(op, arith.ExtFOp) and not _holds_its_type(op.operands[0]):
+            # the half float computed in float32 becomes one: cast(z, f32) of a bf16 z is z
+            return f"{numpy_type_name(result_type)}({self.rounded(n[0], op.operands[0].type)})"
         if isinstance(op, _CASTS):
             return f"{numpy_type_name(result_type)}({n[0]})"
         if isinstance(op, arith.IndexCastOp):
@@ -412,6 +415,12 @@ class ScalarSource:
                 return f"int({n[0]})"
             return f"{numpy_type_name(result_type)}({n[0]})"
         raise CodegenError(f"the code generator does not handle {op.name}")
+
+
+def _holds_its_type(value: SSAValue) -> bool:
+    """Whether a value (of a half float, computed in float32) is already one of its
+    type's: loaded from a tensor's buffer, or a cast's result, both rounded."""
+    return isinstance(value.owner, loop.LoadOp | arith.TruncFOp | arith.SIToFPOp | arith.UIToFPOp)
 
 
 def _predicate(op: arith.CmpfOp | arith.CmpiOp, names: Sequence[str]) -> str:

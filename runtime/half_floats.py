@@ -30,9 +30,9 @@ _F16_GREATEST = np.uint32(0x477FE000)
 
 def round_bf16(x):
     """``x`` (float32) rounded to the nearest bfloat16, ties to even, as float32."""
-    if math.isnan(x):  # NaN stays NaN; the carry below would make some NaNs inf
-        return x
     u = np.float32(x).view(np.uint32)
+    if math.isnan(x):  # quieted, so that its upper half (bf16's bits) is a NaN too; no carry
+        return np.uint32(u | np.uint32(0x400000)).view(np.float32)
     rounded = np.uint32(u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1)))
     return np.uint32(rounded & np.uint32(0xFFFF0000)).view(np.float32)
 
