@@ -628,9 +628,8 @@ def _device_name(param: HostParam) -> str:
     return f"{param.storage} (the bits of {param.dtype})"
 
 
-#: PyTorch's dtypes by name, for the fast path below (a bfloat16 tensor is bf16's bits)
+#: PyTorch's dtypes by name, for the fast path below
 _TORCH_DTYPES = {
-    "torch.bfloat16": BF16_BITS,
     "torch.float16": np.dtype(np.float16), "torch.float32": np.dtype(np.float32),
     "torch.float64": np.dtype(np.float64), "torch.int32": np.dtype(np.int32),
     "torch.int64": np.dtype(np.int64), "torch.bool": np.dtype(np.bool_),
