@@ -14,9 +14,10 @@ of a kernel therefore depends only on what it computes, so identical kernels sha
 one entry of the disk cache.
 
 ``f16`` and ``bf16`` values are computed in ``float32`` on every target (each backend
-decides how their buffers are stored); a cast to either rounds to it (nearest even, as
-NumPy and ml_dtypes do) with ``runtime/half_floats.py``'s functions, which ``half_calls``
-collects for the backend to define in the kernel's module; small constant integer powers were already turned into
+decides how their buffers are stored); a cast to either rounds to it, and a cast from one
+reads a value of it (nearest even, as NumPy and ml_dtypes round), with
+``runtime/half_floats.py``'s functions, which ``half_calls`` collects for the backend to
+define in the kernel's module. Small constant integer powers were already turned into
 multiplies by ``lower-to-loops``, other integer powers are a square-and-multiply loop
 (``integer_power``).
 
@@ -419,8 +420,12 @@ class ScalarSource:
 
 def _holds_its_type(value: SSAValue) -> bool:
     """Whether a value (of a half float, computed in float32) is already one of its
-    type's: loaded from a tensor's buffer, or a cast's result, both rounded."""
-    return isinstance(value.owner, loop.LoadOp | arith.TruncFOp | arith.SIToFPOp | arith.UIToFPOp)
+    type's: loaded from a tensor's buffer (not a temporary's, which holds float32 values
+    unrounded), or a cast's result, both rounded."""
+    owner = value.owner
+    if isinstance(owner, loop.LoadOp):
+        return not isinstance(owner.buffer.owner, loop.ScratchOp)
+    return isinstance(owner, arith.TruncFOp | arith.SIToFPOp | arith.UIToFPOp)
 
 
 def _predicate(op: arith.CmpfOp | arith.CmpiOp, names: Sequence[str]) -> str:
