@@ -1,6 +1,7 @@
 """GPU benchmark: the workloads of docs/gpu.md's tables ("Measured") at their sizes, side by side.
 
     python benchmarks/gpu.py [--quick] [--only softmax,layernorm,attention] [--no-generated]
+    python benchmarks/gpu.py --half [--dtypes f16,bf16] [--quick] [--only llama,gpt-2]
 
 Needs a CUDA GPU, PyTorch and Triton (for ``triton.testing.do_bench``: device events,
 median, after warm-up). For each workload, in this one process on the same device
@@ -14,6 +15,15 @@ fusec's generated GEMMs beside its default pick. A third does the same for the
 convolution samples (the ResNet basic block, the seeds' conv-bn-relu-maxpool chain),
 NHWC against PyTorch's channels_last cuDNN. A last table measures the host cost of one
 launch: a fusec call of a one-kernel program on a tiny input, against a torch eager op.
+
+``--half`` runs the half-precision table alone, one row per workload and dtype (``f16``,
+and ``bf16`` where fusec's language has it): relu(a @ w + b) 4096³, attention B8 H16 S2048
+Dh64 plain and causal, the transformer block, the Llama layer and the GPT-2 block
+(samples/llama_layer.tdsl, samples/gpt2_block.tdsl at B4 S1024, against the PyTorch
+transcriptions of tests/samples/torch_reference.py), softmax, layernorm and gelu(x+b)+r
+rows; torch eager, torch.compile, the library alone (SDPA, cuBLAS), fusec as the cost model
+picks and with each matmul strategy forced; each fusec row's TFLOP/s or fraction of the
+copy floor; and each kernel of the models' fusec programs, timed alone.
 """
 
 from __future__ import annotations
@@ -412,16 +422,218 @@ def conv_table(args, bandwidth: float) -> str:
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------- half precision
+
+#: fusec's half types and PyTorch's; a row appears for each one fusec's language has
+HALF_DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16}
+#: where the half table's inputs are made (the workload builders also run on "cpu")
+DEVICE = "cuda"
+
+# The programs of the half table are written in f32 and made half by replacing the type.
+CAUSAL_ATTENTION = """
+fn main(q: f32[B, 16, S, 64], k: f32[B, 16, S, 64], v: f32[B, 16, S, 64]) -> f32[B, 16, S, 64] {
+    causal = iota((S, S), 0) >= iota((S, S), 1)
+    return softmax(where(causal, q @ transpose(k, (0, 1, 3, 2)) * 0.125, -inf), axis=-1) @ v
+}
+"""
+
+SOFTMAX = SOFTMAX_F16.replace("f16", "f32")
+LAYERNORM = LAYERNORM_F16.replace("f16", "f32")
+
+
+def t_causal_attention(q, k, v):
+    s = q.shape[-2]
+    above = torch.ones(s, s, dtype=torch.bool, device=q.device).triu(1)
+    return torch.softmax((q @ k.transpose(-1, -2) * 0.125).masked_fill(above, float("-inf")), dim=-1) @ v
+
+
+def t_sdpa_causal(q, k, v):
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.125)
+
+
+def language_has(dtype: str) -> bool:
+    """Whether fusec's language has the type ``dtype``."""
+    try:
+        fusec.compile(f"fn main(x: {dtype}[N]) -> {dtype}[N] {{ return x }}", target="numpy")
+    except fusec.FusecError:
+        return False
+    return True
+
+
+def _normal(shape, dtype, generator, scale=1.0, loc=0.0):
+    return (loc + scale * torch.randn(*shape, generator=generator, device=DEVICE)).to(dtype)
+
+
+def _weights_and_biases(shapes, dtype, generator):
+    """Activations standard normal, matrices of variance 1/fan-in, vectors 0.1."""
+    return [_normal(shape, dtype, generator, scale=shape[0] ** -0.5 if len(shape) == 2 else
+                    0.1 if len(shape) == 1 else 1.0) for shape in shapes]
+
+
+def _block_inputs(b, s, dtype, generator):
+    tensors = _weights_and_biases(block_shapes(b, s), dtype, generator)
+    for i in (1, 7):  # the layernorms' scales near 1
+        tensors[i] = tensors[i] + 1.0
+    return tensors
+
+
+def half_workloads(quick: bool):
+    """(name, fusec program, torch reference, inputs(dtype, generator), FLOPs or None for a
+    memory-bound row, {label: the library alone}, whether to time each kernel)."""
+    n = 1024 if quick else 4096
+    bb, hh, ss = (2, 16, 512) if quick else (8, 16, 2048)
+    tb, ts = (2, 256) if quick else (8, 1024)
+    mb, ms = (1, 256) if quick else (4, 1024)
+    rows, cols = (2048, 1024) if quick else (16384, 4096)
+    from tests.samples import torch_reference
+
+    llama, gpt2 = torch_reference.MODELS["llama_layer"], torch_reference.MODELS["gpt2_block"]
+
+    def model(name, b, s):
+        return lambda dtype, g: list(torch_reference.model_inputs(name, b, s, dtype, DEVICE, g).values())
+
+    qkv = [(bb, hh, ss, 64)] * 3
+    return [
+        (f"relu(a @ w + b) {n}³", MATMUL_RELU, t_matmul_relu,
+         lambda dtype, g: [_normal((n, n), dtype, g), _normal((n, n), dtype, g, n**-0.5), _normal((n,), dtype, g, 0.1)],
+         2.0 * n**3, {"cuBLAS matmul alone": lambda a, w, b: a @ w}, False),
+        (f"attention B{bb} H{hh} S{ss} Dh64", ATTENTION, t_attention,
+         lambda dtype, g: [_normal(shape, dtype, g) for shape in qkv],
+         4.0 * bb * hh * ss * ss * 64, {"SDPA": t_sdpa}, False),
+        (f"causal attention B{bb} H{hh} S{ss} Dh64", CAUSAL_ATTENTION, t_causal_attention,
+         lambda dtype, g: [_normal(shape, dtype, g) for shape in qkv],
+         2.0 * bb * hh * ss * ss * 64, {"SDPA causal": t_sdpa_causal}, False),
+        (f"transformer block B{tb} S{ts} D1024 H16", BLOCK, t_block,
+         lambda dtype, g: _block_inputs(tb, ts, dtype, g), block_flops(tb, ts), {}, True),
+        (f"Llama layer B{mb} S{ms} D1024 H16 F2816", (SAMPLES / "llama_layer.tdsl").read_text(), llama.torch_fn,
+         model("llama_layer", mb, ms), llama.flops(mb, ms), {}, True),
+        (f"GPT-2 block B{mb} S{ms} D768 H12", (SAMPLES / "gpt2_block.tdsl").read_text(), gpt2.torch_fn,
+         model("gpt2_block", mb, ms), gpt2.flops(mb, ms), {}, True),
+        (f"softmax rows [{rows}, {cols}]", SOFTMAX, t_softmax_any,
+         lambda dtype, g: [_normal((rows, cols), dtype, g)], None, {}, False),
+        (f"layernorm rows [{rows}, {cols}]", LAYERNORM, t_layernorm,
+         lambda dtype, g: [_normal((rows, cols), dtype, g), _normal((cols,), dtype, g, 0.1, 1.0),
+                           _normal((cols,), dtype, g, 0.1)], None, {}, False),
+        (f"gelu(x+b)+r [{rows}, {cols}]", (SAMPLES / "bias_gelu_residual.tdsl").read_text(), t_bias_gelu_residual,
+         lambda dtype, g: [_normal((rows, cols), dtype, g), _normal((cols,), dtype, g, 0.1),
+                           _normal((rows, cols), dtype, g)], None, {}, False),
+    ]
+
+
+def half_matmul_rate(dtype: torch.dtype) -> float:
+    """FLOP/s of cuBLAS's matmul in ``dtype`` (tensor cores, float32 accumulation) at 8192³."""
+    a = torch.randn(8192, 8192, device="cuda").to(dtype)
+    return 2 * 8192**3 / (bench_ms(lambda: a @ a) * 1e-3)
+
+
+def _fusec_ms(source: str, inputs, expected, options) -> tuple[float, object]:
+    """Median ms of the program compiled with ``options`` on the torch tensors, results
+    written into a preallocated tensor (a mismatch with PyTorch's is printed), and the
+    program; NaN where the options do not compile here (a strategy without its library)."""
+    try:
+        program = fusec.compile(source, target="cuda", **options)
+        out = torch.empty_like(expected)
+        run = fusec_runner(program, "main", inputs, [out])
+        run()
+    except fusec.FusecError as error:
+        print(f"  ({options}: {error})")
+        return float("nan"), None
+    torch.cuda.synchronize()
+    scale = max(1.0, expected.float().abs().max().item())
+    difference = (out.float() - expected.float()).abs().max().item()
+    if not difference <= 3e-2 * scale:  # half results: a few units of bf16's last place
+        print(f"  {options or 'default'}: MISMATCH with torch, max abs diff {difference:.3g} (largest {scale:.3g})")
+    return bench_ms(run), program
+
+
+def kernel_breakdown(name: str, program, arrays, bandwidth: float) -> list[str]:
+    """Each kernel of the program alone (profiled launches, microseconds) on ``arrays``
+    (as its target takes them: device arrays on the GPU), with its FLOPs and bytes from
+    the fusion report at their sizes: TFLOP/s and fraction of the copy floor."""
+    from compiler.bench import group_measured_us, measure_kernels
+    from compiler.report import device_model
+    from passes.fusion.report import fusion_report
+
+    times = measure_kernels(program, "main", arrays).medians()
+    params = program.params("main")
+    dims = {d: size for p, a in zip(params, arrays) for d, size in zip(p.shape, a.shape) if isinstance(d, str)}
+    report = fusion_report(program.compilation("main").module("fused"), device=device_model(program.backend),
+                           dims=dims, entry="main")
+    lines = [f"{name}: each kernel alone", "",
+             "| kernel | kind | strategy | µs | TFLOP/s | of copy floor |", "|" + " --- |" * 6]
+    for group in report["groups"]:
+        us = group_measured_us(times, group["kernel"])
+        if us is None:
+            continue
+        lines.append(f"| {group['kernel']} | {group['kind']} | {group.get('strategy', '-')} | {us:.1f} | "
+                     f"{group['flops'] / (us * 1e6):.1f} | {group['bytes'] / bandwidth / (us * 1e-6):.2f} |")
+    return lines
+
+
+def half_table(args, bandwidth: float) -> None:
+    """Prints the half-precision table, row by row as measured, then each kernel of the
+    models' programs: each workload in each half dtype fusec has, on the same card in
+    this one process. The floor is FLOPs over cuBLAS's measured rate in that dtype
+    or bytes over the copy bandwidth, the larger; a memory-bound row's is the bytes alone."""
+    dtypes = [d for d in args.dtypes.split(",") if d in HALF_DTYPES and language_has(d)]
+    skipped = [d for d in args.dtypes.split(",") if d not in dtypes]
+    rates = {d: half_matmul_rate(HALF_DTYPES[d]) for d in dtypes}
+    lines = [f"{d} matmul (cuBLAS, 8192³): {rates[d] / 1e12:.0f} TFLOP/s" for d in dtypes]
+    if skipped:
+        lines.append(f"not fusec types here: {', '.join(skipped)}")
+    header = ("| workload | dtype | floor | torch eager | torch.compile | library alone | fusec | fusec generated "
+              "| fusec library | fusec TFLOP/s | fusec / floor | compile / fusec |")
+    print("\n".join([*lines, "", header, "|" + " --- |" * 12]), flush=True)
+    breakdowns: list[str] = []
+    generator = torch.Generator(device=DEVICE)
+    for name, program, reference, make_inputs, flops, library, per_kernel in half_workloads(args.quick):
+        if args.only and not any(part.lower() in name.lower() for part in args.only.split(",")):
+            continue
+        for half in dtypes:
+            dtype = HALF_DTYPES[half]
+            generator.manual_seed(0)
+            inputs = make_inputs(dtype, generator)
+            expected = reference(*inputs)
+            nbytes = sum(t.numel() * t.element_size() for t in inputs) + expected.numel() * expected.element_size()
+            floor = max(nbytes / bandwidth, flops / rates[half] if flops else 0.0) * 1e3
+            eager, compiled_ms = torch_ms(reference, inputs, not args.no_compile)
+            alone = "; ".join(f"{label} {bench_ms(lambda f=f, a=inputs: f(*a)):.3f}" for label, f in library.items())
+            source = program.replace("f32", half)
+            fused, fused_program = _fusec_ms(source, inputs, expected, {})
+            forced = {"generated": float("nan"), "library": float("nan")}
+            if flops and not args.no_generated:
+                for strategy in forced:
+                    forced[strategy] = _fusec_ms(source, inputs, expected, {"matmul": strategy})[0]
+            rate = f"{flops / (fused * 1e-3) / 1e12:.0f}" if flops else "-"
+            cells = [name, half, f"{floor:.3f}", f"{eager:.3f}", f"{compiled_ms:.3f}", alone or "-", f"{fused:.3f}",
+                     f"{forced['generated']:.3f}", f"{forced['library']:.3f}", rate, f"{floor / fused:.2f}",
+                     f"{compiled_ms / fused:.2f}"]
+            print("| " + " | ".join(cells) + " |", flush=True)
+            if per_kernel and fused_program is not None:
+                from numba import cuda
+
+                arrays = [cuda.as_cuda_array(t) for t in inputs]
+                breakdowns += ["", *kernel_breakdown(f"{name} {half}", fused_program, arrays, bandwidth)]
+    print("\n".join(breakdowns))
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
     parser.add_argument("--only", help="comma-separated workload names (substrings)")
     parser.add_argument("--no-compile", action="store_true", help="skip torch.compile")
     parser.add_argument("--no-generated", action="store_true", help="skip fusec with every matmul generated")
+    parser.add_argument("--half", action="store_true", help="the half-precision table alone")
+    parser.add_argument("--dtypes", default=",".join(HALF_DTYPES),
+                        help="the half table's dtypes, comma-separated (default: %(default)s; "
+                        "those fusec's language lacks are left out)")
     args = parser.parse_args(argv)
     torch.manual_seed(0)
     bandwidth = copy_bandwidth()
     print(f"device: {torch.cuda.get_device_name()}; copy bandwidth {bandwidth / 1e12:.2f} TB/s (read + write)")
+    if args.half:
+        half_table(args, bandwidth)
+        return 0
     header = ["workload", "floor", "torch eager", "torch.compile", "fusec fused", "fusec --no-fuse",
               "fused / floor", "compile / fused"]
     chosen = [

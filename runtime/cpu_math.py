@@ -47,7 +47,8 @@ import numpy as np
 from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils
-from numba.extending import intrinsic
+from numba.core.datamodel import models
+from numba.extending import intrinsic, register_model
 
 #: these functions' own flags, kept on their instructions when LLVM inlines them into a
 #: kernel (compiled with `nsz` alone, runtime.cpu.codegen.FAST_MATH): `contract` (their
@@ -453,10 +454,9 @@ fminimum = _nan_propagating("minimum")
 def lane_buffer(typingctx, like, size):
     """A 1-D C array of ``size`` (a literal) elements of ``like``'s type on the stack of
     the function (in its entry block: one buffer however often the call runs; its
-    contents are whatever was last written): the lanes of a reduction
-    (runtime/cpu/codegen.py, ``lanes``). Unlike an ``np.empty``, it costs no allocation
-    per row, and LLVM knows it aliases no argument, so the loop over its lanes
-    vectorises without run-time checks."""
+    contents are whatever was last written): the tile a block of a reduction's terms is
+    written to before ``lane_fold_*`` folds it into the lanes (runtime/cpu/codegen.py,
+    ``lanes``). Unlike an ``np.empty``, it costs no allocation per row."""
     if not isinstance(like, types.Float) or not isinstance(size, types.IntegerLiteral):
         return None
     array_type = types.Array(like, 1, "C")
@@ -473,61 +473,138 @@ def lane_buffer(typingctx, like, size):
     return array_type(like, size), codegen
 
 
-def _lane_tree(combine: Callable[[ir.IRBuilder, ir.Value, ir.Value], ir.Value]):
-    """An intrinsic combining the ``size`` (a literal power of two) lanes of a
-    ``lane_buffer`` with ``combine`` (LLVM's ``fadd``, ``fmul``, ``llvm.maximum`` or
-    ``llvm.minimum`` on two vectors) pairwise in the documented order: lane k with lane k + size/2, then with k + size/4, ... down to
-    lane 0 (docs/reference.md, Numerics). The lanes are one vector and each step adds its
-    upper half to its lower half, so LLVM combines them in registers (a few packed
-    additions); the same tree written as loops over the buffer is scalarised lane by
-    lane once LLVM keeps the buffer in registers, which costs a short row as much as its
-    terms."""
+class Lanes(types.Type):
+    """The lanes of a reduction (runtime/cpu/codegen.py, ``lanes``): ``count`` floats of
+    ``dtype`` held as one LLVM vector value, a Numba local that LLVM keeps in registers
+    across the blocks of a row. Lanes kept in a stack buffer instead stayed in memory:
+    each block loaded its registers from the buffer and stored them back, behind a
+    run-time check that the buffer did not overlap the row."""
 
-    @intrinsic
-    def tree(typingctx, lanes, size):
-        if not (
-            isinstance(lanes, types.Array)
-            and lanes.ndim == 1
-            and isinstance(lanes.dtype, types.Float)
-            and isinstance(size, types.IntegerLiteral)
-            and size.literal_value > 0
-            and size.literal_value & (size.literal_value - 1) == 0
-        ):
-            return None
-        count = size.literal_value
-
-        def codegen(context, builder, signature, args):
-            element = context.get_value_type(lanes.dtype)
-            data = context.make_array(lanes)(context, builder, args[0]).data
-            vector = builder.load(builder.bitcast(data, ir.VectorType(element, count).as_pointer()), align=4)
-            half = count // 2
-            while half:
-                low = ir.Constant(ir.VectorType(ir.IntType(32), half), [ir.IntType(32)(i) for i in range(half)])
-                high = ir.Constant(ir.VectorType(ir.IntType(32), half), [ir.IntType(32)(half + i) for i in range(half)])
-                pair = builder.shuffle_vector(vector, vector, low), builder.shuffle_vector(vector, vector, high)
-                vector = combine(builder, *pair)
-                half //= 2
-            return builder.extract_element(vector, ir.IntType(32)(0))
-
-        return lanes.dtype(lanes, size), codegen
-
-    return tree
+    def __init__(self, dtype: types.Float, count: int):
+        self.dtype, self.count = dtype, count
+        super().__init__(name=f"Lanes({dtype}, {count})")
 
 
-def _vector_extremum(intrinsic_name: str) -> Callable[[ir.IRBuilder, ir.Value, ir.Value], ir.Value]:
+@register_model(Lanes)
+class _LanesModel(models.PrimitiveModel):
+    def __init__(self, dmm, fe_type: Lanes):
+        element = dmm.lookup(fe_type.dtype).get_value_type()
+        super().__init__(dmm, fe_type, ir.VectorType(element, fe_type.count))
+
+
+@intrinsic
+def lane_start(typingctx, identity, size):
+    """``size`` (a literal power of two) lanes of ``identity``'s type, each set to it."""
+    if not (
+        isinstance(identity, types.Float)
+        and isinstance(size, types.IntegerLiteral)
+        and size.literal_value > 0
+        and size.literal_value & (size.literal_value - 1) == 0
+    ):
+        return None
+    lanes = Lanes(identity, size.literal_value)
+
+    def codegen(context, builder, signature, args):
+        vector = context.get_value_type(lanes)
+        one = builder.insert_element(ir.Constant(vector, ir.Undefined), args[0], ir.IntType(32)(0))
+        return builder.shuffle_vector(one, one, ir.Constant(ir.VectorType(ir.IntType(32), lanes.count), None))
+
+    return lanes(identity, size), codegen
+
+
+#: how two vectors of lanes combine, per laned combiner: ``fadd``, ``fmul``, and
+#: ``llvm.maximum``/``llvm.minimum`` (NaN-propagating, as ``fmaximum``), under the given
+#: fast-math flags (``_kernel_flags``)
+_Combine = Callable[[ir.IRBuilder, ir.Value, ir.Value, tuple[str, ...]], ir.Value]
+
+
+def _kernel_flags(context) -> tuple[str, ...]:
+    """The fast-math flags of the function being compiled (a kernel's are
+    runtime/cpu/codegen.py's ``FAST_MATH``). Numba's fastmath pass puts them on every
+    float operation and on calls that return a scalar float, as the scalar ``fmaximum``
+    these vectors replace, but not on calls that return a vector: they are put on the
+    lanes' operations here, so that a fold in lanes compiles as the plain loop's would."""
+    return tuple(sorted(context.fastmath.flags)) if context.fastmath else ()
+
+
+def _vector_extremum(intrinsic_name: str) -> _Combine:
     """``llvm.<intrinsic_name>`` (``maximum``/``minimum``, NaN-propagating as ``fmaximum``)
-    of two vectors, for ``_lane_tree``."""
+    of two vectors."""
 
-    def combine(builder: ir.IRBuilder, a: ir.Value, b: ir.Value) -> ir.Value:
+    def combine(builder: ir.IRBuilder, a: ir.Value, b: ir.Value, flags: tuple[str, ...]) -> ir.Value:
         vector = a.type  # llvmlite names no vector type in an intrinsic's suffix: spelled out
         name = f"llvm.{intrinsic_name}.v{vector.count}{vector.element.intrinsic_name}"
         fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vector, [vector, vector]), name)
-        return builder.call(fn, [a, b])
+        return builder.call(fn, [a, b], fastmath=flags)
 
     return combine
 
 
-lane_sum = _lane_tree(lambda builder, a, b: builder.fadd(a, b))
-lane_product = _lane_tree(lambda builder, a, b: builder.fmul(a, b))
-lane_maximum = _lane_tree(_vector_extremum("maximum"))
-lane_minimum = _lane_tree(_vector_extremum("minimum"))
+def _lane_fold(combine: _Combine):
+    """An intrinsic folding a block of terms, a ``lane_buffer`` tile of as many elements
+    as there are lanes, into the lanes: lane k combined with element k (``combine``), the
+    tile read as one vector. LLVM forwards the tile's stores to that load, so the tile
+    mostly never reaches memory."""
+
+    @intrinsic
+    def fold(typingctx, lanes, tile):
+        if not (isinstance(lanes, Lanes) and isinstance(tile, types.Array) and tile.ndim == 1):
+            return None
+        if tile.dtype != lanes.dtype or tile.layout != "C":
+            return None
+
+        def codegen(context, builder, signature, args):
+            vector = context.get_value_type(lanes)
+            data = context.make_array(tile)(context, builder, args[1]).data
+            element_bytes = context.get_abi_sizeof(vector.element)
+            terms = builder.load(builder.bitcast(data, vector.as_pointer()), align=element_bytes)
+            return combine(builder, args[0], terms, _kernel_flags(context))
+
+        return lanes(lanes, tile), codegen
+
+    return fold
+
+
+def _lane_tree(combine: _Combine):
+    """An intrinsic combining the lanes (``Lanes``) with ``combine`` pairwise in the
+    documented order: lane k with lane k + count/2, then with k + count/4, ... down to
+    lane 0 (docs/reference.md, Numerics). Each step combines the upper half of the
+    vector with its lower half, so LLVM combines them in registers (a few packed
+    operations); the same tree written as loops over a buffer is scalarised lane by lane
+    once LLVM keeps the buffer in registers, which costs a short row as much as its
+    terms."""
+
+    @intrinsic
+    def tree(typingctx, lanes):
+        if not isinstance(lanes, Lanes):
+            return None
+
+        def codegen(context, builder, signature, args):
+            vector, flags = args[0], _kernel_flags(context)
+            half = lanes.count // 2
+            while half:
+                low = ir.Constant(ir.VectorType(ir.IntType(32), half), [ir.IntType(32)(i) for i in range(half)])
+                high = ir.Constant(ir.VectorType(ir.IntType(32), half), [ir.IntType(32)(half + i) for i in range(half)])
+                pair = builder.shuffle_vector(vector, vector, low), builder.shuffle_vector(vector, vector, high)
+                vector = combine(builder, *pair, flags)
+                half //= 2
+            return builder.extract_element(vector, ir.IntType(32)(0))
+
+        return lanes.dtype(lanes), codegen
+
+    return tree
+
+
+def _add(builder: ir.IRBuilder, a: ir.Value, b: ir.Value, flags: tuple[str, ...]) -> ir.Value:
+    return builder.fadd(a, b, flags=flags)
+
+
+def _multiply(builder: ir.IRBuilder, a: ir.Value, b: ir.Value, flags: tuple[str, ...]) -> ir.Value:
+    return builder.fmul(a, b, flags=flags)
+
+
+_maximum, _minimum = _vector_extremum("maximum"), _vector_extremum("minimum")
+lane_fold_sum, lane_sum = _lane_fold(_add), _lane_tree(_add)
+lane_fold_product, lane_product = _lane_fold(_multiply), _lane_tree(_multiply)
+lane_fold_maximum, lane_maximum = _lane_fold(_maximum), _lane_tree(_maximum)
+lane_fold_minimum, lane_minimum = _lane_fold(_minimum), _lane_tree(_minimum)

@@ -23,6 +23,7 @@ TILE_M, TILE_N, TILE_K = "gpu.tile_m", "gpu.tile_n", "gpu.tile_k"
 THREAD_M, THREAD_N = "gpu.thread_m", "gpu.thread_n"
 GEMM_DIM = "gpu.gemm_dim"  # loop.parallel: "batch" | "m" | "n" (dialects.gpu.gemm_nest)
 A_ALONG, B_ALONG = "gpu.a_along", "gpu.b_along"  # kernel: the tile index threads read along
+MMA = "gpu.mma"  # kernel (gemm): the half type the product runs in on tensor cores: "f16" | "bf16"
 TILE = "gpu.tile"  # kernel (flash): [query rows a block, keys a tile]
 
 

@@ -20,14 +20,16 @@ then transposed in shared memory, not read with a stride).
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import IntegerAttr, IntegerType, StringAttr, i64
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import Float16Type, IntegerAttr, IntegerType, StringAttr, i64
 
 from dialects import loop
-from dialects.gpu.gemm_nest import BATCH, N, match
+from dialects.gpu.gemm_nest import BATCH, GemmNest, N, match
 from dialects.gpu.mapping import (
     A_ALONG,
     B_ALONG,
     GEMM_DIM,
+    MMA,
     PER_THREAD,
     SCHEDULE,
     THREAD_M,
@@ -47,6 +49,23 @@ TILES = {32: (128, 128, 8, 8, 8), 64: (64, 64, 8, 4, 4)}
 #: the same for a product of at most 64 (32) columns, a convolution's output channels:
 #: a wider tile would compute the rest of itself past the edge, in the guarded variant
 NARROW_TILES = {32: {32: (256, 32, 8, 8, 4), 64: (256, 64, 8, 8, 8)}, 64: {}}
+
+
+#: a product of half-precision factors on tensor cores (``runtime/cuda/codegen_gemm_mma.py``):
+#: a 128 x 128 tile, 32 reduction steps a stage, 8 warps of 64 x 32, each thread holding
+#: the 8 x 8 accumulators its ``mma.m16n8k16`` fragments give it
+MMA_TILES = (128, 128, 16, 8, 8)
+
+
+def tensor_core_type(nest: GemmNest) -> str | None:
+    """The half type a matmul nest's product can run in on tensor cores: both factors of
+    it (``f16``), multiplied as floats; None otherwise. The factors are staged in that
+    type, which is where their values round to it at the latest (docs/reference.md,
+    Numerics), and the tensor cores multiply them exactly and accumulate in float32."""
+    a, b = nest.product.operands
+    if isinstance(nest.product, arith.MulfOp) and isinstance(a.type, Float16Type) and isinstance(b.type, Float16Type):
+        return "f16"
+    return None
 
 
 def tiles_for(bits: int, columns: int | None) -> tuple[int, int, int, int, int]:
@@ -69,7 +88,8 @@ def map_gemm(kernel: loop.KernelOp) -> bool:
     nest = match(kernel)
     if nest is None:
         return False
-    tm, tn, tk, rm, rn = tiles_for(_bits(nest.product.results[0].type), nest.extent(N))
+    half = tensor_core_type(nest)
+    tm, tn, tk, rm, rn = MMA_TILES if half else tiles_for(_bits(nest.product.results[0].type), nest.extent(N))
     attributes = {
         SCHEDULE: StringAttr(Schedule.GEMM.value),
         THREADS: IntegerAttr((tm // rm) * (tn // rn), i64),
@@ -82,6 +102,8 @@ def map_gemm(kernel: loop.KernelOp) -> bool:
         A_ALONG: StringAttr(nest.along("a")),
         B_ALONG: StringAttr(nest.along("b")),
     }
+    if half:
+        attributes[MMA] = StringAttr(half)
     kernel.attributes.update(attributes)
     for band_loop in nest.band:
         role = nest.roles[band_loop]

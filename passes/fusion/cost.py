@@ -21,10 +21,10 @@ Symbolic sizes become numbers through a ``dims`` binding (``DEFAULT_DIM`` each).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import prod
 
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import Float16Type, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from dialects import graph
@@ -34,6 +34,17 @@ from dialects.tensor_types import NUMPY_DTYPES, Shape, dtype_of, shape_of
 from passes.fusion.classify import has_flag
 
 DEFAULT_DIM = 256
+
+
+@dataclass(frozen=True)
+class HalfRates:
+    """FLOP/s of matmuls whose factors are ``f16``, where a device runs them apart
+    (on tensor cores): the library's, fusec's generated GEMM's and its attention
+    kernel's, as ``DeviceModel``'s own fields are for ``f32``."""
+
+    gemm_library: float
+    gemm_generated: float
+    attention_generated: float
 
 
 @dataclass(frozen=True)
@@ -54,6 +65,27 @@ class DeviceModel:
     gemm_generated_siblings: float = 0.0
     #: bytes of memory one buffer may take (0: unbounded as far as the model knows)
     memory: float = 0.0
+    #: the matmul rates of ``f16`` factors, where they differ (None: as ``f32``'s)
+    half: HalfRates | None = None
+
+    def without_library(self) -> DeviceModel:
+        """The model of the same device where no GEMM library is installed."""
+        half = replace(self.half, gemm_library=0.0) if self.half else None
+        return replace(self, gemm_library=0.0, half=half)
+
+    def for_factors(self, element: Attribute | None) -> DeviceModel:
+        """The model of matmuls whose factors are of type ``element``: the half rates
+        for ``f16`` where the device has them."""
+        if self.half is None or not isinstance(element, Float16Type):
+            return self
+        rates = self.half
+        return replace(
+            self,
+            gemm_library=rates.gemm_library,
+            gemm_generated=rates.gemm_generated,
+            attention_generated=rates.attention_generated,
+            half=None,
+        )
 
     def time(self, bytes_: float, flops: float) -> float:
         """Predicted seconds of one kernel moving ``bytes_`` and doing ``flops``."""
@@ -64,6 +96,8 @@ class DeviceModel:
 #: TB/s (bytes read + written), cuBLAS fp32 matmul 51 TFLOP/s; a numba-cuda launch costs
 #: 20-23 us on the host. fusec's generated GEMM (``gemm`` strategy) reached 0.79 of cuBLAS
 #: at 4096^3 on an H100, its flash attention kernel 28 TFLOP/s (B8 H16 S2048 Dh64: 4.82 ms).
+#: In f16 (docs/gpu.md, "Tensor cores"): cuBLAS 762 TFLOP/s at 4096^3, fusec's tensor-core
+#: GEMM with its epilogue 285; its flash attention computes f16 in f32, as fast as in f32.
 GPU_H200 = DeviceModel(
     "gpu-h200",
     bandwidth=4.22e12,
@@ -74,6 +108,7 @@ GPU_H200 = DeviceModel(
     attention_generated=28e12,
     gemm_generated_siblings=1.8e12,  # one thread per output element (`threads`), measured
     memory=80e9,  # an H100's; an H200 has 141 GB
+    half=HalfRates(gemm_library=762e12, gemm_generated=285e12, attention_generated=28e12),
 )
 
 #: Measured on the 2-core CI machine (docs/pipeline.md, "The cost model's devices"): a

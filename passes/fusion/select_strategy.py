@@ -34,13 +34,13 @@ S x S scores). ``prefer`` forces one where the target has it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from math import inf
 
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import IsTerminator
 
@@ -261,10 +261,20 @@ def generated_time(group: graph.FusionGroupOp, device: DeviceModel, dims: Mappin
     return max(moved / device.bandwidth, compute) + device.launch_overhead
 
 
+def _factor_type(group: graph.FusionGroupOp) -> Attribute | None:
+    """The element type of the first matmul's left factor in ``group``."""
+    for op in group.body.block.ops:
+        if isinstance(op, graph.MatmulOp) and isinstance(op.operands[0].type, TensorType):
+            return op.operands[0].type.element_type
+    return None
+
+
 def predicted_times(
     group: graph.FusionGroupOp, device: DeviceModel, dims: Mapping[str, int]
 ) -> dict[GroupStrategy, float]:
-    """Seconds of each strategy of a matmul-bearing group (inf: the target lacks it)."""
+    """Seconds of each strategy of a matmul-bearing group (inf: the target lacks it),
+    at the rates of its matmuls' factors (``DeviceModel.for_factors``)."""
+    device = device.for_factors(_factor_type(group))
     return {
         GroupStrategy.GENERATED: generated_time(group, device, dims),
         GroupStrategy.LIBRARY: library_time(group, device, dims),
@@ -345,7 +355,7 @@ class SelectStrategyPass(ModulePass):
         if self.prefer not in ("auto", *GroupStrategy):
             raise ValueError(f"select-strategy: prefer must be auto, {' or '.join(GroupStrategy)}, not {self.prefer!r}")
         device = device_by_name(self.device)
-        return (device if self.library else replace(device, gemm_library=0.0)), parse_dims(self.dims)
+        return (device if self.library else device.without_library()), parse_dims(self.dims)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         device, dims = self.settings()

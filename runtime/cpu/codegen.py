@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
@@ -210,12 +210,14 @@ class _KernelSource(ScalarSource):
 
     def serial_reduce(self, op: loop.ReduceOp, accs: list[str], lb: str, ub: str, indent: int) -> None:
         """The iterations from ``lb`` to ``ub`` of a reduction folded into ``accs``, one
-        after another, but for its laned results (``_laned_results``), which go in lanes where the
+        after another, or in lanes where it has laned results (``_laned_results``) and its
         loop is innermost with a unit step (``lanes``)."""
         lanes = lane_count(op)
-        start = self.lanes(op, accs, lanes, lb, ub, indent) if lanes else lb
+        if lanes:
+            self.lanes(op, accs, lanes, lb, ub, indent)
+            return
         iv = self.define(op.iv, "i")
-        self.emit(indent, f"for {iv} in range({_range_arguments(start, ub, self.name(op.step))}):")
+        self.emit(indent, f"for {iv} in range({_range_arguments(lb, ub, self.name(op.step))}):")
         self.block(op.body.block, indent + 1)
         for acc, combiner, value in zip(accs, op.combiner_kinds, _yielded(op)):
             self.emit(indent + 1, f"{acc} = {self.combine(combiner, acc, self.name(value), value.type)}")
@@ -263,47 +265,73 @@ class _KernelSource(ScalarSource):
         for line in after:
             self.emit(indent, line)
 
-    def lanes(self, op: loop.ReduceOp, accs: list[str], lanes: int, lb: str, ub: str, indent: int) -> str:
-        """The first ``lanes * floor((ub - lb) / lanes)`` iterations of a unit-stride serial
-        reduction, ``lanes`` at a time: each laned result (``_laned_results``) folds iteration
-        ``lb + j`` into lane ``j mod lanes`` of a buffer on the stack (``lane_buffer``),
-        whose lanes start at the combiner's identity and are combined pairwise in a fixed
-        order at the end (lane k with lane k + lanes/2, then with k + lanes/4, ... down to
-        lane 0: ``lane_sum``/``lane_product``/``lane_maximum``/``lane_minimum``, in
-        registers), which is then folded into
-        the reduction's accumulator. The loop over a block's lanes is elementwise, so LLVM
-        vectorises it without reassociating anything (no kernel is compiled with
-        ``reassoc``). Other results fold into their one
-        accumulator in order, as the plain loop would. Returns where the loop over the
-        remaining iterations starts."""
-        end = self.fresh("e")
-        span = ub if lb == "0" else f"max({ub} - {lb}, 0)"
-        self.emit(indent, f"{end} = {'' if lb == '0' else f'{lb} + '}({span} // {lanes}) * {lanes}")
-        self.emit(indent, f"if {end} != {lb}:")
-        laned = {}
-        k = self.fresh("k")
+    def lanes(self, op: loop.ReduceOp, accs: list[str], lanes: int, lb: str, ub: str, indent: int) -> None:
+        """The iterations from ``lb`` to ``ub`` of a unit-stride serial reduction, ``lanes``
+        at a time: each laned result (``_laned_results``) folds iteration ``lb + j`` into
+        lane ``j mod lanes``. The lanes (``cpu_math.Lanes``) are one vector value, which
+        LLVM keeps in registers; they start at the combiner's identity
+        (``lane_start``), each block's terms are written to a tile on the stack
+        (``lane_buffer``) that one intrinsic folds into them (``lane_fold_sum``, ...), and
+        the last, partial block fills the tile's unused elements with the identity, which
+        leaves their lanes as they were. The loop over a block is elementwise and the
+        partial block's is a masked one, so LLVM vectorises both without reassociating
+        anything (no kernel is compiled with ``reassoc``). At the end the lanes are
+        combined pairwise in a fixed order (lane k with lane k + lanes/2, then with
+        k + lanes/4, ... down to lane 0: ``lane_sum``, ..., in registers) and folded into
+        the reduction's accumulator. Other results fold into their one accumulator in
+        order, as the plain loop would."""
         laned_results = _laned_results(op)
+        self.emit(indent, f"if {lb} < {ub}:")
+        laned: dict[str, _Laned] = {}
         for index, (acc, combiner, result) in enumerate(zip(accs, op.combiner_kinds, op.res)):
             if index in laned_results:
                 identity = self.const_of(_lane_identity(combiner, result.type), result.type)
-                laned[acc] = buffer = self.fresh("l")
-                self.emit(indent + 1, f"{buffer} = lane_buffer({identity}, {lanes})")
-                self.emit(indent + 1, f"for {k} in range({lanes}):")
-                self.emit(indent + 2, f"{buffer}[{k}] = {identity}")
-        block = self.fresh("t")
-        self.emit(indent + 1, f"for {block} in range({lb}, {end}, {lanes}):")
+                laned[acc] = state = _Laned(self.fresh("l"), self.fresh("w"), identity, LANE_INTRINSICS[combiner])
+                self.emit(indent + 1, f"{state.lanes} = lane_start({identity}, {lanes})")
+                self.emit(indent + 1, f"{state.tile} = lane_buffer({identity}, {lanes})")
+        blocks, end, block, rest, k = (self.fresh(p) for p in ("q", "e", "t", "m", "k"))
+        base = "" if lb == "0" else f"{lb} + "
+        self.emit(indent + 1, f"{blocks} = {ub if lb == '0' else f'({ub} - {lb})'} // {lanes}")
+        self.emit(indent + 1, f"{end} = {base}{blocks} * {lanes}")
+        # the blocks by number, not by first iteration: LLVM did not prove a
+        # `range(lb, end, lanes)` index non-negative, kept the wrap-around of a negative
+        # index, and gathered the block's terms instead of loading them
+        self.emit(indent + 1, f"for {block} in range({blocks}):")
         self.emit(indent + 2, f"for {k} in range({lanes}):")
-        self.names[op.iv] = iv = self.fresh("i")
-        self.emit(indent + 3, f"{iv} = {block} + {k}")
-        self.block(op.body.block, indent + 3)
-        for acc, combiner, value in zip(accs, op.combiner_kinds, _yielded(op)):
-            target = f"{laned[acc]}[{k}]" if acc in laned else acc
-            self.emit(indent + 3, f"{target} = {self.combine(combiner, target, self.name(value), value.type)}")
+        self.lane_terms(op, accs, laned, f"{base}{block} * {lanes} + {k}", k, indent + 3)
+        self.lane_folds(laned, indent + 2)
+        self.emit(indent + 1, f"if {end} < {ub}:")
+        self.emit(indent + 2, f"{rest} = {ub} - {end}")
+        self.emit(indent + 2, f"for {k} in range({lanes}):")
+        self.emit(indent + 3, f"if {k} < {rest}:")
+        self.lane_terms(op, accs, laned, f"{end} + {k}", k, indent + 4)
+        self.emit(indent + 3, "else:")
+        for state in laned.values():
+            self.emit(indent + 4, f"{state.tile}[{k}] = {state.identity}")
+        self.lane_folds(laned, indent + 2)
         for acc, combiner, result in zip(accs, op.combiner_kinds, op.res):
             if acc in laned:
-                total = f"{LANE_TREE[combiner]}({laned[acc]}, {lanes})"
+                total = f"{laned[acc].intrinsics.tree}({laned[acc].lanes})"
                 self.emit(indent + 1, f"{acc} = {self.combine(combiner, acc, total, result.type)}")
-        return end
+
+    def lane_terms(
+        self, op: loop.ReduceOp, accs: list[str], laned: dict[str, _Laned], iteration: str, k: str, indent: int
+    ) -> None:
+        """One iteration of a reduction in lanes (``lanes``): its body, its laned results'
+        terms written to element ``k`` of their tiles, its other results folded."""
+        self.names[op.iv] = iv = self.fresh("i")
+        self.emit(indent, f"{iv} = {iteration}")
+        self.block(op.body.block, indent)
+        for acc, combiner, value in zip(accs, op.combiner_kinds, _yielded(op)):
+            if acc in laned:
+                self.emit(indent, f"{laned[acc].tile}[{k}] = {self.name(value)}")
+            else:
+                self.emit(indent, f"{acc} = {self.combine(combiner, acc, self.name(value), value.type)}")
+
+    def lane_folds(self, laned: dict[str, _Laned], indent: int) -> None:
+        """A block's tiles folded into their lanes (``lanes``)."""
+        for state in laned.values():
+            self.emit(indent, f"{state.lanes} = {state.intrinsics.fold}({state.lanes}, {state.tile})")
 
     def parallel_accumulators(
         self, op: loop.ReduceOp, accs: list[str], indent: int
@@ -336,19 +364,43 @@ class _KernelSource(ScalarSource):
             self.emit(indent, f"{acc} {COMBINER_SYMBOL[combiner.value]}= {value}")
 
 
-#: the runtime/cpu_math.py intrinsic that combines a laned result's lanes (a sum, a product,
-#: a masked max or min) in
-#: the documented pairwise order (``_KernelSource.lanes``)
-LANE_TREE = {
-    loop.Combiner.ADD: "lane_sum", loop.Combiner.MUL: "lane_product",
-    loop.Combiner.MAX: "lane_maximum", loop.Combiner.MIN: "lane_minimum",
-}  # fmt: skip
+class LaneIntrinsics(NamedTuple):
+    """The runtime/cpu_math.py intrinsics of one laned combiner (``_KernelSource.lanes``)."""
+
+    #: folds a block's tile of terms into the lanes
+    fold: str
+    #: combines the lanes in the documented pairwise order
+    tree: str
+
+
+class _Laned(NamedTuple):
+    """The names a laned result's fold uses in a kernel's source (``_KernelSource.lanes``)."""
+
+    #: its lanes (a ``cpu_math.Lanes`` value)
+    lanes: str
+    #: the tile a block's terms are written to
+    tile: str
+    #: the constant its lanes start at and the tile's unused elements hold
+    identity: str
+    intrinsics: LaneIntrinsics
+
+
+#: the intrinsics of each combiner that can be laned: a sum, a product, a masked max or min
+LANE_INTRINSICS = {
+    loop.Combiner.ADD: LaneIntrinsics("lane_fold_sum", "lane_sum"),
+    loop.Combiner.MUL: LaneIntrinsics("lane_fold_product", "lane_product"),
+    loop.Combiner.MAX: LaneIntrinsics("lane_fold_maximum", "lane_maximum"),
+    loop.Combiner.MIN: LaneIntrinsics("lane_fold_minimum", "lane_minimum"),
+}
 
 
 #: what every kernel imports from runtime/cpu_math.py: the float32 functions, and the
 #: intrinsics ``extremum`` and ``lanes`` emit
 CPU_MATH_IMPORTS = tuple(
-    sorted({*_KernelSource.FLOAT32_CALLS.values(), "fmaximum", "fminimum", "lane_buffer", *LANE_TREE.values()})
+    sorted(
+        {*_KernelSource.FLOAT32_CALLS.values(), "fmaximum", "fminimum", "lane_buffer", "lane_start"}
+        | {name for intrinsics in LANE_INTRINSICS.values() for name in intrinsics}
+    )
 )
 
 

@@ -115,6 +115,9 @@ def in_registers(op: loop.ScratchOp) -> bool:
 
 #: the variants that unroll the ``threads`` loops and hold rows in registers
 UNROLLED = ("exact", "registers")
+#: consecutive elements of a ``threads`` loop one thread takes where the kernel reads
+#: halves: 8 halves are 16 bytes, read as one ``ld.global.v4`` (``wide_loads``)
+RUN = 8
 #: a gemm kernel's variants (``runtime.cuda.codegen_gemm``): tiles with no edge, tiles with
 #: guarded edges, one thread per output element for skinny products
 GEMM_VARIANTS = ("exact", "loop", "direct")
@@ -190,6 +193,12 @@ class CudaKernelSource(ScalarSource):
         self.early_names: dict[Operation, list[str]] = {}  # an early op's value, per unrolled copy
         self.reduce_accs: dict[Operation, list[str]] = {}  # a threads reduction's accumulators
         self.needs_sync = False
+        # a thread's copies of an unrolled loop in runs of RUN consecutive iterations
+        # where the kernel reads halves along a loop (exact variant), 16-byte loads of
+        # them on a GPU (the simulator runs no PTX: there one element at a time)
+        self.wide = _wide_loads(kernel) if self.exact and self.per_thread % RUN == 0 else []
+        self.copy_ivs: list[str] = []  # the index of each copy of the loop being unrolled
+        self.pending_wide: dict[Operation, list[str]] = {}  # a run's values, the copies after its first
 
     # -- module -----------------------------------------------------------------------
 
@@ -205,6 +214,10 @@ class CudaKernelSource(ScalarSource):
         self.needs_sync = bool(self.workspaces) or _reads_what_it_writes(self.kernel)
         self.emit(1, "tid = cuda.threadIdx.x")
         self.emit(1, f"bd = {self.threads}")  # the launch's block size, a constant to the compiler
+        wide_buffers = list(dict.fromkeys(op.buffer for op in self.wide)) if self.shuffles else []
+        if wide_buffers:  # every run on a 16-byte boundary, or every load one element at a time
+            checks = [f"aligned16({self.name(b)}) and {self.name(b)}.shape[-1] % {RUN} == 0" for b in wide_buffers]
+            self.emit(1, f"wide = {' and '.join(checks)}")
         body_start = len(self.lines)
         partials: list[str] = []
         if self.schedule == Schedule.ELEMENTWISE:
@@ -225,6 +238,7 @@ class CudaKernelSource(ScalarSource):
             "import math",
             "import numpy as np",
             "from numba import cuda",
+            *(["from runtime.cuda.wide_loads import aligned16, load_f16x8"] if wide_buffers else []),
             *half_float_source(self.half_calls, HALF_FLOAT_DECORATOR),
             "",
             f"U = {self.per_thread}",
@@ -407,8 +421,21 @@ class CudaKernelSource(ScalarSource):
         """An elementwise loop: ``U`` elements per thread, loads first."""
         count = self.define_count(op, indent)
         base = self.fresh("b")
-        self.emit(indent, f"{base} = {block_index} * (bd * U) + tid")
-        self.unrolled_body(op, indent, [f"{base} + {u} * bd" for u in range(self.per_thread)], count)
+        self.emit(indent, f"{base} = {block_index} * (bd * U) + {self.thread_start()}")
+        self.unrolled_body(op, indent, self.copy_positions(base), count)
+
+    def thread_start(self) -> str:
+        """A thread's first iteration of an unrolled loop, from its block's first."""
+        return f"tid * {RUN}" if self.wide else "tid"
+
+    def copy_positions(self, first: str) -> list[str]:
+        """The iterations a thread takes of an unrolled loop from its ``first``
+        (``thread_start``): one every ``bd`` (consecutive threads on consecutive
+        iterations), or in runs of ``RUN`` consecutive ones where the kernel reads halves
+        (``self.wide``), the threads' runs side by side."""
+        if self.wide:
+            return [f"{first} + {u // RUN * RUN} * bd + {u % RUN}" for u in range(self.per_thread)]
+        return [f"{first} + {u} * bd" for u in range(self.per_thread)]
 
     def define_count(self, op: Operation, indent: int) -> str:
         count = self.fresh("n")
@@ -416,7 +443,12 @@ class CudaKernelSource(ScalarSource):
         return count
 
     def unrolled_body(
-        self, op: loop.ParallelOp | loop.ReduceOp, indent: int, positions: list[str], count: str, guarded: bool | None = None
+        self,
+        op: loop.ParallelOp | loop.ReduceOp,
+        indent: int,
+        positions: list[str],
+        count: str,
+        guarded: bool | None = None,
     ) -> None:
         """``op``'s body once per position: index arithmetic and loads of every copy
         first, then the rest of each copy under its guard (a reduction folds there).
@@ -450,6 +482,7 @@ class CudaKernelSource(ScalarSource):
             self.emit(indent, f"{inside} = {self.iv_value(op, f'min({t}, {last})')}")
             guards.append(guard)
             clamped.append(inside)
+        self.copy_ivs = clamped
         for u in range(len(positions)):  # phase 1: every copy's loads
             self.unrolled = u
             self.names[body.args[0]] = clamped[u]
@@ -485,13 +518,35 @@ class CudaKernelSource(ScalarSource):
                 names.append(cached[u])
                 self.names[op.result] = cached[u]
                 return
-            name = self.load(op, indent, "x")
+            name = self.wide_load(op, indent, u) if op in self.wide and self.shuffles else self.load(op, indent, "x")
             names.append(name)
             if key is not None:
                 self.row_cache.setdefault(key, []).append(name)
             return
         self.op(op, indent)
         names.append(self.names[op.results[0]] if op.results else "")
+
+    def wide_load(self, op: loop.LoadOp, indent: int, u: int) -> str:
+        """Copy ``u``'s value of a load the copies read in runs (``self.wide``): the
+        run's first copy loads all ``RUN`` values, with one 16-byte load where the kernel
+        found every run aligned (``wide``), else one by one; later copies take theirs."""
+        if u % RUN:
+            name = self.pending_wide[op][u % RUN - 1]
+            self.names[op.result] = name
+            return name
+        values = [self.fresh("x") for _ in range(RUN)]
+        fixed = [self.index(i) for i in op.indices[:-1]]
+        buffer = self.name(op.buffer)
+        first = ", ".join([*fixed, self.index(op.indices[-1])])
+        self.emit(indent, "if wide:")
+        self.emit(indent + 1, f"{', '.join(values)} = load_f16x8({buffer}, ({first},))")
+        self.emit(indent, "else:")
+        for j, value in enumerate(values):
+            at = ", ".join([*fixed, f"np.uint64({self.copy_ivs[u + j]})"])
+            self.emit(indent + 1, f"{value} = np.float32({buffer}[{at}])")
+        self.pending_wide[op] = values[1:]
+        self.names[op.result] = values[0]
+        return values[0]
 
     def rebind_early(self, op: Operation, u: int) -> None:
         if op.results:
@@ -624,7 +679,7 @@ class CudaKernelSource(ScalarSource):
         self.reduce_accs[op] = accs
         count = self.define_count(op, indent)
         if self.variant in UNROLLED:
-            self.unrolled_body(op, indent, [f"tid + {u} * bd" for u in range(self.per_thread)], count)
+            self.unrolled_body(op, indent, self.copy_positions(self.thread_start()), count)
         else:
             t = self.fresh("t")
             self.emit(indent, f"for {t} in range(tid, {count}, bd):")
@@ -642,6 +697,7 @@ class CudaKernelSource(ScalarSource):
         """Folds every thread's ``acc`` into one value that all threads get."""
         dtype = numpy_type_name(type_)
         sm = self.shared.setdefault(dtype, f"sm{len(self.shared)}")
+
         def combine(a: str, b: str) -> str:
             return self.combine(combiner, a, b, type_)
 
@@ -669,6 +725,32 @@ class CudaKernelSource(ScalarSource):
             self.emit(indent + 1, f"{half} = {half} // 2")
             self.emit(indent, f"{acc} = {sm}[0]")
         self.emit(indent, "cuda.syncthreads()")
+
+
+def _wide_loads(kernel: loop.KernelOp) -> list[loop.LoadOp]:
+    """The loads a thread can read in runs of ``RUN`` (``CudaKernelSource.copy_positions``):
+    of an ``f16`` kernel argument (C-contiguous: the runtime takes no other), in a
+    ``threads`` loop, the loop's own index as their last index and nothing of the loop
+    in the others, issued early (``_early_ops``)."""
+    found = []
+    for owner in kernel.walk():
+        if not (isinstance(owner, loop.ParallelOp | loop.ReduceOp) and owner.mapping == loop.MapKind.THREADS):
+            continue
+        body = owner.body.block
+        iv = body.args[0]
+        early = _early_ops(body, kernel)
+        for op in body.ops:
+            if (
+                isinstance(op, loop.LoadOp)
+                and op in early
+                and isinstance(op.buffer.owner, Block)
+                and isinstance(op.result.type, Float16Type)
+                and op.indices
+                and op.indices[-1] is iv
+                and not any(_inside(i, body) for i in op.indices[:-1])
+            ):
+                found.append(op)
+    return found
 
 
 def _reads_what_it_writes(kernel: loop.KernelOp) -> bool:
@@ -710,9 +792,11 @@ def _early_ops(body: Block, kernel: loop.KernelOp) -> set[Operation]:
             if not is_scratch and op.buffer not in stored:
                 early.add(op)
                 available.add(op.result)
-        elif not isinstance(op, loop.StoreOp | loop.ScratchOp) and all(
-            isinstance(r.type, IndexType) for r in op.results
-        ) and op.results:
+        elif (
+            not isinstance(op, loop.StoreOp | loop.ScratchOp)
+            and all(isinstance(r.type, IndexType) for r in op.results)
+            and op.results
+        ):
             early.add(op)
             available.update(op.results)
     return early
@@ -758,7 +842,11 @@ class SizesSource(ScalarSource):
         mapped ``threads``, has no outer loop: the grid's x axis covers it (a y axis
         over its trip count would run every block that many times)."""
         outer = outer_loop(self.kernel)
-        if outer is not None and schedule_of(self.kernel) == Schedule.ELEMENTWISE and outer.mapping == loop.MapKind.THREADS:
+        if (
+            outer is not None
+            and schedule_of(self.kernel) == Schedule.ELEMENTWISE
+            and outer.mapping == loop.MapKind.THREADS
+        ):
             outer = None
         counts = [self.count(op) for op in thread_loops(self.kernel)]
         shapes = [self.shape(s) for s in scratches(self.kernel)]

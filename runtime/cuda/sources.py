@@ -1,5 +1,5 @@
 """Every CUDA kernel's source, by the schedule ``map-gpu`` gave it: a tiled GEMM
-(``codegen_gemm``), flash attention (``codegen_flash``), or the loop nest as mapped
+(``codegen_gemm``, on tensor cores ``codegen_gemm_mma``), flash attention (``codegen_flash``), or the loop nest as mapped
 (``codegen``, whose pieces the other two build on).
 """
 
@@ -8,10 +8,11 @@ from __future__ import annotations
 from xdsl.dialects.builtin import ModuleOp
 
 from dialects import loop
-from dialects.gpu.mapping import Schedule
+from dialects.gpu.mapping import MMA, Schedule
 from runtime.cuda.codegen import CudaKernelSource, schedule_of, variants
 from runtime.cuda.codegen_flash import kernel_source as flash_source
 from runtime.cuda.codegen_gemm import gemm_source
+from runtime.cuda.codegen_gemm_mma import mma_gemm_source
 
 
 def kernel_source(
@@ -26,7 +27,8 @@ def kernel_source(
     ``gpu.threads`` (the autotuner's knobs; the block size is a constant of the code,
     so index arithmetic folds, and the runtime launches each source with its own)."""
     if schedule_of(kernel) == Schedule.GEMM:
-        return gemm_source(kernel, variant, aligned=shuffles)  # no shuffles: the simulator
+        generate = mma_gemm_source if MMA in kernel.attributes else gemm_source
+        return generate(kernel, variant, aligned=shuffles)  # no shuffles: the simulator
     if schedule_of(kernel) == Schedule.FLASH:
         return flash_source(kernel, shuffles)
     return CudaKernelSource(kernel, variant, shuffles, per_thread, threads).source()
@@ -38,5 +40,7 @@ def format_kernel_sources(module: ModuleOp, shuffles: bool = True) -> str:
     for op in module.walk():
         if isinstance(op, loop.KernelOp):
             for variant in variants(op):
-                parts.append(f"# ---- kernel {op.sym_name.data!r} ({variant}) ----\n{kernel_source(op, variant, shuffles)}")
+                parts.append(
+                    f"# ---- kernel {op.sym_name.data!r} ({variant}) ----\n{kernel_source(op, variant, shuffles)}"
+                )
     return "\n".join(parts)

@@ -160,6 +160,29 @@ def test_warp_shuffles_on_a_gpu_and_a_tree_in_the_simulator():
     assert "shfl_down_sync" not in tree and "while" in tree
 
 
+@pytest.mark.parametrize("offset", [0, 1], ids=["aligned", "a-half-off"])
+def test_f16_threads_take_runs_of_eight_read_in_one_load(offset):
+    """In the exact variant a thread takes runs of 8 consecutive halves (16 bytes): one
+    ``ld.global.v4`` on a GPU where every run is aligned, one element at a time where the
+    input starts a half off a 16-byte boundary (and under the simulator), the same
+    answer either way. On the CPU side of the test the input is a NumPy array the runtime
+    copies (aligned); on a GPU ``offset`` 1 is a device view a half in."""
+    from runtime.cuda.sources import kernel_source
+
+    program = fusec.compile(SOFTMAX.replace("f32", "f16"), target="cuda")
+    (kernel,) = CudaProgram(program.compilation("main").stage("tiled")).kernel_ops.values()
+    assert "load_f16x8" in kernel_source(kernel, "exact", shuffles=True)
+    assert "load_f16x8" not in kernel_source(kernel, "exact", shuffles=False)
+    x = np.random.default_rng(9).standard_normal((3, 1024)).astype(np.float16)
+    want = softmax(x.astype(np.float32))
+    cuda = cuda_module()
+    flat = cuda.to_device(np.concatenate([np.zeros(offset, np.float16), x.ravel()]))
+    device_x = flat[offset:].reshape(x.shape)
+    got = program.main(device_x)
+    assert launches(program)[-1].variant == "exact"
+    np.testing.assert_allclose(got.copy_to_host().astype(np.float32), want, rtol=2e-3, atol=2e-3)
+
+
 def test_a_temporary_inside_a_threads_loop_belongs_to_its_thread():
     """Differential seed 300041: a kernel of one block whose threads loop makes a
     temporary per iteration; it once shared one workspace row between the threads."""

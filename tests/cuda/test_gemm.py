@@ -123,7 +123,9 @@ def test_heads_split_in_the_output_index_map():
     text = str(module)
     assert 'gpu.schedule = "gemm"' in text
     # rows: the batch and the sequence; columns: the head and its slice
-    assert [line.split('gpu.gemm_dim = "')[1][0] for line in text.splitlines() if "gpu.gemm_dim" in line] == list("mnmn")
+    assert [line.split('gpu.gemm_dim = "')[1][0] for line in text.splitlines() if "gpu.gemm_dim" in line] == list(
+        "mnmn"
+    )
     rng = np.random.default_rng(3)
     x = rng.standard_normal((2, 9, 32)).astype(np.float32)
     w = rng.standard_normal((32, 32)).astype(np.float32)
@@ -150,13 +152,18 @@ def test_bias_gelu_residual_epilogues_of_an_ffn():
 def test_f16_computes_in_f32_and_f64_takes_its_own_tiles():
     rng = np.random.default_rng(5)
     a, b = rng.standard_normal((24, 19)), rng.standard_normal((19, 33))
-    half = fusec.compile("fn main(a: f16[M, K], b: f16[K, N]) -> f16[M, N] { return a @ b }", target="cuda", matmul="generated")
+    half = fusec.compile(
+        "fn main(a: f16[M, K], b: f16[K, N]) -> f16[M, N] { return a @ b }", target="cuda", matmul="generated"
+    )
+    assert 'gpu.mma = "f16"' in half.ir("tiled")
     a16, b16 = a.astype(np.float16), b.astype(np.float16)
     got = half.main(a16, b16)
     assert got.dtype == np.float16
     want = (a16.astype(np.float32) @ b16.astype(np.float32)).astype(np.float16)
     np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=2e-3, atol=2e-3)
-    double = fusec.compile("fn main(a: f64[M, K], b: f64[K, N]) -> f64[M, N] { return a @ b }", target="cuda", matmul="generated")
+    double = fusec.compile(
+        "fn main(a: f64[M, K], b: f64[K, N]) -> f64[M, N] { return a @ b }", target="cuda", matmul="generated"
+    )
     assert "gpu.tile_m = 64" in double.ir("tiled")
     np.testing.assert_allclose(double.main(a, b), a @ b, rtol=1e-12, atol=1e-12)
 
@@ -171,7 +178,11 @@ def test_integer_matmul_wraps_like_numpy(dtype):
     a = rng.integers(-3, 4, (17, 21), dtype=np_type)
     b = rng.integers(-3, 4, (21, 18), dtype=np_type)
     a[3] = np.iinfo(np_type).max // 3
-    program = fusec.compile(f"fn main(a: {dtype}[M, K], b: {dtype}[K, N]) -> {dtype}[M, N] {{ return a @ b }}", target="cuda", matmul="generated")
+    program = fusec.compile(
+        f"fn main(a: {dtype}[M, K], b: {dtype}[K, N]) -> {dtype}[M, N] {{ return a @ b }}",
+        target="cuda",
+        matmul="generated",
+    )
     with np.errstate(over="ignore"):
         want = a @ b
     got = program.main(a, b)
@@ -191,3 +202,35 @@ def test_few_columns_take_a_narrow_tile(columns):
     a, b = rng.standard_normal((256, 16)).astype(np.float32), rng.standard_normal((16, columns)).astype(np.float32)
     np.testing.assert_allclose(program.main(a, b), f64(a)[0] @ f64(b)[0], rtol=1e-5, atol=1e-5)
     assert launch_of(program).variant == "exact"
+
+
+#: an f16 product with a bias, an activation and a transposed, batched operand: the
+#: tensor-core schedule (runtime/cuda/codegen_gemm_mma.py; under the simulator its twin)
+HALF_FFN = """
+fn main(x: f16[B, K, M], w: f16[B, K, N], c: f16[N]) -> f16[B, M, N] {
+    return gelu(transpose(x, (0, 2, 1)) @ w + c)
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("shape", "variant"), [((2, 32, 128, 128), "exact"), ((1, 40, 130, 24), "loop")], ids=["whole-tiles", "edges"]
+)
+def test_f16_products_run_on_tensor_cores(shape, variant):
+    """The factors are staged in f16 and multiplied exactly, the sums are float32's, the
+    epilogue applies per fragment element: NumPy's answer on float32 products, rounded
+    once to f16 at the store."""
+    batch, k, m, n = shape
+    program = fusec.compile(HALF_FFN, target="cuda", matmul="generated")
+    tiled = program.ir("tiled")
+    assert 'gpu.mma = "f16"' in tiled and "gpu.tile_k = 16" in tiled
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((batch, k, m)).astype(np.float16)
+    w = (rng.standard_normal((batch, k, n)) / np.sqrt(k)).astype(np.float16)
+    c = rng.standard_normal(n).astype(np.float16)
+    got = program.main(x, w, c)
+    assert launch_of(program).variant == variant
+    h = x.astype(np.float32).transpose(0, 2, 1) @ w.astype(np.float32) + c.astype(np.float32)
+    want = (0.5 * h * (1 + np.tanh(np.sqrt(2 / np.pi) * (h + 0.044715 * h**3)))).astype(np.float16)
+    np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=4e-3, atol=4e-3)
+    assert program.main(x, w, c).tobytes() == got.tobytes()

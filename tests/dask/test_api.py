@@ -56,6 +56,7 @@ CASES = [
     ("attention", "B", False),
     ("transformer_block", "B", False),
     ("causal_attention", "B", False), ("rope_attention", "B", False),
+    ("llama_layer", "B", False), ("gpt2_block", "B", False),
     ("embedding_layernorm", "B", True), ("embedding_layernorm", "S", True),
     # a chunk of images is a matmul of fewer rows, which BLAS may block otherwise
     ("conv_bn_relu_pool", "N", False), ("resnet_block", "N", False),

@@ -42,10 +42,21 @@ def value_exprs(e: ast.Expr):
             yield from value_exprs(operand)
 
 
+def statement_roots(stmt) -> list[ast.Expr]:
+    """The value expressions a statement computes: a call of several values
+    (``q, k, v = split(qkv, 3)``) has no type of its own, its operands do."""
+    if isinstance(stmt, ast.Assign):
+        return [stmt.value]
+    if isinstance(stmt, ast.Unpack):
+        assert stmt.value.info is not None, stmt
+        return list(stmt.value.info.operands)
+    return stmt.values
+
+
 def assert_fully_typed(module):
     for fn in module.functions.values():
         for stmt in fn.node.body:
-            for root in [stmt.value] if isinstance(stmt, ast.Assign) else stmt.values:
+            for root in statement_roots(stmt):
                 for e in value_exprs(root):
                     assert isinstance(e.ty, TensorTy), (e, e.ty)
                     if isinstance(e, (ast.Unary, ast.Binary, ast.Call)):

@@ -150,3 +150,25 @@ def test_gpu_attention_streams_where_its_scores_would_outgrow_memory(tmp_path):
     assert strategy("gpu-h200", "B=1,S=65536") == GroupStrategy.GENERATED  # bound, and the scores do not fit
     assert strategy("gpu-h200", "B=8,S=2048") == GroupStrategy.LIBRARY  # bound, and they fit: cuBLAS's rate wins
     assert strategy("cpu-2core", "") == GroupStrategy.LIBRARY
+
+
+def test_f16_products_are_judged_at_the_half_rates(tmp_path):
+    """The same product in f16 runs on tensor cores, in the library and in fusec's
+    generated GEMM alike, at rates of their own (``DeviceModel.half``); where no library
+    is installed, neither precision counts one."""
+    from passes.fusion.fuse import FusePass
+
+    times = {}
+    for dtype in ("f32", "f16"):
+        path = tmp_path / f"mm_{dtype}.tdsl"
+        path.write_text(f"fn main(a: {dtype}[M, K], w: {dtype}[K, N]) -> {dtype}[M, N] {{ return relu(a @ w) }}")
+        module = parse(compile_program(path, target="numpy").compilation().text("opt"))
+        fused = run_passes(module, [FusePass(device="gpu-h200")])
+        (group,) = [op for op in fused.walk() if isinstance(op, graph.FusionGroupOp)]
+        dims = {"M": 4096, "K": 4096, "N": 4096}
+        times[dtype] = predicted_times(group, GPU_H200, dims)
+        assert predicted_times(group, GPU_H200.without_library(), dims)[GroupStrategy.LIBRARY] == inf
+    assert GPU_H200.half is not None
+    for strategy in (GroupStrategy.LIBRARY, GroupStrategy.GENERATED):
+        assert times["f16"][strategy] < times["f32"][strategy] / 2
+    assert choose(times["f16"]) == GroupStrategy.LIBRARY  # cuBLAS's tensor cores lead fusec's mma.sync

@@ -220,18 +220,21 @@ def test_lane_trees_combine_in_the_documented_order(dtype, count):
     """``lane_sum``/``lane_product`` give the bits of the pairwise order written out, on
     values where any other order rounds differently, and keep NaN, inf and -0.0;
     ``lane_maximum``/``lane_minimum`` NumPy's ``maximum``/``minimum`` folded (NaN wins; the
-    sign of a zero may differ: LLVM orders -0.0 below 0.0, NumPy keeps the first of equals)."""
+    sign of a zero may differ: LLVM orders -0.0 below 0.0, NumPy keeps the first of equals).
+    The values reach the lanes as a kernel's do: a tile folded into lanes that start at
+    the combiner's identity, which leaves each value as it is."""
+    minus_zero, one, inf = dtype(-0.0), dtype(1.0), dtype(np.inf)
 
     @njit
     def trees(values):
-        lanes = cpu_math.lane_buffer(values[0], count)
+        tile = cpu_math.lane_buffer(values[0], count)
         for k in range(count):
-            lanes[k] = values[k]
+            tile[k] = values[k]
         return (
-            cpu_math.lane_sum(lanes, count),
-            cpu_math.lane_product(lanes, count),
-            cpu_math.lane_maximum(lanes, count),
-            cpu_math.lane_minimum(lanes, count),
+            cpu_math.lane_sum(cpu_math.lane_fold_sum(cpu_math.lane_start(minus_zero, count), tile)),
+            cpu_math.lane_product(cpu_math.lane_fold_product(cpu_math.lane_start(one, count), tile)),
+            cpu_math.lane_maximum(cpu_math.lane_fold_maximum(cpu_math.lane_start(-inf, count), tile)),
+            cpu_math.lane_minimum(cpu_math.lane_fold_minimum(cpu_math.lane_start(inf, count), tile)),
         )
 
     rng = np.random.default_rng(23)

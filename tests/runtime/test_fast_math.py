@@ -128,3 +128,39 @@ def test_sum_order_is_the_same_on_any_thread_count(source, shape, monkeypatch):
             np.testing.assert_array_equal(a, b)
     want = np.prod(x) if "prod" in source else np.sum(x * 3.0) if "3.0" in source else np.sum(x)
     np.testing.assert_allclose(np.asarray(results[0][0]), want, rtol=1e-5)
+
+
+def _in_lanes(terms: np.ndarray, start, identity, combine):
+    """The documented order of a CPU sum or product along a row (docs/reference.md,
+    "Numerics"), one scalar at a time: term j into lane j mod L (L = 256 bytes of
+    lanes), the lanes combined pairwise (lane k with k + L/2, then with k + L/4, ...
+    down to lane 0), that combined with the start value."""
+    lanes = np.full(256 // terms.itemsize, identity, terms.dtype)
+    with np.errstate(all="ignore"):
+        for j, term in enumerate(terms):
+            lanes[j % len(lanes)] = combine(lanes[j % len(lanes)], term)
+        half = len(lanes) // 2
+        while half:
+            lanes[:half] = combine(lanes[:half], lanes[half : 2 * half])
+            half //= 2
+        return combine(terms.dtype.type(start), lanes[0])
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+@pytest.mark.parametrize("n", [1, 5, 63, 64, 65, 100, 128, 1000])
+def test_row_sums_and_products_add_in_the_documented_order(dtype, n):
+    """A row's sum and product on the CPU have the bits of the documented order (the
+    last, partial block of a row in lanes too), on terms whose sum rounds differently in
+    any other order."""
+    program = fusec.compile(
+        f"fn main(x: {dtype}[M, N]) -> ({dtype}[M], {dtype}[M]) {{ return sum(x, axis=1), prod(x, axis=1) }}",
+        target="cpu",
+    )
+    rng = np.random.default_rng(n)
+    numpy_dtype = NUMPY_DTYPES[dtype]
+    x = (rng.standard_normal((3, n)) * 10.0 ** rng.integers(-8, 8, (3, n))).astype(numpy_dtype)
+    x[2] = (1 + rng.standard_normal(n) / 8).astype(numpy_dtype)  # a product that neither overflows nor vanishes
+    sums, products = program.main(x)
+    for row, total, product in zip(x, sums, products):
+        assert total.tobytes() == _in_lanes(row, 0.0, -0.0, np.add).tobytes()
+        assert product.tobytes() == _in_lanes(row, 1.0, 1.0, np.multiply).tobytes()

@@ -87,17 +87,17 @@ def rmsnorm_last(x, g, eps=1e-6):
     return x / np.sqrt(ms + eps) * g
 
 
-def mha(x, wq, wk, wv, wo, heads=4, causal=False, rotate=None):
-    """Multi-head self-attention without biases, heads split from the last axis; with
-    ``causal``, position i attends to positions <= i; ``rotate`` is applied to each
-    head's queries and keys."""
-    b, s, d = x.shape
+def attend(q, k, v, heads, causal=False, rotate=None):
+    """Multi-head scaled dot-product attention of projected queries, keys and values
+    [B, S, D], heads split from the last axis and merged back; with ``causal``, position i
+    attends to positions <= i; ``rotate`` is applied to each head's queries and keys."""
+    b, s, d = q.shape
     dh = d // heads
 
     def split(t):  # [B, S, D] -> [B, H, S, Dh]
         return t.reshape(b, s, heads, dh).transpose(0, 2, 1, 3)
 
-    q, k, v = split(x @ wq), split(x @ wk), split(x @ wv)
+    q, k, v = split(q), split(k), split(v)
     if rotate is not None:
         q, k = rotate(q), rotate(k)
     scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(dh)
@@ -105,8 +105,13 @@ def mha(x, wq, wk, wv, wo, heads=4, causal=False, rotate=None):
         above = np.triu(np.ones((s, s), dtype=bool), k=1)
         scores = np.where(above, -np.inf, scores)
     p = softmax_last(scores)
-    o = (p @ v).transpose(0, 2, 1, 3).reshape(b, s, d)
-    return o @ wo
+    return (p @ v).transpose(0, 2, 1, 3).reshape(b, s, d)
+
+
+def mha(x, wq, wk, wv, wo, heads=4, causal=False, rotate=None):
+    """Multi-head self-attention without biases (``attend`` of x's projections, then the
+    output projection)."""
+    return attend(x @ wq, x @ wk, x @ wv, heads, causal, rotate) @ wo
 
 
 def rope_tables(s, dh=64, base=10000.0):
@@ -182,6 +187,39 @@ def ref_transformer_block(x, ln1_g, ln1_b, wq, wk, wv, wo, ln2_g, ln2_b, w1, b1,
     h = x + mha(layernorm_last(x, ln1_g, ln1_b), wq, wk, wv, wo, heads=4)
     z = layernorm_last(h, ln2_g, ln2_b)
     return (h + gelu_tanh(z @ w1 + b1) @ w2 + b2,)
+
+
+def silu(x):
+    return x / (1.0 + np.exp(-x))
+
+
+def ref_llama_layer(x, cos, sin, attn_norm, wq, wk, wv, wo, mlp_norm, w_gate, w_up, w_down, final_norm):
+    """Hugging Face's LlamaDecoderLayer (rms_norm_eps 1e-5, 16 heads, SwiGLU) and the model's
+    final norm, from the published definition."""
+    (x, cos, sin, attn_norm, wq, wk, wv, wo, mlp_norm, w_gate, w_up, w_down, final_norm) = _f64(
+        x, cos, sin, attn_norm, wq, wk, wv, wo, mlp_norm, w_gate, w_up, w_down, final_norm)
+
+    def rope(t):
+        return rotate_half(t, cos, sin)
+
+    h = x + mha(rmsnorm_last(x, attn_norm, eps=1e-5), wq, wk, wv, wo, heads=16, causal=True, rotate=rope)
+    z = rmsnorm_last(h, mlp_norm, eps=1e-5)
+    y = h + (silu(z @ w_gate) * (z @ w_up)) @ w_down
+    return (rmsnorm_last(y, final_norm, eps=1e-5),)
+
+
+def ref_gpt2_block(x, positions, ln1_g, ln1_b, w_qkv, b_qkv, w_attn, b_attn, ln2_g, ln2_b, w_fc, b_fc, w_mlp,
+                   b_mlp, lnf_g, lnf_b):
+    """Hugging Face's GPT2Block (12 heads, LayerNorm eps 1e-5, gelu_new) after the learned
+    positions, and the model's ln_f, from the published definition."""
+    (x, positions, ln1_g, ln1_b, w_qkv, b_qkv, w_attn, b_attn, ln2_g, ln2_b, w_fc, b_fc, w_mlp, b_mlp, lnf_g,
+     lnf_b) = _f64(x, positions, ln1_g, ln1_b, w_qkv, b_qkv, w_attn, b_attn, ln2_g, ln2_b, w_fc, b_fc, w_mlp,
+                   b_mlp, lnf_g, lnf_b)
+    e = x + positions
+    q, k, v = np.split(layernorm_last(e, ln1_g, ln1_b) @ w_qkv + b_qkv, 3, axis=-1)
+    h = e + attend(q, k, v, heads=12, causal=True) @ w_attn + b_attn
+    y = h + gelu_tanh(layernorm_last(h, ln2_g, ln2_b) @ w_fc + b_fc) @ w_mlp + b_mlp
+    return (layernorm_last(y, lnf_g, lnf_b),)
 
 
 def conv2d_nhwc(x, w, pad):
@@ -304,6 +342,42 @@ def in_transformer_block(rng, b=2, s=8, d=256, f=1024):
     }
 
 
+def in_llama_layer(rng, b=2, s=8, d=1024, f=2816):
+    cos, sin = rope_tables(s)
+    return {
+        "x": _normal(rng, (b, s, d)),
+        "cos": cos.astype(np.float32), "sin": sin.astype(np.float32),
+        "attn_norm": _normal(rng, (d,), scale=0.1, loc=1.0),
+        **_attn_weights(rng, d),
+        "mlp_norm": _normal(rng, (d,), scale=0.1, loc=1.0),
+        "w_gate": _normal(rng, (d, f), scale=1 / math.sqrt(d)),
+        "w_up": _normal(rng, (d, f), scale=1 / math.sqrt(d)),
+        "w_down": _normal(rng, (f, d), scale=1 / math.sqrt(f)),
+        "final_norm": _normal(rng, (d,), scale=0.1, loc=1.0),
+    }
+
+
+def in_gpt2_block(rng, b=2, s=8, d=768, f=3072):
+    return {
+        "x": _normal(rng, (b, s, d)),
+        "positions": _normal(rng, (s, d), scale=0.1),
+        "ln1_g": _normal(rng, (d,), scale=0.1, loc=1.0),
+        "ln1_b": _normal(rng, (d,), scale=0.1),
+        "w_qkv": _normal(rng, (d, 3 * d), scale=1 / math.sqrt(d)),
+        "b_qkv": _normal(rng, (3 * d,), scale=0.1),
+        "w_attn": _normal(rng, (d, d), scale=1 / math.sqrt(d)),
+        "b_attn": _normal(rng, (d,), scale=0.1),
+        "ln2_g": _normal(rng, (d,), scale=0.1, loc=1.0),
+        "ln2_b": _normal(rng, (d,), scale=0.1),
+        "w_fc": _normal(rng, (d, f), scale=1 / math.sqrt(d)),
+        "b_fc": _normal(rng, (f,), scale=0.1),
+        "w_mlp": _normal(rng, (f, d), scale=1 / math.sqrt(f)),
+        "b_mlp": _normal(rng, (d,), scale=0.1),
+        "lnf_g": _normal(rng, (d,), scale=0.1, loc=1.0),
+        "lnf_b": _normal(rng, (d,), scale=0.1),
+    }
+
+
 def _batchnorm_inputs(rng, c, suffix=""):
     return {
         f"mean{suffix}": _normal(rng, (c,), scale=0.1),
@@ -362,4 +436,6 @@ SAMPLES: dict[str, SampleCase] = {
                                1e-4, 1e-5, kernels=3, gpu_kernels=2),
     "resnet_block": _case("resnet_block", in_resnet_block, ref_resnet_block, 1e-4, 1e-4, kernels=4,
                           gpu_kernels=2),
+    "llama_layer": _case("llama_layer", in_llama_layer, ref_llama_layer, 1e-4, 1e-4, kernels=11),
+    "gpt2_block": _case("gpt2_block", in_gpt2_block, ref_gpt2_block, 1e-4, 1e-4, kernels=8),
 }
