@@ -222,3 +222,15 @@ def test_bf16_npz_round_trip(tmp_path):
         z, wide = results["out0"], results["out1"]
     assert z.dtype == np.dtype("V2") and wide.dtype == np.float32
     assert np.array_equal(z.view(BF16).astype(np.float32), wide)
+
+
+def test_bf16_results_refused_by_zarr(tmp_path):
+    """Zarr has no bfloat16: a one-line error (exit 1) before the store is written."""
+    pytest.importorskip("zarr")
+    source = tmp_path / "scale.tdsl"
+    source.write_text(SCALE)
+    command = [sys.executable, "-m", "compiler.cli", str(source), "--target", "numpy", "--output", str(tmp_path / "out.zarr")]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert done.returncode == 1
+    assert done.stderr.strip().endswith("Zarr has no bf16 data type; write bf16 results to an .npz file")
+    assert "Traceback" not in done.stderr and not (tmp_path / "out.zarr").exists()
