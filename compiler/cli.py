@@ -28,6 +28,7 @@ from compiler.memory_check import check_memory, estimate
 from compiler.stages import MATMUL_STRATEGIES, STAGES
 from compiler.version import VERSION
 from dialects.sizes import Size
+from dialects.tensor_types import NUMPY_DTYPES, is_float_dtype
 from runtime import registry
 from runtime.errors import FusecError, InputError
 from runtime.inputs import Param, drawn_shapes, input_sizes
@@ -178,6 +179,17 @@ def checksum(array: np.ndarray) -> str:
 _ZIP_MAGIC, _NPY_MAGIC = b"PK", b"\x93NUMPY"
 
 
+#: how an .npz archive holds a bf16 array: NumPy cannot name ml_dtypes' bfloat16 in a
+#: file, so ``np.savez`` writes its two bytes as a raw ``|V2`` array (and so does
+#: ``--output``); read back, a ``|V2`` array is bf16 (docs/reference.md#files-the-command-reads-and-writes)
+NPZ_BF16 = np.dtype("V2")
+
+
+def from_npz(array: np.ndarray) -> np.ndarray:
+    """An array read from an .npz archive as the program takes it: ``NPZ_BF16`` as bf16."""
+    return array.view(NUMPY_DTYPES["bf16"]) if array.dtype == NPZ_BF16 else array
+
+
 def load_inputs(path: str | None, lazy: bool = False) -> dict:
     """The arrays of an `np.savez` archive, or of a Zarr group (left unread if `lazy`), by name."""
     if path is None:
@@ -196,7 +208,7 @@ def load_inputs(path: str | None, lazy: bool = False) -> dict:
         if not magic.startswith(_ZIP_MAGIC):
             raise InputError(f"{path} is not an .npz archive (as np.savez writes)")
         with np.load(path, allow_pickle=False) as data:
-            return {name: data[name] for name in data.files}
+            return {name: from_npz(data[name]) for name in data.files}
     except FileNotFoundError:
         raise InputError(f"cannot read inputs: no such file {path}") from None
     except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as error:
@@ -415,8 +427,11 @@ def summary(program, compilation, entry: str, results, elapsed: float, cluster: 
 
 
 #: (rtol, atol relative to the result's largest magnitude) per dtype: kernels sum in
-#: another order than NumPy, so the error of a long reduction grows with its values' scale
+#: another order than NumPy, so the error of a long reduction grows with its values' scale;
+#: the half floats' are about 10 and 8 of their ulps at 1 (2**-10 and 2**-7), since the
+#: compiled targets round a fused chain's value once where the reference rounds each op
 TOLERANCES = {
+    NUMPY_DTYPES["bf16"]: (2**-4, 2**-4),
     np.dtype(np.float16): (1e-2, 1e-2),
     np.dtype(np.float32): (1e-4, 1e-4),
     np.dtype(np.float64): (1e-9, 1e-12),
@@ -429,6 +444,7 @@ def matches(got: np.ndarray, want: np.ndarray) -> bool:
     if want.dtype not in TOLERANCES:
         return bool(np.array_equal(got, want))
     rtol, relative_atol = TOLERANCES[want.dtype]
+    got, want = got.astype(np.float64), want.astype(np.float64)  # exact; NumPy's allclose takes no bfloat16
     finite = np.abs(want[np.isfinite(want)])
     scale = max(1.0, float(finite.max())) if finite.size else 1.0
     return bool(np.allclose(got, want, rtol=rtol, atol=relative_atol * scale, equal_nan=True))
@@ -440,7 +456,7 @@ def difference(got: np.ndarray, want: np.ndarray) -> str:
     if got.shape != want.shape or got.dtype != want.dtype:
         return f"{got.dtype}{list(got.shape)} vs {want.dtype}{list(want.shape)}"
     same = got == want
-    if want.dtype.kind == "f":
+    if is_float_dtype(want.dtype):
         nan_got, nan_want = np.isnan(got), np.isnan(want)
         if extra := int((nan_got & ~nan_want).sum()):
             return f"NaN at {extra} position(s) where the reference has a number"

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from compiler.chunked import DaskProgram, dask_array, reduction_size
+from dialects.tensor_types import NUMPY_DTYPES
 from runtime.errors import ExecutionError, FusecError, InputError
 from runtime.inputs import InputDefaults, Param, bind_sizes, draw_inputs
 
@@ -102,6 +103,8 @@ def check_store(path: str) -> None:
 
 def write_results(path: str, results: Sequence[np.ndarray]) -> None:
     """`results` as `out0`, `out1`, ... of a new Zarr group at `path`."""
+    if any(result.dtype == NUMPY_DTYPES["bf16"] for result in results):  # checked before the group is replaced
+        raise InputError(f"--output {path}: Zarr has no bf16 data type; write bf16 results to an .npz file")
     group = _zarr().open_group(store=path, mode="w")
     for i, result in enumerate(results):
         group.create_array(f"out{i}", data=result)

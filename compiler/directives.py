@@ -24,7 +24,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from compiler.frontend.diagnostics import Diagnostic, SourceError, SourceFile, Span
 from dialects.sizes import MAX_SIZE, Size
-from dialects.tensor_types import NUMPY_DTYPES, dtype_of, shape_of
+from dialects.tensor_types import NUMPY_DTYPES, dtype_kind, dtype_of, shape_of
 from runtime.inputs import DISTRIBUTIONS, Draw, InputDefaults, Param
 
 _DIRECTIVE = re.compile(r"[ \t]*#[ \t]*(dims|draw)[ \t]*:(.*)")
@@ -158,7 +158,7 @@ class _Reader:
         distribution = DISTRIBUTIONS[draw.distribution]
         for params in having:
             param = next(p for p in params if p.name == name)
-            if NUMPY_DTYPES[param.dtype].kind not in distribution.kinds:
+            if dtype_kind(NUMPY_DTYPES[param.dtype]) not in distribution.kinds:
                 raise self.error(
                     line, column, len(name),
                     f"# draw: {draw.distribution} does not draw {param.dtype} values ({name}: {param.describe()})",

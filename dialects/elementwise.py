@@ -50,7 +50,7 @@ GELU_C = math.sqrt(2.0 / math.pi)
 class Accepts(Enum):
     """The dtypes an op's operands may have."""
 
-    FLOAT = "float"  # f16, f32, f64
+    FLOAT = "float"  # bf16, f16, f32, f64
     NUMERIC = "numeric"  # integers and floats, not bool
     BOOL = "bool"
 

@@ -16,17 +16,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from fractions import Fraction
 
+import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
+    BFloat16Type,
     Float16Type,
     Float32Type,
     Float64Type,
     IntegerType,
+    MemRefType,
     NoneAttr,
     StringAttr,
     TensorType,
+    bf16,
     f16,
     f32,
     f64,
@@ -41,6 +45,7 @@ from dialects.sizes import Dim, Size
 Shape = tuple[Dim, ...]
 
 ELEMENT_TYPES: dict[str, Attribute] = {
+    "bf16": bf16,
     "f16": f16,
     "f32": f32,
     "f64": f64,
@@ -49,7 +54,10 @@ ELEMENT_TYPES: dict[str, Attribute] = {
     "bool": i1,
 }
 
+#: bf16 is ``ml_dtypes.bfloat16`` (the dtype JAX uses): NumPy has none of its own, and
+#: ml_dtypes' arrays compute as NumPy's do, each op's result rounded to bfloat16
 NUMPY_DTYPES: dict[str, np.dtype] = {
+    "bf16": np.dtype(ml_dtypes.bfloat16),
     "f16": np.dtype(np.float16),
     "f32": np.dtype(np.float32),
     "f64": np.dtype(np.float64),
@@ -103,7 +111,34 @@ def dtype_of(type_: Attribute) -> str:
 
 def is_float(type_: Attribute) -> bool:
     element = type_.element_type if isinstance(type_, TensorType) else type_
-    return isinstance(element, Float16Type | Float32Type | Float64Type)
+    return isinstance(element, BFloat16Type | Float16Type | Float32Type | Float64Type)
+
+
+#: the 16-bit floats: stored in two bytes, computed in float32 on the compiled targets
+#: (docs/reference.md#numerics), each rounded to nearest even where a value becomes one
+HALF_FLOAT_TYPES = (BFloat16Type, Float16Type)
+
+
+def is_half_float(type_: Attribute) -> bool:
+    """Whether a tensor's, memref's or scalar's elements are ``f16`` or ``bf16``."""
+    element = type_.element_type if isinstance(type_, TensorType | MemRefType) else type_
+    return isinstance(element, HALF_FLOAT_TYPES)
+
+
+def dtype_kind(dtype: np.dtype) -> str:
+    """A NumPy dtype's kind ("f", "i", "b", ...), "f" for ml_dtypes' bfloat16 too (whose
+    own kind is "V", which ``np.issubdtype(dtype, np.floating)`` does not count)."""
+    return "f" if dtype == NUMPY_DTYPES["bf16"] else dtype.kind
+
+
+def is_float_dtype(dtype: np.dtype) -> bool:
+    """Whether a NumPy dtype is a float: NumPy's own, or ml_dtypes' bfloat16."""
+    return dtype_kind(dtype) == "f"
+
+
+def float_limits(dtype: np.dtype) -> ml_dtypes.finfo:
+    """``np.finfo`` of a float dtype, bfloat16's from ml_dtypes (NumPy's refuses it)."""
+    return ml_dtypes.finfo(dtype)
 
 
 def is_bool(type_: Attribute) -> bool:

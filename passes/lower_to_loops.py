@@ -56,6 +56,7 @@ from xdsl.dialects.builtin import (
     AnyFloat,
     ArrayAttr,
     DictionaryAttr,
+    Float32Type,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -332,7 +333,7 @@ class _KernelEmitter:
         self.deps.setdefault(result, frozenset())
         return result
 
-    def const(self, value: float | int | bool, type_: Attribute) -> SSAValue:
+    def const(self, value: float | bool, type_: Attribute) -> SSAValue:
         attr: IntegerAttr | FloatAttr
         if isinstance(type_, IntegerType):
             if type_.width.data == 1:
@@ -722,6 +723,9 @@ def convert(e: _KernelEmitter, x: SSAValue, target: Attribute) -> SSAValue:
         if s_float:
             return e.scalar(("cmpf", "une"), (x, zero), lambda: arith.CmpfOp(x, zero, "une"))
         return e.scalar(("cmpi", "ne"), (x, zero), lambda: arith.CmpiOp(x, zero, "ne"))
+    if s_float and t_float and _float_width(target) == _float_width(source):
+        # f16 <-> bf16: through f32, which holds either exactly, so rounded once
+        return convert(e, convert(e, x, Float32Type()), target)
     if s_float and t_float:
         wider = _float_width(target) > _float_width(source)
         resize = arith.ExtFOp if wider else arith.TruncFOp
@@ -742,7 +746,8 @@ def convert(e: _KernelEmitter, x: SSAValue, target: Attribute) -> SSAValue:
 
 
 def _float_width(type_: Attribute) -> int:
-    return {"f16": 16, "f32": 32, "f64": 64}[str(type_)]
+    assert isinstance(type_, AnyFloat)  # is_float
+    return type_.bitwidth
 
 
 @_handles(graph.CastOp)

@@ -13,8 +13,11 @@ fixed table, and numbers are printed by ``repr`` of Python ints and floats. The 
 of a kernel therefore depends only on what it computes, so identical kernels share
 one entry of the disk cache.
 
-``f16`` values are computed in ``float32`` on every target (each backend decides how
-``f16`` buffers are stored); small constant integer powers were already turned into
+``f16`` and ``bf16`` values are computed in ``float32`` on every target (each backend
+decides how their buffers are stored); a cast to either rounds to it, and a cast from one
+reads a value of it (nearest even, as NumPy and ml_dtypes round), with
+``runtime/half_floats.py``'s functions, which ``half_calls`` collects for the backend to
+define in the kernel's module. Small constant integer powers were already turned into
 multiplies by ``lower-to-loops``, other integer powers are a square-and-multiply loop
 (``integer_power``).
 
@@ -31,9 +34,11 @@ import math
 from collections.abc import Callable, Sequence
 from typing import ClassVar
 
+import numpy as np
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import (
+    BFloat16Type,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -46,6 +51,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from dialects import loop
+from dialects.tensor_types import NUMPY_DTYPES, dtype_name, is_half_float
 
 
 class CodegenError(Exception):
@@ -54,8 +60,8 @@ class CodegenError(Exception):
 
 def numpy_type_name(type_: Attribute) -> str:
     """The NumPy scalar type that holds values of ``type_`` in generated code."""
-    if isinstance(type_, Float16Type | Float32Type):
-        return "np.float32"  # Numba's CPU target has no float16: stored as float32
+    if isinstance(type_, BFloat16Type | Float16Type | Float32Type):
+        return "np.float32"  # half floats are computed in float32
     if isinstance(type_, Float64Type):
         return "np.float64"
     if isinstance(type_, IntegerType):
@@ -123,6 +129,8 @@ class ScalarSource:
         self.constants: dict[tuple[str, str], str] = {}
         self.constant_lines: list[str] = []
         self.lines: list[str] = []
+        #: the functions of ``runtime/half_floats.py`` the kernel calls
+        self.half_calls: set[str] = set()
 
     def fresh(self, prefix: str) -> str:
         n = self.counters.get(prefix, 0)
@@ -155,12 +163,39 @@ class ScalarSource:
         ``math.floor`` gives an integer, which nan cannot be)."""
         return "np"
 
-    def const_of(self, value: float | int, type_: Attribute) -> str:
+    def const_of(self, value: float, type_: Attribute) -> str:
         if isinstance(type_, IntegerType):
             if type_.width.data == 1:
                 return "True" if value else "False"
             return self.typed_constant(repr(int(value)), type_)
+        if is_half_float(type_):  # the half float nearest the literal, as the reference's constant
+            with np.errstate(over="ignore"):  # a literal that overflows is inf, as NumPy's
+                value = float(np.array(value).astype(NUMPY_DTYPES[dtype_name(type_)]).astype(np.float64))
         return self.typed_constant(_float_literal(float(value)), type_)
+
+    def half_call(self, name: str, value: str) -> str:
+        """A call of ``runtime/half_floats.py``'s ``name`` on ``value``, noted for the header."""
+        self.half_calls.add(name)
+        return f"{name}({value})"
+
+    def rounded(self, value: str, type_: Attribute) -> str:
+        """``value`` (float32) rounded to ``type_``'s values where it is a half float."""
+        if isinstance(type_, BFloat16Type):
+            return self.half_call("round_bf16", value)
+        if isinstance(type_, Float16Type):
+            return self.half_call("round_f16", value)
+        return value
+
+    def to_half(self, value: str, source: Attribute, target: Attribute) -> str:
+        """A cast of ``value`` from ``source`` to the half float ``target``: rounded once,
+        as NumPy's ``astype`` (a float64 reaches ``f16`` through ``float32`` rounded to
+        odd, which rounds again as the float64 would; ml_dtypes takes a float64 to
+        ``bf16`` through the nearest ``float32``, and so does this)."""
+        if isinstance(source, Float64Type) and isinstance(target, Float16Type):
+            single = self.half_call("float32_round_to_odd", value)
+        else:
+            single = f"np.float32({value})"
+        return self.rounded(single, target)
 
     def emit(self, indent: int, text: str) -> None:
         self.lines.append("    " * indent + text)
@@ -331,7 +366,7 @@ class ScalarSource:
             return f"{_CALL2[type(op)]}({n[0]}, {n[1]})"
         if isinstance(op, mathd.AbsIOp):
             return self.integer_abs(n[0], result_type)
-        if type(op) in self.FLOAT32_CALLS and isinstance(result_type, Float16Type | Float32Type):
+        if type(op) in self.FLOAT32_CALLS and isinstance(result_type, BFloat16Type | Float16Type | Float32Type):
             return f"{self.FLOAT32_CALLS[type(op)]}({n[0]})"
         if isinstance(op, mathd.FloorOp | mathd.CeilOp):
             return f"{self.rounding()}.{'floor' if isinstance(op, mathd.FloorOp) else 'ceil'}({n[0]})"
@@ -369,6 +404,11 @@ class ScalarSource:
         if isinstance(op, arith.FPToSIOp):
             assert isinstance(result_type, IntegerType)
             return self.float_to_int(n[0], result_type)
+        if isinstance(op, _CASTS) and is_half_float(result_type):
+            return self.to_half(n[0], op.operands[0].type, result_type)
+        if isinstance(op, arith.ExtFOp) and not _holds_its_type(op.operands[0]):
+            # the half float computed in float32 becomes one: cast(z, f32) of a bf16 z is z
+            return f"{numpy_type_name(result_type)}({self.rounded(n[0], op.operands[0].type)})"
         if isinstance(op, _CASTS):
             return f"{numpy_type_name(result_type)}({n[0]})"
         if isinstance(op, arith.IndexCastOp):
@@ -376,6 +416,16 @@ class ScalarSource:
                 return f"int({n[0]})"
             return f"{numpy_type_name(result_type)}({n[0]})"
         raise CodegenError(f"the code generator does not handle {op.name}")
+
+
+def _holds_its_type(value: SSAValue) -> bool:
+    """Whether a value (of a half float, computed in float32) is already one of its
+    type's: loaded from a tensor's buffer (not a temporary's, which holds float32 values
+    unrounded), or a cast's result, both rounded."""
+    owner = value.owner
+    if isinstance(owner, loop.LoadOp):
+        return not isinstance(owner.buffer.owner, loop.ScratchOp)
+    return isinstance(owner, arith.TruncFOp | arith.SIToFPOp | arith.UIToFPOp)
 
 
 def _predicate(op: arith.CmpfOp | arith.CmpiOp, names: Sequence[str]) -> str:

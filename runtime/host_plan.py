@@ -15,42 +15,45 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import (
-    Float16Type,
-    Float32Type,
-    Float64Type,
-    IntegerAttr,
-    IntegerType,
-    MemRefType,
-    ModuleOp,
-)
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Attribute, SSAValue
 
 from dialects import graph, loop
 from dialects.reductions import BY_KIND
 from dialects.sizes import Linear, SizeError, index_out_of_range, is_derived
 from dialects.sizes import evaluate_dim as sizes_evaluate_dim
+from dialects.tensor_types import NUMPY_DTYPES, dtype_name, is_half_float
 from runtime.errors import ExecutionError
 
 
 def element_dtype(type_: Attribute) -> np.dtype:
-    """The NumPy dtype of a memref's elements, as the caller sees them."""
-    if isinstance(type_, Float16Type):
-        return np.dtype(np.float16)
-    if isinstance(type_, Float32Type):
-        return np.dtype(np.float32)
-    if isinstance(type_, Float64Type):
-        return np.dtype(np.float64)
-    if isinstance(type_, IntegerType):
-        width = type_.width.data
-        return np.dtype(np.bool_) if width == 1 else np.dtype(f"int{width}")
-    raise ExecutionError(f"no NumPy dtype for {type_}")
+    """The NumPy dtype of a memref's elements, as the caller sees them (``bf16`` as
+    ``ml_dtypes.bfloat16``)."""
+    try:
+        return NUMPY_DTYPES[dtype_name(type_)]
+    except ValueError:
+        raise ExecutionError(f"no NumPy dtype for {type_}") from None
 
 
 def storage_dtype(type_: Attribute) -> np.dtype:
-    """The dtype buffers of ``type_`` have while the program runs on the CPU."""
-    dtype = element_dtype(type_)
-    return np.dtype(np.float32) if dtype == np.float16 else dtype
+    """The dtype buffers of ``type_`` have while the program runs on the CPU: ``f16`` is
+    held as ``float32`` (Numba's CPU target has no float16), each value rounded to
+    ``f16`` where a kernel stores it; ``bf16`` as its two bytes (``BF16_BITS``), which
+    kernels convert as they load and store them (``runtime/half_floats.py``)."""
+    if isinstance(type_, BFloat16Type):
+        return BF16_BITS
+    return np.dtype(np.float32) if isinstance(type_, Float16Type) else element_dtype(type_)
+
+
+def temporary_dtype(type_: Attribute) -> np.dtype:
+    """The dtype of a kernel's temporaries of ``type_`` in memory (a GPU workspace):
+    ``f16`` and ``bf16`` ones hold the float32 values computed, unrounded."""
+    return np.dtype(np.float32) if is_half_float(type_) else element_dtype(type_)
+
+
+#: how ``bf16`` buffers are held by the compiled targets: NumPy's CPU and Numba's have
+#: no bfloat16 arrays, so its bits are ``uint16`` (no other dtype of a program is)
+BF16_BITS = np.dtype(np.uint16)
 
 
 # ---------------------------------------------------------------------------
@@ -146,7 +149,7 @@ def _buffer_type(type_: Attribute) -> MemRefType:
 
 def plan_host_function(fn: func.FuncOp, storage: Callable[[Attribute], np.dtype] | None = None) -> HostPlan:
     """Reads a host function into slots and steps; ``storage`` gives the dtype its
-    buffers are allocated with (default ``storage_dtype``: ``f16`` held as ``float32``)."""
+    buffers are allocated with (default ``storage_dtype``, the CPU's)."""
     storage = storage or storage_dtype
     slots: dict[SSAValue, int] = {}
 

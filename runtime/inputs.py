@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dialects.sizes import MAX_SIZE, Size, SizeError, evaluate_dim, is_derived, solve
-from dialects.tensor_types import NUMPY_DTYPES, Shape, format_shape
+from dialects.tensor_types import NUMPY_DTYPES, Shape, float_limits, format_shape
 from runtime.errors import InputError
 
 #: the size of a symbolic dim that no input, `--dims` or `# dims:` line binds
@@ -143,7 +143,7 @@ class Draw:
         first, second = (sizes[n] if isinstance(n, str) else n for n in (self.first, self.second))
         why = distribution.refuses(first, second)
         dtype = NUMPY_DTYPES[param.dtype]
-        info = np.iinfo(dtype) if dtype.kind == "i" else np.finfo(dtype)
+        info = np.iinfo(dtype) if dtype.kind == "i" else float_limits(dtype)
         # integers: the values drawn; floats: the numbers themselves (a normal's values
         # past the dtype's range are its infinities, as a cast makes them)
         low, high = (first, second - 1) if dtype.kind == "i" else (-abs(first), abs(second))

@@ -17,3 +17,17 @@ def library_operands(a: Any, b: Any, out: Any, transpose_lhs: bool, transpose_rh
     if b.ndim == 2 and a.ndim > 2 and not transpose_lhs and a.flags.c_contiguous and out.flags.c_contiguous:
         a, out = a.reshape(-1, a.shape[-1]), out.reshape(-1, out.shape[-1])
     return (a.swapaxes(-1, -2) if transpose_lhs else a), (b.swapaxes(-1, -2) if transpose_rhs else b), out
+
+
+def bf16_matmul(xp: Any, a: Any, b: Any, out: Any) -> None:
+    """``out = matmul(a, b)`` of ``bf16`` operands held as their ``uint16`` bits, with
+    ``xp`` (NumPy or CuPy, neither of which has a bfloat16 GEMM): widened to float32
+    (exact), multiplied by the library in float32, rounded to nearest even as
+    ``runtime/half_floats.py``'s ``bf16_bits`` (NaN stays NaN, overflow is inf)."""
+    sixteen = xp.uint32(16)
+    product = xp.matmul((a.astype(xp.uint32) << sixteen).view(xp.float32), (b.astype(xp.uint32) << sixteen).view(xp.float32))
+    u = product.view(xp.uint32)
+    nan = xp.isnan(product)
+    u = xp.where(nan, u | xp.uint32(0x400000), u)  # quiet, and no carry out of a NaN's exponent
+    carry = xp.where(nan, xp.uint32(0), xp.uint32(0x7FFF) + ((u >> sixteen) & xp.uint32(1)))
+    out[...] = ((u + carry) >> sixteen).astype(xp.uint16)

@@ -50,6 +50,7 @@ from compiler.frontend.types import (
 from dialects import graph, reductions
 from dialects.elementwise import BY_NAME, Accepts
 from dialects.sizes import MAX_SIZE, Linear, Size, SizeError, is_derived, substitute, sum_dims
+from dialects.tensor_types import float_limits
 
 # ---- what the checker hands on -------------------------------------------------------------
 #
@@ -1429,18 +1430,18 @@ def _integer_constant(e: ast.Expr) -> int | None:
     return None
 
 
-def _infinite_or_nan(value: int | float) -> bool:
+def _infinite_or_nan(value: float) -> bool:
     """`inf` and `nan` written out, which every float dtype holds."""
     return isinstance(value, float) and not math.isfinite(value)
 
 
-def _check_range(span: Span, value: int | float, dtype: str) -> None:
+def _check_range(span: Span, value: float, dtype: str) -> None:
     np_dtype = numpy_dtype(dtype)
     if np.issubdtype(np_dtype, np.integer):
         limits = np.iinfo(np_dtype)
         if not limits.min <= value <= limits.max:
             raise _Reject(span, f"{value} does not fit in {dtype} ({limits.min} to {limits.max})")
-    elif not _infinite_or_nan(value) and abs(value) > (largest := float(np.finfo(np_dtype).max)):
+    elif not _infinite_or_nan(value) and abs(value) > (largest := float(float_limits(np_dtype).max)):
         raise _Reject(span, f"{value} is out of range for {dtype} (largest {largest:g})")
 
 
@@ -1586,7 +1587,7 @@ def _in_layout(ty: TensorTy, layout: str) -> TensorTy:
 _EXACT_INTEGERS = 2**53
 
 
-def _padding(span: Span, value: int | float | bool | None, dtype: str) -> int | float | bool:
+def _padding(span: Span, value: float | bool | None, dtype: str) -> int | float | bool:
     """pad's value in the tensor's dtype, as a weak literal would take it; None is zero."""
     if value is None:
         return False if dtype == "bool" else 0

@@ -15,8 +15,8 @@ from dialects.tensor_types import NUMPY_DTYPES, Dim, Shape, broadcast_shapes, fo
 
 __all__ = ["Dim", "Shape", "broadcast_shapes", "format_shape"]
 
-DTYPES = ("f16", "f32", "f64", "i32", "i64", "bool")
-FLOAT_DTYPES = ("f16", "f32", "f64")
+DTYPES = ("bf16", "f16", "f32", "f64", "i32", "i64", "bool")
+FLOAT_DTYPES = ("bf16", "f16", "f32", "f64")
 INT_DTYPES = ("i32", "i64")
 
 

@@ -30,7 +30,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from dialects import graph
 from dialects.elementwise import OPS as ELEMENTWISE_OPS
 from dialects.sizes import Size
-from dialects.tensor_types import Shape, dtype_of, shape_of
+from dialects.tensor_types import NUMPY_DTYPES, Shape, dtype_of, shape_of
 from passes.fusion.classify import has_flag
 
 DEFAULT_DIM = 256
@@ -164,7 +164,7 @@ def parse_dims(spec: str | Mapping[str, int] | None) -> dict[str, int]:
 # ---------------------------------------------------------------------------
 # sizes
 
-DTYPE_BYTES = {"f16": 2, "f32": 4, "f64": 8, "i32": 4, "i64": 8, "bool": 1}
+DTYPE_BYTES = {name: dtype.itemsize for name, dtype in NUMPY_DTYPES.items()}
 
 
 def dim_value(dim: int | str, dims: Mapping[str, int]) -> int:

@@ -29,8 +29,11 @@ The scalar code inside the loops (``runtime.codegen_scalar``) is shared with the
 generator; like it, this one names nothing after the program, so identical kernels
 share one entry of the disk cache.
 
-Numba on the CPU has no ``float16``: ``f16`` buffers are stored as ``float32``
-(the executor converts at the program's boundary) and computed in ``float32``.
+Numba on the CPU has no half floats; both are computed in ``float32``. ``f16`` buffers
+are stored as ``float32`` (the executor converts at the program's boundary), each value
+rounded to ``f16`` as it is stored, so a buffer holds what a two-byte one would; ``bf16``
+buffers hold its two bytes as ``uint16``, converted as they are loaded and stored
+(``runtime/half_floats.py``). Temporaries of either hold float32 values, unrounded.
 """
 
 from __future__ import annotations
@@ -41,11 +44,21 @@ from typing import ClassVar, NamedTuple
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
-from xdsl.dialects.builtin import AnyFloat, Float64Type, IndexType, IntegerAttr, IntegerType, MemRefType, ModuleOp
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    BFloat16Type,
+    Float64Type,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+)
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from dialects import loop
 from runtime.codegen_scalar import COMBINER_SYMBOL, ScalarSource, numpy_type_name
+from runtime.half_floats import half_float_source
 
 #: LLVM's fast-math flags for kernels: only ``nsz`` (the sign of a zero is the one thing
 #: docs/reference.md, "Numerics", lets differ from NumPy). Every other flag rewrites the
@@ -63,6 +76,10 @@ NJIT_OPTIONS: dict[str, object] = {"parallel": True, "fastmath": FAST_MATH, "err
 
 #: the name of the function in each generated module
 KERNEL_FUNCTION = "kernel"
+
+#: how a kernel's module compiles the rounding functions of ``runtime/half_floats.py``
+#: it calls: inlined, as NumPy computes (no fast-math flag: its NaN test must stay)
+HALF_FLOAT_DECORATOR = '@njit(forceinline=True, error_model="numpy")'
 
 
 class _KernelSource(ScalarSource):
@@ -98,6 +115,7 @@ class _KernelSource(ScalarSource):
             "import numpy as np",
             "from numba import prange",
             f"from runtime.cpu_math import {', '.join(CPU_MATH_IMPORTS)}",
+            *(["from numba import njit", *half_float_source(self.half_calls, HALF_FLOAT_DECORATOR)] if self.half_calls else []),
             "",
         ]
         body = [f"def {KERNEL_FUNCTION}({', '.join(self.parameters(args))}):", *(self.lines or ["    pass"])]
@@ -113,13 +131,21 @@ class _KernelSource(ScalarSource):
             self.emit(indent, f"{self.define(op.result)} = {self.name(op.source)}.shape[{op.index.value.data}]")
             return
         if isinstance(op, loop.LoadOp):
-            if not op.indices:  # a[()] of a 0-d array is a 0-d array in Numba, not a scalar
-                self.emit(indent, f"{self.define(op.result)} = {self.name(op.buffer)}.item()")
-            else:
-                self.emit(indent, f"{self.define(op.result)} = {self.name(op.buffer)}[{self.subscript(op.indices)}]")
+            # a[()] of a 0-d array is a 0-d array in Numba, not a scalar
+            value = f"{self.name(op.buffer)}[{self.subscript(op.indices)}]" if op.indices else f"{self.name(op.buffer)}.item()"
+            if isinstance(op.result.type, BFloat16Type) and not isinstance(op.buffer.owner, loop.ScratchOp):
+                value = self.half_call("bf16_value", value)  # a tensor's bf16 buffer holds its bits
+            self.emit(indent, f"{self.define(op.result)} = {value}")
             return
         if isinstance(op, loop.StoreOp):
-            self.emit(indent, f"{self.name(op.buffer)}[{self.subscript(op.indices)}] = {self.name(op.value)}")
+            value = self.name(op.value)
+            if isinstance(op.buffer.owner, loop.ScratchOp):  # a temporary: float32, unrounded
+                pass
+            elif isinstance(op.value.type, BFloat16Type):
+                value = self.half_call("bf16_bits", value)
+            else:  # an f16 tensor's float32 buffer holds f16 values
+                value = self.rounded(value, op.value.type)
+            self.emit(indent, f"{self.name(op.buffer)}[{self.subscript(op.indices)}] = {value}")
             return
         if isinstance(op, loop.CheckIndexOp):
             self.check_index(op, indent)
@@ -440,7 +466,7 @@ def _innermost(op: loop.ReduceOp) -> bool:
 
 
 def _float_bytes(type_) -> int:
-    """The bytes a float takes in a CPU kernel (f16 is computed in float32)."""
+    """The bytes a float takes in a CPU kernel (f16 and bf16 are computed in float32)."""
     return 8 if isinstance(type_, Float64Type) else 4
 
 

@@ -21,7 +21,8 @@ buffers as NumPy arrays. Results that the host function takes as arguments
 
 ``f16`` buffers are held as ``float32`` while the program runs (Numba's CPU target
 has no ``float16``): ``f16`` arguments are converted on the way in and results on the
-way out.
+way out. ``bf16`` buffers are their bits, ``uint16``: arguments and ``out=`` arrays are
+viewed so, results viewed back (``runtime/cpu/host_call.py``).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from runtime.cpu.kernel_compiler import compile_in_helper
 from runtime.cpu.loop_work import work_counter
 from runtime.errors import ExecutionError
 from runtime.host_plan import (
+    BF16_BITS,
     HostParam,
     HostPlan,
     bind_arguments,
@@ -202,6 +204,8 @@ class CompiledProgram(Executable):
             )
         if param.storage == param.dtype and target.flags.c_contiguous:
             return target
+        if param.storage == BF16_BITS and target.flags.c_contiguous:
+            return target.view(param.storage)
         return np.empty(shape, param.storage)
 
     def _bind(self, entry: str, arrays: Sequence[np.ndarray]) -> BoundCall:

@@ -42,10 +42,28 @@ import numpy as np
 from dialects.loop import ERROR_RECORD_LENGTH
 from runtime.cpu.gemm import cpu_gemm
 from runtime.errors import recorded_error
+from runtime.host_plan import BF16_BITS
+
 
 #: what every generated call function may use, besides its own constants
+def to_storage(array: np.ndarray, storage: np.dtype) -> np.ndarray:
+    """An argument as its buffer holds it while the program runs: contiguous, ``f16``
+    converted to ``float32``, ``bf16`` viewed as its bits (``runtime/host_plan.storage_dtype``)."""
+    if storage == BF16_BITS and array.dtype != storage:
+        return np.ascontiguousarray(array).view(storage)
+    return np.ascontiguousarray(array, storage)
+
+
+def from_storage(buffer: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """A result as the caller gets it, a fresh array: ``to_storage`` undone."""
+    if buffer.dtype == BF16_BITS and dtype != buffer.dtype:
+        return buffer.view(dtype).copy()
+    return buffer.astype(dtype)
+
+
 _HELPERS: dict[str, Any] = {
-    "contiguous": np.ascontiguousarray,
+    "to_storage": to_storage,
+    "from_storage": from_storage,
     "empty": np.empty,
     "copyto": np.copyto,
     "perf_counter": time.perf_counter,
@@ -107,13 +125,13 @@ def call_function(
     source = _Source()
     source.constants.update(result_buffers=result_buffers, finish=finish)
     for k, (slot, storage) in enumerate(inputs):
-        source.emit(f"s{slot} = contiguous(arrays[{k}], {source.constant('d', storage)})")
+        source.emit(f"s{slot} = to_storage(arrays[{k}], {source.constant('d', storage)})")
     for k, (slot, shape, storage) in enumerate(results):
         fresh = f"empty({shape!r}, {source.constant('d', storage)})"
         source.emit(f"s{slot} = {fresh} if out is None else result_buffers[{k}](out)")
     for step in steps:
         _step(source, step)
-    values = ", ".join(f"s{slot}.astype({source.constant('d', dtype)})" if dtype is not None else f"s{slot}"
+    values = ", ".join(f"from_storage(s{slot}, {source.constant('d', dtype)})" if dtype is not None else f"s{slot}"
                        for slot, dtype in returns)  # fmt: skip
     values = f"({values},)" if returns else "()"
     if results:

@@ -34,7 +34,10 @@ The code follows the kernel's ``gpu.schedule`` (``passes.cuda.map_gpu``):
 Kernels are compiled without ``fastmath``: numba-cuda's fast math is all-or-nothing,
 and would flush denormals to zero and assume no NaN or infinity (the CPU backend keeps
 neither either). ``f16`` buffers hold real half floats on the GPU; their values are
-computed in ``float32`` and rounded once when stored.
+computed in ``float32`` and rounded once when stored. ``bf16`` buffers hold its two
+bytes as ``uint16`` (numba-cuda's ``bfloat16`` does not run under its simulator, which
+tests every kernel), converted with ``runtime/half_floats.py``'s bit operations as they
+are loaded and stored; temporaries of either hold the float32 values, unrounded.
 """
 
 from __future__ import annotations
@@ -43,19 +46,22 @@ from collections.abc import Sequence
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
-from xdsl.dialects.builtin import Float16Type, IndexType, IntegerAttr, MemRefType, StringAttr
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, IndexType, IntegerAttr, MemRefType, StringAttr
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from dialects import loop
 from dialects.gpu.mapping import MEMORY, PER_THREAD, ROW_CACHE, SCHEDULE, THREADS, Schedule
 from runtime.codegen_scalar import CodegenError, ScalarSource, numpy_type_name
 from runtime.cuda.device import simulated
+from runtime.half_floats import half_float_source
 
 KERNEL_FUNCTION = "kernel"
 SIZES_FUNCTION = "sizes"
 
 #: ``cuda.jit`` options (see the module docstring for why not fastmath)
 JIT_OPTIONS: dict[str, object] = {"fastmath": False}
+#: how a kernel's module compiles the functions of ``runtime/half_floats.py`` it calls
+HALF_FLOAT_DECORATOR = "@cuda.jit(device=True)"
 
 
 def schedule_of(kernel: loop.KernelOp) -> Schedule:
@@ -233,6 +239,7 @@ class CudaKernelSource(ScalarSource):
             "import numpy as np",
             "from numba import cuda",
             *(["from runtime.cuda.wide_loads import aligned16, load_f16x8"] if wide_buffers else []),
+            *half_float_source(self.half_calls, HALF_FLOAT_DECORATOR),
             "",
             f"U = {self.per_thread}",
         ]
@@ -297,13 +304,15 @@ class CudaKernelSource(ScalarSource):
 
     def load(self, op: loop.LoadOp, indent: int, prefix: str = "v") -> str:
         """Names a loaded value (a register of the row, or a fresh ``prefix`` variable;
-        an ``f16`` element widened to ``float32``) and returns the name."""
+        an ``f16`` or ``bf16`` element widened to ``float32``) and returns the name."""
         owner = op.buffer.owner
         if isinstance(owner, loop.ScratchOp) and owner in self.registers:
             self.names[op.result] = self.registers[owner][self.unrolled or 0]
             return self.names[op.result]
         text = self.access(op.buffer, op.indices)
-        if isinstance(op.result.type, Float16Type):
+        if isinstance(op.result.type, BFloat16Type) and not isinstance(owner, loop.ScratchOp):
+            text = self.half_call("bf16_value", text)  # a tensor's bf16 buffer holds uint16 bits
+        elif isinstance(op.result.type, Float16Type):
             text = f"np.float32({text})"
         name = self.define(op.result, prefix)
         self.emit(indent, f"{name} = {text}")
@@ -314,7 +323,10 @@ class CudaKernelSource(ScalarSource):
         if isinstance(owner, loop.ScratchOp) and owner in self.registers:
             self.emit(indent, f"{self.registers[owner][self.unrolled or 0]} = {self.name(op.value)}")
             return
-        self.emit(indent, f"{self.access(op.buffer, op.indices)} = {self.name(op.value)}")
+        value = self.name(op.value)
+        if isinstance(op.value.type, BFloat16Type) and not isinstance(owner, loop.ScratchOp):
+            value = self.half_call("bf16_bits", value)
+        self.emit(indent, f"{self.access(op.buffer, op.indices)} = {value}")
 
     def op(self, op: Operation, indent: int) -> None:
         """An op inside one thread's serial code."""

@@ -47,7 +47,8 @@ from dialects import loop
 from dialects.gpu.attention import Attention, FlashTiles, match
 from dialects.gpu.mapping import CAUSAL, PER_THREAD, THREADS, TILE
 from runtime.codegen_scalar import CodegenError, ScalarSource
-from runtime.cuda.codegen import KERNEL_FUNCTION, SizesSource
+from runtime.cuda.codegen import HALF_FLOAT_DECORATOR, KERNEL_FUNCTION, SizesSource
+from runtime.half_floats import half_float_source
 
 F32 = Float32Type()
 
@@ -375,6 +376,7 @@ class _FlashSource(FlashSourceBase):
             "import math",
             "import numpy as np",
             "from numba import cuda",
+            *half_float_source(self.half_calls, HALF_FLOAT_DECORATOR),  # a cast to f16 in the score's modification
         ]
         kernel = [f"def {KERNEL_FUNCTION}({', '.join(args)}):", *self.lines]
         sizes = FlashSizes(self.kernel, self.a, t.rows).source()

@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import BFloat16Type, ModuleOp
+from xdsl.ir import Attribute
 
 from dialects import loop
 from dialects.gpu.mapping import PER_THREAD, THREADS, Schedule
@@ -53,6 +54,8 @@ from runtime.cuda.gemm import as_cupy, cuda_gemm
 from runtime.cuda.launch import DirectLaunch, capture, default_stream, pack
 from runtime.errors import ExecutionError, recorded_error
 from runtime.host_plan import (
+    BF16_BITS,
+    HostParam,
     HostPlan,
     bind_arguments,
     element_dtype,
@@ -60,7 +63,7 @@ from runtime.host_plan import (
     host_function,
     read_program,
     result_shapes,
-    storage_dtype,
+    temporary_dtype,
 )
 from runtime.kernel_cache import load_kernel, load_module
 from runtime.target import Executable
@@ -130,8 +133,7 @@ class _Kernel:
         self.key = hashlib.sha256(default.encode()).hexdigest()[:16]
         self.checks = loop.check_descriptions(op)
         self.workspace_types = {
-            # f16 temporaries hold the float32 values computed, unrounded
-            v: [storage_dtype(s.result.type.element_type) for s in codegen_cuda.global_scratches(op, v)]
+            v: [temporary_dtype(s.result.type.element_type) for s in codegen_cuda.global_scratches(op, v)]
             for v in self.variants
         }
 
@@ -219,7 +221,7 @@ class _Kernel:
             rows = max(grid[0], 1) * (threads if codegen_cuda.memory_of(scratch) == "thread" else 1)
             workspaces.append(cuda.device_array((rows, max(1, math.prod(shape))), dtype))
         for type_ in codegen_cuda.split_result_types(self.op):  # partials, then the counter
-            workspaces.append(cuda.device_array(grid[0], storage_dtype(type_)))
+            workspaces.append(cuda.device_array(grid[0], temporary_dtype(type_)))
         if self.schedule == Schedule.SPLIT:
             workspaces.append(cuda.to_device(np.zeros(1, np.int32)))
         if self.checks:
@@ -285,7 +287,7 @@ class CudaProgram(Executable):
         self.module = module
         self.cache_dir = cache_dir
         self.shuffles = not simulated()
-        self.kernel_ops, self.functions = read_program(module, element_dtype)
+        self.kernel_ops, self.functions = read_program(module, device_dtype)
         #: launches packed once and replayed through cuda.core (a real GPU only); a kernel
         #: that checks indices keeps its error record, read after the call
         self.direct = not simulated()
@@ -329,12 +331,13 @@ class CudaProgram(Executable):
 
     # -- arguments ------------------------------------------------------------------------
 
-    def _device_input(self, i: int, array: Any, dtype: np.dtype, entry: str):
+    def _device_input(self, i: int, array: Any, param: HostParam, entry: str):
         cuda = cuda_module()
+        dtype = param.dtype
         if is_on_device(array):
             device = as_device_array(array)
-            if device.dtype != dtype:
-                raise ExecutionError(f"@{entry}: argument #{i} must be {dtype}, got {device.dtype}")
+            if device.dtype != param.storage:
+                raise ExecutionError(f"@{entry}: argument #{i} must be {_device_name(param)}, got {device.dtype}")
             if not device.is_c_contiguous():
                 raise ExecutionError(f"@{entry}: argument #{i} must be C-contiguous on the device")
             return device, True
@@ -344,8 +347,8 @@ class CudaProgram(Executable):
         key = (entry, i, host.shape)
         staging = self._staging.get(key)
         if staging is None:
-            staging = self._staging[key] = cuda.device_array(host.shape, dtype)
-        staging.copy_to_device(np.ascontiguousarray(host))
+            staging = self._staging[key] = cuda.device_array(host.shape, param.storage)
+        staging.copy_to_device(np.ascontiguousarray(host).view(param.storage))
         return staging, False
 
     # -- running ----------------------------------------------------------------------------
@@ -378,7 +381,7 @@ class CudaProgram(Executable):
         slots: list[Any] = [None] * plan.num_slots
         on_device = False
         for i, (param, array) in enumerate(zip(inputs, arrays)):
-            device, given_on_device = self._device_input(i, array, param.dtype, entry)
+            device, given_on_device = self._device_input(i, array, param, entry)
             on_device |= given_on_device
             slots[param.slot] = device
         sizes = bind_arguments(plan, [tuple(slots[p.slot].shape) for p in inputs])
@@ -387,13 +390,14 @@ class CudaProgram(Executable):
             for k, param, shape in result_shapes(plan, sizes, out, entry):
                 if out is not None:
                     target = as_device_array(out[k])
-                    if tuple(target.shape) != shape or target.dtype != param.dtype:
+                    if tuple(target.shape) != shape or target.dtype != param.storage:
                         raise ExecutionError(
-                            f"@{entry}: out[{k}] must be {param.dtype}{list(shape)}, got {target.dtype}{list(target.shape)}"
+                            f"@{entry}: out[{k}] must be {_device_name(param)}{list(shape)}, "
+                            f"got {target.dtype}{list(target.shape)}"
                         )
                     slots[param.slot] = target
                 else:
-                    slots[param.slot] = cuda.device_array(shape, param.dtype)
+                    slots[param.slot] = cuda.device_array(shape, param.storage)
         elif out is not None:
             raise ExecutionError(f"@{entry} returns fresh buffers; run plan-memory to pass out=")
         key = (entry, tuple(tuple(slots[p.slot].shape) for p in inputs))
@@ -420,7 +424,7 @@ class CudaProgram(Executable):
         ]
         if on_device or results_given:
             return tuple(results)
-        return tuple(r.copy_to_host() for r in results)
+        return tuple(r.copy_to_host().view(dtype) for r, dtype in zip(results, plan.result_dtypes))
 
     # -- the direct path: packed launches and CUDA graphs ----------------------------------
 
@@ -469,7 +473,7 @@ class CudaProgram(Executable):
         pointers: list[int] = []
         shapes = []
         for param, array in zip(inputs, arrays):
-            described = describe_device_array(array, param.dtype)
+            described = describe_device_array(array, param.storage)
             if described is None:
                 return None
             pointers.append(described[0])
@@ -481,13 +485,13 @@ class CudaProgram(Executable):
         results = []
         for k, param in enumerate(plan.result_params):
             if out is not None:
-                described = describe_device_array(out[k], param.dtype)
+                described = describe_device_array(out[k], param.storage)
                 if described is None or described[1] != prepared.result_shapes[k]:
                     return None
                 pointers.append(described[0])
                 results.append(out[k])
             else:
-                result = cuda_module().device_array(prepared.result_shapes[k], param.dtype)
+                result = cuda_module().device_array(prepared.result_shapes[k], param.storage)
                 pointers.append(result.__cuda_array_interface__["data"][0])
                 results.append(result)
         key = tuple(pointers)
@@ -608,6 +612,20 @@ class CudaProgram(Executable):
             elif kind == "copy":
                 launches.append(step)
         return _Prepared(sizes, buffers, launches)
+
+
+def device_dtype(type_: Attribute) -> np.dtype:
+    """The dtype of a buffer of ``type_`` on the GPU: its own, but ``bf16``'s two bytes
+    as ``uint16`` (Numba has no bfloat16 arrays; kernels convert with
+    ``runtime/half_floats.py``)."""
+    return BF16_BITS if isinstance(type_, BFloat16Type) else element_dtype(type_)
+
+
+def _device_name(param: HostParam) -> str:
+    """The dtype an argument's device array must have, as an error names it."""
+    if param.storage == param.dtype:
+        return str(param.dtype)
+    return f"{param.storage} (the bits of {param.dtype})"
 
 
 #: PyTorch's dtypes by name, for the fast path below

@@ -10,7 +10,8 @@ from typing import Any
 
 from runtime.cuda.device import simulated
 from runtime.errors import ExecutionError
-from runtime.library_gemm import library_operands
+from runtime.host_plan import BF16_BITS
+from runtime.library_gemm import bf16_matmul, library_operands
 
 
 @functools.cache
@@ -41,7 +42,11 @@ def cuda_gemm(a: Any, b: Any, out: Any, transpose_lhs: bool, transpose_rhs: bool
     """``out = matmul(a, b)`` through cuBLAS (CuPy), on the legacy default stream the
     kernels run on, so it is ordered after the kernels that wrote ``a`` and ``b``."""
     a, b, out = library_operands(as_cupy(a), as_cupy(b), as_cupy(out), transpose_lhs, transpose_rhs)
+    cupy = cupy_module()
     try:
-        cupy_module().matmul(a, b, out=out)
+        if out.dtype == BF16_BITS:  # bf16's bits (runtime/cuda/executor.device_dtype)
+            bf16_matmul(cupy, a, b, out)
+        else:
+            cupy.matmul(a, b, out=out)
     except Exception as error:  # CuPy's and cuBLAS's own errors (out of memory, a failed call)
         raise ExecutionError(f"the library GEMM (cuBLAS through CuPy) failed: {type(error).__name__}: {error}") from error

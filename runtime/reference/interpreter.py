@@ -5,7 +5,11 @@ computing each op with NumPy through a dispatch table (op class -> small functio
 and returns the values of its ``func.return``. It is also ``fusec --target numpy``.
 
 - Semantics are NumPy's (and PyTorch's where NumPy has no such op), computed in the
-  tensor's own dtype: an ``f16`` tensor stays ``f16`` as it would in NumPy.
+  tensor's own dtype: an ``f16`` tensor stays ``f16`` as it would in NumPy. ``bf16`` is
+  ``ml_dtypes.bfloat16``. An op on ``f16`` or ``bf16`` operands computes in ``float32``
+  and rounds each result to its half float, as NumPy's float16 loops do: so sums inside
+  an op (a reduction, a softmax, a layernorm) accumulate in ``float32``, where
+  ml_dtypes' ``bfloat16`` sum would round at every addition.
 - Symbolic sizes (``tensor<?x8xf32, ["N", ""]>``) are bound per call, name -> int,
   from the actual shapes of the function's arguments and of every value defined
   after them; they resolve the result shapes of ``graph.broadcast`` and
@@ -34,7 +38,7 @@ from dialects.graph_canonicalization import constant_elements
 from dialects.graph_semantics import COMPARE, ELEMENTWISE, numpy_dtype
 from dialects.reductions import BY_KIND, ReduceKind, Reduction
 from dialects.sizes import Size, SizeError, evaluate_dim, index_out_of_range, is_derived, solve
-from dialects.tensor_types import format_shape, shape_of
+from dialects.tensor_types import NUMPY_DTYPES, format_shape, is_half_float, shape_of
 from runtime.errors import ExecutionError
 
 
@@ -393,15 +397,26 @@ def _run_block(block: Block, args: Sequence[np.ndarray], frame: _Frame, where: s
             inner = _Frame(frame.module, sizes=frame.sizes)
             results = yield from _run_block(op.body.block, operands, inner, f"{op.name} {op.kernel_name or ''}".rstrip())
         else:
-            results = _apply(op, operands, frame, where)
+            results = _apply(op, [_widened(a) for a in operands], frame, where)
         if not isinstance(results, tuple):
             results = (results,)
         if len(results) != len(op.results):
             raise InterpreterError(f"{where}: {op.name} gave {len(results)} results, not {len(op.results)}")
         for i, (result, array) in enumerate(zip(op.results, results)):
             # NumPy gives scalars for rank-0 results; asarray keeps their dtype
-            frame.define(result, np.asarray(array), f"{where}: result #{i} of {op.name}", InterpreterError)
+            array = np.asarray(array)
+            if is_half_float(result.type) and array.dtype == np.float32:  # computed widened: rounded
+                array = array.astype(numpy_dtype(result.type))
+            frame.define(result, array, f"{where}: result #{i} of {op.name}", InterpreterError)
     raise InterpreterError(f"{where}: block has no terminator")
+
+
+def _widened(array: np.ndarray) -> np.ndarray:
+    """An operand as an op computes it: ``f16`` and ``bf16`` in ``float32`` (exact)."""
+    return array.astype(np.float32) if array.dtype in _HALF_FLOAT_DTYPES else array
+
+
+_HALF_FLOAT_DTYPES = (NUMPY_DTYPES["f16"], NUMPY_DTYPES["bf16"])
 
 
 def _apply(op: Operation, operands: list[np.ndarray], frame: _Frame, where: str):

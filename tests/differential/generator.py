@@ -6,7 +6,9 @@ seeded by it), so a seed names one program for good, on every machine.
 
 What a program holds:
 
-- 1-3 parameters, f32 mostly (a whole program is f64 now and then; an i32/i64 or bool
+- 1-3 parameters, f32 mostly (a whole program is f64 now and then, or bf16: an f32
+  program of one seed in `BF16_SHARE`, drawn apart from the program so that it is the f32
+  program with bf16 for f32, and every other seed's program is what it was; an i32/i64 or bool
   parameter joins sometimes, and an integer index parameter `ix` for `gather`, its values
   drawn in range for one axis of the main shape in each call, negatives included). Shapes
   are built from 1-3 size names (B, N, D, K, ...) and small static sizes (2, 3, 4, 6, 8):
@@ -84,6 +86,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+import ml_dtypes
 import numpy as np
 
 LIMIT = 6.0  # a value bounded by more than this is squashed before it is used again
@@ -92,8 +95,12 @@ STATIC_SIZES = (2, 3, 4, 6, 8)
 FLOAT_LITERALS = ("0.5", "0.25", "0.75", "1.5", "2.0", "0.125", "3.0", "1", "2", "3")
 #: large literals of each integer dtype: ``x * factor`` overflows for most x
 _WRAP_FACTORS = {"i32": (65537, 1000003, 2147483647), "i64": (3037000493, 4611686018427387903, 9223372036854775807)}
-NP_DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64, "bool": np.bool_}
-FLOATS = ("f32", "f64")
+NP_DTYPES = {"bf16": ml_dtypes.bfloat16, "f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64,
+             "bool": np.bool_}  # fmt: skip
+FLOATS = ("bf16", "f32", "f64")
+#: the share of the f32 programs that are bf16 ones (drawn from the seed by a generator of
+#: its own: the other seeds' programs stay as they were)
+BF16_SHARE = 0.15
 INTS = ("i32", "i64")
 
 
@@ -443,6 +450,8 @@ class _Builder:
     def build(self) -> GeneratedProgram:
         rnd = self.rnd
         self.dtype = "f64" if self.chance(0.12) else "f32"
+        if self.dtype == "f32" and random.Random(f"bf16 {self.seed}").random() < BF16_SHARE:
+            self.dtype = "bf16"
         names = rnd.sample(SIZE_NAMES, rnd.choice((1, 2, 2, 3, 3)))
         # A size that is even in both calls (and at least 4) has halves: `x[:, :D/2]`,
         # `split(x, 2)`, `D/2 + D/2`.

@@ -9,6 +9,8 @@ compiled program is called twice: with the seed's sizes, and with other sizes th
 one another (one compile serves every shape; this catches one size name used for another).
 Every result must have the reference's dtype and shape, and values within these tolerances:
 
+    bf16:       rtol 2**-5, atol 2**-5   (about 4 ulps: the reference rounds every op's
+                                          result to bf16, a fused kernel only what it stores)
     f32:        rtol 2e-4,  atol 2e-5    (np.testing.assert_allclose)
     f64:        rtol 1e-9,  atol 1e-10   (f32 arithmetic in an f64 program would show)
     ints, bool: exactly equal
@@ -70,6 +72,7 @@ def generate(seed: int) -> GeneratedProgram:
 
 
 TOLERANCES = {  # dtype -> (rtol, atol)
+    np.dtype(NP_DTYPES["bf16"]): (2**-5, 2**-5),
     np.dtype(np.float32): (2e-4, 2e-5),
     np.dtype(np.float64): (1e-9, 1e-10),
 }
@@ -103,7 +106,8 @@ def compare(program: GeneratedProgram, got, want, what: str, sizes: dict[str, in
         if w.dtype in TOLERANCES:
             rtol, atol = TOLERANCES[w.dtype]
             try:
-                np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, err_msg=label)
+                # in float64 (exact): NumPy's assert_allclose takes no bfloat16
+                np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), rtol=rtol, atol=atol, err_msg=label)
             except AssertionError as error:
                 raise AssertionError(describe(program, str(error), sizes)) from None
         else:

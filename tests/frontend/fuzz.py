@@ -53,7 +53,7 @@ def corpus() -> list[bytes]:
 def vocabulary(programs: list[bytes]) -> list[bytes]:
     """Every token of the corpus, and a few it lacks, for replacements and insertions."""
     seen = {t for p in programs for t in TOKEN.findall(p) if not t.startswith((b"#", b"//"))}
-    extra = b"-1 () true false f16 i64 bool 1e999 0 3000000000 ; $ [ ] == < fn return keepdims axis @ ** ->"
+    extra = b"-1 () true false bf16 f16 i64 bool 1e999 0 3000000000 ; $ [ ] == < fn return keepdims axis @ ** ->"
     return sorted(seen | set(extra.split()))
 
 
@@ -179,7 +179,7 @@ def deep_nesting(rng, program, programs, words):
 KINDRED = [
     b"+ - * /".split(), b"< <= > >= == !=".split(),
     b"exp log sqrt rsqrt sin cos tanh erf sigmoid relu gelu silu abs".split(),
-    b"sum max min mean".split(), b"maximum minimum pow".split(), b"f16 f32 f64".split(),
+    b"sum max min mean".split(), b"maximum minimum pow".split(), b"bf16 f16 f32 f64".split(),
     b"0 1 2 3 -1".split(), b"0.5 1.0 1e-5 2.0 0.0 -0.0 1e30".split(), b"true false".split(),
 ]  # fmt: skip
 

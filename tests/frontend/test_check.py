@@ -587,8 +587,8 @@ def test_shared_size_names_match():
         ("pad(k, (0, 0), value=^9007199254740993)", "pad: value 9007199254740993 is beyond ±2^53, the integers a padding value holds exactly"),
         ("pad(x, (0, 0), value=^N)", "pad: value must be a number or true or false, as in value=-1"),
         ("pad(^s, (0, 0))", "pad needs a tensor of rank 1 or more, got f32"),
-        ("cast(x, ^float32)", "cast: 'float32' is not a dtype; the dtypes are f16, f32, f64, i32, i64, bool; did you mean 'f32'?"),
-        ("cast(x, ^3)", "cast: dtype must be a dtype: one of f16, f32, f64, i32, i64, bool"),
+        ("cast(x, ^float32)", "cast: 'float32' is not a dtype; the dtypes are bf16, f16, f32, f64, i32, i64, bool; did you mean 'f32'?"),
+        ("cast(x, ^3)", "cast: dtype must be a dtype: one of bf16, f16, f32, f64, i32, i64, bool"),
         # names
         ("x + ^xs", "unknown name 'xs'; did you mean 'x'?"),
         ("^zzz", "unknown name 'zzz'"),
@@ -682,11 +682,11 @@ def test_errors_in_every_function_are_reported_in_source_order():
         ("fn f(x: f32, x: f32) -> f32 { return x }", ["1:14: error: duplicate parameter 'x'"]),
         (
             "fn f(x: float[N]) -> f32 { return 1.0 }",
-            ["1:9: error: unknown dtype 'float'; the dtypes are f16, f32, f64, i32, i64, bool"],
+            ["1:9: error: unknown dtype 'float'; the dtypes are bf16, f16, f32, f64, i32, i64, bool"],
         ),
         (
             "fn f(x: f32[N]) -> i33 { return 1 }",
-            ["1:20: error: unknown dtype 'i33'; the dtypes are f16, f32, f64, i32, i64, bool; did you mean 'i32'?"],
+            ["1:20: error: unknown dtype 'i33'; the dtypes are bf16, f16, f32, f64, i32, i64, bool; did you mean 'i32'?"],
         ),
         ("fn f(x: f32[N, 0]) -> f32 { return 1.0 }", ["1:16: error: a dimension must be at least 1"]),
         ("fn f(x: f32[N]) -> f32[M] { return x }", ["1:24: error: size 'M' is not bound by any parameter of 'f'"]),
@@ -779,7 +779,7 @@ def test_the_largest_tensors_an_array_can_hold_check():
 
 def test_calls_to_a_broken_function_do_not_cascade():
     source = "fn g(a: f32[N]) -> bad { return a }\nfn f(x: f32[3]) -> f32[3] { return g(x) }"
-    assert errors(source) == ["t.tdsl:1:20: error: unknown dtype 'bad'; the dtypes are f16, f32, f64, i32, i64, bool"]
+    assert errors(source) == ["t.tdsl:1:20: error: unknown dtype 'bad'; the dtypes are bf16, f16, f32, f64, i32, i64, bool"]
 
 
 def test_long_call_chains_do_not_exhaust_the_stack():
