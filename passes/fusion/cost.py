@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from math import prod
 
-from xdsl.dialects.builtin import Float16Type, TensorType
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from dialects import graph
@@ -75,13 +75,16 @@ class DeviceModel:
 
     def for_factors(self, element: Attribute | None) -> DeviceModel:
         """The model of matmuls whose factors are of type ``element``: the half rates
-        for ``f16`` where the device has them."""
-        if self.half is None or not isinstance(element, Float16Type):
+        for ``f16`` where the device has them; for ``bf16`` fusec's generated GEMM's
+        (tensor cores take both), the library's staying ``f32``'s (NumPy and CuPy have no
+        bfloat16 GEMM: fusec widens its factors to float32 for them)."""
+        if self.half is None or not isinstance(element, Float16Type | BFloat16Type):
             return self
         rates = self.half
+        library = rates.gemm_library if isinstance(element, Float16Type) else self.gemm_library
         return replace(
             self,
-            gemm_library=rates.gemm_library,
+            gemm_library=library,
             gemm_generated=rates.gemm_generated,
             attention_generated=rates.attention_generated,
             half=None,

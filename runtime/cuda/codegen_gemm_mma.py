@@ -1,5 +1,5 @@
 """A ``gemm`` kernel whose product runs on tensor cores (``gpu.mma``, set by
-``passes.cuda.map_gemm`` for a product of two ``f16`` factors) -> Python source for
+``passes.cuda.map_gemm`` for a product of two ``f16`` or two ``bf16`` factors) -> Python source for
 ``numba.cuda.jit``.
 
 It is ``codegen_gemm``'s tiled product with three pieces replaced:
@@ -42,6 +42,9 @@ PAD = 8
 WARPS_N = 4
 #: the shape of one ``mma``: rows, columns, reduction steps
 MMA_M, MMA_N, MMA_K = 16, 8, 16
+#: a staging tile's elements by ``gpu.mma``: ``bf16`` as its two bytes, as its buffers hold
+#: it (``runtime/half_floats.py``)
+TILE_STORAGE = {"f16": "np.float16", "bf16": "np.uint16"}
 
 
 class MmaGemmSource(GemmSource):
@@ -60,12 +63,13 @@ class MmaGemmSource(GemmSource):
         assert (self.rm, self.rn) == (2 * self.warp_m // MMA_M, 2 * self.warp_n // MMA_N), "map-gemm's MMA_TILES"
 
     def imports(self) -> list[str]:
-        return ["from runtime.cuda.tensor_cores import ldmatrix_x4_trans, mma_f16"] if self.aligned else []
+        return [f"from runtime.cuda.tensor_cores import ldmatrix_x4_trans, mma_{self.half}"] if self.aligned else []
 
     def declare_tiles(self, dtype: str) -> None:
         aligned = ", alignment=16" if self.aligned else ""  # ldmatrix reads 16-byte rows
-        self.emit(1, f"a_s = cuda.shared.array({self.tk * (self.tm + PAD)}, np.float16{aligned})")
-        self.emit(1, f"b_s = cuda.shared.array({self.tk * (self.tn + PAD)}, np.float16{aligned})")
+        storage = TILE_STORAGE[self.half]
+        self.emit(1, f"a_s = cuda.shared.array({self.tk * (self.tm + PAD)}, {storage}{aligned})")
+        self.emit(1, f"b_s = cuda.shared.array({self.tk * (self.tn + PAD)}, {storage}{aligned})")
 
     def shared_at(self, shared: str, k: str | int, offset: str) -> str:
         return f"{shared}_s[{self.tile_index(shared, k, offset)}]"
@@ -76,9 +80,13 @@ class MmaGemmSource(GemmSource):
         return f"({k}) * {stride} + {offset}"
 
     def to_shared(self, register: str) -> str:
+        if self.half == "bf16":
+            return self.half_call("bf16_bits", register)
         return f"np.float16({register})"
 
     def from_shared(self, element: str) -> str:
+        if self.half == "bf16":
+            return self.half_call("bf16_value", element)
         return f"np.float32({element})"
 
     def thread_offsets(self) -> tuple[list[str], list[str]]:

@@ -204,33 +204,37 @@ def test_few_columns_take_a_narrow_tile(columns):
     assert launch_of(program).variant == "exact"
 
 
-#: an f16 product with a bias, an activation and a transposed, batched operand: the
+#: a half product with a bias, an activation and a transposed, batched operand: the
 #: tensor-core schedule (runtime/cuda/codegen_gemm_mma.py; under the simulator its twin)
 HALF_FFN = """
-fn main(x: f16[B, K, M], w: f16[B, K, N], c: f16[N]) -> f16[B, M, N] {
+fn main(x: HALF[B, K, M], w: HALF[B, K, N], c: HALF[N]) -> HALF[B, M, N] {
     return gelu(transpose(x, (0, 2, 1)) @ w + c)
 }
 """
 
 
+@pytest.mark.parametrize(("half", "tolerance"), [("f16", 4e-3), ("bf16", 3e-2)])
 @pytest.mark.parametrize(
     ("shape", "variant"), [((2, 32, 128, 128), "exact"), ((1, 40, 130, 24), "loop")], ids=["whole-tiles", "edges"]
 )
-def test_f16_products_run_on_tensor_cores(shape, variant):
-    """The factors are staged in f16 and multiplied exactly, the sums are float32's, the
-    epilogue applies per fragment element: NumPy's answer on float32 products, rounded
-    once to f16 at the store."""
+def test_half_products_run_on_tensor_cores(shape, variant, half, tolerance):
+    """The factors are staged in their half type and multiplied exactly, the sums are
+    float32's, the epilogue applies per fragment element: NumPy's answer on float32
+    products, rounded once to the half type at the store."""
+    import ml_dtypes
+
+    dtype = np.float16 if half == "f16" else ml_dtypes.bfloat16
     batch, k, m, n = shape
-    program = fusec.compile(HALF_FFN, target="cuda", matmul="generated")
+    program = fusec.compile(HALF_FFN.replace("HALF", half), target="cuda", matmul="generated")
     tiled = program.ir("tiled")
-    assert 'gpu.mma = "f16"' in tiled and "gpu.tile_k = 16" in tiled
+    assert f'gpu.mma = "{half}"' in tiled and "gpu.tile_k = 16" in tiled
     rng = np.random.default_rng(8)
-    x = rng.standard_normal((batch, k, m)).astype(np.float16)
-    w = (rng.standard_normal((batch, k, n)) / np.sqrt(k)).astype(np.float16)
-    c = rng.standard_normal(n).astype(np.float16)
+    x = rng.standard_normal((batch, k, m)).astype(dtype)
+    w = (rng.standard_normal((batch, k, n)) / np.sqrt(k)).astype(dtype)
+    c = rng.standard_normal(n).astype(dtype)
     got = program.main(x, w, c)
     assert launch_of(program).variant == variant
     h = x.astype(np.float32).transpose(0, 2, 1) @ w.astype(np.float32) + c.astype(np.float32)
-    want = (0.5 * h * (1 + np.tanh(np.sqrt(2 / np.pi) * (h + 0.044715 * h**3)))).astype(np.float16)
-    np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=4e-3, atol=4e-3)
+    want = (0.5 * h * (1 + np.tanh(np.sqrt(2 / np.pi) * (h + 0.044715 * h**3)))).astype(dtype)
+    np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=tolerance, atol=tolerance)
     assert program.main(x, w, c).tobytes() == got.tobytes()

@@ -67,8 +67,12 @@ def test_library_wins_big_matmuls_on_both_targets():
 def test_choice_follows_availability_and_preference():
     times = {GroupStrategy.GENERATED: 2.0, GroupStrategy.LIBRARY: 1.0}
     assert choose(times, "generated") == GroupStrategy.GENERATED
-    assert choose({GroupStrategy.GENERATED: 2.0, GroupStrategy.LIBRARY: inf}, "library") == GroupStrategy.GENERATED  # no library there
-    assert choose({GroupStrategy.GENERATED: inf, GroupStrategy.LIBRARY: inf}) == GroupStrategy.GENERATED  # runs anywhere
+    assert (
+        choose({GroupStrategy.GENERATED: 2.0, GroupStrategy.LIBRARY: inf}, "library") == GroupStrategy.GENERATED
+    )  # no library there
+    assert (
+        choose({GroupStrategy.GENERATED: inf, GroupStrategy.LIBRARY: inf}) == GroupStrategy.GENERATED
+    )  # runs anywhere
 
 
 def test_cpu_attention_is_never_generated():
@@ -78,13 +82,23 @@ def test_cpu_attention_is_never_generated():
     assert times[GroupStrategy.GENERATED] == inf and times[GroupStrategy.LIBRARY] < inf
 
 
-@pytest.mark.parametrize("options,expected", [({}, GroupStrategy.LIBRARY), ({"library": False}, GroupStrategy.GENERATED), ({"prefer": "generated"}, GroupStrategy.GENERATED)])
+@pytest.mark.parametrize(
+    "options,expected",
+    [
+        ({}, GroupStrategy.LIBRARY),
+        ({"library": False}, GroupStrategy.GENERATED),
+        ({"prefer": "generated"}, GroupStrategy.GENERATED),
+    ],
+)
 def test_pass_sets_the_attribute(options, expected):
     program = compile_program(SAMPLES_DIR / "mlp.tdsl", target="numpy", fuse=True)
     from passes.fusion.fuse import FusePass
 
     module = parse(program.compilation().text("opt"))
-    fused = run_passes(module, [FusePass(device="cpu-2core"), SelectStrategyPass(device="cpu-2core", dims="T=2048,D=1024,F=4096", **options)])
+    fused = run_passes(
+        module,
+        [FusePass(device="cpu-2core"), SelectStrategyPass(device="cpu-2core", dims="T=2048,D=1024,F=4096", **options)],
+    )
     strategies = {op.strategy for op in fused.walk() if isinstance(op, graph.FusionGroupOp)}
     assert strategies == {expected}
 
@@ -154,12 +168,12 @@ def test_gpu_attention_streams_where_its_scores_would_outgrow_memory(tmp_path):
 
 def test_f16_products_are_judged_at_the_half_rates(tmp_path):
     """The same product in f16 runs on tensor cores, in the library and in fusec's
-    generated GEMM alike, at rates of their own (``DeviceModel.half``); where no library
-    is installed, neither precision counts one."""
+    generated GEMM alike, at rates of their own (``DeviceModel.half``); in bf16 only
+    fusec's; where no library is installed, no precision counts one."""
     from passes.fusion.fuse import FusePass
 
     times = {}
-    for dtype in ("f32", "f16"):
+    for dtype in ("f32", "f16", "bf16"):
         path = tmp_path / f"mm_{dtype}.tdsl"
         path.write_text(f"fn main(a: {dtype}[M, K], w: {dtype}[K, N]) -> {dtype}[M, N] {{ return relu(a @ w) }}")
         module = parse(compile_program(path, target="numpy").compilation().text("opt"))
@@ -171,4 +185,8 @@ def test_f16_products_are_judged_at_the_half_rates(tmp_path):
     assert GPU_H200.half is not None
     for strategy in (GroupStrategy.LIBRARY, GroupStrategy.GENERATED):
         assert times["f16"][strategy] < times["f32"][strategy] / 2
+    assert times["bf16"][GroupStrategy.GENERATED] == times["f16"][GroupStrategy.GENERATED]
     assert choose(times["f16"]) == GroupStrategy.LIBRARY  # cuBLAS's tensor cores lead fusec's mma.sync
+    # bf16: the library multiplies it widened to float32, fusec's kernel on tensor cores
+    assert times["bf16"][GroupStrategy.LIBRARY] > 0.9 * times["f32"][GroupStrategy.LIBRARY]  # half the bytes, f32 FLOPs
+    assert choose(times["bf16"]) == GroupStrategy.GENERATED
