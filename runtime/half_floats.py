@@ -93,7 +93,10 @@ HALF_FLOAT_FUNCTIONS = {
 
 def half_float_source(names: set[str], decorator: str) -> list[str]:
     """The source lines defining the functions ``names`` (and what they call), each under
-    ``decorator``, with the module constants they read, for a generated kernel's module."""
+    ``decorator``, with the module constants they read, for a generated kernel's module
+    (nothing where it calls none)."""
+    if not names:
+        return []
     wanted = set(names)
     for name in names:
         wanted.update(HALF_FLOAT_FUNCTIONS[name])

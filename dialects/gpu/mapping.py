@@ -10,6 +10,7 @@ no pass. They are plain discardable attributes on ``loop`` ops, so they print in
     %v = loop.load %x[%i, %j] {gpu.row_cache} : memref<?x?xf32>
 """
 
+from xdsl.dialects.builtin import BFloat16Type, Float16Type
 from xdsl.utils.str_enum import StrEnum
 
 SCHEDULE = "gpu.schedule"  # kernel: a Schedule
@@ -23,8 +24,10 @@ TILE_M, TILE_N, TILE_K = "gpu.tile_m", "gpu.tile_n", "gpu.tile_k"
 THREAD_M, THREAD_N = "gpu.thread_m", "gpu.thread_n"
 GEMM_DIM = "gpu.gemm_dim"  # loop.parallel: "batch" | "m" | "n" (dialects.gpu.gemm_nest)
 A_ALONG, B_ALONG = "gpu.a_along", "gpu.b_along"  # kernel: the tile index threads read along
-MMA = "gpu.mma"  # kernel (gemm, flash): the half type the products run in on tensor cores: "f16" | "bf16"
+MMA = "gpu.mma"  # kernel (gemm, flash): the half type the products run in on tensor cores (MMA_TYPES)
 TILE = "gpu.tile"  # kernel (flash): [query rows a block, keys a tile]
+#: the factor types tensor cores multiply exactly (into float32 sums), by their ``gpu.mma`` name
+MMA_TYPES: dict[type, str] = {Float16Type: "f16", BFloat16Type: "bf16"}
 # kernel (flash): the score modification masks every key past the row (a causal mask):
 # the key tiles past a block's last row are not visited
 CAUSAL = "gpu.causal"

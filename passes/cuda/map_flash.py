@@ -27,12 +27,12 @@ from __future__ import annotations
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import ArrayAttr, Float16Type, IndexType, IntegerAttr, StringAttr, UnitAttr, i64
+from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, StringAttr, UnitAttr, i64
 from xdsl.rewriter import InsertPoint
 
 from dialects import loop
 from dialects.gpu.attention import Attention, band_of, causal, choose_mma_tiles, choose_tiles, constant_value, match
-from dialects.gpu.mapping import CAUSAL, MMA, PER_THREAD, SCHEDULE, THREADS, TILE, Schedule
+from dialects.gpu.mapping import CAUSAL, MMA, MMA_TYPES, PER_THREAD, SCHEDULE, THREADS, TILE, Schedule
 from passes.loop_nests import loops_in, set_mapping
 
 
@@ -104,12 +104,17 @@ def match_flash(kernel: loop.KernelOp) -> Attention | None:
     return None
 
 
+#: the ``gpu.mma`` types the flash kernel stages (``runtime/cuda/codegen_flash_mma.py``):
+#: ``bf16``'s two-byte storage needs conversions its staging does not have yet
+FLASH_MMA = frozenset({"f16"})
+
+
 def tensor_core_type(attention: Attention) -> str | None:
     """The half type q, k and v share, which the tensor cores multiply exactly with
-    float32 sums (``f16``); None otherwise."""
-    if all(isinstance(load.result.type, Float16Type) for load in (attention.q, attention.k, attention.v)):
-        return "f16"
-    return None
+    float32 sums (``MMA_TYPES``, those of ``FLASH_MMA``); None otherwise."""
+    types_ = {type(load.result.type) for load in (attention.q, attention.k, attention.v)}
+    half = MMA_TYPES.get(types_.pop()) if len(types_) == 1 else None
+    return half if half in FLASH_MMA else None
 
 
 def map_flash(kernel: loop.KernelOp) -> bool:

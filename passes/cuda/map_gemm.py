@@ -21,7 +21,7 @@ then transposed in shared memory, not read with a stride).
 from __future__ import annotations
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, IntegerAttr, IntegerType, StringAttr, i64
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, StringAttr, i64
 
 from dialects import loop
 from dialects.gpu.gemm_nest import BATCH, GemmNest, N, match
@@ -30,6 +30,7 @@ from dialects.gpu.mapping import (
     B_ALONG,
     GEMM_DIM,
     MMA,
+    MMA_TYPES,
     PER_THREAD,
     SCHEDULE,
     THREAD_M,
@@ -57,10 +58,6 @@ NARROW_TILES = {32: {32: (256, 32, 8, 8, 4), 64: (256, 64, 8, 8, 8)}, 64: {}}
 MMA_TILES = (128, 128, 16, 8, 8)
 
 
-#: the factor types tensor cores multiply exactly (into float32), by the name ``gpu.mma`` takes
-TENSOR_CORE_TYPES: dict[type, str] = {Float16Type: "f16", BFloat16Type: "bf16"}
-
-
 def tensor_core_type(nest: GemmNest) -> str | None:
     """The half type a matmul nest's product can run in on tensor cores: both factors of
     it (``f16`` or ``bf16``), multiplied as floats; None otherwise. The factors are staged in that
@@ -69,7 +66,7 @@ def tensor_core_type(nest: GemmNest) -> str | None:
     a, b = nest.product.operands
     if not isinstance(nest.product, arith.MulfOp) or a.type != b.type:
         return None
-    return TENSOR_CORE_TYPES.get(type(a.type))
+    return MMA_TYPES.get(type(a.type))
 
 
 def tiles_for(bits: int, columns: int | None) -> tuple[int, int, int, int, int]:

@@ -52,10 +52,9 @@ from dialects.gpu.mapping import MMA, TILE
 from runtime.codegen_scalar import CodegenError
 from runtime.cuda.codegen import KERNEL_FUNCTION
 from runtime.cuda.codegen_flash import FlashSizes, FlashSourceBase, attention_of
+from runtime.cuda.codegen_gemm_mma import TILE_STORAGE
 
 F32 = Float32Type()
-#: the NumPy type a shared tile holds a half type in (one per ``gpu.mma`` value)
-STORAGE = {"f16": "np.float16"}
 #: the columns of a fragment's part (an ``mma``'s ``n``)
 PART = 8
 #: elements of a key or value tile a thread loads at once (the registers of the
@@ -105,10 +104,19 @@ class _MmaFlashSource(FlashSourceBase):
         self.column_parts = range(self.t.value_dim // PART)
 
     def to_shared(self, value: str) -> str:
-        return f"{STORAGE[self.half]}({value})"
+        return f"{TILE_STORAGE[self.half]}({value})"
 
-    def copy_tile(self, load: loop.LoadOp, extents: tuple[int, int], ivs: tuple[SSAValue, SSAValue],
-                  first: str, limit: str, tile: str, at: str, stride: int) -> bool:
+    def copy_tile(
+        self,
+        load: loop.LoadOp,
+        extents: tuple[int, int],
+        ivs: tuple[SSAValue, SSAValue],
+        first: str,
+        limit: str,
+        tile: str,
+        at: str,
+        stride: int,
+    ) -> bool:
         """Stages a tile (``stage``'s arguments, row-major into ``tile`` from ``at``): on a GPU, where
         ``load`` reads along the tile's rows, by 16-byte ``cp.async`` copies, each thread
         ``CHUNK`` consecutive halves a copy, zero past ``limit`` (the copy of a row whose
@@ -143,7 +151,7 @@ class _MmaFlashSource(FlashSourceBase):
             e(inner, f"if {address} % 16 == 0 and {last_stride} == 2:")
             e(inner + 1, f"cp_async_16({tile}, np.uint64({to}), {address}, 16 if {g} < {limit} else 0)")
             e(inner, "else:")  # element by element, from the same address on
-            zero = f"{STORAGE[self.half]}(0)"
+            zero = f"{TILE_STORAGE[self.half]}(0)"
             for k in range(CHUNK):
                 element = f"load_{self.half}({address} + {k} * {last_stride})"
                 e(inner + 1, f"{self.shared(f'{to} + {k}', tile)} = {element} if {g} < {limit} else {zero}")
@@ -163,7 +171,10 @@ class _MmaFlashSource(FlashSourceBase):
                 e(3, f"qa_{h} = np.float32({self.shared(f'(wr + {8 * h}) * {t.q_stride} + d', 'q_s')})")
             for j in self.key_parts:
                 for x in (0, 1):
-                    e(3, f"kb_{j}_{x} = np.float32({self.shared(f'kt + ({PART * j} + qc + {x}) * {t.k_stride} + d', 'k_s')})")
+                    e(
+                        3,
+                        f"kb_{j}_{x} = np.float32({self.shared(f'kt + ({PART * j} + qc + {x}) * {t.k_stride} + d', 'k_s')})",
+                    )
                 for c in range(4):
                     e(3, f"sc_{j}_{c} += qa_{c // 2} * kb_{j}_{c % 2}")
             return
@@ -191,7 +202,10 @@ class _MmaFlashSource(FlashSourceBase):
                 e(3, f"pa_{h} = np.float32({self.shared(f'(wr + {8 * h}) * {t.p_stride} + kj', 'p_s')})")
             for j in self.column_parts:
                 for x in (0, 1):
-                    e(3, f"vb_{j}_{x} = np.float32({self.shared(f'vt + kj * {t.v_stride} + {PART * j} + qc + {x}', 'v_s')})")
+                    e(
+                        3,
+                        f"vb_{j}_{x} = np.float32({self.shared(f'vt + kj * {t.v_stride} + {PART * j} + qc + {x}', 'v_s')})",
+                    )
                 for c in range(4):
                     e(3, f"ac_{j}_{c} += pa_{c // 2} * vb_{j}_{c % 2}")
             return
@@ -232,8 +246,13 @@ class _MmaFlashSource(FlashSourceBase):
         whether by copies in flight."""
         a, t = self.a, self.t
         nkeys = self.name(a.keys.ub)
-        copies = self.copy_tile(a.k, (t.keys, t.head_dim), (a.keys.iv, a.scores.iv), first, nkeys, "k_s", k_at, t.k_stride)
-        return self.copy_tile(a.v, (t.keys, t.value_dim), (a.pv.iv, a.column.iv), first, nkeys, "v_s", v_at, t.v_stride) or copies
+        copies = self.copy_tile(
+            a.k, (t.keys, t.head_dim), (a.keys.iv, a.scores.iv), first, nkeys, "k_s", k_at, t.k_stride
+        )
+        return (
+            self.copy_tile(a.v, (t.keys, t.value_dim), (a.pv.iv, a.column.iv), first, nkeys, "v_s", v_at, t.v_stride)
+            or copies
+        )
 
     # -- the kernel ---------------------------------------------------------------------
 
@@ -241,7 +260,7 @@ class _MmaFlashSource(FlashSourceBase):
         a, t, e = self.a, self.t, self.emit
         args = self.buffer_arguments()
         zero, one, minus_inf = (self.const_of(v, F32) for v in (0.0, 1.0, float("-inf")))
-        storage = STORAGE[self.half]
+        storage = TILE_STORAGE[self.half]
         aligned = ", alignment=16" if self.shuffles else ""  # ldmatrix reads 16-byte rows
         e(1, "tid = cuda.threadIdx.x")
         e(1, "lane = tid % 32")
@@ -304,8 +323,9 @@ class _MmaFlashSource(FlashSourceBase):
                 e(2, f"kok_{j}_{x} = key_{j}_{x} < {nkeys}")
         for j in self.key_parts:
             for c in range(4):
-                self.modified_score(f"x_{j}_{c}", f"row_{c // 2}", f"key_{j}_{c % 2}", f"sc_{j}_{c}",
-                                    f"ok_{c // 2} and kok_{j}_{c % 2}")
+                self.modified_score(
+                    f"x_{j}_{c}", f"row_{c // 2}", f"key_{j}_{c % 2}", f"sc_{j}_{c}", f"ok_{c // 2} and kok_{j}_{c % 2}"
+                )
         # the online softmax
         for h in (0, 1):
             scores = [f"x_{j}_{c}" for j in self.key_parts for c in (2 * h, 2 * h + 1)]

@@ -194,8 +194,6 @@ class GemmSource(CudaKernelSource):
         e(1, f"rows_m = min(tiles_m - first_m, {GROUP_M})")
         e(1, f"m_0 = (first_m + (cuda.blockIdx.x % group) % rows_m) * {tm}")
         e(1, f"n_0 = ((cuda.blockIdx.x % group) // rows_m) * {tn}")
-        e(1, f"t_x = tid % {across_n}")
-        e(1, f"t_y = tid // {across_n}")
         # 16-byte aligned, so the runs of 4 read as one vector load each (measured in
         # the PTX: 128 scalar shared loads per 8 steps -> 32 ld.shared.v4); the
         # simulator takes no alignment
@@ -238,6 +236,8 @@ class GemmSource(CudaKernelSource):
     def thread_offsets(self) -> tuple[list[str], list[str]]:
         """The rows and the columns of the tile whose accumulators the thread holds."""
         across_n, across_m = self.tn // self.rn, self.tm // self.rm
+        self.emit(1, f"t_x = tid % {across_n}")
+        self.emit(1, f"t_y = tid // {across_n}")
         return self.register_offsets("t_y", across_m, self.rm), self.register_offsets("t_x", across_n, self.rn)
 
     def shared_at(self, shared: str, k: str | int, offset: str) -> str:

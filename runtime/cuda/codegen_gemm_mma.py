@@ -42,8 +42,8 @@ PAD = 8
 WARPS_N = 4
 #: the shape of one ``mma``: rows, columns, reduction steps
 MMA_M, MMA_N, MMA_K = 16, 8, 16
-#: a staging tile's elements by ``gpu.mma``: ``bf16`` as its two bytes, as its buffers hold
-#: it (``runtime/half_floats.py``)
+#: a shared tile's elements by ``gpu.mma`` (here and in ``codegen_flash_mma``): ``bf16`` as
+#: its two bytes, as its buffers hold it (``runtime/half_floats.py``)
 TILE_STORAGE = {"f16": "np.float16", "bf16": "np.uint16"}
 
 

@@ -52,11 +52,21 @@ _I64 = ir.IntType(64)
 _F32 = ir.FloatType()
 
 
+def element_pointer(context, builder, array_type, array, indices: list) -> ir.Value:
+    """The pointer to ``array[indices]`` (one ``intp`` per axis), no bounds or wrap-around."""
+    view = context.make_array(array_type)(context, builder, array)
+    return cgutils.get_item_pointer(context, builder, array_type, view, indices, wraparound=False)
+
+
+def index_values(context, builder, tuple_type, indices) -> list:
+    """The items of a tuple of integer indices as ``intp`` values."""
+    items = cgutils.unpack_tuple(builder, indices, len(tuple_type))
+    return [context.cast(builder, v, t, types.intp) for v, t in zip(items, tuple_type)]
+
+
 def _address(context, builder, array_type, array, index) -> ir.Value:
     """The generic address of ``array[index]`` (a 1-D array) as a 64-bit integer."""
-    view = context.make_array(array_type)(context, builder, array)
-    pointer = cgutils.get_item_pointer(context, builder, array_type, view, [index], wraparound=False)
-    return builder.ptrtoint(pointer, _I64)
+    return builder.ptrtoint(element_pointer(context, builder, array_type, array, [index]), _I64)
 
 
 @intrinsic
@@ -67,11 +77,8 @@ def global_address(typingctx, array, indices):
 
     def codegen(context, builder, sig, args):
         array_type, tuple_type = sig.args
-        items = cgutils.unpack_tuple(builder, args[1], len(tuple_type))
-        index = [context.cast(builder, v, t, types.intp) for v, t in zip(items, tuple_type)]
-        view = context.make_array(array_type)(context, builder, args[0])
-        pointer = cgutils.get_item_pointer(context, builder, array_type, view, index, wraparound=False)
-        return builder.ptrtoint(pointer, _I64)
+        index = index_values(context, builder, tuple_type, args[1])
+        return builder.ptrtoint(element_pointer(context, builder, array_type, args[0], index), _I64)
 
     return signature, codegen
 

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from llvmlite import ir
 from numba import types
-from numba.core import cgutils
 from numba.cuda.extending import intrinsic
+
+from runtime.cuda.tensor_cores import element_pointer, index_values
 
 _I32 = ir.IntType(32)
 _I64 = ir.IntType(64)
@@ -51,12 +52,9 @@ def load_f16x8(typingctx, array, indices):
 
     def codegen(context, builder, sig, args):
         array_type, index_type = sig.args
-        view = context.make_array(array_type)(context, builder, args[0])
-        index = [
-            context.cast(builder, builder.extract_value(args[1], i), index_type.dtype, types.intp)
-            for i in range(index_type.count)
-        ]
-        pointer = cgutils.get_item_pointer(context, builder, array_type, view, index, wraparound=False)
+        pointer = element_pointer(
+            context, builder, array_type, args[0], index_values(context, builder, index_type, args[1])
+        )
         asm = ir.InlineAsm(
             ir.FunctionType(ir.LiteralStructType([_I32] * 4), [_I64]),
             "{ .reg .u64 g; cvta.to.global.u64 g, $4; ld.global.v4.b32 {$0, $1, $2, $3}, [g]; }",
