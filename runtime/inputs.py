@@ -43,7 +43,7 @@ def bind_sizes(params: Sequence[Param], arrays: Sequence[np.ndarray], function: 
     for param, array in zip(params, arrays):
         if not isinstance(getattr(array, "dtype", None), np.dtype) or not hasattr(array, "ndim"):
             raise InputError(f"argument '{param.name}' must be a NumPy or device array, got {type(array).__name__}")
-        if array.dtype != NUMPY_DTYPES[param.dtype]:
+        if array.dtype != NUMPY_DTYPES[param.dtype] and not _bf16_bits(param, array):
             raise InputError(
                 f"argument '{param.name}' has dtype {array.dtype}, but {function} expects "
                 f"{param.describe()} ({NUMPY_DTYPES[param.dtype]})"
@@ -69,6 +69,17 @@ def bind_sizes(params: Sequence[Param], arrays: Sequence[np.ndarray], function: 
                 sizes[dim] = actual
                 where.setdefault(dim, f"argument '{param.name}' axis {axis}")
     return sizes
+
+
+def _bf16_bits(param: Param, array) -> bool:
+    """Whether ``array`` is a device array holding a bf16 parameter as its bits: the
+    ``uint16`` the GPU target keeps, or the raw two-byte elements (``|V2``) a PyTorch
+    bfloat16 tensor shares (NumPy has no bfloat16 of its own)."""
+    return (
+        param.dtype == "bf16"
+        and not isinstance(array, np.ndarray)
+        and (array.dtype == np.uint16 or (array.dtype.kind == "V" and array.dtype.itemsize == 2))
+    )
 
 
 def check_names(params: Sequence[str], names: Iterable[str], function: str) -> None:

@@ -46,13 +46,14 @@ from collections.abc import Sequence
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, IndexType, IntegerAttr, MemRefType, StringAttr
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IndexType, IntegerAttr, MemRefType, StringAttr
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from dialects import loop
 from dialects.gpu.mapping import MEMORY, PER_THREAD, ROW_CACHE, SCHEDULE, THREADS, Schedule
 from runtime.codegen_scalar import CodegenError, ScalarSource, numpy_type_name
 from runtime.cuda.device import simulated
+from runtime.cuda.wide_access import RUN
 from runtime.half_floats import half_float_source
 
 KERNEL_FUNCTION = "kernel"
@@ -115,9 +116,6 @@ def in_registers(op: loop.ScratchOp) -> bool:
 
 #: the variants that unroll the ``threads`` loops and hold rows in registers
 UNROLLED = ("exact", "registers")
-#: consecutive elements of a ``threads`` loop one thread takes where the kernel reads
-#: halves: 8 halves are 16 bytes, read as one ``ld.global.v4`` (``wide_loads``)
-RUN = 8
 #: a gemm kernel's variants (``runtime.cuda.codegen_gemm``): tiles with no edge, tiles with
 #: guarded edges, one thread per output element for skinny products
 GEMM_VARIANTS = ("exact", "loop", "direct")
@@ -194,11 +192,11 @@ class CudaKernelSource(ScalarSource):
         self.reduce_accs: dict[Operation, list[str]] = {}  # a threads reduction's accumulators
         self.needs_sync = False
         # a thread's copies of an unrolled loop in runs of RUN consecutive iterations
-        # where the kernel reads halves along a loop (exact variant), 16-byte loads of
-        # them on a GPU (the simulator runs no PTX: there one element at a time)
-        self.wide = _wide_loads(kernel) if self.exact and self.per_thread % RUN == 0 else []
+        # where the kernel reads or writes halves along a loop (exact variant), 16-byte
+        # accesses of them on a GPU (the simulator runs none: there one element at a time)
+        self.wide = _wide_accesses(kernel) if self.exact and self.per_thread % RUN == 0 else []
         self.copy_ivs: list[str] = []  # the index of each copy of the loop being unrolled
-        self.pending_wide: dict[Operation, list[str]] = {}  # a run's values, the copies after its first
+        self.pending_wide: dict[Operation, list[str]] = {}  # a run's values loaded, or to store
 
     # -- module -----------------------------------------------------------------------
 
@@ -215,7 +213,7 @@ class CudaKernelSource(ScalarSource):
         self.emit(1, "tid = cuda.threadIdx.x")
         self.emit(1, f"bd = {self.threads}")  # the launch's block size, a constant to the compiler
         wide_buffers = list(dict.fromkeys(op.buffer for op in self.wide)) if self.shuffles else []
-        if wide_buffers:  # every run on a 16-byte boundary, or every load one element at a time
+        if wide_buffers:  # every run on a 16-byte boundary, or every access one element at a time
             checks = [f"aligned16({self.name(b)}) and {self.name(b)}.shape[-1] % {RUN} == 0" for b in wide_buffers]
             self.emit(1, f"wide = {' and '.join(checks)}")
         body_start = len(self.lines)
@@ -238,7 +236,7 @@ class CudaKernelSource(ScalarSource):
             "import math",
             "import numpy as np",
             "from numba import cuda",
-            *(["from runtime.cuda.wide_loads import aligned16, load_f16x8"] if wide_buffers else []),
+            *(["from runtime.cuda.wide_access import aligned16, load_x8, store_x8"] if wide_buffers else []),
             *half_float_source(self.half_calls, HALF_FLOAT_DECORATOR),
             "",
             f"U = {self.per_thread}",
@@ -319,6 +317,9 @@ class CudaKernelSource(ScalarSource):
         return name
 
     def store(self, op: loop.StoreOp, indent: int) -> None:
+        if op in self.wide and self.shuffles and self.unrolled is not None:
+            self.wide_store(op, indent, self.unrolled)
+            return
         owner = op.buffer.owner
         if isinstance(owner, loop.ScratchOp) and owner in self.registers:
             self.emit(indent, f"{self.registers[owner][self.unrolled or 0]} = {self.name(op.value)}")
@@ -539,7 +540,7 @@ class CudaKernelSource(ScalarSource):
         buffer = self.name(op.buffer)
         first = ", ".join([*fixed, self.index(op.indices[-1])])
         self.emit(indent, "if wide:")
-        self.emit(indent + 1, f"{', '.join(values)} = load_f16x8({buffer}, ({first},))")
+        self.emit(indent + 1, f"{', '.join(values)} = load_x8({buffer}, ({first},))")
         self.emit(indent, "else:")
         for j, value in enumerate(values):
             at = ", ".join([*fixed, f"np.uint64({self.copy_ivs[u + j]})"])
@@ -547,6 +548,29 @@ class CudaKernelSource(ScalarSource):
         self.pending_wide[op] = values[1:]
         self.names[op.result] = values[0]
         return values[0]
+
+    def wide_store(self, op: loop.StoreOp, indent: int, u: int) -> None:
+        """Copy ``u``'s share of a store the copies write in runs (``self.wide``): its
+        value is kept until the run's last copy, which writes all ``RUN`` with one
+        16-byte store (two of floats) where the kernel found every run aligned
+        (``wide``), else one by one. Nothing reads the buffer (``_wide_accesses``), so
+        the stores may wait."""
+        value = self.fresh("y")
+        self.emit(indent, f"{value} = {self.name(op.value)}")
+        values = self.pending_wide.setdefault(op, [])
+        values.append(value)
+        if u % RUN < RUN - 1:
+            return
+        del self.pending_wide[op]
+        fixed = [self.index(i) for i in op.indices[:-1]]
+        buffer = self.name(op.buffer)
+        first = ", ".join([*fixed, f"np.uint64({self.copy_ivs[u - RUN + 1]})"])
+        self.emit(indent, "if wide:")
+        self.emit(indent + 1, f"store_x8({buffer}, ({first},), ({', '.join(values)},))")
+        self.emit(indent, "else:")
+        for j, item in enumerate(values):
+            at = ", ".join([*fixed, f"np.uint64({self.copy_ivs[u - RUN + 1 + j]})"])
+            self.emit(indent + 1, f"{buffer}[{at}] = {item}")
 
     def rebind_early(self, op: Operation, u: int) -> None:
         if op.results:
@@ -727,12 +751,16 @@ class CudaKernelSource(ScalarSource):
         self.emit(indent, "cuda.syncthreads()")
 
 
-def _wide_loads(kernel: loop.KernelOp) -> list[loop.LoadOp]:
-    """The loads a thread can read in runs of ``RUN`` (``CudaKernelSource.copy_positions``):
-    of an ``f16`` kernel argument (C-contiguous: the runtime takes no other), in a
-    ``threads`` loop, the loop's own index as their last index and nothing of the loop
-    in the others, issued early (``_early_ops``)."""
-    found = []
+def _wide_accesses(kernel: loop.KernelOp) -> list[loop.LoadOp | loop.StoreOp]:
+    """The loads and stores a thread can make in runs of ``RUN`` (``copy_positions``),
+    where the kernel reads or writes ``f16`` so (else none: a float kernel keeps one
+    iteration every ``bd``): of an ``f16`` or ``f32`` kernel argument (C-contiguous:
+    the runtime takes no other), in a ``threads`` loop, the loop's own index as their
+    last index and nothing of the loop in the others; a load issued early
+    (``_early_ops``), a store at the top of the loop's body to a buffer the kernel never
+    reads (its run's values wait for the run's last copy)."""
+    read = {o.buffer for o in kernel.walk() if isinstance(o, loop.LoadOp)}
+    found: list[loop.LoadOp | loop.StoreOp] = []
     for owner in kernel.walk():
         if not (isinstance(owner, loop.ParallelOp | loop.ReduceOp) and owner.mapping == loop.MapKind.THREADS):
             continue
@@ -740,17 +768,25 @@ def _wide_loads(kernel: loop.KernelOp) -> list[loop.LoadOp]:
         iv = body.args[0]
         early = _early_ops(body, kernel)
         for op in body.ops:
+            if isinstance(op, loop.LoadOp):
+                element, fits = op.result.type, op in early
+            elif isinstance(op, loop.StoreOp):
+                element, fits = op.value.type, op.buffer not in read
+            else:
+                continue
             if (
-                isinstance(op, loop.LoadOp)
-                and op in early
+                fits
                 and isinstance(op.buffer.owner, Block)
-                and isinstance(op.result.type, Float16Type)
+                and isinstance(element, Float16Type | Float32Type)
                 and op.indices
                 and op.indices[-1] is iv
                 and not any(_inside(i, body) for i in op.indices[:-1])
             ):
                 found.append(op)
-    return found
+    halves = any(
+        isinstance(op.result.type if isinstance(op, loop.LoadOp) else op.value.type, Float16Type) for op in found
+    )
+    return found if halves else []
 
 
 def _reads_what_it_writes(kernel: loop.KernelOp) -> bool:

@@ -335,7 +335,7 @@ class CudaProgram(Executable):
         cuda = cuda_module()
         dtype = param.dtype
         if is_on_device(array):
-            device = as_device_array(array)
+            device = storage_view(as_device_array(array), param)
             if device.dtype != param.storage:
                 raise ExecutionError(f"@{entry}: argument #{i} must be {_device_name(param)}, got {device.dtype}")
             if not device.is_c_contiguous():
@@ -389,7 +389,7 @@ class CudaProgram(Executable):
         if plan.result_params:
             for k, param, shape in result_shapes(plan, sizes, out, entry):
                 if out is not None:
-                    target = as_device_array(out[k])
+                    target = storage_view(as_device_array(out[k]), param)
                     if tuple(target.shape) != shape or target.dtype != param.storage:
                         raise ExecutionError(
                             f"@{entry}: out[{k}] must be {_device_name(param)}{list(shape)}, "
@@ -621,6 +621,15 @@ def device_dtype(type_: Attribute) -> np.dtype:
     return BF16_BITS if isinstance(type_, BFloat16Type) else element_dtype(type_)
 
 
+def storage_view(device: Any, param: HostParam):
+    """``device`` as the storage of ``param``: a bf16 tensor PyTorch shares as raw
+    two-byte elements (``|V2``, NumPy has no bfloat16) viewed as the ``uint16`` bits
+    the kernels take; any other array as it is."""
+    if param.storage != param.dtype and device.dtype.kind == "V" and device.dtype.itemsize == param.storage.itemsize:
+        return device.view(param.storage)
+    return device
+
+
 def _device_name(param: HostParam) -> str:
     """The dtype an argument's device array must have, as an error names it."""
     if param.storage == param.dtype:
@@ -633,6 +642,7 @@ _TORCH_DTYPES = {
     "torch.float16": np.dtype(np.float16), "torch.float32": np.dtype(np.float32),
     "torch.float64": np.dtype(np.float64), "torch.int32": np.dtype(np.int32),
     "torch.int64": np.dtype(np.int64), "torch.bool": np.dtype(np.bool_),
+    "torch.bfloat16": BF16_BITS,  # kernels take bf16 as its bits (see device_dtype)
 }  # fmt: skip
 
 

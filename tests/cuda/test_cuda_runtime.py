@@ -161,18 +161,20 @@ def test_warp_shuffles_on_a_gpu_and_a_tree_in_the_simulator():
 
 
 @pytest.mark.parametrize("offset", [0, 1], ids=["aligned", "a-half-off"])
-def test_f16_threads_take_runs_of_eight_read_in_one_load(offset):
+def test_f16_threads_take_runs_of_eight_read_and_written_in_one_access(offset):
     """In the exact variant a thread takes runs of 8 consecutive halves (16 bytes): one
-    ``ld.global.v4`` on a GPU where every run is aligned, one element at a time where the
-    input starts a half off a 16-byte boundary (and under the simulator), the same
-    answer either way. On the CPU side of the test the input is a NumPy array the runtime
-    copies (aligned); on a GPU ``offset`` 1 is a device view a half in."""
+    ``ld.global.v4`` and one ``st.global.v4`` on a GPU where every run is aligned, one
+    element at a time where the input starts a half off a 16-byte boundary (and under the
+    simulator), the same answer either way. On the CPU side of the test the input is a
+    NumPy array the runtime copies (aligned); on a GPU ``offset`` 1 is a device view a
+    half in."""
     from runtime.cuda.sources import kernel_source
 
     program = fusec.compile(SOFTMAX.replace("f32", "f16"), target="cuda")
     (kernel,) = CudaProgram(program.compilation("main").stage("tiled")).kernel_ops.values()
-    assert "load_f16x8" in kernel_source(kernel, "exact", shuffles=True)
-    assert "load_f16x8" not in kernel_source(kernel, "exact", shuffles=False)
+    for access in ("load_x8", "store_x8"):
+        assert access in kernel_source(kernel, "exact", shuffles=True)
+        assert access not in kernel_source(kernel, "exact", shuffles=False)
     x = np.random.default_rng(9).standard_normal((3, 1024)).astype(np.float16)
     want = softmax(x.astype(np.float32))
     cuda = cuda_module()

@@ -12,7 +12,11 @@ import numpy as np
 import pytest
 from numba import config
 
-pytestmark = pytest.mark.skipif(config.ENABLE_CUDASIM, reason="inline PTX needs a GPU")
+pytestmark = [
+    pytest.mark.skipif(config.ENABLE_CUDASIM, reason="inline PTX needs a GPU"),
+    # Each test is one warp on purpose: Numba's occupancy advice does not apply.
+    pytest.mark.filterwarnings("ignore:.*Grid size 1:Warning"),
+]
 
 
 def test_one_mma_from_k_major_tiles_gives_the_product():
@@ -106,4 +110,6 @@ def test_packing_rounds_to_nearest_even_low_half_first():
     x = np.array([1 + 2**-11, 1 + 3 * 2**-11, 1e5, -2.5, np.nan, 0.1], np.float32)
     out = cuda.device_array(3, np.uint32)
     pack[1, 32](cuda.to_device(x), out)
-    np.testing.assert_array_equal(out.copy_to_host().view(np.float16), x.astype(np.float16))
+    with np.errstate(over="ignore"):  # 1e5 overflowing to inf is the point
+        want = x.astype(np.float16)
+    np.testing.assert_array_equal(out.copy_to_host().view(np.float16), want)
