@@ -55,7 +55,7 @@ NARROW_TILES = {32: {32: (256, 32, 8, 8, 4), 64: (256, 64, 8, 8, 8)}, 64: {}}
 #: a product of half-precision factors on tensor cores (``runtime/cuda/codegen_gemm_mma.py``):
 #: a 128 x 128 tile, 32 reduction steps a stage, 8 warps of 64 x 32, each thread holding
 #: the 8 x 8 accumulators its ``mma.m16n8k16`` fragments give it
-MMA_TILES = (128, 128, 16, 8, 8)
+MMA_TILES = (128, 128, 32, 8, 8)
 
 
 def tensor_core_type(nest: GemmNest) -> str | None:

@@ -77,7 +77,7 @@ def variant_for(kernel: loop.KernelOp, m: int, n: int, k: int) -> str:
     return "exact" if m % tm == 0 and n % tn == 0 and k % tk == 0 else "loop"
 
 
-class _Side:
+class Side:
     """One factor's staging: its slots (which tile element each thread loads) and,
     per slot, the names its reduction-invariant ops were given."""
 
@@ -86,6 +86,9 @@ class _Side:
         self.slots: list[tuple[str, str]] = []  # (k offset, row offset) expressions of tid
         self.names: list[dict[SSAValue, str]] = []
         self.registers: list[str] = []
+        #: staged by copies straight from global to shared memory, not through registers
+        #: (``codegen_gemm_mma``): each slot is then the first element of a copy
+        self.copied = False
 
 
 class GemmSource(CudaKernelSource):
@@ -182,8 +185,8 @@ class GemmSource(CudaKernelSource):
         dtype = numpy_type_name(self.value_type)
         a_along, b_along = (self.kernel.attributes[name] for name in (A_ALONG, B_ALONG))
         assert isinstance(a_along, StringAttr) and isinstance(b_along, StringAttr)  # as map-gemm writes them
-        a = _Side("a", nest.a, nest.a_slice, M, tm, a_along.data)
-        b = _Side("b", nest.b, nest.b_slice, N, tn, b_along.data)
+        a = Side("a", nest.a, nest.a_slice, M, tm, a_along.data)
+        b = Side("b", nest.b, nest.b_slice, N, tn, b_along.data)
         for side in (a, b):
             self.slots(side, threads)
         e = self.emit
@@ -209,20 +212,29 @@ class GemmSource(CudaKernelSource):
             for acc in row_accs:
                 e(2, f"{acc} = {init}")
         e(2, f"k_n = ({self.sizes['k']} + {tk - 1}) // {tk}")
+        self.reduction((a, b), accs, rows, cols)
+        self.epilogue(accs, rows, cols, batch, 2)
+
+    def reduction(self, sides: tuple[Side, Side], accs: list[list[str]], rows: list[str], cols: list[str]) -> None:
+        """The loop over the ``k_n`` staging steps: stage, barrier, products (steps 1-3)."""
+        e = self.emit
         e(2, "if k_n > 0:")
-        for side in (a, b):
+        for side in sides:
             self.stage(side, "0", 3)
         e(2, "for k_t in range(k_n):")
         e(3, "cuda.syncthreads()")
-        for side in (a, b):
-            for (k, row), register in zip(side.slots, side.registers):
-                e(3, f"{self.shared_at(side.name, k, row)} = {self.to_shared(register)}")
+        self.store_staged(sides, 3)
         e(3, "cuda.syncthreads()")
         e(3, "if k_t + 1 < k_n:")
-        for side in (a, b):
-            self.stage(side, f"(k_t + 1) * {tk}", 4)
+        for side in sides:
+            self.stage(side, f"(k_t + 1) * {self.tk}", 4)
         self.products(accs, rows, cols, 3)
-        self.epilogue(accs, rows, cols, batch, 2)
+
+    def store_staged(self, sides, indent: int) -> None:
+        """The staged registers into the staging tiles."""
+        for side in sides:
+            for (k, row), register in zip(side.slots, side.registers):
+                self.emit(indent, f"{self.shared_at(side.name, k, row)} = {self.to_shared(register)}")
 
     def declare_tiles(self, dtype: str) -> None:
         """The shared staging tiles, ``k``-major: ``TK`` rows of the tile's rows (columns)."""
@@ -268,7 +280,7 @@ class GemmSource(CudaKernelSource):
             names.append(name)
         return names
 
-    def slots(self, side: _Side, threads: int) -> None:
+    def slots(self, side: Side, threads: int) -> None:
         """Which elements of the ``TK x tile`` staging step each thread loads:
         consecutive threads along ``k`` or along the tile's rows, as the operand's
         addresses run."""
@@ -281,7 +293,7 @@ class GemmSource(CudaKernelSource):
             else:
                 side.slots.append((f"tid // {tile} + {u * (threads // tile)}", f"tid % {tile}"))
 
-    def setup(self, side: _Side, start: str, batch: dict[SSAValue, str], indent: int) -> None:
+    def setup(self, side: Side, start: str, batch: dict[SSAValue, str], indent: int) -> None:
         """Per slot: the row it reads, and the factor's ops that do not depend on the
         reduction index, evaluated once for the whole reduction."""
         side.names, side.registers = [], []
@@ -293,6 +305,8 @@ class GemmSource(CudaKernelSource):
             for op in invariant:
                 self.op(op, indent)
             side.names.append(dict(self.names))
+            if side.copied:
+                continue
             register = self.fresh("g")
             self.emit(indent, f"{register} = {self.zero}")
             side.registers.append(register)
@@ -303,7 +317,7 @@ class GemmSource(CudaKernelSource):
             found |= self.deps.of(result)
         return found
 
-    def stage(self, side: _Side, start: str, indent: int) -> None:
+    def stage(self, side: Side, start: str, indent: int) -> None:
         """Loads the staging step at reduction index ``start`` into the side's registers.
         In the ``loop`` variant, slots past the reduction's end are then set to 0 (both
         factors, so their product adds nothing), one branch per reduction index: Numba's

@@ -31,13 +31,20 @@ fragment layouts are tested on a GPU (tests/cuda/test_tensor_cores.py).
 from __future__ import annotations
 
 from xdsl.dialects.builtin import StringAttr
+from xdsl.ir import Block
 
 from dialects import loop
-from dialects.gpu.mapping import MMA
-from runtime.cuda.codegen_gemm import GemmSource
+from dialects.gpu.mapping import A_ALONG, B_ALONG, MMA
+from runtime.cuda.codegen_gemm import GemmSource, Side
 
 #: halves added to each staging row (see the module's docstring)
 PAD = 8
+#: staging tiles in flight: one read by this step's products, one filled for the next
+STAGES = 2
+#: halves one ``cp.async`` copies (16 bytes)
+CHUNK = 8
+#: the asynchronous-copy intrinsics a kernel imports
+ASYNC_COPY = ("cp_async_16", "cp_async_commit", "cp_async_wait", "global_address")
 #: warps side by side along the tile's columns; the others stack along its rows
 WARPS_N = 4
 #: the shape of one ``mma``: rows, columns, reduction steps
@@ -61,23 +68,42 @@ class MmaGemmSource(GemmSource):
         self.warp_m, self.warp_n = self.tm // (warps // WARPS_N), self.tn // WARPS_N
         # the thread's register tile is its fragments': 2 rows per 16, 2 columns per 8
         assert (self.rm, self.rn) == (2 * self.warp_m // MMA_M, 2 * self.warp_n // MMA_N), "map-gemm's MMA_TILES"
+        #: which staging tiles hold their rows (not ``k``) outermost: a factor read along
+        #: ``k`` is staged as it is read, its rows ``TK`` halves long
+        self.row_major = {
+            name: self.kernel.attributes[along] == StringAttr("k") for name, along in (("a", A_ALONG), ("b", B_ALONG))
+        }
+        self.stage_name = "0"  # the staging stage the code being written reads or writes
 
     def imports(self) -> list[str]:
-        return [f"from runtime.cuda.tensor_cores import ldmatrix_x4_trans, mma_{self.half}"] if self.aligned else []
+        if not self.aligned:
+            return []
+        names = [*ASYNC_COPY, f"load_{self.half}", "ldmatrix_x4", "ldmatrix_x4_trans", f"mma_{self.half}"]
+        return [f"from runtime.cuda.tensor_cores import {', '.join(names)}"]
+
+    # -- the staging tiles -------------------------------------------------------------
+
+    def tile_size(self, shared: str) -> int:
+        """The elements of one stage of a staging tile, padding included."""
+        rows = self.tm if shared == "a" else self.tn
+        return rows * (self.tk + PAD) if self.row_major[shared] else self.tk * (rows + PAD)
 
     def declare_tiles(self, dtype: str) -> None:
-        aligned = ", alignment=16" if self.aligned else ""  # ldmatrix reads 16-byte rows
+        aligned = ", alignment=16" if self.aligned else ""  # ldmatrix and cp.async move 16-byte rows
         storage = TILE_STORAGE[self.half]
-        self.emit(1, f"a_s = cuda.shared.array({self.tk * (self.tm + PAD)}, {storage}{aligned})")
-        self.emit(1, f"b_s = cuda.shared.array({self.tk * (self.tn + PAD)}, {storage}{aligned})")
+        for shared in ("a", "b"):
+            self.emit(1, f"{shared}_s = cuda.shared.array({STAGES * self.tile_size(shared)}, {storage}{aligned})")
 
     def shared_at(self, shared: str, k: str | int, offset: str) -> str:
         return f"{shared}_s[{self.tile_index(shared, k, offset)}]"
 
     def tile_index(self, shared: str, k: str | int, offset: str) -> str:
-        """The index of element ``[k, offset]`` in a (flat) staging tile."""
-        stride = (self.tm if shared == "a" else self.tn) + PAD
-        return f"({k}) * {stride} + {offset}"
+        """The index of element ``[k, offset]`` (``offset`` a row of the tile) in the
+        stage ``stage_name`` of a (flat) staging tile."""
+        base = f"{self.stage_name} * {self.tile_size(shared)} + "
+        if self.row_major[shared]:
+            return f"{base}({offset}) * {self.tk + PAD} + {k}"
+        return f"{base}({k}) * {(self.tm if shared == 'a' else self.tn) + PAD} + {offset}"
 
     def to_shared(self, register: str) -> str:
         if self.half == "bf16":
@@ -88,6 +114,105 @@ class MmaGemmSource(GemmSource):
         if self.half == "bf16":
             return self.half_call("bf16_value", element)
         return f"np.float32({element})"
+
+    # -- staging by copies ---------------------------------------------------------------
+
+    def slots(self, side: Side, threads: int) -> None:
+        """A factor that is one load of a kernel argument along its last axis, in the
+        ``exact`` variant on a GPU, is staged by 16-byte ``cp.async`` copies of
+        ``CHUNK`` consecutive halves, each slot a copy; any other factor element by
+        element through registers (``codegen_gemm``)."""
+        if not (self.aligned and not self.guarded and self.copyable(side)):
+            super().slots(side, threads)
+            return
+        side.copied = True
+        across = (self.tk if side.along == "k" else side.tile) // CHUNK  # copies along a tile row
+        for u in range(side.tile * self.tk // CHUNK // threads):
+            c = f"(tid + {u * threads})"
+            along, other = f"({c} % {across}) * {CHUNK}", f"{c} // {across}"
+            side.slots.append((along, other) if side.along == "k" else (other, along))
+
+    def copyable(self, side: Side) -> bool:
+        """Whether ``side``'s factor is one load of a kernel argument whose last index is
+        the variable its tile is read along (``k``, or the one loop of its rows), which
+        no other index moves with: ``CHUNK`` elements along it are then consecutive."""
+        load = side.factor.owner
+        if not (isinstance(load, loop.LoadOp) and isinstance(load.buffer.owner, Block) and load.indices):
+            return False
+        if side.along == "k":
+            iv = self.nest.reduce.iv
+        else:
+            loops = self.nest.loops(side.role)
+            if len(loops) != 1:
+                return False
+            iv = loops[0].iv
+        return load.indices[-1] is iv and not any(iv in self.deps.of(i) for i in load.indices[:-1])
+
+    def copy(self, side: Side, start: str, indent: int) -> None:
+        """The copies of the staging step at reduction index ``start`` into stage
+        ``stage_name``: one ``cp.async`` a slot where its 16 bytes are 16-byte aligned
+        (an argument handed in as a device view may start anywhere), else element by
+        element from the same address (C-contiguous: the runtime takes no other)."""
+        load = side.factor.owner
+        assert isinstance(load, loop.LoadOp)  # copyable
+        reduction = self.nest.reduce.iv
+        varying = [o for o in side.ops if o is not load and reduction in self.varying(o)]
+        tile = f"{side.name}_s"
+        for u, (k_offset, row) in enumerate(side.slots):
+            self.names = dict(side.names[u])
+            k = self.fresh("k")
+            self.emit(indent, f"{k} = {start} + {k_offset}")
+            self.names[reduction] = k
+            for op in varying:
+                self.op(op, indent)
+            indices = ", ".join(f"np.uint64({self.name(i)})" for i in load.indices)
+            address, to = self.fresh("ad"), self.fresh("at")
+            self.emit(indent, f"{address} = global_address({self.name(load.buffer)}, ({indices},))")
+            self.emit(indent, f"{to} = {self.tile_index(side.name, k_offset, row)}")
+            self.emit(indent, f"if {address} % 16 == 0:")
+            self.emit(indent + 1, f"cp_async_16({tile}, np.uint64({to}), {address}, 16)")
+            self.emit(indent, "else:")
+            for j in range(CHUNK):
+                self.emit(indent + 1, f"{tile}[{to} + {j}] = load_{self.half}({address} + {2 * j})")
+
+    def fill(self, sides, start: str, indent: int) -> None:
+        """The staging step at ``start``: its copies issued, then its registers loaded."""
+        for side in sides:
+            if side.copied:
+                self.copy(side, start, indent)
+        for side in sides:
+            if not side.copied:
+                self.stage(side, start, indent)
+
+    def reduction(self, sides, accs: list[list[str]], rows: list[str], cols: list[str]) -> None:
+        """The staging steps in ``STAGES`` stages: while one step's products run, the
+        next one's copies fly and its registers load (stored to their stage at the top
+        of the next iteration); one barrier makes a stage whole before its products,
+        one more keeps it until every warp has read it."""
+        e = self.emit
+        copies = any(side.copied for side in sides)
+        self.stage_name = "0"
+        e(2, "if k_n > 0:")
+        self.fill(sides, "0", 3)
+        if copies:
+            e(3, "cp_async_commit()")
+        e(2, "for k_t in range(k_n):")
+        e(3, f"s_t = k_t % {STAGES}")
+        e(3, f"s_n = (k_t + 1) % {STAGES}")
+        self.stage_name = "s_t"
+        self.store_staged(sides, 3)
+        e(3, "if k_t + 1 < k_n:")
+        self.stage_name = "s_n"
+        self.fill(sides, f"(k_t + 1) * {self.tk}", 4)
+        if copies:
+            e(3, "cp_async_commit()")  # (empty after the last step)
+            e(3, "cp_async_wait(1)")  # all but the latest group: this step's
+        e(3, "cuda.syncthreads()")
+        self.stage_name = "s_t"
+        self.products(accs, rows, cols, 3)
+        e(3, "cuda.syncthreads()")
+
+    # -- the products --------------------------------------------------------------------
 
     def thread_offsets(self) -> tuple[list[str], list[str]]:
         e = self.emit
@@ -105,28 +230,38 @@ class MmaGemmSource(GemmSource):
                 e(1, f"{cols[-1]} = w_n + {part * MMA_N + column} + (lane % 4) * 2")
         return rows, cols
 
+    def fragments(self, shared: str, kk: int, first: str) -> tuple[str, str]:
+        """The ``ldmatrix`` and the index lane ``l`` gives for four 8 x 8 matrices of a
+        staging tile from reduction step ``kk`` and tile row ``first``: for ``a``, in the
+        order a0..a3 (rows +0/+8, then ``k`` +0/+8); for ``b``, b0 and b1 of two 8-column
+        parts (``k`` +0/+8, then columns +0/+8). Lane ``l`` gives row ``l % 8`` of matrix
+        ``l // 8``: a tile holding its rows outermost is read as it is, one holding ``k``
+        outermost transposed (``.trans``)."""
+        if shared == "a":
+            row, k = f"{first} + ((lane // 8) % 2) * 8", f"{kk} + (lane // 16) * 8"
+        else:
+            row, k = f"{first} + (lane // 16) * 8", f"{kk} + ((lane // 8) % 2) * 8"
+        if self.row_major[shared]:
+            return "ldmatrix_x4", self.tile_index(shared, k, f"{row} + lane % 8")
+        return "ldmatrix_x4_trans", self.tile_index(shared, f"{k} + lane % 8", row)
+
     def products(self, accs: list[list[str]], rows: list[str], cols: list[str], indent: int) -> None:
         if not self.aligned:
             self.outer_products(accs, rows, cols, indent)
             return
         e = self.emit
         for kk in range(0, self.tk, MMA_K):
-            # lane l gives row l % 8 of matrix l // 8: a's matrices are (k, m) blocks
-            # (0, 0), (0, 8), (8, 0), (8, 8), giving a0..a3; b's (0, 0), (8, 0), (0, 8),
-            # (8, 8), giving b0, b1 of two 8-column parts
             a_frags = []
             for part in range(self.warp_m // MMA_M):
                 a_frags.append([self.fresh("f") for _ in range(4)])
-                k = f"{kk} + lane % 8 + (lane // 16) * 8"
-                at = self.tile_index("a", k, f"w_m + {part * MMA_M} + ((lane // 8) % 2) * 8")
-                e(indent, f"{', '.join(a_frags[-1])} = ldmatrix_x4_trans(a_s, {at})")
+                instruction, at = self.fragments("a", kk, f"w_m + {part * MMA_M}")
+                e(indent, f"{', '.join(a_frags[-1])} = {instruction}(a_s, {at})")
             b_frags = []
             for pair in range(self.warp_n // (2 * MMA_N)):
                 names = [self.fresh("f") for _ in range(4)]
                 b_frags += [names[:2], names[2:]]
-                k = f"{kk} + lane % 8 + ((lane // 8) % 2) * 8"
-                at = self.tile_index("b", k, f"w_n + {pair * 2 * MMA_N} + (lane // 16) * 8")
-                e(indent, f"{', '.join(names)} = ldmatrix_x4_trans(b_s, {at})")
+                instruction, at = self.fragments("b", kk, f"w_n + {pair * 2 * MMA_N}")
+                e(indent, f"{', '.join(names)} = {instruction}(b_s, {at})")
             for mi, a in enumerate(a_frags):
                 for ni, b in enumerate(b_frags):
                     acc = [

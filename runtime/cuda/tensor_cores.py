@@ -23,7 +23,8 @@ takes inline assembly as ``activemask`` and the cache-hinted loads of numba-cuda
   ``cp_async_commit()``: ``cp.async.commit_group``, the thread's copies since the last one a
   group; ``cp_async_wait(n)``: ``cp.async.wait_group n``, all but the ``n`` (a literal)
   latest groups done (a barrier then makes them every thread's); ``load_f16(address)``:
-  the half at ``address``, for a copy that cannot be one ``cp.async``.
+  the half at ``address``, for a copy that cannot be one ``cp.async`` (``load_bf16``: a bf16's
+  bits).
 
 Which fragment element each lane holds (PTX ISA, "Matrix Fragments for mma.m16n8k16"),
 with ``g = lane // 4`` and ``q = lane % 4``: ``a0``: row ``g``, columns ``2q, 2q+1`` (of
@@ -83,16 +84,23 @@ def global_address(typingctx, array, indices):
     return signature, codegen
 
 
-@intrinsic
-def load_f16(typingctx, address):
-    signature = types.float16(address)
+def _load_at(held):
+    @intrinsic
+    def load(typingctx, address):
+        signature = held(address)
 
-    def codegen(context, builder, sig, args):
-        source = context.cast(builder, args[0], sig.args[0], types.uint64)
-        # numba-cuda holds a float16 as its 16 bits (an i16)
-        return builder.load(builder.inttoptr(source, ir.PointerType(context.get_value_type(types.float16))))
+        def codegen(context, builder, sig, args):
+            source = context.cast(builder, args[0], sig.args[0], types.uint64)
+            # numba-cuda holds a float16 as its 16 bits (an i16)
+            return builder.load(builder.inttoptr(source, ir.PointerType(context.get_value_type(held))))
 
-    return signature, codegen
+        return signature, codegen
+
+    return load
+
+
+load_f16 = _load_at(types.float16)
+load_bf16 = _load_at(types.uint16)  # a bf16's bits, as its buffers and staging tiles hold it
 
 
 @intrinsic
