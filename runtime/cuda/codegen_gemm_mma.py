@@ -43,8 +43,19 @@ PAD = 8
 STAGES = 2
 #: halves one ``cp.async`` copies (16 bytes)
 CHUNK = 8
-#: the asynchronous-copy intrinsics a kernel imports
-ASYNC_COPY = ("cp_async_16", "cp_async_commit", "cp_async_wait", "global_address")
+#: the intrinsics of runtime/cuda/tensor_cores.py a kernel on a GPU imports, beside its
+#: ``load_`` and ``mma_`` ones
+INTRINSICS = (
+    "cp_async_16_at",
+    "cp_async_commit",
+    "cp_async_wait",
+    "global_address",
+    "ldmatrix_x4_at",
+    "ldmatrix_x4_trans_at",
+    "shared_address",
+)
+#: bytes of a staged element
+HALF_BYTES = 2
 #: warps side by side along the tile's columns; the others stack along its rows
 WARPS_N = 4
 #: the shape of one ``mma``: rows, columns, reduction steps
@@ -78,7 +89,7 @@ class MmaGemmSource(GemmSource):
     def imports(self) -> list[str]:
         if not self.aligned:
             return []
-        names = [*ASYNC_COPY, f"load_{self.half}", "ldmatrix_x4", "ldmatrix_x4_trans", f"mma_{self.half}"]
+        names = [*INTRINSICS, f"load_{self.half}", f"mma_{self.half}"]
         return [f"from runtime.cuda.tensor_cores import {', '.join(names)}"]
 
     # -- the staging tiles -------------------------------------------------------------
@@ -135,54 +146,80 @@ class MmaGemmSource(GemmSource):
     def copyable(self, side: Side) -> bool:
         """Whether ``side``'s factor is one load of a kernel argument whose last index is
         the variable its tile is read along (``k``, or the one loop of its rows), which
-        no other index moves with: ``CHUNK`` elements along it are then consecutive."""
+        no other index moves with, and whose other indices hold ``k`` itself at most
+        once: ``CHUNK`` elements along the last axis are then consecutive, and a step's
+        addresses are the first step's moved by a fixed number of bytes."""
         load = side.factor.owner
         if not (isinstance(load, loop.LoadOp) and isinstance(load.buffer.owner, Block) and load.indices):
             return False
+        reduction = self.nest.reduce.iv
         if side.along == "k":
-            iv = self.nest.reduce.iv
+            iv = reduction
         else:
             loops = self.nest.loops(side.role)
             if len(loops) != 1:
                 return False
             iv = loops[0].iv
-        return load.indices[-1] is iv and not any(iv in self.deps.of(i) for i in load.indices[:-1])
+        moving = [i for i in load.indices if reduction in self.deps.of(i)]
+        return (
+            load.indices[-1] is iv
+            and not any(iv in self.deps.of(i) for i in load.indices[:-1])
+            and len(moving) == 1
+            and moving[0] is reduction
+        )
 
-    def copy(self, side: Side, start: str, indent: int) -> None:
-        """The copies of the staging step at reduction index ``start`` into stage
-        ``stage_name``: one ``cp.async`` a slot where its 16 bytes are 16-byte aligned
-        (an argument handed in as a device view may start anywhere), else element by
-        element from the same address (C-contiguous: the runtime takes no other)."""
+    def copy_bases(self, side: Side, indent: int) -> None:
+        """Per slot of a copied side, before the reduction: its first step's source
+        address ``ad``, the bytes a step moves it ``st``, whether both keep its copies
+        16-byte aligned ``ok`` (an argument handed in as a device view may start
+        anywhere), its place in stage 0 ``at`` and that place's shared address ``ct``."""
         load = side.factor.owner
         assert isinstance(load, loop.LoadOp)  # copyable
         reduction = self.nest.reduce.iv
+        axis = next(n for n, i in enumerate(load.indices) if i is reduction)
         varying = [o for o in side.ops if o is not load and reduction in self.varying(o)]
-        tile = f"{side.name}_s"
+        buffer = self.name(load.buffer)
+        self.stage_name = "0"
+        side.copies = []
         for u, (k_offset, row) in enumerate(side.slots):
             self.names = dict(side.names[u])
             k = self.fresh("k")
-            self.emit(indent, f"{k} = {start} + {k_offset}")
+            self.emit(indent, f"{k} = {k_offset}")
             self.names[reduction] = k
             for op in varying:
                 self.op(op, indent)
             indices = ", ".join(f"np.uint64({self.name(i)})" for i in load.indices)
-            address, to = self.fresh("ad"), self.fresh("at")
-            self.emit(indent, f"{address} = global_address({self.name(load.buffer)}, ({indices},))")
+            address, step, ok, to, target = (self.fresh(p) for p in ("ad", "st", "ok", "at", "ct"))
+            self.emit(indent, f"{address} = global_address({buffer}, ({indices},))")
+            self.emit(indent, f"{step} = {self.tk} * {buffer}.strides[{axis}]")
+            self.emit(indent, f"{ok} = {address} % 16 == 0 and {step} % 16 == 0")
             self.emit(indent, f"{to} = {self.tile_index(side.name, k_offset, row)}")
-            self.emit(indent, f"if {address} % 16 == 0:")
-            self.emit(indent + 1, f"cp_async_16({tile}, np.uint64({to}), {address}, 16)")
-            self.emit(indent, "else:")
-            for j in range(CHUNK):
-                self.emit(indent + 1, f"{tile}[{to} + {j}] = load_{self.half}({address} + {2 * j})")
+            self.emit(indent, f"{target} = shared_address({side.name}_s, {to})")
+            side.copies.append((address, step, ok, to, target))
 
-    def fill(self, sides, start: str, indent: int) -> None:
-        """The staging step at ``start``: its copies issued, then its registers loaded."""
+    def copy(self, side: Side, step: str, indent: int) -> None:
+        """The copies of staging step number ``step`` into stage ``stage_name``: one
+        ``cp.async`` a slot where aligned, else element by element from the same address
+        (C-contiguous: the runtime takes no other)."""
+        tile, size = f"{side.name}_s", self.tile_size(side.name)
+        for first, stride, ok, base, target in side.copies:
+            address, to = self.fresh("ad"), self.fresh("at")
+            self.emit(indent, f"{address} = {first} + {step} * {stride}")
+            self.emit(indent, f"if {ok}:")
+            self.emit(indent + 1, f"cp_async_16_at({target} + {self.stage_name} * {size * HALF_BYTES}, {address}, 16)")
+            self.emit(indent, "else:")
+            self.emit(indent + 1, f"{to} = {base} + {self.stage_name} * {size}")
+            for j in range(CHUNK):
+                self.emit(indent + 1, f"{tile}[{to} + {j}] = load_{self.half}({address} + {HALF_BYTES * j})")
+
+    def fill(self, sides, step: str, indent: int) -> None:
+        """Staging step number ``step``: its copies issued, then its registers loaded."""
         for side in sides:
             if side.copied:
-                self.copy(side, start, indent)
+                self.copy(side, step, indent)
         for side in sides:
             if not side.copied:
-                self.stage(side, start, indent)
+                self.stage(side, f"{step} * {self.tk}", indent)
 
     def reduction(self, sides, accs: list[list[str]], rows: list[str], cols: list[str]) -> None:
         """The staging steps in ``STAGES`` stages: while one step's products run, the
@@ -191,6 +228,11 @@ class MmaGemmSource(GemmSource):
         one more keeps it until every warp has read it."""
         e = self.emit
         copies = any(side.copied for side in sides)
+        for side in sides:
+            if side.copied:
+                self.copy_bases(side, 2)
+        if self.aligned:
+            self.fragment_bases(2)
         self.stage_name = "0"
         e(2, "if k_n > 0:")
         self.fill(sides, "0", 3)
@@ -203,7 +245,7 @@ class MmaGemmSource(GemmSource):
         self.store_staged(sides, 3)
         e(3, "if k_t + 1 < k_n:")
         self.stage_name = "s_n"
-        self.fill(sides, f"(k_t + 1) * {self.tk}", 4)
+        self.fill(sides, "(k_t + 1)", 4)
         if copies:
             e(3, "cp_async_commit()")  # (empty after the last step)
             e(3, "cp_async_wait(1)")  # all but the latest group: this step's
@@ -230,40 +272,61 @@ class MmaGemmSource(GemmSource):
                 e(1, f"{cols[-1]} = w_n + {part * MMA_N + column} + (lane % 4) * 2")
         return rows, cols
 
-    def fragments(self, shared: str, kk: int, first: str) -> tuple[str, str]:
-        """The ``ldmatrix`` and the index lane ``l`` gives for four 8 x 8 matrices of a
-        staging tile from reduction step ``kk`` and tile row ``first``: for ``a``, in the
-        order a0..a3 (rows +0/+8, then ``k`` +0/+8); for ``b``, b0 and b1 of two 8-column
-        parts (``k`` +0/+8, then columns +0/+8). Lane ``l`` gives row ``l % 8`` of matrix
-        ``l // 8``: a tile holding its rows outermost is read as it is, one holding ``k``
-        outermost transposed (``.trans``)."""
+    def fragments(self, shared: str, first: str) -> tuple[str, str]:
+        """The ``ldmatrix`` and the index lane ``l`` gives, in stage 0 at reduction step
+        0, for four 8 x 8 matrices of a staging tile from tile row ``first``: for ``a``,
+        in the order a0..a3 (rows +0/+8, then ``k`` +0/+8); for ``b``, b0 and b1 of two
+        8-column parts (``k`` +0/+8, then columns +0/+8). Lane ``l`` gives row ``l % 8``
+        of matrix ``l // 8``: a tile holding its rows outermost is read as it is, one
+        holding ``k`` outermost transposed (``.trans``)."""
         if shared == "a":
-            row, k = f"{first} + ((lane // 8) % 2) * 8", f"{kk} + (lane // 16) * 8"
+            row, k = f"{first} + ((lane // 8) % 2) * 8", "(lane // 16) * 8"
         else:
-            row, k = f"{first} + (lane // 16) * 8", f"{kk} + ((lane // 8) % 2) * 8"
+            row, k = f"{first} + (lane // 16) * 8", "((lane // 8) % 2) * 8"
         if self.row_major[shared]:
-            return "ldmatrix_x4", self.tile_index(shared, k, f"{row} + lane % 8")
-        return "ldmatrix_x4_trans", self.tile_index(shared, f"{k} + lane % 8", row)
+            return "ldmatrix_x4_at", self.tile_index(shared, k, f"{row} + lane % 8")
+        return "ldmatrix_x4_trans_at", self.tile_index(shared, f"{k} + lane % 8", row)
+
+    def fragment_bases(self, indent: int) -> None:
+        """Before the reduction, each fragment load's index in stage 0 at step 0 (the
+        loop adds the stage's and the step's offsets): index arithmetic in the loop
+        cost more issue slots than its ``mma`` (Nsight Compute: 10 instructions an
+        ``mma``, the integer pipe the busiest)."""
+        self.stage_name = "0"
+        self.bases: dict[tuple[str, int], tuple[str, str]] = {}
+        parts = {"a": (self.warp_m // MMA_M, MMA_M, "w_m"), "b": (self.warp_n // (2 * MMA_N), 2 * MMA_N, "w_n")}
+        for shared, (count, rows, origin) in parts.items():
+            for part in range(count):
+                instruction, at = self.fragments(shared, f"{origin} + {part * rows}")
+                base = self.fresh("lm")
+                self.emit(indent, f"{base} = shared_address({shared}_s, {at})")
+                self.bases[shared, part] = (instruction, base)
+
+    def step_offset(self, shared: str, kk: int) -> int:
+        """The bytes from step 0 of a stage to its reduction step ``kk`` in a staging tile."""
+        elements = kk if self.row_major[shared] else kk * ((self.tm if shared == "a" else self.tn) + PAD)
+        return elements * HALF_BYTES
 
     def products(self, accs: list[list[str]], rows: list[str], cols: list[str], indent: int) -> None:
         if not self.aligned:
             self.outer_products(accs, rows, cols, indent)
             return
         e = self.emit
+        stage = {shared: self.fresh("so") for shared in ("a", "b")}
+        for shared, name in stage.items():
+            e(indent, f"{name} = {self.stage_name} * {self.tile_size(shared) * HALF_BYTES}")
         for kk in range(0, self.tk, MMA_K):
-            a_frags = []
-            for part in range(self.warp_m // MMA_M):
-                a_frags.append([self.fresh("f") for _ in range(4)])
-                instruction, at = self.fragments("a", kk, f"w_m + {part * MMA_M}")
-                e(indent, f"{', '.join(a_frags[-1])} = {instruction}(a_s, {at})")
-            b_frags = []
-            for pair in range(self.warp_n // (2 * MMA_N)):
+            frags: dict[str, list[list[str]]] = {"a": [], "b": []}
+            for (shared, _), (instruction, base) in self.bases.items():
                 names = [self.fresh("f") for _ in range(4)]
-                b_frags += [names[:2], names[2:]]
-                instruction, at = self.fragments("b", kk, f"w_n + {pair * 2 * MMA_N}")
-                e(indent, f"{', '.join(names)} = {instruction}(b_s, {at})")
-            for mi, a in enumerate(a_frags):
-                for ni, b in enumerate(b_frags):
+                # a: one 16 x 16 fragment; b: two 16 x 8 ones (b0, b1 of each 8 columns)
+                frags[shared] += [names] if shared == "a" else [names[:2], names[2:]]
+                e(
+                    indent,
+                    f"{', '.join(names)} = {instruction}({base} + {stage[shared]}, {self.step_offset(shared, kk)})",
+                )
+            for mi, a in enumerate(frags["a"]):
+                for ni, b in enumerate(frags["b"]):
                     acc = [
                         accs[2 * mi][2 * ni],
                         accs[2 * mi][2 * ni + 1],

@@ -9,6 +9,11 @@ takes inline assembly as ``activemask`` and the cache-hinted loads of numba-cuda
   ``t // 4`` at columns ``2 (t % 4)`` and ``2 (t % 4) + 1``.
 - ``ldmatrix_x4_trans(tile, index)``: the same with ``.trans``, each matrix transposed:
   lane ``t`` holds column ``t // 4`` at rows ``2 (t % 4)`` and ``2 (t % 4) + 1``.
+- ``shared_address(tile, index)``: the shared-window address of ``tile[index]``
+  (``cvta.to.shared``), computed once where a loop reads or fills the same places each
+  step; ``ldmatrix_x4_at(address, offset)`` and ``ldmatrix_x4_trans_at``: the loads above
+  from such an address plus ``offset`` bytes (a literal: an immediate of the
+  instruction); ``cp_async_16_at(address, source, size)``: ``cp_async_16`` to one.
 - ``mma_f16(a0, a1, a2, a3, b0, b1, c0, c1, c2, c3)`` and ``mma_bf16``:
   ``mma.sync.aligned.m16n8k16.row.col.f32.<half>.<half>.f32``, one 16 x 8 x 16 product
   per warp with float32 accumulators; returns the four new accumulators.
@@ -126,6 +131,39 @@ def cp_async_16(typingctx, tile, index, address, size):
     return signature, codegen
 
 
+@intrinsic
+def shared_address(typingctx, tile, index):
+    if not (isinstance(tile, types.Array) and tile.ndim == 1):
+        return None
+    signature = types.uint64(tile, index)
+
+    def codegen(context, builder, sig, args):
+        address = _address(context, builder, sig.args[0], args[0], args[1])
+        asm = ir.InlineAsm(ir.FunctionType(_I64, [_I64]), "cvta.to.shared.u64 $0, $1;", "=l,l")
+        return builder.call(asm, [address])
+
+    return signature, codegen
+
+
+@intrinsic
+def cp_async_16_at(typingctx, target, source, size):
+    signature = types.void(target, source, size)
+
+    def codegen(context, builder, sig, args):
+        target, source = (context.cast(builder, v, t, types.uint64) for v, t in zip(args[:2], sig.args[:2]))
+        count = context.cast(builder, args[2], sig.args[2], types.uint32)
+        asm = ir.InlineAsm(
+            ir.FunctionType(ir.VoidType(), [_I64, _I64, _I32]),
+            "{ .reg .u64 g; cvta.to.global.u64 g, $1; cp.async.cg.shared.global [$0], [g], 16, $2; }",
+            "l,l,r,~{memory}",
+            side_effect=True,
+        )
+        builder.call(asm, [target, source, count])
+        return context.get_dummy_value()
+
+    return signature, codegen
+
+
 def _asm_statement(text: str):
     """The codegen of an intrinsic that is one statement of PTX touching memory."""
 
@@ -177,6 +215,32 @@ def _ldmatrix(shape: str):
 
 ldmatrix_x4 = _ldmatrix("x4")
 ldmatrix_x4_trans = _ldmatrix("x4.trans")
+
+
+def _ldmatrix_at(shape: str):
+    @intrinsic
+    def ldmatrix_at(typingctx, address, offset):
+        if not isinstance(offset, types.IntegerLiteral):
+            return None
+        signature = types.UniTuple(types.uint32, 4)(address, offset)
+
+        def codegen(context, builder, sig, args):
+            source = context.cast(builder, args[0], sig.args[0], types.uint64)
+            asm = ir.InlineAsm(
+                ir.FunctionType(ir.LiteralStructType([_I32] * 4), [_I64]),
+                f"ldmatrix.sync.aligned.m8n8.{shape}.shared.b16 {{$0, $1, $2, $3}}, [$4+{offset.literal_value}];",
+                "=r,=r,=r,=r,l",
+                side_effect=True,  # reads shared memory another thread wrote: not hoisted past a barrier
+            )
+            return _unpack(context, builder, sig.return_type, builder.call(asm, [source]), 4)
+
+        return signature, codegen
+
+    return ldmatrix_at
+
+
+ldmatrix_x4_at = _ldmatrix_at("x4")
+ldmatrix_x4_trans_at = _ldmatrix_at("x4.trans")
 
 
 def _mma(half: str):
