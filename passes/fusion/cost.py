@@ -76,17 +76,17 @@ class DeviceModel:
     def for_factors(self, element: Attribute | None) -> DeviceModel:
         """The model of matmuls whose factors are of type ``element``: the half rates
         for ``f16`` where the device has them; for ``bf16`` fusec's generated GEMM's
-        (tensor cores take both), the library's staying ``f32``'s (NumPy and CuPy have no
-        bfloat16 GEMM: fusec widens its factors to float32 for them)."""
+        (tensor cores take both), the library's and the attention kernel's staying
+        ``f32``'s (NumPy and CuPy have no bfloat16 GEMM: fusec widens its factors to
+        float32 for them; flash attention runs ``bf16`` on CUDA cores)."""
         if self.half is None or not isinstance(element, Float16Type | BFloat16Type):
             return self
-        rates = self.half
-        library = rates.gemm_library if isinstance(element, Float16Type) else self.gemm_library
+        rates, f16 = self.half, isinstance(element, Float16Type)
         return replace(
             self,
-            gemm_library=library,
+            gemm_library=rates.gemm_library if f16 else self.gemm_library,
             gemm_generated=rates.gemm_generated,
-            attention_generated=rates.attention_generated,
+            attention_generated=rates.attention_generated if f16 else self.attention_generated,
             half=None,
         )
 
@@ -100,7 +100,8 @@ class DeviceModel:
 #: 20-23 us on the host. fusec's generated GEMM (``gemm`` strategy) reached 0.79 of cuBLAS
 #: at 4096^3 on an H100, its flash attention kernel 28 TFLOP/s (B8 H16 S2048 Dh64: 4.82 ms).
 #: In f16 (docs/gpu.md, "Tensor cores"): cuBLAS 762 TFLOP/s at 4096^3, fusec's tensor-core
-#: GEMM with its epilogue 285; its flash attention computes f16 in f32, as fast as in f32.
+#: GEMM with its epilogue 193 (0.71 ms), its flash attention on tensor cores 105 (B8 H16
+#: S2048 Dh64: 1.31 ms).
 GPU_H200 = DeviceModel(
     "gpu-h200",
     bandwidth=4.22e12,
@@ -111,7 +112,7 @@ GPU_H200 = DeviceModel(
     attention_generated=28e12,
     gemm_generated_siblings=1.8e12,  # one thread per output element (`threads`), measured
     memory=80e9,  # an H100's; an H200 has 141 GB
-    half=HalfRates(gemm_library=762e12, gemm_generated=285e12, attention_generated=28e12),
+    half=HalfRates(gemm_library=762e12, gemm_generated=193e12, attention_generated=105e12),
 )
 
 #: Measured on the 2-core CI machine (docs/pipeline.md, "The cost model's devices"): a
