@@ -102,6 +102,26 @@ def test_f16_off_tensor_cores_computes_in_f32():
     np.testing.assert_allclose(got.astype(np.float64), attention(q, k, v), rtol=2e-3, atol=2e-3)
 
 
+def test_bf16_runs_the_flash_kernel_on_cuda_cores():
+    """bf16 q, k and v (their bits in uint16 buffers) are widened as they are staged and
+    the output rounded to bf16 when stored; the kernel is flash, not one block per row
+    recomputing every score (which took 190 ms at B8 H16 S2048 on an H100)."""
+    import ml_dtypes
+
+    causal = "s = q @ transpose(k, (0, 1, 3, 2)) * 0.125\n    causal = iota((S, S), 0) >= iota((S, S), 1)\n"
+    source = ATTENTION.replace("f32", "bf16").replace(
+        "return softmax(q @ transpose(k, (0, 1, 3, 2)) * 0.125, axis=-1) @ v",
+        causal + "    return softmax(where(causal, s, -inf), axis=-1) @ v",
+    )
+    program = fusec.compile(source, target="cuda")
+    q, k, v = inputs(np.random.default_rng(6), 1, 2, 70, 64, ml_dtypes.bfloat16)
+    got = program.main(q, k, v)
+    assert set(schedules(program).values()) == {"flash"} and "gpu.mma" not in program.ir("tiled")
+    assert got.dtype == ml_dtypes.bfloat16
+    want = attention(q, k, v, lambda s: np.where(causal_mask(70), s * 0.125, -np.inf))
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=1.6e-2, atol=1.6e-2)  # 2 ulp of bf16
+
+
 # -- on tensor cores (f16 q, k, v; under the simulator, the kernel's twin) ----------------
 
 #: P rounds to f16 for the second product, the output to f16 when stored: 2 ulp of f16
