@@ -536,14 +536,11 @@ class CudaKernelSource(ScalarSource):
             self.names[op.result] = name
             return name
         values = [self.fresh("x") for _ in range(RUN)]
-        fixed = [self.index(i) for i in op.indices[:-1]]
-        buffer = self.name(op.buffer)
-        first = ", ".join([*fixed, self.index(op.indices[-1])])
+        buffer, places = self.run_places(op, u)
         self.emit(indent, "if wide:")
-        self.emit(indent + 1, f"{', '.join(values)} = load_x8({buffer}, ({first},))")
+        self.emit(indent + 1, f"{', '.join(values)} = load_x8({buffer}, ({places[0]},))")
         self.emit(indent, "else:")
-        for j, value in enumerate(values):
-            at = ", ".join([*fixed, f"np.uint64({self.copy_ivs[u + j]})"])
+        for value, at in zip(values, places):
             self.emit(indent + 1, f"{value} = np.float32({buffer}[{at}])")
         self.pending_wide[op] = values[1:]
         self.names[op.result] = values[0]
@@ -562,15 +559,19 @@ class CudaKernelSource(ScalarSource):
         if u % RUN < RUN - 1:
             return
         del self.pending_wide[op]
-        fixed = [self.index(i) for i in op.indices[:-1]]
-        buffer = self.name(op.buffer)
-        first = ", ".join([*fixed, f"np.uint64({self.copy_ivs[u - RUN + 1]})"])
+        buffer, places = self.run_places(op, u - RUN + 1)
         self.emit(indent, "if wide:")
-        self.emit(indent + 1, f"store_x8({buffer}, ({first},), ({', '.join(values)},))")
+        self.emit(indent + 1, f"store_x8({buffer}, ({places[0]},), ({', '.join(values)},))")
         self.emit(indent, "else:")
-        for j, item in enumerate(values):
-            at = ", ".join([*fixed, f"np.uint64({self.copy_ivs[u - RUN + 1 + j]})"])
+        for item, at in zip(values, places):
             self.emit(indent + 1, f"{buffer}[{at}] = {item}")
+
+    def run_places(self, op: loop.LoadOp | loop.StoreOp, first: int) -> tuple[str, list[str]]:
+        """The buffer of a run's access and the indices of its ``RUN`` elements, from
+        copy ``first`` of the loop being unrolled."""
+        fixed = [self.index(i) for i in op.indices[:-1]]
+        places = [", ".join([*fixed, f"np.uint64({self.copy_ivs[first + j]})"]) for j in range(RUN)]
+        return self.name(op.buffer), places
 
     def rebind_early(self, op: Operation, u: int) -> None:
         if op.results:

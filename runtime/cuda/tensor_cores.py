@@ -108,6 +108,17 @@ load_f16 = _load_at(types.float16)
 load_bf16 = _load_at(types.uint16)  # a bf16's bits, as its buffers and staging tiles hold it
 
 
+def _cp_async(builder, target: ir.Value, source: ir.Value, count: ir.Value) -> None:
+    """``cp.async`` of 16 bytes from generic ``source`` to shared-window ``target``."""
+    asm = ir.InlineAsm(
+        ir.FunctionType(ir.VoidType(), [_I64, _I64, _I32]),
+        "{ .reg .u64 g; cvta.to.global.u64 g, $1; cp.async.cg.shared.global [$0], [g], 16, $2; }",
+        "l,l,r,~{memory}",
+        side_effect=True,
+    )
+    builder.call(asm, [target, source, count])
+
+
 @intrinsic
 def cp_async_16(typingctx, tile, index, address, size):
     if not (isinstance(tile, types.Array) and tile.ndim == 1):
@@ -115,32 +126,10 @@ def cp_async_16(typingctx, tile, index, address, size):
     signature = types.void(tile, index, address, size)
 
     def codegen(context, builder, sig, args):
-        target = _address(context, builder, sig.args[0], args[0], args[1])
+        target = _to_shared(builder, _address(context, builder, sig.args[0], args[0], args[1]))
         source = context.cast(builder, args[2], sig.args[2], types.uint64)
-        count = context.cast(builder, args[3], sig.args[3], types.uint32)
-        asm = ir.InlineAsm(
-            ir.FunctionType(ir.VoidType(), [_I64, _I64, _I32]),
-            "{ .reg .u64 s, g; cvta.to.shared.u64 s, $0; cvta.to.global.u64 g, $1; "
-            "cp.async.cg.shared.global [s], [g], 16, $2; }",
-            "l,l,r,~{memory}",
-            side_effect=True,
-        )
-        builder.call(asm, [target, source, count])
+        _cp_async(builder, target, source, context.cast(builder, args[3], sig.args[3], types.uint32))
         return context.get_dummy_value()
-
-    return signature, codegen
-
-
-@intrinsic
-def shared_address(typingctx, tile, index):
-    if not (isinstance(tile, types.Array) and tile.ndim == 1):
-        return None
-    signature = types.uint64(tile, index)
-
-    def codegen(context, builder, sig, args):
-        address = _address(context, builder, sig.args[0], args[0], args[1])
-        asm = ir.InlineAsm(ir.FunctionType(_I64, [_I64]), "cvta.to.shared.u64 $0, $1;", "=l,l")
-        return builder.call(asm, [address])
 
     return signature, codegen
 
@@ -151,14 +140,7 @@ def cp_async_16_at(typingctx, target, source, size):
 
     def codegen(context, builder, sig, args):
         target, source = (context.cast(builder, v, t, types.uint64) for v, t in zip(args[:2], sig.args[:2]))
-        count = context.cast(builder, args[2], sig.args[2], types.uint32)
-        asm = ir.InlineAsm(
-            ir.FunctionType(ir.VoidType(), [_I64, _I64, _I32]),
-            "{ .reg .u64 g; cvta.to.global.u64 g, $1; cp.async.cg.shared.global [$0], [g], 16, $2; }",
-            "l,l,r,~{memory}",
-            side_effect=True,
-        )
-        builder.call(asm, [target, source, count])
+        _cp_async(builder, target, source, context.cast(builder, args[2], sig.args[2], types.uint32))
         return context.get_dummy_value()
 
     return signature, codegen
@@ -190,6 +172,34 @@ def _unpack(context, builder, return_type, struct: ir.Value, count: int):
     return context.make_tuple(builder, return_type, [builder.extract_value(struct, i) for i in range(count)])
 
 
+def _to_shared(builder, address: ir.Value) -> ir.Value:
+    """The shared-window address of a generic ``address`` (``cvta.to.shared``)."""
+    asm = ir.InlineAsm(ir.FunctionType(_I64, [_I64]), "cvta.to.shared.u64 $0, $1;", "=l,l")
+    return builder.call(asm, [address])
+
+
+@intrinsic
+def shared_address(typingctx, tile, index):
+    if not (isinstance(tile, types.Array) and tile.ndim == 1):
+        return None
+    signature = types.uint64(tile, index)
+
+    def codegen(context, builder, sig, args):
+        return _to_shared(builder, _address(context, builder, sig.args[0], args[0], args[1]))
+
+    return signature, codegen
+
+
+def _ldmatrix_call(context, builder, return_type, shape: str, address: ir.Value, offset: int):
+    asm = ir.InlineAsm(
+        ir.FunctionType(ir.LiteralStructType([_I32] * 4), [_I64]),
+        f"ldmatrix.sync.aligned.m8n8.{shape}.shared.b16 {{$0, $1, $2, $3}}, [$4+{offset}];",
+        "=r,=r,=r,=r,l",
+        side_effect=True,  # reads shared memory another thread wrote: not hoisted past a barrier
+    )
+    return _unpack(context, builder, return_type, builder.call(asm, [address]), 4)
+
+
 def _ldmatrix(shape: str):
     @intrinsic
     def ldmatrix(typingctx, tile, index):
@@ -198,23 +208,12 @@ def _ldmatrix(shape: str):
         signature = types.UniTuple(types.uint32, 4)(tile, index)
 
         def codegen(context, builder, sig, args):
-            address = _address(context, builder, sig.args[0], args[0], args[1])
-            asm = ir.InlineAsm(
-                ir.FunctionType(ir.LiteralStructType([_I32] * 4), [_I64]),
-                "{ .reg .u64 s; cvta.to.shared.u64 s, $4; "
-                f"ldmatrix.sync.aligned.m8n8.{shape}.shared.b16 {{$0, $1, $2, $3}}, [s]; }}",
-                "=r,=r,=r,=r,l",
-                side_effect=True,  # reads shared memory another thread wrote: not hoisted past a barrier
-            )
-            return _unpack(context, builder, sig.return_type, builder.call(asm, [address]), 4)
+            address = _to_shared(builder, _address(context, builder, sig.args[0], args[0], args[1]))
+            return _ldmatrix_call(context, builder, sig.return_type, shape, address, 0)
 
         return signature, codegen
 
     return ldmatrix
-
-
-ldmatrix_x4 = _ldmatrix("x4")
-ldmatrix_x4_trans = _ldmatrix("x4.trans")
 
 
 def _ldmatrix_at(shape: str):
@@ -226,19 +225,15 @@ def _ldmatrix_at(shape: str):
 
         def codegen(context, builder, sig, args):
             source = context.cast(builder, args[0], sig.args[0], types.uint64)
-            asm = ir.InlineAsm(
-                ir.FunctionType(ir.LiteralStructType([_I32] * 4), [_I64]),
-                f"ldmatrix.sync.aligned.m8n8.{shape}.shared.b16 {{$0, $1, $2, $3}}, [$4+{offset.literal_value}];",
-                "=r,=r,=r,=r,l",
-                side_effect=True,  # reads shared memory another thread wrote: not hoisted past a barrier
-            )
-            return _unpack(context, builder, sig.return_type, builder.call(asm, [source]), 4)
+            return _ldmatrix_call(context, builder, sig.return_type, shape, source, offset.literal_value)
 
         return signature, codegen
 
     return ldmatrix_at
 
 
+ldmatrix_x4 = _ldmatrix("x4")
+ldmatrix_x4_trans = _ldmatrix("x4.trans")
 ldmatrix_x4_at = _ldmatrix_at("x4")
 ldmatrix_x4_trans_at = _ldmatrix_at("x4.trans")
 
