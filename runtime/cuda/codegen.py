@@ -537,11 +537,17 @@ class CudaKernelSource(ScalarSource):
             return name
         values = [self.fresh("x") for _ in range(RUN)]
         buffer, places = self.run_places(op, u)
+        bits = isinstance(op.result.type, BFloat16Type)  # a bf16 buffer holds its bits
         self.emit(indent, "if wide:")
-        self.emit(indent + 1, f"{', '.join(values)} = load_x8({buffer}, ({places[0]},))")
+        loaded = [self.fresh("r") for _ in values] if bits else values
+        self.emit(indent + 1, f"{', '.join(loaded)} = load_x8({buffer}, ({places[0]},))")
+        if bits:
+            for value, raw in zip(values, loaded):
+                self.emit(indent + 1, f"{value} = {self.half_call('bf16_value', raw)}")
         self.emit(indent, "else:")
         for value, at in zip(values, places):
-            self.emit(indent + 1, f"{value} = np.float32({buffer}[{at}])")
+            widened = self.half_call("bf16_value", f"{buffer}[{at}]") if bits else f"np.float32({buffer}[{at}])"
+            self.emit(indent + 1, f"{value} = {widened}")
         self.pending_wide[op] = values[1:]
         self.names[op.result] = values[0]
         return values[0]
@@ -553,7 +559,10 @@ class CudaKernelSource(ScalarSource):
         (``wide``), else one by one. Nothing reads the buffer (``_wide_accesses``), so
         the stores may wait."""
         value = self.fresh("y")
-        self.emit(indent, f"{value} = {self.name(op.value)}")
+        stored = self.name(op.value)
+        if isinstance(op.value.type, BFloat16Type):  # a bf16 buffer holds its bits
+            stored = self.half_call("bf16_bits", stored)
+        self.emit(indent, f"{value} = {stored}")
         values = self.pending_wide.setdefault(op, [])
         values.append(value)
         if u % RUN < RUN - 1:
@@ -754,8 +763,8 @@ class CudaKernelSource(ScalarSource):
 
 def _wide_accesses(kernel: loop.KernelOp) -> list[loop.LoadOp | loop.StoreOp]:
     """The loads and stores a thread can make in runs of ``RUN`` (``copy_positions``),
-    where the kernel reads or writes ``f16`` so (else none: a float kernel keeps one
-    iteration every ``bd``): of an ``f16`` or ``f32`` kernel argument (C-contiguous:
+    where the kernel reads or writes ``f16`` or ``bf16`` so (else none: a float kernel
+    keeps one iteration every ``bd``): of an ``f16``, ``bf16`` or ``f32`` kernel argument (C-contiguous:
     the runtime takes no other), in a ``threads`` loop, the loop's own index as their
     last index and nothing of the loop in the others; a load issued early
     (``_early_ops``), a store at the top of the loop's body to a buffer the kernel never
@@ -778,14 +787,15 @@ def _wide_accesses(kernel: loop.KernelOp) -> list[loop.LoadOp | loop.StoreOp]:
             if (
                 fits
                 and isinstance(op.buffer.owner, Block)
-                and isinstance(element, Float16Type | Float32Type)
+                and isinstance(element, BFloat16Type | Float16Type | Float32Type)
                 and op.indices
                 and op.indices[-1] is iv
                 and not any(_inside(i, body) for i in op.indices[:-1])
             ):
                 found.append(op)
     halves = any(
-        isinstance(op.result.type if isinstance(op, loop.LoadOp) else op.value.type, Float16Type) for op in found
+        isinstance(op.result.type if isinstance(op, loop.LoadOp) else op.value.type, BFloat16Type | Float16Type)
+        for op in found
     )
     return found if halves else []
 

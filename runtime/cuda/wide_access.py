@@ -7,10 +7,11 @@ consecutive floats two, not 8 (docs/gpu.md, "Half precision in memory").
   C-contiguous array whose last axis is a multiple of 8 then has every run of 8 along it,
   from a multiple of 8, on one).
 - ``load_x8(array, indices)``: the 8 elements of an ``f16`` or ``f32`` array from
-  ``array[indices]`` along the last axis, as float32 (halves widened exactly).
-- ``store_x8(array, indices, values)``: the 8 float32 ``values`` into ``array[indices]``
-  and the 7 elements after it, each converted as a one-element store converts it (a half
-  rounded to nearest even).
+  ``array[indices]`` along the last axis, as float32 (halves widened exactly); of a
+  ``uint16`` array (``bf16``'s bits), the 8 as they are.
+- ``store_x8(array, indices, values)``: the 8 ``values`` into ``array[indices]`` and the
+  7 elements after it, each converted as a one-element store converts it (a float32
+  rounded to a half to nearest even; ``bf16``'s bits, rounded by the kernel, as they are).
 
 Numba's CUDA simulator runs none of this: a generated kernel reads and writes its
 elements one by one there (``runtime/cuda/codegen.py``, ``wide_load``/``wide_store``).
@@ -28,8 +29,8 @@ _I16 = ir.IntType(16)
 _I32 = ir.IntType(32)
 _I64 = ir.IntType(64)
 _WORDS = ir.VectorType(_I32, 4)  # one 16-byte access
-#: the element types a run is accessed in: 16 bytes are 8 halves or 4 floats
-_RUN_TYPES = (types.float16, types.float32)
+#: the element types a run is accessed in: 16 bytes are 8 halves (or bf16's bits) or 4 floats
+_RUN_TYPES = (types.float16, types.uint16, types.float32)
 RUN = 8
 
 
@@ -77,7 +78,7 @@ def _runnable(array, indices) -> bool:
 def load_x8(typingctx, array, indices):
     if not _runnable(array, indices):
         return None
-    signature = types.UniTuple(types.float32, RUN)(array, indices)
+    signature = types.UniTuple(types.uint16 if array.dtype == types.uint16 else types.float32, RUN)(array, indices)
 
     def codegen(context, builder, sig, args):
         array_type, index_type = sig.args
@@ -93,6 +94,9 @@ def load_x8(typingctx, array, indices):
                     continue
                 for h in range(2):  # the low half is the lower-addressed element
                     half = builder.trunc(builder.lshr(bits, ir.Constant(_I32, 16 * h)), _I16)
+                    if array_type.dtype == types.uint16:
+                        values.append(half)
+                        continue
                     values.append(
                         context.cast(builder, _half_value(context, builder, half), types.float16, types.float32)
                     )

@@ -185,6 +185,24 @@ def test_f16_threads_take_runs_of_eight_read_and_written_in_one_access(offset):
     np.testing.assert_allclose(got.copy_to_host().astype(np.float32), want, rtol=2e-3, atol=2e-3)
 
 
+def test_bf16_runs_are_read_and_written_as_their_bits():
+    """A bf16 buffer holds its bits (uint16): a run of 8 is one 16-byte access of the bits,
+    widened (``bf16_value``) after the load and rounded (``bf16_bits``) before the store,
+    as one element at a time is; the same answer under the simulator, element by element."""
+    import ml_dtypes
+
+    from runtime.cuda.sources import kernel_source
+
+    program = fusec.compile(SOFTMAX.replace("f32", "bf16"), target="cuda")
+    (kernel,) = CudaProgram(program.compilation("main").stage("tiled")).kernel_ops.values()
+    source = kernel_source(kernel, "exact", shuffles=True)
+    assert "= load_x8(" in source and "store_x8(" in source and "bf16_bits(" in source
+    x = np.random.default_rng(5).standard_normal((3, 1024)).astype(ml_dtypes.bfloat16)
+    got = program.main(x)
+    assert launches(program)[-1].variant == "exact"
+    np.testing.assert_allclose(got.astype(np.float32), softmax(x.astype(np.float32)), rtol=1.6e-2, atol=1e-4)
+
+
 def test_a_temporary_inside_a_threads_loop_belongs_to_its_thread():
     """Differential seed 300041: a kernel of one block whose threads loop makes a
     temporary per iteration; it once shared one workspace row between the threads."""
