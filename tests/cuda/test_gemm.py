@@ -222,12 +222,25 @@ fn main(x: HALF[B, M, K], w: HALF[B, N, K], c: HALF[N]) -> HALF[B, M, N] {
 """
 
 
-@pytest.mark.parametrize(("half", "tolerance"), [("f16", 4e-3), ("bf16", 3e-2)])
+WHOLE_TILES, EDGES = ((2, 32, 128, 128), "exact"), ((1, 40, 130, 24), "loop")
+FFN, LINEAR = (HALF_FFN, ("m", "n")), (HALF_LINEAR, ("k", "k"))
+F16, BF16 = ("f16", 4e-3), ("bf16", 3e-2)
+
+
+# every layout and variant in f16; bf16 (whose conversions the simulator runs as NumPy, some
+# minutes a case) once in each layout and each variant
 @pytest.mark.parametrize(
-    ("shape", "variant"), [((2, 32, 128, 128), "exact"), ((1, 40, 130, 24), "loop")], ids=["whole-tiles", "edges"]
-)
-@pytest.mark.parametrize(
-    ("source", "along"), [(HALF_FFN, ("m", "n")), (HALF_LINEAR, ("k", "k"))], ids=["ffn", "linear"]
+    ("source", "along", "shape", "variant", "half", "tolerance"),
+    [(*layout, *tiles, *F16) for layout in (FFN, LINEAR) for tiles in (WHOLE_TILES, EDGES)]
+    + [(*FFN, *WHOLE_TILES, *BF16), (*LINEAR, *EDGES, *BF16)],
+    ids=[
+        "ffn-whole-tiles",
+        "ffn-edges",
+        "linear-whole-tiles",
+        "linear-edges",
+        "ffn-whole-tiles-bf16",
+        "linear-edges-bf16",
+    ],
 )
 def test_half_products_run_on_tensor_cores(source, along, shape, variant, half, tolerance):
     """The factors are staged in their half type and multiplied exactly, the sums are
