@@ -223,7 +223,7 @@ fn main(x: HALF[B, M, K], w: HALF[B, N, K], c: HALF[N]) -> HALF[B, M, N] {
 
 
 WHOLE_TILES, EDGES = ((2, 32, 128, 128), "exact"), ((1, 40, 130, 24), "loop")
-FFN, LINEAR = (HALF_FFN, ("m", "n")), (HALF_LINEAR, ("k", "k"))
+FFN_LAYOUT, LINEAR_LAYOUT = (HALF_FFN, ("m", "n")), (HALF_LINEAR, ("k", "k"))
 F16, BF16 = ("f16", 4e-3), ("bf16", 3e-2)
 
 
@@ -231,8 +231,8 @@ F16, BF16 = ("f16", 4e-3), ("bf16", 3e-2)
 # minutes a case) once in each layout and each variant
 @pytest.mark.parametrize(
     ("source", "along", "shape", "variant", "half", "tolerance"),
-    [(*layout, *tiles, *F16) for layout in (FFN, LINEAR) for tiles in (WHOLE_TILES, EDGES)]
-    + [(*FFN, *WHOLE_TILES, *BF16), (*LINEAR, *EDGES, *BF16)],
+    [(*layout, *tiles, *F16) for layout in (FFN_LAYOUT, LINEAR_LAYOUT) for tiles in (WHOLE_TILES, EDGES)]
+    + [(*FFN_LAYOUT, *WHOLE_TILES, *BF16), (*LINEAR_LAYOUT, *EDGES, *BF16)],
     ids=[
         "ffn-whole-tiles",
         "ffn-edges",
