@@ -307,14 +307,25 @@ class CudaKernelSource(ScalarSource):
         if isinstance(owner, loop.ScratchOp) and owner in self.registers:
             self.names[op.result] = self.registers[owner][self.unrolled or 0]
             return self.names[op.result]
-        text = self.access(op.buffer, op.indices)
-        if isinstance(op.result.type, BFloat16Type) and not isinstance(owner, loop.ScratchOp):
-            text = self.half_call("bf16_value", text)  # a tensor's bf16 buffer holds uint16 bits
-        elif isinstance(op.result.type, Float16Type):
-            text = f"np.float32({text})"
         name = self.define(op.result, prefix)
-        self.emit(indent, f"{name} = {text}")
+        self.emit(indent, f"{name} = {self.widened(op, self.access(op.buffer, op.indices))}")
         return name
+
+    def widened(self, op: loop.LoadOp, element: str) -> str:
+        """``op``'s loaded ``element`` as the kernel computes with it: a half widened to
+        ``float32`` (a tensor's ``bf16`` buffer holds uint16 bits)."""
+        if isinstance(op.result.type, BFloat16Type) and not isinstance(op.buffer.owner, loop.ScratchOp):
+            return self.half_call("bf16_value", element)
+        if isinstance(op.result.type, Float16Type):
+            return f"np.float32({element})"
+        return element
+
+    def stored(self, op: loop.StoreOp) -> str:
+        """The value ``op`` stores as its buffer holds it (a tensor's ``bf16``: its bits)."""
+        value = self.name(op.value)
+        if isinstance(op.value.type, BFloat16Type) and not isinstance(op.buffer.owner, loop.ScratchOp):
+            return self.half_call("bf16_bits", value)
+        return value
 
     def store(self, op: loop.StoreOp, indent: int) -> None:
         if op in self.wide and self.shuffles and self.unrolled is not None:
@@ -324,10 +335,7 @@ class CudaKernelSource(ScalarSource):
         if isinstance(owner, loop.ScratchOp) and owner in self.registers:
             self.emit(indent, f"{self.registers[owner][self.unrolled or 0]} = {self.name(op.value)}")
             return
-        value = self.name(op.value)
-        if isinstance(op.value.type, BFloat16Type) and not isinstance(owner, loop.ScratchOp):
-            value = self.half_call("bf16_bits", value)
-        self.emit(indent, f"{self.access(op.buffer, op.indices)} = {value}")
+        self.emit(indent, f"{self.access(op.buffer, op.indices)} = {self.stored(op)}")
 
     def op(self, op: Operation, indent: int) -> None:
         """An op inside one thread's serial code."""
@@ -543,11 +551,10 @@ class CudaKernelSource(ScalarSource):
         self.emit(indent + 1, f"{', '.join(loaded)} = load_x8({buffer}, ({places[0]},))")
         if bits:
             for value, raw in zip(values, loaded):
-                self.emit(indent + 1, f"{value} = {self.half_call('bf16_value', raw)}")
+                self.emit(indent + 1, f"{value} = {self.widened(op, raw)}")
         self.emit(indent, "else:")
         for value, at in zip(values, places):
-            widened = self.half_call("bf16_value", f"{buffer}[{at}]") if bits else f"np.float32({buffer}[{at}])"
-            self.emit(indent + 1, f"{value} = {widened}")
+            self.emit(indent + 1, f"{value} = {self.widened(op, f'{buffer}[{at}]')}")
         self.pending_wide[op] = values[1:]
         self.names[op.result] = values[0]
         return values[0]
@@ -559,10 +566,7 @@ class CudaKernelSource(ScalarSource):
         (``wide``), else one by one. Nothing reads the buffer (``_wide_accesses``), so
         the stores may wait."""
         value = self.fresh("y")
-        stored = self.name(op.value)
-        if isinstance(op.value.type, BFloat16Type):  # a bf16 buffer holds its bits
-            stored = self.half_call("bf16_bits", stored)
-        self.emit(indent, f"{value} = {stored}")
+        self.emit(indent, f"{value} = {self.stored(op)}")
         values = self.pending_wide.setdefault(op, [])
         values.append(value)
         if u % RUN < RUN - 1:

@@ -87,11 +87,8 @@ class Side:
         self.names: list[dict[SSAValue, str]] = []
         self.registers: list[str] = []
         #: staged by copies straight from global to shared memory, not through registers
-        #: (``codegen_gemm_mma``): each slot is then the first element of a copy, whose
-        #: first address, step, alignment, place in the tile and shared address are named
-        #: in ``copies``
+        #: (``codegen_gemm_mma``): each slot is then the first element of a copy
         self.copied = False
-        self.copies: list[tuple[str, str, str, str, str]] = []
 
 
 class GemmSource(CudaKernelSource):

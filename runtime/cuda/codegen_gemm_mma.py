@@ -1,18 +1,22 @@
 """A ``gemm`` kernel whose product runs on tensor cores (``gpu.mma``, set by
-``passes.cuda.map_gemm`` for a product of two ``f16`` or two ``bf16`` factors) -> Python source for
-``numba.cuda.jit``.
+``passes.cuda.map_gemm`` for a product of two ``f16`` or two ``bf16`` factors) -> Python
+source for ``numba.cuda.jit``.
 
 It is ``codegen_gemm``'s tiled product with three pieces replaced:
 
 1. the staging tiles hold the factors in their half type (the factors' values round to
-   it there, their storage type: docs/reference.md, Numerics), ``k``-major as before,
-   each row padded by 8 halves so that the eight 16-byte rows one ``ldmatrix`` reads
-   fall in different shared-memory banks (a row of 136 halves is 272 bytes, 16 more
-   than a multiple of 128);
+   it there, their storage type: docs/reference.md, Numerics; ``bf16`` as its bits), in
+   ``STAGES`` stages of ``TK`` reduction steps: while one stage's products run, the next
+   one fills. A factor read along ``k`` is staged with its rows outermost, any other
+   ``k`` outermost; each row is padded by 8 halves so that the eight 16-byte rows one
+   ``ldmatrix`` reads fall in different shared-memory banks. A factor that is one load of
+   an argument along its last axis is copied by 16-byte ``cp.async`` from addresses
+   computed once before the loop (``copy_bases``); any other goes through registers as
+   in ``codegen_gemm``;
 2. the block's 8 warps each compute a 64 x 32 part of the 128 x 128 tile, per 16
    reduction steps 4 x 4 ``mma.m16n8k16`` (``runtime.cuda.tensor_cores``) from fragments
-   read by ``ldmatrix.x4.trans`` (the ``k``-major tile transposed is the row-major ``a``
-   and the column-major ``b`` the instruction takes);
+   read by ``ldmatrix.x4`` from a tile holding its rows outermost, ``ldmatrix.x4.trans``
+   from one holding ``k`` outermost, at shared addresses computed once (``fragment_bases``);
 3. each thread's accumulators are those its fragments give it: rows ``g`` and ``g + 8``
    of each 16-row part, columns ``2q`` and ``2q + 1`` of each 8-column part
    (``g = lane // 4``, ``q = lane % 4``), which is the register tile the epilogue then
@@ -22,13 +26,15 @@ The tensor cores add the 16 products of an ``mma`` in their own order, in float3
 same bits on every run, not a serial sum's (docs/reference.md, Numerics).
 
 Numba's CUDA simulator runs no tensor-core instruction, so its twin (``aligned`` False,
-as the simulator's sources are) keeps pieces 1 and 3 and replaces 2 with the outer
-products of ``codegen_gemm`` over the same half tiles: the staging, the fragment
-ownership and the epilogue are what the simulator tests; the instructions' own
-fragment layouts are tested on a GPU (tests/cuda/test_tensor_cores.py).
+as the simulator's sources are) keeps pieces 1 (staged through registers) and 3 and
+replaces 2 with the outer products of ``codegen_gemm`` over the same half tiles: the
+staging, the fragment ownership and the epilogue are what the simulator tests; the
+instructions' own fragment layouts are tested on a GPU (tests/cuda/test_tensor_cores.py).
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Block
@@ -65,6 +71,16 @@ MMA_M, MMA_N, MMA_K = 16, 8, 16
 TILE_STORAGE = {"f16": "np.float16", "bf16": "np.uint16"}
 
 
+class Copy(NamedTuple):
+    """The names of one copied slot's values, computed before the reduction."""
+
+    first: str  # the source address of its first step
+    step: str  # the bytes a step moves it
+    aligned: str  # whether both keep its copies 16-byte aligned
+    place: str  # its index in stage 0 of the staging tile
+    target: str  # that place's shared address
+
+
 class MmaGemmSource(GemmSource):
     """The generator of a tensor-core gemm kernel's source, in one variant."""
 
@@ -85,6 +101,9 @@ class MmaGemmSource(GemmSource):
             name: self.kernel.attributes[along] == StringAttr("k") for name, along in (("a", A_ALONG), ("b", B_ALONG))
         }
         self.stage_name = "0"  # the staging stage the code being written reads or writes
+        self.copies: dict[str, list[Copy]] = {}  # per copied side's name (``copy_bases``)
+        #: per fragment load (tile, part): its ``ldmatrix`` and base address (``fragment_bases``)
+        self.bases: dict[tuple[str, int], tuple[str, str]] = {}
 
     def imports(self) -> list[str]:
         if not self.aligned:
@@ -169,10 +188,8 @@ class MmaGemmSource(GemmSource):
         )
 
     def copy_bases(self, side: Side, indent: int) -> None:
-        """Per slot of a copied side, before the reduction: its first step's source
-        address ``ad``, the bytes a step moves it ``st``, whether both keep its copies
-        16-byte aligned ``ok`` (an argument handed in as a device view may start
-        anywhere), its place in stage 0 ``at`` and that place's shared address ``ct``."""
+        """Per slot of a copied side, before the reduction: its ``Copy`` (an argument
+        handed in as a device view may start anywhere, hence the alignment test)."""
         load = side.factor.owner
         assert isinstance(load, loop.LoadOp)  # copyable
         reduction = self.nest.reduce.iv
@@ -180,7 +197,7 @@ class MmaGemmSource(GemmSource):
         varying = [o for o in side.ops if o is not load and reduction in self.varying(o)]
         buffer = self.name(load.buffer)
         self.stage_name = "0"
-        side.copies = []
+        copies = self.copies[side.name] = []
         for u, (k_offset, row) in enumerate(side.slots):
             self.names = dict(side.names[u])
             k = self.fresh("k")
@@ -195,20 +212,22 @@ class MmaGemmSource(GemmSource):
             self.emit(indent, f"{ok} = {address} % 16 == 0 and {step} % 16 == 0")
             self.emit(indent, f"{to} = {self.tile_index(side.name, k_offset, row)}")
             self.emit(indent, f"{target} = shared_address({side.name}_s, {to})")
-            side.copies.append((address, step, ok, to, target))
+            copies.append(Copy(address, step, ok, to, target))
 
     def copy(self, side: Side, step: str, indent: int) -> None:
         """The copies of staging step number ``step`` into stage ``stage_name``: one
         ``cp.async`` a slot where aligned, else element by element from the same address
         (C-contiguous: the runtime takes no other)."""
         tile, size = f"{side.name}_s", self.tile_size(side.name)
-        for first, stride, ok, base, target in side.copies:
+        for c in self.copies[side.name]:
             address, to = self.fresh("ad"), self.fresh("at")
-            self.emit(indent, f"{address} = {first} + {step} * {stride}")
-            self.emit(indent, f"if {ok}:")
-            self.emit(indent + 1, f"cp_async_16_at({target} + {self.stage_name} * {size * HALF_BYTES}, {address}, 16)")
+            self.emit(indent, f"{address} = {c.first} + {step} * {c.step}")
+            self.emit(indent, f"if {c.aligned}:")
+            self.emit(
+                indent + 1, f"cp_async_16_at({c.target} + {self.stage_name} * {size * HALF_BYTES}, {address}, 16)"
+            )
             self.emit(indent, "else:")
-            self.emit(indent + 1, f"{to} = {base} + {self.stage_name} * {size}")
+            self.emit(indent + 1, f"{to} = {c.place} + {self.stage_name} * {size}")
             for j in range(CHUNK):
                 self.emit(indent + 1, f"{tile}[{to} + {j}] = load_{self.half}({address} + {HALF_BYTES * j})")
 
@@ -293,7 +312,6 @@ class MmaGemmSource(GemmSource):
         cost more issue slots than its ``mma`` (Nsight Compute: 10 instructions an
         ``mma``, the integer pipe the busiest)."""
         self.stage_name = "0"
-        self.bases: dict[tuple[str, int], tuple[str, str]] = {}
         parts = {"a": (self.warp_m // MMA_M, MMA_M, "w_m"), "b": (self.warp_n // (2 * MMA_N), 2 * MMA_N, "w_n")}
         for shared, (count, rows, origin) in parts.items():
             for part in range(count):
