@@ -15,7 +15,7 @@ from compiler.directives import params_of, read_directives
 from compiler.source import read_source, source_to_module
 from compiler.stages import MATMUL_STRATEGIES, STAGES, Compilation, Options
 from compiler.worker import shared_worker
-from runtime import registry
+from runtime import registry, timing
 from runtime.errors import InputError
 from runtime.inputs import NO_DEFAULTS, InputDefaults, Param, bind_sizes, check_names, draw_inputs
 from runtime.target import Executable
@@ -252,7 +252,9 @@ class Program:
             reason = self.backend.unavailable_reason()
             if reason is not None:
                 raise TargetError(f"--target {self.target}: {reason}")
-            self._executables[key] = self.backend.executable(compilation.module(self.backend.stage))
+            module = compilation.module(self.backend.stage)
+            with timing.timed(timing.Phase.CODEGEN, f"{self.target} program"):
+                self._executables[key] = self.backend.executable(module)
         return self._executables[key]
 
     def _function(self, name: str) -> func.FuncOp:
@@ -320,7 +322,9 @@ def compile(
     if isolate:
         return shared_worker().compile(source_or_path, target, fuse, matmul, disable_rules, calibrate)
     text, path = read_source(source_or_path)
-    module = source_to_module(text, path)
+    with timing.timed(timing.Phase.FRONT_END, "parse and build the graph"):
+        module = source_to_module(text, path)
+        defaults = read_directives(text, path, module)
     return Program(
         module,
         path,
@@ -329,5 +333,5 @@ def compile(
         matmul=matmul,
         disable_rules=disable_rules,
         calibrate=calibrate,
-        input_defaults=read_directives(text, path, module),
+        input_defaults=defaults,
     )

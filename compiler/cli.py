@@ -9,6 +9,7 @@ Exit status: 0 success, 1 an error in the program or its inputs, 2 a usage error
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from compiler import cli_dask, cli_files
+from compiler import cli_dask, cli_files, progress
 from compiler.api import TargetError
 from compiler.api import compile as compile_program
 from compiler.directives import WHOLE_NUMBER, parse_sizes
@@ -29,7 +30,7 @@ from compiler.stages import MATMUL_STRATEGIES, STAGES
 from compiler.version import VERSION
 from dialects.sizes import Size
 from dialects.tensor_types import NUMPY_DTYPES, is_float_dtype
-from runtime import registry
+from runtime import registry, timing
 from runtime.errors import FusecError, InputError
 from runtime.inputs import Param, drawn_shapes, input_sizes
 
@@ -132,6 +133,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run over Dask arrays: on N local worker processes, or on the scheduler at ADDRESS")
     p.add_argument("--chunks", type=_chunks, default={}, metavar="B=64,N=4096",
                    help="with --dask: chunk length per size (sizes not named stay one chunk)")
+    p.add_argument("--time-passes", action="store_true",
+                   help="print where the compile's time went (front end, each pass, code generation, each "
+                        "kernel's compile, the first call) to standard error; with --report, also in the report")
+    p.add_argument("--quiet", action="store_true", help="no progress line on standard error while kernels compile")
     p.add_argument("--print-ir-after-all", action="store_true",
                    help="print the IR after every pass to standard error")
     return p
@@ -250,6 +255,40 @@ def note_drawn(params: Sequence[Param], given, arrays, seed: int) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    with contextlib.ExitStack() as stack:
+        steps = stack.enter_context(timing.recording()) if args.time_passes else None
+        if not args.quiet:
+            stack.enter_context(progress.shown())
+        return run_program(args, PassTimes(steps))
+
+
+class PassTimes:
+    """`--time-passes`: the steps recorded since the command began, printed (and kept
+    for the report) once the first call is done, or the IR printed."""
+
+    def __init__(self, steps: list[timing.Step] | None) -> None:
+        self.steps = steps
+        self.start = time.perf_counter()
+        self.summary: dict | None = None
+
+    def first_call(self, seconds: float, before: int) -> None:
+        """Records the first call, less the passes and code generation it ran (steps
+        from ``before`` on, in this thread), and prints the table."""
+        if self.steps is None:
+            return
+        inner = sum(s.seconds for s in self.steps[before:] if s.phase is not timing.Phase.COMPILE)
+        timing.record(timing.Phase.FIRST_CALL, "loads, launches, the compiles it waited for", seconds - inner)
+        self.show()
+
+    def show(self) -> None:
+        if self.steps is None:
+            return
+        wall = time.perf_counter() - self.start
+        print(timing.table(self.steps, wall), file=sys.stderr)
+        self.summary = timing.as_json(list(self.steps), wall)
+
+
+def run_program(args: argparse.Namespace, pass_times: PassTimes) -> int:
     check_files(args)
     given = load_inputs(args.inputs, lazy=bool(args.dask))
     program = compile_program(
@@ -285,8 +324,9 @@ def run(args: argparse.Namespace) -> int:
             if problem := write_viz(args.viz, compilation, report):
                 print(f"fusec: warning: {problem}", file=sys.stderr)
     if args.emit:
+        pass_times.show()
         if args.report:
-            write_report(args.report, report)
+            write_report(args.report, {**report, "time_passes": pass_times.summary} if pass_times.summary else report)
         return EXIT_OK
 
     if args.dask:
@@ -304,9 +344,11 @@ def run(args: argparse.Namespace) -> int:
         program.executable(entry).graphs = False
     if args.autotune:
         autotune_program(program, entry, arrays)
+    before = len(pass_times.steps) if pass_times.steps is not None else 0
     start = time.perf_counter()
     results = program.run(entry, arrays)
     elapsed = time.perf_counter() - start
+    pass_times.first_call(elapsed, before)
 
     status = EXIT_OK
     if args.check:
@@ -334,6 +376,8 @@ def run(args: argparse.Namespace) -> int:
         if verdicts:
             print("\n".join(describe_verdicts(verdicts, program.calibration.device)))
     if args.report:
+        if pass_times.summary is not None:
+            report["time_passes"] = pass_times.summary
         write_report(args.report, report)
     save_results(args.output, results)
     print(summary(program, compilation, entry, results, elapsed))

@@ -8,6 +8,7 @@ the IR, so every stage stays inspectable after later ones ran.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -16,6 +17,7 @@ from xdsl.passes import ModulePass, PassPipeline
 
 from compiler.context import make_context
 from dialects.group_kinds import GroupStrategy
+from runtime import timing
 from runtime.target import Target
 
 STAGES = ("graph", "opt", "fused", "loops", "tiled", "kernel")
@@ -75,13 +77,16 @@ class Compilation:
 
     def run_passes(self, module: ModuleOp, passes: Sequence[ModulePass]) -> ModuleOp:
         module = module.clone()
-        callback = None
-        if self.after_pass is not None:
-            hook = self.after_pass
+        hook = self.after_pass
+        started = time.perf_counter()
 
-            def callback(previous: ModulePass | None, mod: ModuleOp, _next: ModulePass | None) -> None:
-                if previous is not None:  # xDSL also calls it before the first pass
+        def callback(previous: ModulePass | None, mod: ModuleOp, _next: ModulePass | None) -> None:
+            nonlocal started
+            if previous is not None:  # xDSL also calls it before the first pass
+                timing.record(timing.Phase.PASS, previous.name, time.perf_counter() - started)
+                if hook is not None:
                     hook(previous.name, mod)
+            started = time.perf_counter()
 
         PassPipeline(tuple(passes), callback=callback).apply(make_context(), module)
         module.verify()
@@ -129,7 +134,8 @@ def _tiled(c: Compilation, loops: ModuleOp) -> ModuleOp:
 
 
 def _kernel(c: Compilation, tiled: ModuleOp) -> str:
-    return c.options.target.kernel_source(tiled)
+    with timing.timed(timing.Phase.CODEGEN, "kernel sources"):
+        return c.options.target.kernel_source(tiled)
 
 
 #: each stage after `graph`, from the IR of the stage before it

@@ -58,7 +58,7 @@ class Worker:
     `IsolatedProgram`. The process starts on the first request and is replaced after
     ``max_programs`` distinct programs, or after a request that left its resident memory
     above ``max_rss_mb`` (its kernel compile helper is bounded on its own:
-    ``runtime.cpu.kernel_compiler``). A worker that dies (killed, out of memory) fails the
+    ``runtime.kernel_compiler``). A worker that dies (killed, out of memory) fails the
     request it was serving with an `ExecutionError`; the next request starts a fresh one.
     Requests from several threads take turns. `close` stops the worker; a `with` block
     closes it at its end."""

@@ -1,5 +1,5 @@
 """The helper processes fusec starts and how it talks to them: the kernel compile
-helper (``runtime.cpu.kernel_compiler``) and the worker (``compiler.worker``).
+helper (``runtime.kernel_compiler``) and the worker (``compiler.worker``).
 
 A helper is a fresh Python (not a fork, which would inherit Numba's OpenMP threads
 and locks in whatever state they were in; nor ``multiprocessing``'s spawn, which would

@@ -7,7 +7,7 @@ checked against it and rewritten when it differs), and registered in ``sys.modul
 under that name, which Numba's cache needs to rebuild a kernel's globals. Numba's
 compiled code goes beside it, sealed and verified (``runtime.numba_cache``); a kernel
 missing from it may be compiled elsewhere (``load_kernel``'s ``compile_aside``: the CPU
-target's helper process, ``runtime.cpu.kernel_compiler``), so that a run executes the
+target's helper process, ``runtime.kernel_compiler``), so that a run executes the
 cached code whether or not it compiled it.
 
 The cache directory is ``$FUSEC_CACHE_DIR``, else ``~/.cache/fusec``. One that cannot
@@ -52,6 +52,8 @@ _LOCK = threading.Lock()
 _LIVE: weakref.WeakValueDictionary[tuple[str, str, str], Any] = weakref.WeakValueDictionary()
 _RECENT: OrderedDict[tuple[str, str, str], Any] = OrderedDict()  # the last RECENT_KERNELS, oldest first
 _REGISTERED: set[str] = set()  # the kernel modules this process put in sys.modules
+#: each cached dispatcher's ``compile_here`` arguments but the signature (``missing_compile``)
+_REQUESTS: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
 #: what a kernel module's name starts with (then its key, ``kernel_key``)
 MODULE_PREFIX = "fusec_"
 
@@ -190,7 +192,7 @@ def load_kernel(
     the same source. ``compile_aside``, where given, compiles a kernel missing from the
     cache elsewhere (it gets ``compile_here``'s arguments and says whether it did), and
     the kernel is then loaded, never compiled here (the CPU target's helper process,
-    ``runtime.cpu.kernel_compiler``); without it, or when it fails, the kernel compiles
+    ``runtime.kernel_compiler``); without it, or when it fails, the kernel compiles
     here. ``key_extra`` adds to the cache key what the compiled code depends on beyond the
     source and options (the CUDA backend: numba-cuda's version)."""
     key_extra = key_extra or {}
@@ -206,6 +208,7 @@ def load_kernel(
                            "directory": str(root), "key_extra": key_extra}
                 aside = None if compile_aside is None else functools.partial(_compile_aside, compile_aside, request)
                 numba_cache.attach(dispatcher, compile_aside=aside)
+                _REQUESTS[dispatcher] = request
             _LIVE[key] = dispatcher
         _keep_recent(key, dispatcher)
         return dispatcher
@@ -235,14 +238,31 @@ def _compile_aside(compile_aside: Callable[[dict[str, Any]], bool], request: dic
     return compile_aside({**request, "signature": signature})
 
 
+def missing_compile(dispatcher, signature) -> dict[str, Any] | None:
+    """``compile_here``'s arguments for ``dispatcher`` (from ``load_kernel``) at
+    ``signature`` when neither this process nor the disk cache has that compile yet;
+    ``None`` when one has, or when the kernel has no cache to compile into."""
+    request = _REQUESTS.get(dispatcher)
+    if request is None or numba_cache.holds(dispatcher, signature):
+        return None
+    return {**request, "signature": signature}
+
+
 def compile_here(source: str, options: dict[str, object], function: str, directory: str,
                  key_extra: Mapping[str, object], signature) -> None:
     """Compiles ``function`` of ``source`` for ``signature`` into the cache in
-    ``directory`` (what ``load_kernel``'s ``compile_aside`` has a helper process do)."""
+    ``directory`` (what ``load_kernel``'s ``compile_aside`` has a helper process do).
+    A GPU kernel names its target in ``key_extra`` (``runtime.cuda.executor``)."""
     root = cache_files.private_directory(Path(directory))  # made again if it was deleted
     with _LOCK:
         _unregister_unused()  # the modules of the kernels compiled before this one
-    dispatcher, cached = _dispatcher(source, options, function, root, numba.njit, key_extra)
+    if key_extra.get("target") == "cuda":
+        from runtime.cuda.device import cuda_module
+
+        jit = cuda_module().jit
+    else:
+        jit = numba.njit
+    dispatcher, cached = _dispatcher(source, options, function, root, jit, key_extra)
     if cached:
         numba_cache.attach(dispatcher)
     dispatcher.compile(signature)

@@ -194,6 +194,13 @@ CALIBRATION = Switch(
     changes="off: every compilation plans as with `--no-calibration` (the test suite sets it)",
 )
 
+COMPILE_WORKERS = WholeNumber(
+    name="FUSEC_COMPILE_WORKERS",
+    minimum=1,
+    default_text="the cores this process may use, at most 16",
+    changes="the helper processes that compile a GPU call's missing kernels at once; 1: one at a time",
+)
+
 CUDA_GRAPHS = Switch(
     name="FUSEC_CUDA_GRAPHS",
     default=True,
@@ -241,3 +248,4 @@ GOMP_SPINCOUNT = LibrarySetting(
     fusec_value="0",
     changes="how long the CPU kernels' OpenMP threads spin before they sleep (fusec's: not at all); fusec sets it when imported, before an OpenMP pool starts (see below)",
 )
+

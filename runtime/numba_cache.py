@@ -15,7 +15,7 @@
 
 A cache may also be given ``compile_aside``, called on a miss before Numba would
 compile in this process: when it returns true (it compiled the kernel elsewhere into
-the cache), the entry is loaded again (``runtime.cpu.kernel_compiler`` says why).
+the cache), the entry is loaded again (``runtime.kernel_compiler`` says why).
 
 These classes override private methods of Numba's caching classes (the index and data
 file's ``_load_index``, ``_save_index``, ``_load_data``, ``_save_data``), which
@@ -173,6 +173,17 @@ def _numba_cache_class(dispatcher) -> type[_NumbaCache] | None:
 
         return CUDACache
     return None
+
+
+def holds(dispatcher, signature) -> bool:
+    """Whether ``dispatcher`` has ``signature`` compiled, loaded or in its disk cache's
+    index (a dispatcher without fusec's cache holds nothing to look up: true)."""
+    if signature in dispatcher.overloads:
+        return True
+    cache = dispatcher._cache
+    if not isinstance(cache, _VerifiedCache):
+        return True
+    return cache._index_key(signature, dispatcher.targetctx.codegen()) in cache._cache_file._load_index()
 
 
 def attach(dispatcher, compile_aside: Callable[[Any], bool] | None = None) -> None:

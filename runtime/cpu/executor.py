@@ -8,7 +8,7 @@
 launch, view, copy, free, return) and generates each kernel's source
 (``runtime.cpu.codegen``), loading it through the disk cache
 (``runtime.kernel_cache``): on its first call a kernel is loaded from the cache, after
-the compile helper put it there when it was missing (``runtime.cpu.kernel_compiler``).
+the compile helper put it there when it was missing (``runtime.kernel_compiler``).
 
 The first call on a set of argument shapes and dtypes binds them (``bind``): it
 binds the symbolic sizes from the shapes (each argument's ``loop.shape``), checks them
@@ -40,7 +40,7 @@ from dialects import loop
 from runtime.cpu import codegen as codegen_cpu
 from runtime.cpu import threads as cpu_threads
 from runtime.cpu.host_call import call_function
-from runtime.cpu.kernel_compiler import compile_in_helper
+from runtime.kernel_compiler import compile_in_helper
 from runtime.cpu.loop_work import work_counter
 from runtime.errors import ExecutionError
 from runtime.host_plan import (
@@ -125,7 +125,9 @@ class CompiledProgram(Executable):
                 options,
                 function=codegen_cpu.KERNEL_FUNCTION,
                 directory=self.cache_dir,
-                compile_aside=compile_in_helper,
+                compile_aside=functools.partial(
+                    compile_in_helper, label=f"@{name} ({'parallel' if threaded else 'serial'})"
+                ),
             )
         return self._dispatchers[key]
 

@@ -16,9 +16,12 @@ The host functions are read into steps once (``runtime.host_plan``). A call:
   arrays (or ``out=``), returned as they are when the inputs were on the device,
   else copied to NumPy.
 
-Kernels are compiled by ``numba.cuda.jit`` on their first launch, through the disk
-cache (``runtime.kernel_cache``), whose key holds numba-cuda's version; Numba's CUDA
-cache itself keys the machine code by the GPU's compute capability.
+Kernels are compiled by ``numba.cuda.jit`` through the disk cache
+(``runtime.kernel_cache``), whose key holds numba-cuda's version; Numba's CUDA cache
+itself keys the machine code by the GPU's compute capability. On a GPU, the first call
+on new shapes hands every kernel it will launch that the cache lacks to helper
+processes, all at once (``runtime.kernel_compiler.COMPILE_POOL``); each launch waits for
+its own kernel and loads it from the cache.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from xdsl.ir import Attribute
 
 from dialects import loop
 from dialects.gpu.mapping import PER_THREAD, THREADS, Schedule
-from runtime import knobs
+from runtime import knobs, timing
 from runtime.cuda import codegen as codegen_cuda
 from runtime.cuda import codegen_gemm, sources
 from runtime.cuda.autotune_cache import Tuning, TuningCache
@@ -65,7 +68,8 @@ from runtime.host_plan import (
     result_shapes,
     temporary_dtype,
 )
-from runtime.kernel_cache import load_kernel, load_module
+from runtime.kernel_cache import load_kernel, load_module, missing_compile
+from runtime.kernel_compiler import COMPILE_POOL
 from runtime.target import Executable
 
 #: the most threads a block may have, and the grid's y extent
@@ -127,7 +131,8 @@ class _Kernel:
             self.jit_options["max_registers"] = tuning.max_registers
         self._sources: dict[tuple[str, int], str] = {}
         self._dispatchers: dict[tuple[str, int], Any] = {}
-        default = self.source("loop", self.threads)
+        with timing.timed(timing.Phase.CODEGEN, f"@{self.name}"):
+            default = self.source("loop", self.threads)
         # the module the loop variant's dispatcher will be compiled from (one file)
         self.sizes = load_module(default, {**self.jit_options, **_CACHE_KEY}, directory=cache_dir).sizes
         self.key = hashlib.sha256(default.encode()).hexdigest()[:16]
@@ -160,8 +165,15 @@ class _Kernel:
                 directory=self.cache_dir,
                 jit=cuda.jit,
                 key_extra=_CACHE_KEY,
+                compile_aside=COMPILE_POOL.wait,
             )
         return self._dispatchers[key]
+
+    def missing_compile(self, variant: str, threads: int, args: Sequence[Any]) -> dict[str, Any] | None:
+        """What a helper needs to compile a variant for the types of ``args`` into the
+        disk cache; ``None`` when it is compiled or cached already."""
+        dispatcher = self.dispatcher(variant, threads)
+        return missing_compile(dispatcher, tuple(dispatcher.typeof_pyval(a) for a in args))
 
     def configure(self, buffers: Sequence[Any], slots: tuple[int, ...]) -> Launch:
         """The variant, grid, block and workspaces of a launch on ``buffers``."""
@@ -404,6 +416,8 @@ class CudaProgram(Executable):
         prepared = self._prepared.get(key)
         if prepared is None:
             prepared = self._prepared[key] = self._prepare(plan, sizes, slots)
+            if not simulated():
+                self._compile_ahead(prepared, slots)
         self._last[entry] = prepared
         for slot, buffer in prepared.buffers.items():
             slots[slot] = buffer
@@ -580,6 +594,26 @@ class CudaProgram(Executable):
         end.record()
         end.synchronize()
         profile.setdefault(step.kernel, []).append(begin.elapsed_time(end) * 1e-3 / PROFILE_REPEATS)
+
+    def _compile_ahead(self, prepared: _Prepared, slots: list[Any]) -> None:
+        """Hands the kernels of ``prepared``'s launches that the disk cache lacks, with
+        the argument types the launches will pass, to the compile pool, which compiles
+        them at once while the launches go in order."""
+        view = list(slots)
+        for slot, buffer in prepared.buffers.items():
+            view[slot] = buffer
+        requests = []
+        for step in prepared.launches:
+            if isinstance(step, Launch):
+                if not step.empty:
+                    args = [_flat0(view[s]) for s in step.args] + list(step.workspaces)
+                    request = self.kernel(step.kernel, step.tuning).missing_compile(step.variant, step.block, args)
+                    if request is not None:
+                        requests.append((f"@{step.kernel} ({step.variant})", request))
+            elif step[0] in ("view", "permute"):  # the views the launches after it read
+                self._host_step(step, view, prepared.sizes, None)
+        if len(requests) > 1:  # one alone compiles here, without a helper to start
+            COMPILE_POOL.submit(requests)
 
     def _prepare(self, plan: HostPlan, sizes: dict[str, int], slots: list[Any]) -> _Prepared:
         """Buffers and launch configurations for one set of shapes."""

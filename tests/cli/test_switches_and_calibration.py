@@ -230,3 +230,30 @@ def test_bad_calibration_commands_are_usage_errors(args, message):
 def test_help_names_the_calibration_command():
     shown = fusec_cli("--help")
     assert shown.returncode == 0 and "fusec --calibration {show,reset}" in shown.stdout
+
+
+# -- where the time goes ---------------------------------------------------------------
+
+
+def test_time_passes_prints_each_phase_and_reports_it(tmp_path):
+    report = tmp_path / "r.json"
+    env = {**os.environ, "FUSEC_CACHE_DIR": str(tmp_path / "cache")}
+    result = fusec_cli(SOFTMAX, "--target", "cpu", "--dims", "B=8,N=16", "--time-passes", "--report", report, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "fusec: time passes (wall " in result.stderr
+    for row in ("front end   parse and build the graph", "pass        fuse", "pass        lower-to-loops",
+                "codegen     cpu program", "compile     @k0_softmax", "first call  loads, launches"):
+        assert row in result.stderr
+    times = report_of(report)["time_passes"]
+    phases = {step["phase"] for step in times["steps"]}
+    assert phases == {"front end", "pass", "codegen", "compile", "first call"}
+    assert all(step["seconds"] >= 0 for step in times["steps"]) and times["wall_s"] > 0
+    assert {step["where"] for step in times["steps"] if step["phase"] == "compile"} == {"helper"}
+    quiet = fusec_cli(SOFTMAX, "--target", "cpu", "--dims", "B=8,N=16", "--quiet", env=env)
+    assert quiet.returncode == 0 and "time passes" not in quiet.stderr and "compiling" not in quiet.stderr
+
+
+def test_time_passes_with_emit_times_the_passes_it_ran():
+    result = fusec_cli(SOFTMAX, "--emit", "loops", "--time-passes")
+    assert result.returncode == 0, result.stderr
+    assert "pass        lower-to-loops" in result.stderr and "first call" not in result.stderr

@@ -45,7 +45,7 @@ def probe(name: str) -> dict:
 
 
 def main(names: list[str]) -> None:
-    from runtime.cpu.kernel_compiler import HELPER
+    from runtime.kernel_compiler import HELPER
 
     report = {name: probe(name) for name in names or SAMPLES}
     print(json.dumps({"samples": report, "helper_compiled": HELPER.requests}))

@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 from runtime import cache_files, kernel_cache
-from runtime.cpu import kernel_compiler
+from runtime import kernel_compiler
 from runtime.cuda.autotune_cache import Tuning, TuningCache
 from tests.runtime import cache_probe
 
@@ -333,7 +333,7 @@ def test_tampered_source_is_never_run(populated, tmp_path):
 KERNEL_SCRIPT = f"""
 import json, numpy as np
 from runtime.kernel_cache import load_kernel
-from runtime.cpu.kernel_compiler import HELPER, compile_in_helper
+from runtime.kernel_compiler import HELPER, compile_in_helper
 kernel = load_kernel({SOURCE!r}, {OPTIONS!r}, compile_aside=compile_in_helper)
 x = np.linspace(-3, 3, 1000, dtype=np.float32)
 y = np.empty_like(x)

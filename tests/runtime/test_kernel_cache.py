@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from runtime import kernel_cache
-from runtime.cpu.kernel_compiler import compile_in_helper
+from runtime.kernel_compiler import compile_in_helper
 
 SOURCE = textwrap.dedent(
     """\
@@ -70,7 +70,7 @@ SCRIPT = textwrap.dedent(
     """\
     import json, sys
     from runtime.cpu.executor import CompiledProgram
-    from runtime.cpu.kernel_compiler import HELPER
+    from runtime.kernel_compiler import HELPER
     from tests.loops.cases import CASES
     from tests.loops.harness import draw_inputs, lowered, parse
 

@@ -23,7 +23,7 @@ import pytest
 import fusec
 from compiler.worker import WorkerTraceback
 from runtime import kernel_cache
-from runtime.cpu.kernel_compiler import HELPER
+from runtime.kernel_compiler import HELPER
 
 ROOT = Path(__file__).resolve().parents[2]
 X = np.linspace(-2, 2, 32, dtype=np.float32).reshape(4, 8)
