@@ -326,7 +326,10 @@ def run_program(args: argparse.Namespace, pass_times: PassTimes) -> int:
     if args.emit:
         pass_times.show()
         if args.report:
-            write_report(args.report, {**report, "time_passes": pass_times.summary} if pass_times.summary else report)
+            assert report is not None  # built above for --report
+            if pass_times.summary is not None:
+                report["time_passes"] = pass_times.summary
+            write_report(args.report, report)
         return EXIT_OK
 
     if args.dask:
@@ -376,7 +379,7 @@ def run_program(args: argparse.Namespace, pass_times: PassTimes) -> int:
         if verdicts:
             print("\n".join(describe_verdicts(verdicts, program.calibration.device)))
     if args.report:
-        if pass_times.summary is not None:
+        if pass_times.summary is not None and report is not None:
             report["time_passes"] = pass_times.summary
         write_report(args.report, report)
     save_results(args.output, results)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import atexit
 import functools
 import hashlib
+import importlib
 import os
 import shutil
 import sys
@@ -205,7 +206,8 @@ def load_kernel(
             dispatcher, cached = _dispatcher(source, options, function, root, jit or numba.njit, key_extra)
             if cached:
                 request = {"source": source, "options": options, "function": function,
-                           "directory": str(root), "key_extra": key_extra}
+                           "directory": str(root), "key_extra": key_extra,
+                           "jit": _qualified_name(jit or numba.njit)}
                 aside = None if compile_aside is None else functools.partial(_compile_aside, compile_aside, request)
                 numba_cache.attach(dispatcher, compile_aside=aside)
                 _REQUESTS[dispatcher] = request
@@ -234,6 +236,11 @@ def _unregister_unused() -> None:
         sys.modules.pop(modname, None)
 
 
+def _qualified_name(function: Callable[..., Any]) -> str:
+    """Where a helper process finds ``function``: its module and name."""
+    return f"{function.__module__}.{function.__qualname__}"
+
+
 def _compile_aside(compile_aside: Callable[[dict[str, Any]], bool], request: dict[str, Any], signature) -> bool:
     return compile_aside({**request, "signature": signature})
 
@@ -249,20 +256,17 @@ def missing_compile(dispatcher, signature) -> dict[str, Any] | None:
 
 
 def compile_here(source: str, options: dict[str, object], function: str, directory: str,
-                 key_extra: Mapping[str, object], signature) -> None:
+                 key_extra: Mapping[str, object], jit: str, signature) -> None:
     """Compiles ``function`` of ``source`` for ``signature`` into the cache in
-    ``directory`` (what ``load_kernel``'s ``compile_aside`` has a helper process do).
-    A GPU kernel names its target in ``key_extra`` (``runtime.cuda.executor``)."""
+    ``directory`` (what ``load_kernel``'s ``compile_aside`` has a helper process do),
+    with the decorator named ``jit`` (``_qualified_name``: ``numba.core.decorators.njit``,
+    or numba-cuda's ``jit`` for a GPU kernel)."""
     root = cache_files.private_directory(Path(directory))  # made again if it was deleted
     with _LOCK:
         _unregister_unused()  # the modules of the kernels compiled before this one
-    if key_extra.get("target") == "cuda":
-        from runtime.cuda.device import cuda_module
-
-        jit = cuda_module().jit
-    else:
-        jit = numba.njit
-    dispatcher, cached = _dispatcher(source, options, function, root, jit, key_extra)
+    module, _, name = jit.rpartition(".")
+    dispatcher, cached = _dispatcher(source, options, function, root, getattr(importlib.import_module(module), name),
+                                     key_extra)
     if cached:
         numba_cache.attach(dispatcher)
     dispatcher.compile(signature)

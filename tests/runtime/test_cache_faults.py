@@ -161,10 +161,10 @@ def test_helper_that_cannot_write(tmp_path, capsys):
 )
 def test_sound_file_that_cannot_be_loaded_is_recompiled(tmp_path, payload, capsys):
     options, signature = {**OPTIONS, "parallel": False}, (numba.float32[::1], numba.float32[::1])
-    kernel_cache.compile_here(SOURCE, options, "kernel", str(tmp_path), {}, signature)
+    kernel_cache.compile_here(SOURCE, options, "kernel", str(tmp_path), {}, "numba.core.decorators.njit", signature)
     (data,) = tmp_path.glob("*.nbc")
     data.write_bytes(cache_files.seal(payload))  # its checksum matches
-    kernel_cache.compile_here(SOURCE, options, "kernel", str(tmp_path), {}, signature)
+    kernel_cache.compile_here(SOURCE, options, "kernel", str(tmp_path), {}, "numba.core.decorators.njit", signature)
     err = capsys.readouterr().err
     assert "fusec: warning: kernel cache: cannot load" in err and "; recompiling" in err
     assert cache_files.unseal(data.read_bytes()) != payload
