@@ -131,6 +131,9 @@ class ScalarSource:
         self.lines: list[str] = []
         #: the functions of ``runtime/half_floats.py`` the kernel calls
         self.half_calls: set[str] = set()
+        #: ``choose`` writes a GPU kernel's ``select`` (a target sets it), and has
+        self.selects = False
+        self.uses_select = False
 
     def fresh(self, prefix: str) -> str:
         n = self.counters.get(prefix, 0)
@@ -196,6 +199,15 @@ class ScalarSource:
         else:
             single = f"np.float32({value})"
         return self.rounded(single, target)
+
+    def choose(self, condition: str, if_true: str, if_false: str) -> str:
+        """``if_true if condition else if_false`` with both sides computed: Python's
+        conditional expression here; a GPU kernel's ``select`` where ``selects`` is on
+        (``runtime/cuda/select.py`` says why). Neither side may have an effect."""
+        if self.selects:
+            self.uses_select = True
+            return f"select({condition}, {if_true}, {if_false})"
+        return f"({if_true} if {condition} else {if_false})"
 
     def emit(self, indent: int, text: str) -> None:
         self.lines.append("    " * indent + text)
@@ -306,7 +318,7 @@ class ScalarSource:
         is NaN. This select form suits the GPU; the CPU overrides it with an intrinsic
         that LLVM also vectorises as a reduction."""
         compare = ">" if kind == "max" else "<"
-        return f"({a} if ({a} {compare} {b} or {a} != {a}) else {b})"
+        return self.choose(f"(({a} {compare} {b}) | ({a} != {a}))", a, b)
 
     def wrapping(self, a: str, symbol: str, b: str, type_: IntegerType) -> str:
         """``a symbol b`` wrapped to ``type_``'s width (see the module docstring)."""
@@ -327,7 +339,8 @@ class ScalarSource:
         low = self.const_of(-(2.0 ** (width - 1)) - (1.0 if width == 32 else 0.0), Float64Type())
         high = self.const_of(2.0 ** (width - 1), Float64Type())
         below = ">" if width == 32 else ">="  # -2**63 - 1 is no float64: -2**63 is the bound
-        converted = f"({numpy_type_name(wide)}({x}) if ({x} {below} {low} and {x} < {high}) else {self.const_of(-(2 ** (width - 1)), wide)})"
+        converted = self.choose(f"(({x} {below} {low}) & ({x} < {high}))", f"{numpy_type_name(wide)}({x})",
+                                self.const_of(-(2 ** (width - 1)), wide))
         return converted if type_ == wide else f"{numpy_type_name(type_)}({converted})"
 
     def integer_abs(self, x: str, type_: Attribute) -> str:
@@ -335,7 +348,7 @@ class ScalarSource:
         assert isinstance(type_, IntegerType)
         name = numpy_type_name(type_)
         if type_.width.data == 64:
-            return f"({name}(np.uint64(0) - np.uint64({x})) if {x} < 0 else {x})"
+            return self.choose(f"{x} < 0", f"{name}(np.uint64(0) - np.uint64({x}))", x)
         return f"{name}(abs(np.int64({x})))"
 
     def combine(self, combiner: loop.Combiner, acc: str, value: str, type_: Attribute) -> str:
@@ -395,12 +408,12 @@ class ScalarSource:
         if isinstance(op, arith.CmpfOp):
             predicate = _predicate(op, arith.CMPF_COMPARISON_OPERATIONS)
             if predicate == "uno":
-                return f"math.isnan({n[0]}) or math.isnan({n[1]})"
+                return f"math.isnan({n[0]}) | math.isnan({n[1]})"
             return f"{n[0]} {_CMPF[predicate]} {n[1]}"
         if isinstance(op, arith.CmpiOp):
             return f"{n[0]} {_CMPI[_predicate(op, arith.CMPI_COMPARISON_OPERATIONS)]} {n[1]}"
         if isinstance(op, arith.SelectOp):
-            return f"{n[1]} if {n[0]} else {n[2]}"
+            return self.choose(n[0], n[1], n[2])
         if isinstance(op, arith.FPToSIOp):
             assert isinstance(result_type, IntegerType)
             return self.float_to_int(n[0], result_type)

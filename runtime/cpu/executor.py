@@ -40,7 +40,6 @@ from dialects import loop
 from runtime.cpu import codegen as codegen_cpu
 from runtime.cpu import threads as cpu_threads
 from runtime.cpu.host_call import call_function
-from runtime.kernel_compiler import compile_in_helper
 from runtime.cpu.loop_work import work_counter
 from runtime.errors import ExecutionError
 from runtime.host_plan import (
@@ -53,7 +52,8 @@ from runtime.host_plan import (
     read_program,
     result_shapes,
 )
-from runtime.kernel_cache import load_kernel
+from runtime.kernel_cache import load_kernel, missing_compile
+from runtime.kernel_compiler import COMPILE_POOL, compile_in_helper
 from runtime.target import Executable
 
 #: the argument shapes a program keeps bound calls for (each a few hundred bytes)
@@ -125,9 +125,7 @@ class CompiledProgram(Executable):
                 options,
                 function=codegen_cpu.KERNEL_FUNCTION,
                 directory=self.cache_dir,
-                compile_aside=functools.partial(
-                    compile_in_helper, label=f"@{name} ({'parallel' if threaded else 'serial'})"
-                ),
+                compile_aside=functools.partial(_compile_aside, f"@{name} ({'parallel' if threaded else 'serial'})"),
             )
         return self._dispatchers[key]
 
@@ -262,6 +260,7 @@ class CompiledProgram(Executable):
                 # a fresh array, never an alias of an argument or of another result
                 fresh = slot in input_slots or slot in plan.returns[:k] or dtypes[slot] != dtype
                 returns.append((slot, dtype if fresh else None))
+        _compile_ahead(steps, inputs, arrays, results, shapes)
         function = call_function(
             inputs=[(p.slot, p.storage) for p in inputs],
             results=[(param.slot, shape, param.storage) for param, shape in results],
@@ -289,6 +288,52 @@ class CompiledProgram(Executable):
         if not hasattr(self._pools, "by_entry"):
             self._pools.by_entry = {}
         return self._pools.by_entry.setdefault(entry, {})
+
+
+def _compile_aside(label: str, request: dict[str, Any]) -> bool:
+    """A kernel missing from the cache: the one the compile pool is compiling, or else
+    compiled by the compile helper as it is needed."""
+    return COMPILE_POOL.wait(request) or compile_in_helper(request, label)
+
+
+def _compile_ahead(steps: list[tuple], inputs, arrays: Sequence[np.ndarray], results, shapes) -> None:
+    """Hands the kernels a bound call will launch that the disk cache lacks, with the
+    argument types it will pass (read from stand-ins of its buffers: typed as the
+    buffers, holding no memory), to the compile pool, which compiles them at once."""
+    stand_ins: dict[int, np.ndarray] = {}
+    for param, array in zip(inputs, arrays):
+        contiguous = array.flags.c_contiguous or array.dtype != param.storage  # else converted: contiguous
+        stand_ins[param.slot] = _stand_in(array.shape, param.storage) if contiguous else array
+    for param, shape in results:
+        stand_ins[param.slot] = _stand_in(shape, param.storage)
+    requests = []
+    for step in steps:
+        kind = step[0]
+        if kind == "alloc":
+            _, target, shape, dtype, _ = step
+            stand_ins[target] = _stand_in(shape, dtype)
+        elif kind == "view":
+            _, target, source, shape = step
+            stand_ins[target] = stand_ins[source].reshape(shape)
+        elif kind == "permute":
+            _, target, source, perm = step
+            stand_ins[target] = stand_ins[source].transpose(perm)
+        elif kind == "launch":
+            _, name, kernel, _, args, checks = step
+            typed = [stand_ins[s] for s in args] + ([np.zeros(loop.ERROR_RECORD_LENGTH, np.int64)] if checks else [])
+            request = missing_compile(kernel, tuple(kernel.typeof_pyval(a) for a in typed))
+            if request is not None:
+                requests.append((f"@{name}", request))
+    if len(requests) > 1:  # one alone compiles as it is needed, in the helper
+        COMPILE_POOL.submit(requests)
+
+
+def _stand_in(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """A C-contiguous writeable array of ``shape`` and ``dtype`` over one element."""
+    strides = [np.dtype(dtype).itemsize]
+    for n in reversed(shape[1:]):
+        strides.insert(0, strides[0] * max(n, 1))
+    return np.lib.stride_tricks.as_strided(np.empty(1, dtype), shape, tuple(strides[-len(shape):]) if shape else ())
 
 
 def _into_out(out: Sequence[np.ndarray], values: tuple) -> tuple[np.ndarray, ...]:

@@ -165,6 +165,11 @@ def variants(kernel: loop.KernelOp) -> tuple[str, ...]:
 # ---------------------------------------------------------------------------
 
 
+def select_import(source: ScalarSource) -> list[str]:
+    """The header line importing ``select`` where the kernel's source calls it."""
+    return ["from runtime.cuda.select import select"] if source.uses_select else []
+
+
 class CudaKernelSource(ScalarSource):
     """The generator of one kernel's CUDA source, in one variant."""
 
@@ -177,6 +182,7 @@ class CudaKernelSource(ScalarSource):
         threads: int | None = None,
     ):
         super().__init__(kernel)
+        self.selects = not simulated()  # the simulator runs Python: no intrinsics
         self.schedule = schedule_of(kernel)
         self.variant = variant
         self.shuffles = shuffles
@@ -237,6 +243,7 @@ class CudaKernelSource(ScalarSource):
             "import numpy as np",
             "from numba import cuda",
             *(["from runtime.cuda.wide_access import aligned16, load_x8, store_x8"] if wide_buffers else []),
+            *select_import(self),
             *half_float_source(self.half_calls, HALF_FLOAT_DECORATOR),
             "",
             f"U = {self.per_thread}",

@@ -47,7 +47,7 @@ from dialects import loop
 from dialects.gpu.attention import Attention, FlashTiles, match
 from dialects.gpu.mapping import CAUSAL, PER_THREAD, THREADS, TILE
 from runtime.codegen_scalar import CodegenError, ScalarSource
-from runtime.cuda.codegen import HALF_FLOAT_DECORATOR, KERNEL_FUNCTION, SizesSource
+from runtime.cuda.codegen import HALF_FLOAT_DECORATOR, KERNEL_FUNCTION, SizesSource, select_import
 from runtime.half_floats import half_float_source
 
 F32 = Float32Type()
@@ -81,6 +81,7 @@ class FlashSourceBase(ScalarSource):
 
     def __init__(self, kernel: loop.KernelOp, attention: Attention, shuffles: bool, threads: int):
         super().__init__(kernel)
+        self.selects = shuffles  # a GPU: the simulator runs Python, no intrinsics
         self.a = attention
         # a GPU (False: the simulator, which has neither warp shuffles nor aligned arrays)
         self.shuffles = shuffles
@@ -191,7 +192,7 @@ class FlashSourceBase(ScalarSource):
             clamped = self.fresh("g")
             self.emit(indent, f"{clamped} = min({g}, {limit} - 1)")
             (loaded,) = self.values([load.result], {**self.group_names, ix: clamped, iy: y}, indent)
-            self.emit(indent, f"{value} = {loaded} if {g} < {limit} else {self.const_of(0.0, F32)}")
+            self.emit(indent, f"{value} = {self.choose(f'{g} < {limit}', loaded, self.const_of(0.0, F32))}")
             copies.append((n, x, y, value))
         for n, x, y, value in copies:
             store = f"{self.shared(f'{at} + {x} * {strides[0]} + {y} * {strides[1]}', array)} = {self.to_shared(value)}"
@@ -214,7 +215,7 @@ class FlashSourceBase(ScalarSource):
             self.emit(self.depth + 1, f"{target} = {logit}")
         else:  # arithmetic only: computed everywhere, then selected
             (logit,) = self.values([a.logit], bound, self.depth)
-            self.emit(self.depth, f"{target} = {logit} if {inside} else {minus_inf}")
+            self.emit(self.depth, f"{target} = {self.choose(inside, logit, minus_inf)}")
 
     def place_in_grid(self, rows: int) -> None:
         """Names the values of the kernel's IR before its band, and the block's first
@@ -342,7 +343,7 @@ class _FlashSource(FlashSourceBase):
         for i in ii:
             self.emit(2, f"row_{i} = row0 + {rows[i]}")
             for u in uu:
-                self.modified_score(f"x_{i}_{u}", f"row_{i}", f"key_{u}", f"sc_{i}_{u}", f"ok_{i} and kok_{u}")
+                self.modified_score(f"x_{i}_{u}", f"row_{i}", f"key_{u}", f"sc_{i}_{u}", f"(ok_{i} & kok_{u})")
         # the online softmax
         for i in ii:
             self.emit(2, f"tm_{i} = x_{i}_0")
@@ -352,9 +353,9 @@ class _FlashSource(FlashSourceBase):
         for i in ii:
             self.emit(2, f"mn_{i} = {self.extremum('max', f'mx_{i}', f'tm_{i}')}")
             self.emit(2, f"live_{i} = mn_{i} != {minus_inf}")  # NaN is live
-            self.emit(2, f"al_{i} = math.exp(mx_{i} - mn_{i}) if live_{i} else {one}")
+            self.emit(2, f"al_{i} = {self.choose(f'live_{i}', f'math.exp(mx_{i} - mn_{i})', one)}")
             for u in uu:
-                self.emit(2, f"p_{i}_{u} = math.exp(x_{i}_{u} - mn_{i}) if live_{i} else {zero}")
+                self.emit(2, f"p_{i}_{u} = {self.choose(f'live_{i}', f'math.exp(x_{i}_{u} - mn_{i})', zero)}")
             total = " + ".join(f"p_{i}_{u}" for u in uu)
             self.emit(2, f"ls_{i} = ls_{i} * al_{i} + ({total})")
             self.emit(2, f"mx_{i} = mn_{i}")
@@ -381,6 +382,7 @@ class _FlashSource(FlashSourceBase):
             "import math",
             "import numpy as np",
             "from numba import cuda",
+            *select_import(self),
             *half_float_source(self.half_calls, HALF_FLOAT_DECORATOR),  # a cast to f16 in the score's modification
         ]
         kernel = [f"def {KERNEL_FUNCTION}({', '.join(args)}):", *self.lines]

@@ -50,7 +50,7 @@ from dialects import loop
 from dialects.gpu.attention import MMA_ROWS, MMA_STEPS, Attention, MmaTiles, ivs_of
 from dialects.gpu.mapping import MMA, TILE
 from runtime.codegen_scalar import CodegenError
-from runtime.cuda.codegen import KERNEL_FUNCTION
+from runtime.cuda.codegen import KERNEL_FUNCTION, select_import
 from runtime.cuda.codegen_flash import FlashSizes, FlashSourceBase, attention_of
 from runtime.cuda.codegen_gemm_mma import TILE_STORAGE
 
@@ -148,13 +148,13 @@ class _MmaFlashSource(FlashSourceBase):
             e(inner, f"{to} = {at} + {x} * {stride} + {y}")
             indices = self.values(list(load.indices), {**self.group_names, ix: gc, iy: y}, inner)
             e(inner, f"{address} = global_address({buffer}, ({', '.join(f'np.uint64({i})' for i in indices)},))")
-            e(inner, f"if {address} % 16 == 0 and {last_stride} == 2:")
-            e(inner + 1, f"cp_async_16({tile}, np.uint64({to}), {address}, 16 if {g} < {limit} else 0)")
+            e(inner, f"if ({address} % 16 == 0) & ({last_stride} == 2):")
+            e(inner + 1, f"cp_async_16({tile}, np.uint64({to}), {address}, {self.choose(f'{g} < {limit}', '16', '0')})")
             e(inner, "else:")  # element by element, from the same address on
             zero = f"{TILE_STORAGE[self.half]}(0)"
             for k in range(CHUNK):
                 element = f"load_{self.half}({address} + {k} * {last_stride})"
-                e(inner + 1, f"{self.shared(f'{to} + {k}', tile)} = {element} if {g} < {limit} else {zero}")
+                e(inner + 1, f"{self.shared(f'{to} + {k}', tile)} = {self.choose(f'{g} < {limit}', element, zero)}")
         return True
 
     # -- the products -----------------------------------------------------------------
@@ -336,10 +336,10 @@ class _MmaFlashSource(FlashSourceBase):
         for h in (0, 1):
             e(2, f"mn_{h} = {self.extremum('max', f'mx_{h}', f'tm_{h}')}")
             e(2, f"live_{h} = mn_{h} != {minus_inf}")  # NaN is live
-            e(2, f"al_{h} = math.exp(mx_{h} - mn_{h}) if live_{h} else {one}")
+            e(2, f"al_{h} = {self.choose(f'live_{h}', f'math.exp(mx_{h} - mn_{h})', one)}")
             mine = [(j, c) for j in self.key_parts for c in (2 * h, 2 * h + 1)]
             for j, c in mine:
-                e(2, f"p_{j}_{c} = math.exp(x_{j}_{c} - mn_{h}) if live_{h} else {zero}")
+                e(2, f"p_{j}_{c} = {self.choose(f'live_{h}', f'math.exp(x_{j}_{c} - mn_{h})', zero)}")
             e(2, f"ls_{h} = ls_{h} * al_{h} + ({' + '.join(f'p_{j}_{c}' for j, c in mine)})")
             e(2, f"mx_{h} = mn_{h}")
         for j in self.column_parts:
@@ -364,6 +364,7 @@ class _MmaFlashSource(FlashSourceBase):
             "import math",
             "import numpy as np",
             "from numba import cuda",
+            *select_import(self),
         ]
         if self.shuffles:
             header.append(

@@ -50,7 +50,14 @@ from dialects import loop
 from dialects.gpu.gemm_nest import BATCH, Dependences, M, N, match
 from dialects.gpu.mapping import A_ALONG, B_ALONG, THREAD_M, THREAD_N, TILE_K, TILE_M, TILE_N
 from runtime.codegen_scalar import CodegenError, numpy_type_name
-from runtime.cuda.codegen import HALF_FLOAT_DECORATOR, KERNEL_FUNCTION, CudaKernelSource, SizesSource, int_attr
+from runtime.cuda.codegen import (
+    HALF_FLOAT_DECORATOR,
+    KERNEL_FUNCTION,
+    CudaKernelSource,
+    SizesSource,
+    int_attr,
+    select_import,
+)
 from runtime.half_floats import half_float_source
 
 #: consecutive rows (and columns) of a thread's register tile
@@ -124,6 +131,7 @@ class GemmSource(CudaKernelSource):
             "import numpy as np",
             "from numba import cuda",
             *self.imports(),
+            *select_import(self),
             *half_float_source(self.half_calls, HALF_FLOAT_DECORATOR),
         ]
         kernel = [f"def {KERNEL_FUNCTION}({', '.join(args)}):", *self.lines]

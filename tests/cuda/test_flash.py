@@ -273,3 +273,19 @@ def test_the_gpu_source_of_the_tensor_core_kernel():
                 "cp_async_16": 4 + 2 * (4 + 4), "cuda.shfl_xor_sync": 8}
     assert calls == expected
     assert "kend = min(" in source
+
+
+def test_the_gpu_source_chooses_values_without_branches():
+    """On a GPU each choice of a value (a masked load, a NaN-aware maximum, a masked
+    exponential) is one ``select``, not a conditional expression, whose two blocks a
+    kernel this size multiplies into hundreds (runtime/cuda/select.py: 264 s of compile
+    became 25); the simulator's source keeps Python's conditional expressions."""
+    from runtime.cuda.sources import kernel_source
+
+    program = fusec.compile(ATTENTION, target="cuda")
+    (op,) = program.executable("main").kernel_ops.values()
+    gpu, simulator = kernel_source(op, shuffles=True), kernel_source(op, shuffles=False)
+    compile(gpu, "<flash>", "exec")
+    assert "from runtime.cuda.select import select" in gpu and gpu.count("select(") > 100
+    assert " else " not in gpu and " and " not in gpu and " or " not in gpu
+    assert "select(" not in simulator and simulator.count(" else ") > 100
