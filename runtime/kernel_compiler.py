@@ -1,6 +1,6 @@
 """Kernels compiled in helper processes: CPU kernels always, so that a run executes the
-machine code that the disk cache holds, whether it compiled the kernels or not; GPU
-kernels many at once, so that a call's compile takes as long as its slowest kernel
+machine code that the disk cache holds, whether it compiled the kernels or not; and a
+call's kernels many at once, so that its compile takes as long as its slowest kernel
 rather than the sum of all (``CompilePool``).
 
 Why: Numba compiles a parallel (``prange``) kernel's loop body as a function of its
@@ -21,13 +21,13 @@ how it is started and spoken to. A kernel that the helper cannot compile or that
 not reach the cache (it cannot be written) is compiled in the process that runs it,
 as before.
 
-A GPU call on new shapes first lists the kernels it will launch and the argument types
-of each, and hands those its disk cache lacks to ``COMPILE_POOL``: one helper process per
-kernel, up to ``FUSEC_COMPILE_WORKERS`` at once (each holds a CUDA context, which the
-compile binds the kernel to), each compiling into the cache. The launches then go in
-order, each waiting for its own kernel only (the pool's ``wait`` is the kernel's
-``compile_aside``), and loading it from the cache. Progress goes to the
-``fusec.compile`` logger (``runtime.timing.PROGRESS``) (docs/reference.md, "Compile progress").
+A call on new shapes first lists the kernels it will launch and the argument types of
+each, and hands those its disk cache lacks to ``COMPILE_POOL``: one helper process per
+kernel, up to ``FUSEC_COMPILE_WORKERS`` at once (for the GPU each holds a CUDA context,
+which the compile binds the kernel to), each compiling into the cache. The launches then
+go in order, each waiting for its own kernel only (the pool's ``wait`` is the kernel's
+``compile_aside``), and loading it from the cache. Progress goes to the ``fusec.compile``
+logger, ``runtime.timing.PROGRESS`` (docs/reference.md, "Compile progress").
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ from runtime import cache_files, helper_process, knobs, timing
 from runtime.kernel_cache import compile_here, kernel_key
 
 #: the most helpers that ``FUSEC_COMPILE_WORKERS`` leaves to the cores: each holds a
-#: CUDA context (about 0.5 GB of GPU memory) and a Numba (about 0.3 GB of memory)
+#: Numba (about 0.3 GB of memory) and, compiling GPU kernels, a CUDA context (about 0.5 GB
+#: of GPU memory)
 MAX_WORKERS = 16
 
 

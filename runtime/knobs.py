@@ -198,7 +198,7 @@ COMPILE_WORKERS = WholeNumber(
     name="FUSEC_COMPILE_WORKERS",
     minimum=1,
     default_text="the cores this process may use, at most 16",
-    changes="the helper processes that compile a GPU call's missing kernels at once; 1: one at a time",
+    changes="the helper processes that compile a call's missing kernels at once; 1: one at a time",
 )
 
 CUDA_GRAPHS = Switch(
