@@ -27,6 +27,6 @@
 // KERNEL:         for key0 in range(0, {{.*}}, 32):
 // KERNEL:           for d in range(0, 64, 4):
 // KERNEL:           o{{[0-9]+}} = cuda.shfl_xor_sync(0xFFFFFFFF, tm_0, 4)
-// KERNEL:           al_0 = math.exp(mx_0 - mn_0) if live_0 else
+// KERNEL:           al_0 = select(live_0, math.exp(mx_0 - mn_0), 
 // KERNEL:           for j in range(0, 32, 4):
 // KERNEL-NOT:   w0[

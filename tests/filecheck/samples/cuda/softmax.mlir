@@ -18,9 +18,9 @@
 // KERNEL:           x0 = a0[np.uint64(i0), np.uint64(i1)]
 // KERNEL:           x15 = a0[np.uint64(i0), np.uint64(i16)]
 // The max is NumPy's maximum, NaN-propagating; every lane shuffles, outside the select:
-// KERNEL-NEXT:      r1 = (r1 if (r1 > x0 or r1 != r1) else x0)
+// KERNEL-NEXT:      r1 = select(((r1 > x0) | (r1 != r1)), r1, x0)
 // KERNEL:           [[O:o[0-9]+]] = cuda.shfl_down_sync(0xFFFFFFFF, r1, 16)
-// KERNEL-NEXT:      r1 = (r1 if (r1 > [[O]] or r1 != r1) else [[O]])
+// KERNEL-NEXT:      r1 = select(((r1 > [[O]]) | (r1 != r1)), r1, [[O]])
 // KERNEL:           cuda.syncthreads()
 // The exponentials stay in registers (s0..s15) and x0 is not loaded again:
 // KERNEL:           v{{[0-9]+}} = math.exp(v{{[0-9]+}})
