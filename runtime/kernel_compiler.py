@@ -81,9 +81,14 @@ class CompileHelper:
                     pass
         self._process = None
 
-    def compile(self, request: dict[str, Any]) -> bool:
+    def compile(self, request: dict[str, Any], label: str = "a kernel") -> bool:
         """Has the helper compile ``request`` (``runtime.kernel_cache.compile_here``'s
-        arguments) into the cache; false when it could not (after a warning)."""
+        arguments) into the cache; false when it could not (after a warning). ``label``
+        names the compile in ``--time-passes``."""
+        with timing.timed(timing.Phase.COMPILE, label, where="helper"):
+            return self._compile(request)
+
+    def _compile(self, request: dict[str, Any]) -> bool:
         with self._lock:
             self.requests += 1
             reply = self._ask(request)
@@ -145,11 +150,7 @@ def compile_in_helper(request: dict[str, Any], label: str = "a kernel") -> bool:
     """``runtime.kernel_cache.load_kernel``'s ``compile_aside`` for CPU kernels: this
     process's helper compiles the kernel into the cache (``label`` names it in
     ``--time-passes``)."""
-    start = time.perf_counter()
-    try:
-        return HELPER.compile(request)
-    finally:
-        timing.record(timing.Phase.COMPILE, label, time.perf_counter() - start, where="helper")
+    return HELPER.compile(request, label)
 atexit.register(HELPER.close)
 if hasattr(os, "register_at_fork"):  # POSIX
     os.register_at_fork(after_in_child=HELPER.forget)
@@ -191,12 +192,12 @@ class CompileProgress:
 
     def _say(self) -> None:
         elapsed = time.perf_counter() - self.start
+        counts = {"done": self.done, "total": self.total, "elapsed": elapsed}
         if self.done == self.total:
-            timing.PROGRESS.info("compiled %d kernels in %.1f s", self.total, elapsed,
-                     extra={"done": self.done, "total": self.total, "elapsed": elapsed})
+            timing.PROGRESS.info("compiled %d kernels in %.1f s", self.total, elapsed, extra=counts)
         else:
-            timing.PROGRESS.info("compiling %d kernels: %d done, %d running", self.total, self.done, self.total - self.done,
-                     extra={"done": self.done, "total": self.total, "elapsed": elapsed})
+            running = self.total - self.done
+            timing.PROGRESS.info("compiling %d kernels: %d done, %d running", self.total, self.done, running, extra=counts)
 
 
 class CompilePool:
@@ -214,7 +215,10 @@ class CompilePool:
     def submit(self, requests: list[tuple[str, dict[str, Any]]]) -> None:
         """Starts compiling each ``(label, request)`` not already under way (``request``:
         ``runtime.kernel_cache.compile_here``'s arguments); ``label`` names it in
-        ``--time-passes``."""
+        ``--time-passes``. A batch of one is left to compile where it is needed: a
+        helper to start would only add its start-up to it."""
+        if len(requests) < 2:
+            return
         with self._lock:
             fresh = {}
             for label, request in requests:
@@ -242,11 +246,9 @@ class CompilePool:
             if helper is None:
                 helper = CompileHelper()
                 self._helpers.append(helper)
-        start = time.perf_counter()
         try:
-            return helper.compile(request)
+            return helper.compile(request, label)
         finally:
-            timing.record(timing.Phase.COMPILE, label, time.perf_counter() - start, where="helper")
             with self._lock:
                 self._idle.append(helper)
                 self.progress.finish_one()

@@ -62,7 +62,7 @@ def recording() -> Iterator[list[Step]]:
 
 
 def record(phase: Phase, name: str, seconds: float, where: str = "") -> None:
-    """Records a step timed elsewhere (a helper process's compile)."""
+    """Records a step (when a ``recording()`` is open)."""
     if not _RECORDING:
         return
     with _LOCK:
@@ -71,8 +71,9 @@ def record(phase: Phase, name: str, seconds: float, where: str = "") -> None:
 
 
 @contextmanager
-def timed(phase: Phase, name: str) -> Iterator[None]:
-    """Times the block as one step (when a ``recording()`` is open)."""
+def timed(phase: Phase, name: str, where: str = "") -> Iterator[None]:
+    """Times the block as one step (when a ``recording()`` is open); ``where``: see
+    ``Step``."""
     if not _RECORDING:
         yield
         return
@@ -80,7 +81,7 @@ def timed(phase: Phase, name: str) -> Iterator[None]:
     try:
         yield
     finally:
-        record(phase, name, time.perf_counter() - start)
+        record(phase, name, time.perf_counter() - start, where)
 
 
 def table(steps: list[Step], wall: float) -> str:

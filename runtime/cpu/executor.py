@@ -28,6 +28,7 @@ viewed so, results viewed back (``runtime/cpu/host_call.py``).
 from __future__ import annotations
 
 import functools
+import math
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -302,8 +303,8 @@ def _compile_ahead(steps: list[tuple], inputs, arrays: Sequence[np.ndarray], res
     buffers, holding no memory), to the compile pool, which compiles them at once."""
     stand_ins: dict[int, np.ndarray] = {}
     for param, array in zip(inputs, arrays):
-        contiguous = array.flags.c_contiguous or array.dtype != param.storage  # else converted: contiguous
-        stand_ins[param.slot] = _stand_in(array.shape, param.storage) if contiguous else array
+        passed_as_is = array.dtype == param.storage and not array.flags.c_contiguous  # else contiguous
+        stand_ins[param.slot] = array if passed_as_is else _stand_in(array.shape, param.storage)
     for param, shape in results:
         stand_ins[param.slot] = _stand_in(shape, param.storage)
     requests = []
@@ -324,16 +325,14 @@ def _compile_ahead(steps: list[tuple], inputs, arrays: Sequence[np.ndarray], res
             request = missing_compile(kernel, tuple(kernel.typeof_pyval(a) for a in typed))
             if request is not None:
                 requests.append((f"@{name}", request))
-    if len(requests) > 1:  # one alone compiles as it is needed, in the helper
-        COMPILE_POOL.submit(requests)
+    COMPILE_POOL.submit(requests)
 
 
 def _stand_in(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     """A C-contiguous writeable array of ``shape`` and ``dtype`` over one element."""
-    strides = [np.dtype(dtype).itemsize]
-    for n in reversed(shape[1:]):
-        strides.insert(0, strides[0] * max(n, 1))
-    return np.lib.stride_tricks.as_strided(np.empty(1, dtype), shape, tuple(strides[-len(shape):]) if shape else ())
+    itemsize = np.dtype(dtype).itemsize
+    strides = tuple(itemsize * math.prod(max(n, 1) for n in shape[k + 1 :]) for k in range(len(shape)))
+    return np.lib.stride_tricks.as_strided(np.empty(1, dtype), shape, strides)
 
 
 def _into_out(out: Sequence[np.ndarray], values: tuple) -> tuple[np.ndarray, ...]:

@@ -182,7 +182,7 @@ class CudaKernelSource(ScalarSource):
         threads: int | None = None,
     ):
         super().__init__(kernel)
-        self.selects = not simulated()  # the simulator runs Python: no intrinsics
+        self.selects = shuffles  # the GPU's source (the simulator's runs as Python: no intrinsics)
         self.schedule = schedule_of(kernel)
         self.variant = variant
         self.shuffles = shuffles

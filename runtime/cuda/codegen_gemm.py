@@ -102,7 +102,7 @@ class GemmSource(CudaKernelSource):
     """The generator of a gemm kernel's source, in one variant."""
 
     def __init__(self, kernel: loop.KernelOp, variant: str, aligned: bool):
-        super().__init__(kernel, variant)
+        super().__init__(kernel, variant, shuffles=aligned)
         self.aligned = aligned
         nest = match(kernel)
         if nest is None:

@@ -612,8 +612,7 @@ class CudaProgram(Executable):
                         requests.append((f"@{step.kernel} ({step.variant})", request))
             elif step[0] in ("view", "permute"):  # the views the launches after it read
                 self._host_step(step, view, prepared.sizes, None)
-        if len(requests) > 1:  # one alone compiles here, without a helper to start
-            COMPILE_POOL.submit(requests)
+        COMPILE_POOL.submit(requests)
 
     def _prepare(self, plan: HostPlan, sizes: dict[str, int], slots: list[Any]) -> _Prepared:
         """Buffers and launch configurations for one set of shapes."""

@@ -174,8 +174,8 @@ def test_folder_deleted_between_compile_and_load(tmp_path, monkeypatch):
     cache = tmp_path / "cache"
     compile_in_helper = kernel_compiler.HELPER.compile
 
-    def compile_then_delete(request):
-        compiled = compile_in_helper(request)
+    def compile_then_delete(request, label):
+        compiled = compile_in_helper(request, label)
         shutil.rmtree(cache)
         return compiled
 
