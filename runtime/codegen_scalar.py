@@ -131,7 +131,8 @@ class ScalarSource:
         self.lines: list[str] = []
         #: the functions of ``runtime/half_floats.py`` the kernel calls
         self.half_calls: set[str] = set()
-        #: ``choose`` writes a GPU kernel's ``select`` (a target sets it), and has
+        #: ``choose`` writes a GPU kernel's ``select`` (a target turns it on), and
+        #: ``uses_select`` says it did (the header then imports it)
         self.selects = False
         self.uses_select = False
 
