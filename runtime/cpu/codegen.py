@@ -58,6 +58,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from dialects import loop
 from runtime.codegen_scalar import COMBINER_SYMBOL, ScalarSource, numpy_type_name
+from runtime.cpu.threads import pool_threads
 from runtime.half_floats import half_float_source
 
 #: LLVM's fast-math flags for kernels: only ``nsz`` (the sign of a zero is the one thing
@@ -91,6 +92,12 @@ class _KernelSource(ScalarSource):
         mathd.ExpOp: "exp_f32", mathd.LogOp: "log_f32", mathd.SinOp: "sin_f32",
         mathd.CosOp: "cos_f32", mathd.TanhOp: "tanh_f32", mathd.ErfOp: "erf_f32",
     }  # fmt: skip
+
+    def __init__(self, kernel: loop.KernelOp):
+        super().__init__(kernel)
+        #: the temporaries allocated before a loop rather than where they stand
+        #: (``_hoistable_scratches``)
+        self.hoisted: set[loop.ScratchOp] = set()
 
     def extremum(self, kind: str, a: str, b: str) -> str:
         return f"f{kind}imum({a}, {b})"  # llvm.maximum: vectorises, also as a reduction
@@ -157,25 +164,65 @@ class _KernelSource(ScalarSource):
             self.integer_power(op, indent)
             return
         if isinstance(op, loop.ScratchOp):
-            assert isinstance(op.result.type, MemRefType)
-            sizes = iter(op.sizes)
-            dims = [str(d) if d >= 0 else self.name(next(sizes)) for d in op.result.type.get_shape()]
-            shape = "(" + "".join(f"{d}, " for d in dims) + ")"
-            dtype = numpy_type_name(op.result.type.element_type)
-            self.emit(indent, f"{self.define(op.result, 't')} = np.empty({shape}, dtype={dtype})")
+            if op not in self.hoisted:
+                self.scratch(op, indent)
             return
-        if isinstance(op, loop.ParallelOp):
-            self.loop_header(op, indent, op.mapping == loop.MapKind.PRANGE)
-            self.block(op.body.block, indent + 1)
-            return
-        if isinstance(op, loop.ForOp):
-            self.loop_header(op, indent, False)
+        if isinstance(op, loop.ParallelOp | loop.ForOp):
+            scratches = [s for s in _hoistable_scratches(op) if s not in self.hoisted]
+            self.hoisted.update(scratches)
+            if isinstance(op, loop.ParallelOp) and op.mapping == loop.MapKind.PRANGE:
+                if scratches:
+                    self.chunked_prange(op, scratches, indent)
+                    return
+                self.loop_header(op, indent, True)
+            else:
+                for scratch in scratches:
+                    self.scratch(scratch, indent)
+                self.loop_header(op, indent, False)
             self.block(op.body.block, indent + 1)
             return
         if isinstance(op, loop.ReduceOp):
             self.reduce(op, indent)
             return
         self.emit(indent, f"{self.define(op.results[0])} = {self.expression(op)}")
+
+    def scratch(self, op: loop.ScratchOp, indent: int) -> None:
+        assert isinstance(op.result.type, MemRefType)
+        sizes = iter(op.sizes)
+        dims = [str(d) if d >= 0 else self.name(next(sizes)) for d in op.result.type.get_shape()]
+        shape = "(" + "".join(f"{d}, " for d in dims) + ")"
+        dtype = numpy_type_name(op.result.type.element_type)
+        self.emit(indent, f"{self.define(op.result, 't')} = np.empty({shape}, dtype={dtype})")
+
+    def chunked_prange(self, op: loop.ParallelOp, scratches: list[loop.ScratchOp], indent: int) -> None:
+        """A ``prange`` loop whose body holds temporaries (``_hoistable_scratches``) as
+        one chunk of consecutive iterations per thread of the pool (``pool_threads``, at
+        most one per iteration), each allocating the temporaries once for its iterations:
+        ``np.empty`` per iteration took a quarter of a softmax over [64, 64] (one row's
+        exponentials kept per row). The kernel's serial variant, where ``prange`` is
+        ``range``, runs the chunks one after another."""
+        lb, ub, step = self.name(op.lb), self.name(op.ub), self.name(op.step)
+        if lb == "0" and step == "1":
+            count = ub
+        else:
+            count = self.fresh("q")
+            self.emit(indent, f"{count} = ({ub} - {lb} + {step} - 1) // {step}")
+        chunks, chunk = self.fresh("n"), self.fresh("b")
+        self.emit(indent, f"{chunks} = min({count}, {pool_threads()})")
+        self.emit(indent, f"for {chunk} in prange({chunks}):")
+        for scratch in scratches:
+            self.scratch(scratch, indent + 1)
+        # a prange index is unsigned in Numba's parallel lowering: int64 before arithmetic
+        first = f"np.int64({chunk}) * {count} // {chunks}"
+        last = f"(np.int64({chunk}) + 1) * {count} // {chunks}"
+        iv = self.define(op.iv, "i")
+        if lb == "0" and step == "1":
+            self.emit(indent + 1, f"for {iv} in range({first}, {last}):")
+        else:
+            t = self.fresh("t")
+            self.emit(indent + 1, f"for {t} in range({first}, {last}):")
+            self.emit(indent + 2, f"{iv} = {lb} + {t} * {step}")
+        self.block(op.body.block, indent + 2)
 
     def subscript(self, indices: Sequence[SSAValue]) -> str:
         if not indices:
@@ -487,6 +534,34 @@ def _yielded(op: loop.ReduceOp) -> Sequence[SSAValue]:
     terminator = op.body.block.last_op
     assert isinstance(terminator, loop.YieldOp)
     return terminator.values
+
+
+def _hoistable_scratches(op: loop.ParallelOp | loop.ForOp) -> list[loop.ScratchOp]:
+    """The temporaries in a loop's body (nested loops included, but not another
+    ``prange`` loop's, whose iterations run on other threads) whose sizes are defined
+    outside the loop: allocated once before it (or once per chunk of a ``prange``,
+    ``chunked_prange``) rather than once per iteration, which ``loop.scratch`` allows:
+    a temporary holds nothing from one iteration to the next."""
+    found: list[loop.ScratchOp] = []
+
+    def visit(block) -> None:
+        for inner in block.ops:
+            if isinstance(inner, loop.ScratchOp) and all(_defined_outside(size, op) for size in inner.sizes):
+                found.append(inner)
+            elif not (isinstance(inner, loop.ParallelOp | loop.ReduceOp) and inner.mapping == loop.MapKind.PRANGE):
+                for region in inner.regions:
+                    for inner_block in region.blocks:
+                        visit(inner_block)
+
+    visit(op.body.block)
+    return found
+
+
+def _defined_outside(value: SSAValue, op: Operation) -> bool:
+    """Whether ``value`` is defined outside ``op`` (not in its regions)."""
+    owner = value.owner
+    defining = owner if isinstance(owner, Operation) else owner.parent_op()
+    return defining is not None and defining is not op and not op.is_ancestor(defining)
 
 
 def kernel_source(kernel: loop.KernelOp) -> str:

@@ -4,11 +4,9 @@ run by ``CompiledProgram`` (``runtime/cpu/executor.py``), which binds each call 
 from __future__ import annotations
 
 import functools
-import os
 import platform
 from typing import TYPE_CHECKING
 
-from runtime import knobs
 from runtime.target import Executable, Target
 
 if TYPE_CHECKING:
@@ -25,9 +23,9 @@ class CpuTarget(Target):
 
     def hardware_name(self) -> str:
         """The host CPU's model and Numba's threads: ``AMD EPYC 7B13, 2 threads``."""
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-        threads = knobs.NUMBA_NUM_THREADS.value() or cores  # Numba's default
-        return f"{_cpu_model()}, {threads} threads"
+        from runtime.cpu.threads import pool_threads
+
+        return f"{_cpu_model()}, {pool_threads()} threads"
 
     def gemm_library_available(self) -> bool:
         return True  # NumPy's matmul (runtime/cpu/gemm.py)

@@ -34,9 +34,8 @@ not be fusec's, so ``import fusec`` sets it (``compiler/__init__.py`` says why).
 from __future__ import annotations
 
 import functools
+import os
 import threading
-
-import numba
 
 from runtime import knobs
 
@@ -58,6 +57,8 @@ def configure_pool() -> None:
     """Sets fusec's layer priority of Numba's thread pool where the environment sets
     none (see the module docstring); call it before anything that may start the pool.
     Once the pool runs it changes nothing."""
+    import numba
+
     if not knobs.NUMBA_THREADING_LAYER_PRIORITY.is_set():
         numba.config.THREADING_LAYER_PRIORITY = LAYER_PRIORITY  # type: ignore[attr-defined]  # numba sets its config through globals()
 
@@ -81,12 +82,23 @@ def parallel_min_us(threads: int) -> float:
 def threads() -> int:
     """The threads a parallel kernel launched from this thread would use; starts the
     pool, after ``configure_pool``."""
+    import numba
+
     configure_pool()
     return numba.get_num_threads()
+
+
+def pool_threads() -> int:
+    """The threads of Numba's pool once it starts (``NUMBA_NUM_THREADS``, by default every
+    core this process may run on), read without starting it or importing Numba."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return knobs.NUMBA_NUM_THREADS.value() or cores
 
 
 def parallel_launch_lock() -> threading.Lock | None:
     """The lock a parallel launch must hold: one on the ``workqueue`` layer (not safe
     from two threads at once), none on the others. Asks Numba which layer runs, so
     call it once the pool has started (``threads()`` starts it)."""
+    import numba
+
     return _workqueue_lock if numba.threading_layer() == "workqueue" else None
