@@ -43,7 +43,7 @@ from dialects import loop
 from dialects.gpu.mapping import PER_THREAD, THREADS, Schedule
 from runtime import knobs, timing
 from runtime.cuda import codegen as codegen_cuda
-from runtime.cuda import codegen_gemm, sources
+from runtime.cuda import codegen_gemm, numba_lowering, sources
 from runtime.cuda.autotune_cache import Tuning, TuningCache
 from runtime.cuda.device import (
     as_device_array,
@@ -157,13 +157,12 @@ class _Kernel:
     def dispatcher(self, variant: str, threads: int):
         key = (variant, threads)
         if key not in self._dispatchers:
-            cuda = cuda_module()
             self._dispatchers[key] = load_kernel(
                 self.source(variant, threads),
                 self.jit_options,
                 function=codegen_cuda.KERNEL_FUNCTION,
                 directory=self.cache_dir,
-                jit=cuda.jit,
+                jit=numba_lowering.jit,
                 key_extra=_CACHE_KEY,
                 compile_aside=COMPILE_POOL.wait,
             )

@@ -32,9 +32,9 @@ def test_select_chooses_as_the_conditional_expression():
     x = np.array([1.0, np.nan, -np.inf, 2.0, np.inf, -0.0, 5.0, np.nan] * 2, np.float32)
     y = np.array([0.5, 1.0, 3.0, np.nan, 1.0, 0.0, 6.0, np.nan] * 2, np.float32)
     flags = np.array([1, 0, 2, 0, 1, 1, 0, 3] * 2, np.int32)
-    floats, ints = np.empty(16, np.float32), np.empty(16, np.float64)
-    literals = np.empty(16, np.int64)
-    chosen[1, 32](x, y, flags, floats, ints, literals)
+    results = [cuda.device_array(16, dtype) for dtype in (np.float32, np.float64, np.int64)]
+    chosen[1, 32](*(cuda.to_device(a) for a in (x, y, flags)), *results)
+    floats, ints, literals = (r.copy_to_host() for r in results)
     expected = np.array([a if a > b else b for a, b in zip(x, y)], np.float32)  # noqa: FURB136 (the expression, NaN and all)
     np.testing.assert_array_equal(floats, expected)
     assert np.signbit(floats[5]) == np.signbit(expected[5])
