@@ -23,7 +23,6 @@ from pathlib import Path
 
 import numpy as np
 
-from compiler.chunked import DaskProgram, dask_array, reduction_size
 from dialects.tensor_types import NUMPY_DTYPES
 from runtime.errors import ExecutionError, FusecError, InputError
 from runtime.inputs import InputDefaults, Param, bind_sizes, draw_inputs
@@ -134,6 +133,10 @@ class DaskRun:
     each chunked along the sizes `chunks` names and whole along the others."""
 
     def __init__(self, program, entry: str, arrays: Sequence, chunks: Mapping[str, int]):
+        # here, not at the top: the chunked compiler (partitions, splits) is a third of a
+        # plain run's imports, which the fusec command makes before it knows of --dask
+        from compiler.chunked import DaskProgram, dask_array
+
         da = dask_array()
         self.function = DaskProgram(program, entry)
         self.entry = entry
@@ -153,6 +156,8 @@ class DaskRun:
     def _check_split(self) -> None:
         """`fusec.dask`'s refusals of a split, before any cluster starts, with the
         remedy said in terms of --chunks rather than of a rechunk call."""
+        from compiler.chunked import reduction_size
+
         reduction_size(list(self.splits), self.function.partition, lambda name: f"leave {name} out of --chunks")
 
     def describe(self) -> str:

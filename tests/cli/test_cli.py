@@ -367,6 +367,19 @@ def test_version():
     assert result.returncode == 0 and result.stdout == f"fusec {api.__version__}\n"
 
 
+def test_the_command_answers_its_version_without_loading_the_compiler():
+    """The `fusec` script's entry point (compiler/launcher.py) prints the version the
+    full command prints, importing neither xDSL nor Lark nor NumPy."""
+    import fusec as api
+
+    probe = (
+        "import sys; from compiler.launcher import main; status = main(['--version']); "
+        "print(sorted(m for m in ('xdsl', 'lark', 'numpy', 'compiler.cli') if m in sys.modules), status)"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT)
+    assert result.stdout == f"fusec {api.__version__}\n[] 0\n", result.stderr
+
+
 def test_help_describes_every_target():
     result = fusec("--help")
     assert result.returncode == 0
