@@ -67,6 +67,11 @@ class DeviceModel:
     memory: float = 0.0
     #: the matmul rates of ``f16`` factors, where they differ (None: as ``f32``'s)
     half: HalfRates | None = None
+    #: host seconds each launch of a call takes where the call holds a library GEMM: its
+    #: host steps take the whole call off the packed launches and CUDA graphs to one
+    #: dispatch at a time, and the call then takes the longer of its device and host
+    #: times (the GPU; 0 where the host keeps up either way, ``select_strategy.call_plan``)
+    unpacked_launch: float = 0.0
 
     def without_library(self) -> DeviceModel:
         """The model of the same device where no GEMM library is installed."""
@@ -75,16 +80,16 @@ class DeviceModel:
 
     def for_factors(self, element: Attribute | None) -> DeviceModel:
         """The model of matmuls whose factors are of type ``element``: the half rates
-        for ``f16`` where the device has them; for ``bf16`` fusec's generated GEMM's
-        (tensor cores take both), the library's and the attention kernel's staying
-        ``f32``'s (NumPy and CuPy have no bfloat16 GEMM: fusec widens its factors to
-        float32 for them; flash attention runs ``bf16`` on CUDA cores)."""
+        for ``f16`` and ``bf16`` where the device has them (tensor cores take both, and
+        cuBLAS has a bfloat16 GEMM: runtime/cuda/gemm.py), but for the attention kernel,
+        which runs ``bf16`` on CUDA cores at ``f32``'s rate. A device without half rates
+        (the CPU: NumPy has no bfloat16 GEMM, fusec widens the factors) keeps ``f32``'s."""
         if self.half is None or not isinstance(element, Float16Type | BFloat16Type):
             return self
         rates, f16 = self.half, isinstance(element, Float16Type)
         return replace(
             self,
-            gemm_library=rates.gemm_library if f16 else self.gemm_library,
+            gemm_library=rates.gemm_library,
             gemm_generated=rates.gemm_generated,
             attention_generated=rates.attention_generated if f16 else self.attention_generated,
             half=None,
@@ -101,7 +106,9 @@ class DeviceModel:
 #: at 4096^3 on an H100, its flash attention kernel 28 TFLOP/s (B8 H16 S2048 Dh64: 4.82 ms).
 #: In f16 (docs/gpu.md, "Tensor cores"): cuBLAS 762 TFLOP/s at 4096^3, fusec's tensor-core
 #: GEMM with its epilogue 193 (0.71 ms), its flash attention on tensor cores 105 (B8 H16
-#: S2048 Dh64: 1.31 ms).
+#: S2048 Dh64: 1.31 ms). A call with a library GEMM dispatches its launches one at a time:
+#: the GPT-2 block sample in f16 (B4 S1024) took 2.27 ms with its four GEMMs in cuBLAS, host
+#: bound (twelve launches, 190 us each), and 0.74 ms with them generated.
 GPU_H200 = DeviceModel(
     "gpu-h200",
     bandwidth=4.22e12,
@@ -113,6 +120,7 @@ GPU_H200 = DeviceModel(
     gemm_generated_siblings=1.8e12,  # one thread per output element (`threads`), measured
     memory=80e9,  # an H100's; an H200 has 141 GB
     half=HalfRates(gemm_library=762e12, gemm_generated=193e12, attention_generated=105e12),
+    unpacked_launch=190e-6,
 )
 
 #: Measured on the 2-core CI machine (docs/pipeline.md, "The cost model's devices"): a
