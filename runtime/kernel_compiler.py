@@ -151,6 +151,8 @@ def compile_in_helper(request: dict[str, Any], label: str = "a kernel") -> bool:
     process's helper compiles the kernel into the cache (``label`` names it in
     ``--time-passes``)."""
     return HELPER.compile(request, label)
+
+
 atexit.register(HELPER.close)
 if hasattr(os, "register_at_fork"):  # POSIX
     os.register_at_fork(after_in_child=HELPER.forget)
@@ -162,8 +164,7 @@ def workers() -> int:
     given = knobs.COMPILE_WORKERS.value()
     if given is not None:
         return given
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(1, min(MAX_WORKERS, cores))
+    return min(MAX_WORKERS, knobs.usable_cores())
 
 
 def _request_key(request: dict[str, Any]) -> tuple:

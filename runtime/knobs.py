@@ -249,3 +249,8 @@ GOMP_SPINCOUNT = LibrarySetting(
     changes="how long the CPU kernels' OpenMP threads spin before they sleep (fusec's: not at all); fusec sets it when imported, before an OpenMP pool starts (see below)",
 )
 
+
+def usable_cores() -> int:
+    """The cores this process may run on: what ``NUMBA_NUM_THREADS`` and
+    ``COMPILE_WORKERS`` count from when unset."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1

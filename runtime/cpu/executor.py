@@ -301,10 +301,8 @@ def _compile_ahead(steps: list[tuple], inputs, arrays: Sequence[np.ndarray], res
     """Hands the kernels a bound call will launch that the disk cache lacks, with the
     argument types it will pass (read from stand-ins of its buffers: typed as the
     buffers, holding no memory), to the compile pool, which compiles them at once."""
-    stand_ins: dict[int, np.ndarray] = {}
-    for param, array in zip(inputs, arrays):
-        passed_as_is = array.dtype == param.storage and not array.flags.c_contiguous  # else contiguous
-        stand_ins[param.slot] = array if passed_as_is else _stand_in(array.shape, param.storage)
+    # every argument is passed C-contiguous in its storage dtype (runtime/cpu/host_call.py)
+    stand_ins = {param.slot: _stand_in(array.shape, param.storage) for param, array in zip(inputs, arrays)}
     for param, shape in results:
         stand_ins[param.slot] = _stand_in(shape, param.storage)
     requests = []

@@ -34,7 +34,6 @@ not be fusec's, so ``import fusec`` sets it (``compiler/__init__.py`` says why).
 from __future__ import annotations
 
 import functools
-import os
 import threading
 
 from runtime import knobs
@@ -91,8 +90,7 @@ def threads() -> int:
 def pool_threads() -> int:
     """The threads of Numba's pool once it starts (``NUMBA_NUM_THREADS``, by default every
     core this process may run on), read without starting it or importing Numba."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return knobs.NUMBA_NUM_THREADS.value() or cores
+    return knobs.NUMBA_NUM_THREADS.value() or knobs.usable_cores()
 
 
 def parallel_launch_lock() -> threading.Lock | None:

@@ -63,6 +63,8 @@ _OP_N, _OP_T = 0, 1
 _CUDA_R_16BF = 14
 _CUBLAS_COMPUTE_32F = 68
 _CUBLAS_GEMM_DEFAULT = -1
+#: alpha and beta, read by cuBLAS from host memory (its default pointer mode)
+_ONE, _ZERO = np.ones(1, np.float32), np.zeros(1, np.float32)
 
 
 class Operand(NamedTuple):
@@ -133,11 +135,10 @@ def bf16_gemm(cupy: Any, a: Any, b: Any, out: Any) -> None:
     cublas = cupy.cuda.cublas
     handle = cupy.cuda.device.get_cublas_handle()
     cublas.setStream(handle, cupy.cuda.get_current_stream().ptr)
-    one, zero = np.ones(1, np.float32), np.zeros(1, np.float32)
     cublas.gemmStridedBatchedEx(
         handle, lb.op, la.op, n, m, k,
-        one.ctypes.data, b.data.ptr, _CUDA_R_16BF, lb.ld, lb.batch_stride,
+        _ONE.ctypes.data, b.data.ptr, _CUDA_R_16BF, lb.ld, lb.batch_stride,
         a.data.ptr, _CUDA_R_16BF, la.ld, la.batch_stride,
-        zero.ctypes.data, out.data.ptr, _CUDA_R_16BF, n, m * n,
+        _ZERO.ctypes.data, out.data.ptr, _CUDA_R_16BF, n, m * n,
         math.prod(batch), _CUBLAS_COMPUTE_32F, _CUBLAS_GEMM_DEFAULT,
     )  # fmt: skip

@@ -100,3 +100,22 @@ def test_no_progress_line_off_a_terminal():
         bar.begin(1)
         bar.finish_one()
     assert screen.getvalue() == ""
+
+
+def test_a_cpu_call_hands_the_pool_the_types_its_launches_pass(tmp_path, monkeypatch):
+    """A call binding new shapes hands the pool each missing kernel with the argument
+    types its launch will pass: an argument given as a transposed view (non-contiguous)
+    is passed C-contiguous, so it is typed so too, and each launch finds its compile."""
+    import fusec
+    from runtime.cpu import executor
+
+    monkeypatch.setenv("FUSEC_CACHE_DIR", str(tmp_path))
+    handed = []
+    monkeypatch.setattr(executor.COMPILE_POOL, "submit", lambda requests: handed.extend(requests))
+    program = fusec.compile(
+        "fn main(x: f32[N, M]) -> f32[N, M] { return softmax(exp(x), axis=-1) * 2.0 }", target="cpu"
+    )
+    x = np.arange(12, dtype=np.float32).reshape(3, 4).T  # [4, 3], not C-contiguous
+    program.main(x)
+    launched = program.executable("main").launched_kernels("main", [x])
+    assert handed and {r["signature"] for _, r in handed} <= {s for d in launched.values() for s in d.signatures}
