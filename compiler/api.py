@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Sequence
+import operator
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from xdsl.dialects import func
@@ -38,6 +39,10 @@ def rule_names(disable_rules: str | Sequence[str]) -> tuple[str, ...]:
 
 #: the argument shapes a program remembers as checked, per function
 MAX_CHECKED_CALLS = 256
+
+#: what a call is checked and bound by, with the function's name: each argument's
+#: shape and dtype
+_SIGNATURE = operator.attrgetter("shape", "dtype")
 
 
 class Program:
@@ -88,9 +93,10 @@ class Program:
         }
         self._compilations: dict[Options, Compilation] = {}
         self._executables: dict[Options, Executable] = {}
-        #: (executable, its bound call or None) of each function and argument shapes
-        #: and dtypes already checked against its parameters: later calls go straight there
-        self._checked: dict[tuple, tuple] = {}
+        #: the call of each function on argument shapes and dtypes already checked against
+        #: its parameters (the executable's bound call, or its `run`): later calls go
+        #: straight there
+        self._checked: dict[tuple, Callable[[list], tuple]] = {}
         self._unfused: Program | None = None
 
     def unfused(self) -> Program:
@@ -208,20 +214,17 @@ class Program:
             results = self.executable(name).run_prepared(name, arrays)
             if results is not None:
                 return results
-        arrays = [backend.argument(a) for a in arrays]
-        key = (name, *[(a.shape, a.dtype) for a in arrays])
-        checked = self._checked.get(key)
-        if checked is None:
+        arrays = list(map(backend.argument, arrays))
+        key = (name, *map(_SIGNATURE, arrays))
+        call = self._checked.get(key)
+        if call is None:
             bind_sizes(self.params(name), arrays, name)
             executable = self.executable(name)
-            bound = executable.bind(name, arrays)
+            call = executable.bound_call(name, arrays) or functools.partial(executable.run, name)
             if len(self._checked) >= MAX_CHECKED_CALLS:  # the oldest goes: a service sees many shapes
                 self._checked.pop(next(iter(self._checked)), None)
-            checked = self._checked[key] = (executable, bound)
-        executable, bound = checked
-        if bound is None:
-            return executable.run(name, arrays)
-        return executable.run_bound(bound, arrays)
+            self._checked[key] = call
+        return call(arrays)
 
     def autotune(self, name: str, arrays: Sequence[np.ndarray], budget_s: float = 30.0):
         """Where the target autotunes (`cuda`): times each kernel of function NAME on

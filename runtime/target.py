@@ -58,22 +58,12 @@ class Executable(ABC):
         them (the default: no such path)."""
         return None
 
-    def bind(self, entry: str, arrays: Sequence[np.ndarray]) -> Any | None:
-        """``entry`` bound to the shapes and dtypes of ``arrays``, checked once, for
-        ``run_bound``; None where the executable binds no calls (the default)."""
+    def bound_call(self, entry: str, arrays: Sequence[np.ndarray]) -> Callable[[Sequence[np.ndarray]], tuple[Any, ...]] | None:
+        """``entry`` bound to the shapes and dtypes of ``arrays``, checked once: a function
+        that runs it on any arrays of those shapes and dtypes and returns its results,
+        the path of every later call on them (``compiler.api.Program.run``); None where
+        the executable binds no calls (the default), whose calls go through ``run``."""
         return None
-
-    def run_bound(
-        self,
-        call: Any,
-        arrays: Sequence[np.ndarray],
-        *,
-        out: Sequence[np.ndarray] | None = None,
-        profile: Profile | None = None,
-    ) -> tuple[Any, ...]:
-        """``run`` of a call ``bind`` returned, on arrays of the shapes and dtypes it was
-        bound to."""
-        raise NotImplementedError(f"{type(self).__name__} binds no calls")
 
     def kernel_bytes(self, entry: str) -> dict[str, int]:
         """Bytes each kernel of ``entry`` moved in its last call, by kernel name (the

@@ -68,8 +68,8 @@ class BoundCall:
 
     plan: HostPlan
     steps: list[tuple]  # the host function's steps with their shapes evaluated
-    allocates: bool  # whether a step takes an intermediate buffer (from the thread's pool)
-    #: ``bound_call(arrays, out, profile, pool)``: the steps as Python (runtime.cpu.host_call)
+    #: ``bound_call(arrays, out=None, profile=None)``: the steps as Python
+    #: (runtime.cpu.host_call)
     function: Callable[..., tuple[np.ndarray, ...]]
 
 
@@ -175,8 +175,12 @@ class CompiledProgram(Executable):
                 raise ExecutionError(f"@{plan.name} returns fresh buffers; run plan-memory to pass out=")
             if len(out) != len(plan.result_params):
                 raise ExecutionError(f"@{plan.name} has {len(plan.result_params)} results, out= has {len(out)}")
-        pool = self._pool(plan.name) if call.allocates else None
-        return call.function(arrays, out, profile, pool)
+        return call.function(arrays, out, profile)
+
+    def bound_call(self, entry: str, arrays: Sequence[np.ndarray]) -> Callable[..., tuple[np.ndarray, ...]]:
+        """The bound call's own function (``bind``): a call through it is the generated
+        wrapper and its kernels, nothing else."""
+        return self.bind(entry, arrays).function
 
     def launched_kernels(self, entry: str, arrays: Sequence[np.ndarray]) -> dict[str, Callable[..., Any]]:
         """The dispatcher each kernel launch of ``entry`` runs on these arrays' shapes,
@@ -272,8 +276,9 @@ class CompiledProgram(Executable):
             steps=steps,
             returns=returns,
             finish=_into_out,
+            pool=functools.partial(self._pool, entry) if any(s[0] == "alloc" and not s[4] for s in steps) else None,
         )
-        return BoundCall(plan, steps, any(step[0] == "alloc" for step in steps), function)
+        return BoundCall(plan, steps, function)
 
     def _variant(self, name: str, shapes: list[tuple[int, ...]]) -> tuple[Callable[..., Any], threading.Lock | None]:
         """(kernel, lock) of a launch on ``shapes``: the parallel variant where its work

@@ -6,7 +6,7 @@ code over local variables, one per buffer, with every shape, dtype, kernel varia
 lock a constant of the function; a call then does no more than a hand-written wrapper
 would, as PyTorch Inductor's generated ``call(args)`` does for its kernels:
 
-    def bound_call(arrays, out, profile, pool):
+    def bound_call(arrays, out=None, profile=None):
         s0 = contiguous(arrays[0], d0)
         s1 = empty((4, 8), d0) if out is None else result_buffers[0](out)
         if profile is None:
@@ -27,8 +27,9 @@ record after its buffers, and the call raises the error the kernel recorded, if 
             raise recorded_error('k1_gather', checks2, e7)
 
 ``out``: the caller's result arrays or None; ``profile``: a dict receiving each
-launch's seconds, or None; ``pool``: the calling thread's intermediate buffers of this
-entry, by slot, reused while their shape stays (results are never pooled).
+launch's seconds, or None. A call with intermediate buffers first takes the calling
+thread's pool of them (``pool = pool_of()``: this entry's, by slot), reused while
+their shape stays (results are never pooled).
 """
 
 from __future__ import annotations
@@ -114,17 +115,21 @@ def call_function(
     steps: Sequence[tuple],
     returns: Sequence[tuple[int, np.dtype | None]],
     finish: Callable[[Sequence[np.ndarray], tuple], tuple],
+    pool: Callable[[], dict[int, np.ndarray]] | None,
 ) -> Callable[..., tuple[np.ndarray, ...]]:
-    """The function ``bound_call(arrays, out, profile, pool)`` of one bound call.
+    """The function ``bound_call(arrays, out=None, profile=None)`` of one bound call.
 
     ``inputs``: (slot, storage dtype) of each argument; ``results``: (slot, shape,
     storage dtype) of each result the caller may pass in ``out``, with
     ``result_buffers[k](out)`` giving result ``k``'s buffer when it does; ``steps``: the
     bound steps; ``returns``: (slot, the dtype of a converted copy to return, or None for
     the buffer itself) of each value returned, where ``finish(out, values)`` completes a
-    call given ``out``."""
+    call given ``out``; ``pool``: the calling thread's intermediate buffers, where a
+    step allocates one."""
     source = _Source()
-    source.constants.update(result_buffers=result_buffers, finish=finish)
+    source.constants.update(result_buffers=result_buffers, finish=finish, pool_of=pool)
+    if pool is not None:
+        source.emit("pool = pool_of()")
     for k, (slot, storage) in enumerate(inputs):
         # an argument's conversion chosen here, not per call: a helper that compared
         # dtypes cost a three-input call on [4, 8] a sixth of its time
@@ -144,7 +149,7 @@ def call_function(
         source.emit(f"return {values} if out is None else finish(out, {values})")
     else:
         source.emit(f"return {values}")
-    text = "\n".join(["def bound_call(arrays, out, profile, pool):", *source.lines, ""])
+    text = "\n".join(["def bound_call(arrays, out=None, profile=None):", *source.lines, ""])
     namespace = {**_HELPERS, **source.constants}
     exec(compile(text, "<fusec bound call>", "exec"), namespace)
     function = namespace["bound_call"]
