@@ -53,8 +53,8 @@ from runtime.cuda.device import (
     quiet_simulated_kernels,
     simulated,
 )
-from runtime.cuda.gemm import as_cupy, cuda_gemm
-from runtime.cuda.launch import DirectLaunch, capture, default_stream, pack
+from runtime.cuda.gemm import GemmCall, as_cupy, cuda_gemm
+from runtime.cuda.launch import DirectGemm, DirectLaunch, capture, default_stream, device_pointer, pack
 from runtime.errors import ExecutionError, recorded_error
 from runtime.host_plan import (
     BF16_BITS,
@@ -262,7 +262,7 @@ class _Prepared:
     buffers: dict[int, Any]  # slot -> device buffer, for allocations and views
     launches: list[Launch | tuple]
     result_shapes: list[tuple[int, ...]] = field(default_factory=list)
-    direct: list[DirectLaunch] | None = None  # packed after the first call
+    direct: list[DirectLaunch | DirectGemm] | None = None  # packed after the first call
     graphs: OrderedDict = field(default_factory=OrderedDict)  # caller addresses -> graph
     seen: OrderedDict = field(default_factory=OrderedDict)  # caller addresses -> calls
     #: the launches whose kernels check indices: their error records are read after a call
@@ -420,18 +420,19 @@ class CudaProgram(Executable):
         self._last[entry] = prepared
         for slot, buffer in prepared.buffers.items():
             slots[slot] = buffer
+        gemms: list[GemmCall | None] = []
         for step in prepared.launches:
             if isinstance(step, Launch):
                 if step.empty:
                     continue
                 self._launch(step, slots, profile)
             else:
-                self._host_step(step, slots, prepared.sizes, profile)
+                call = self._host_step(step, slots, prepared.sizes, profile)
+                if step[0] == "gemm":
+                    gemms.append(call)
         if self.direct and prepared.direct is None:
-            launches = [s for s in prepared.launches if isinstance(s, Launch)]
-            if len(launches) == len(prepared.launches):  # no host steps: every step packs
-                prepared.result_shapes = [tuple(slots[p.slot].shape) for p in plan.result_params]
-                prepared.direct = self._pack(plan, launches, slots)
+            prepared.result_shapes = [tuple(slots[p.slot].shape) for p in plan.result_params]
+            prepared.direct = self._pack(plan, prepared.launches, slots, gemms)
         results = [slots[p.slot] for p in plan.result_params] if plan.result_params else [
             _fresh_copy(slots[s]) for s in plan.returns
         ]
@@ -441,18 +442,38 @@ class CudaProgram(Executable):
 
     # -- the direct path: packed launches and CUDA graphs ----------------------------------
 
-    def _pack(self, plan: HostPlan, launches: Sequence[Launch], slots: list[Any]) -> list[DirectLaunch]:
+    def _pack(
+        self, plan: HostPlan, steps: Sequence[Launch | tuple], slots: list[Any], gemms: Sequence[GemmCall | None]
+    ) -> list[DirectLaunch | DirectGemm] | None:
+        """The steps of a call packed (``runtime.cuda.launch``), from its first run on
+        ``slots``; ``gemms``: the cuBLAS call each library GEMM made. None where a step
+        cannot be packed: a copy, or a GEMM that was not one cuBLAS call on its operands'
+        memory. A view or a permutation has its source's address, so it packs as nothing
+        but that: the GEMMs reading it are given the source's."""
         users = {p.slot: i for i, p in enumerate(p for p in plan.params if p.result is None)}
         n = len(users)
         users.update({p.slot: n + k for k, p in enumerate(plan.result_params)})
-        packed = []
-        for step in launches:
-            if step.empty:
-                continue
-            buffers = [_flat0(slots[s]) for s in step.args] + list(step.workspaces)
-            owners = [users.get(s) for s in step.args] + [None] * len(step.workspaces)
-            dispatcher = self.kernel(step.kernel, step.tuning).dispatcher(step.variant, step.block)
-            packed.append(pack(dispatcher, step.grid, step.block, buffers, owners))
+        source: dict[int, int] = {}  # a view's slot -> the slot whose memory it is
+        calls = iter(gemms)
+        packed: list[DirectLaunch | DirectGemm] = []
+        for step in steps:
+            if isinstance(step, Launch):
+                if step.empty:
+                    continue
+                buffers = [_flat0(slots[s]) for s in step.args] + list(step.workspaces)
+                owners = [users.get(s) for s in step.args] + [None] * len(step.workspaces)
+                dispatcher = self.kernel(step.kernel, step.tuning).dispatcher(step.variant, step.block)
+                packed.append(pack(dispatcher, step.grid, step.block, buffers, owners))
+            elif step[0] in ("view", "permute"):
+                source[step[1]] = source.get(step[2], step[2])
+            elif step[0] == "gemm":
+                call = next(calls)
+                roots = [source.get(s, s) for s in step[2]]
+                if call is None or any(device_pointer(slots[s]) != device_pointer(slots[r]) for s, r in zip(step[2], roots)):
+                    return None  # (a reshape CuPy could only make as a copy has an address of its own)
+                packed.append(DirectGemm(call, tuple((users.get(r), device_pointer(slots[r])) for r in roots)))
+            else:
+                return None
         return packed
 
     def last_launches(self, entry: str) -> list[Launch]:
@@ -505,7 +526,7 @@ class CudaProgram(Executable):
                 results.append(out[k])
             else:
                 result = cuda_module().device_array(prepared.result_shapes[k], param.storage)
-                pointers.append(result.__cuda_array_interface__["data"][0])
+                pointers.append(device_pointer(result))
                 results.append(result)
         key = tuple(pointers)
         stream = default_stream()
@@ -534,9 +555,10 @@ class CudaProgram(Executable):
         for step in prepared.checked:
             _raise_recorded(step)
 
-    def _host_step(self, step: tuple, slots: list[Any], sizes: dict[str, int], profile) -> None:
+    def _host_step(self, step: tuple, slots: list[Any], sizes: dict[str, int], profile) -> GemmCall | None:
         """A step other than a kernel launch, run on every call: a copy, a library GEMM
-        and the strided views of its operands (CuPy arrays over the same memory)."""
+        and the strided views of its operands (CuPy arrays over the same memory). Returns
+        a GEMM's cuBLAS call where a packed call can replay it (``cuda_gemm``)."""
         kind = step[0]
         if kind == "copy":
             _, source, target = step
@@ -550,16 +572,17 @@ class CudaProgram(Executable):
         elif kind == "gemm":
             _, name, (a, b, c), flags = step
             if profile is None:
-                cuda_gemm(slots[a], slots[b], slots[c], *flags)
-                return
+                return cuda_gemm(slots[a], slots[b], slots[c], *flags)
             cuda = cuda_module()
             begin, end = cuda.event(), cuda.event()
             begin.record()
             for _ in range(PROFILE_REPEATS):
-                cuda_gemm(slots[a], slots[b], slots[c], *flags)
+                call = cuda_gemm(slots[a], slots[b], slots[c], *flags)
             end.record()
             end.synchronize()
             profile.setdefault(name, []).append(begin.elapsed_time(end) * 1e-3 / PROFILE_REPEATS)
+            return call
+        return None
 
     def _launch(self, step: Launch, slots: list[Any], profile: dict[str, list[float]] | None) -> None:
         if not step.checks:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -42,29 +43,49 @@ def as_cupy(array: Any) -> Any:
     return array if isinstance(array, cupy.ndarray) else cupy.asarray(array)
 
 
-def cuda_gemm(a: Any, b: Any, out: Any, transpose_lhs: bool, transpose_rhs: bool) -> None:
-    """``out = matmul(a, b)`` through cuBLAS (CuPy), on the legacy default stream the
-    kernels run on, so it is ordered after the kernels that wrote ``a`` and ``b``."""
+def cuda_gemm(a: Any, b: Any, out: Any, transpose_lhs: bool, transpose_rhs: bool) -> GemmCall | None:
+    """``out = matmul(a, b)`` through cuBLAS, on the legacy default stream the kernels run
+    on, so it is ordered after the kernels that wrote ``a`` and ``b``. Returns the call
+    where it was one cuBLAS call on the operands' own memory (``GemmCall``: a packed call
+    replays it, ``runtime.cuda.launch``), else None: CuPy's matmul for the dtypes cuBLAS
+    has no GEMM of here and for factors it cannot read in place, which it copies."""
     a, b, out = library_operands(as_cupy(a), as_cupy(b), as_cupy(out), transpose_lhs, transpose_rhs)
     cupy = cupy_module()
     try:
-        if out.dtype != BF16_BITS:
+        call = gemm_call(cupy, a, b, out)
+        if call is not None:
+            call.run(cupy.cuda.get_current_stream().ptr, a.data.ptr, b.data.ptr, out.data.ptr)
+        elif out.dtype != BF16_BITS:
             cupy.matmul(a, b, out=out)
-        elif hasattr(cupy.cuda.cublas, "gemmStridedBatchedEx"):  # bf16's bits (executor.device_dtype)
-            bf16_gemm(cupy, a, b, out)
+        elif out.size == 0 or a.shape[-1] == 0:
+            out.fill(0)  # an empty sum: +0.0, whose bits are 0
+        elif _has_strided_batched_ex(cupy):  # a factor cuBLAS cannot read as it is: copied contiguous first
+            a, b = cupy.ascontiguousarray(a), cupy.ascontiguousarray(b)
+            contiguous = gemm_call(cupy, a, b, out)
+            assert contiguous is not None  # contiguous factors always have a layout
+            contiguous.run(cupy.cuda.get_current_stream().ptr, a.data.ptr, b.data.ptr, out.data.ptr)
         else:
             bf16_matmul(cupy, a, b, out)
+        return call
     except Exception as error:  # CuPy's and cuBLAS's own errors (out of memory, a failed call)
         raise ExecutionError(f"the library GEMM (cuBLAS through CuPy) failed: {type(error).__name__}: {error}") from error
 
 
-#: cuBLAS's values for what ``bf16_gemm`` asks of it (cublas_api.h, library_types.h)
+#: cuBLAS's values for what ``GemmCall`` asks of it (cublas_api.h, library_types.h)
 _OP_N, _OP_T = 0, 1
-_CUDA_R_16BF = 14
 _CUBLAS_COMPUTE_32F = 68
 _CUBLAS_GEMM_DEFAULT = -1
+#: the cuBLAS data type of each buffer dtype it multiplies here (``CUDA_R_32F``,
+#: ``CUDA_R_16F``, ``CUDA_R_16BF`` for bf16's bits: ``executor.device_dtype``)
+_DATA_TYPES = {np.dtype(np.float32): 0, np.dtype(np.float16): 2, BF16_BITS: 14}
 #: alpha and beta, read by cuBLAS from host memory (its default pointer mode)
 _ONE, _ZERO = np.ones(1, np.float32), np.zeros(1, np.float32)
+_ONE_ADDRESS, _ZERO_ADDRESS = _ONE.ctypes.data, _ZERO.ctypes.data
+
+
+def _has_strided_batched_ex(cupy: Any) -> bool:
+    """Whether CuPy binds ``cublasGemmStridedBatchedEx`` (older CuPy does not)."""
+    return hasattr(cupy.cuda.cublas, "gemmStridedBatchedEx")
 
 
 class Operand(NamedTuple):
@@ -108,37 +129,51 @@ def operand_layout(shape: tuple[int, ...], strides: tuple[int, ...], batch: tupl
     return Operand(op, ld, dims[-1][1] if dims else 0)
 
 
-def bf16_gemm(cupy: Any, a: Any, b: Any, out: Any) -> None:
-    """``out = matmul(a, b)`` of ``bf16`` operands held as their ``uint16`` bits, by
-    cuBLAS's own bfloat16 GEMM on tensor cores (``cublasGemmStridedBatchedEx``: products
-    exact and summed in float32, rounded to nearest even once, as NumPy's float32 matmul
-    of the widened factors rounded to bf16, in cuBLAS's order of the sum); CuPy has no
-    bfloat16 dtype, so it is called with the operands' addresses. ``out`` is contiguous; a
-    factor cuBLAS cannot read as it is (``operand_layout``) is copied contiguous first.
-    Row-major ``C = A B`` is column-major ``C^T = B^T A^T``: B is passed first."""
+@dataclass(frozen=True)
+class GemmCall:
+    """One product as one ``cublasGemmStridedBatchedEx``, all of it but the three
+    addresses: its factors read in place (``operand_layout``), products exact and summed
+    in float32 (f32: no TF32), rounded once to the storage type (``bf16``: its bits, as
+    NumPy's float32 matmul of the widened factors rounded to bf16), in cuBLAS's order of
+    the sum, the same on every call. Row-major ``C = A B`` is column-major
+    ``C^T = B^T A^T``: B is passed first."""
+
+    m: int
+    n: int
+    k: int
+    a: Operand
+    b: Operand
+    batch: int
+    data_type: int
+
+    def run(self, stream: int, a: int, b: int, out: int) -> None:
+        """The product of the factors at addresses ``a`` and ``b`` into ``out``, on
+        ``stream`` (a ``cudaStream_t``)."""
+        cupy = cupy_module()
+        cublas = cupy.cuda.cublas
+        handle = cupy.cuda.device.get_cublas_handle()
+        cublas.setStream(handle, stream)
+        la, lb, t = self.a, self.b, self.data_type
+        cublas.gemmStridedBatchedEx(
+            handle, lb.op, la.op, self.n, self.m, self.k,
+            _ONE_ADDRESS, b, t, lb.ld, lb.batch_stride,
+            a, t, la.ld, la.batch_stride,
+            _ZERO_ADDRESS, out, t, self.n, self.m * self.n,
+            self.batch, _CUBLAS_COMPUTE_32F, _CUBLAS_GEMM_DEFAULT,
+        )  # fmt: skip
+
+
+def gemm_call(cupy: Any, a: Any, b: Any, out: Any) -> GemmCall | None:
+    """The cuBLAS call of ``out = matmul(a, b)`` (CuPy arrays, ``out`` contiguous) on
+    the factors as they are; None where there is none: a dtype without a cuBLAS GEMM
+    here (``_DATA_TYPES``), a factor cuBLAS cannot read in place, an empty product."""
+    data_type = _DATA_TYPES.get(out.dtype)
+    if data_type is None or not _has_strided_batched_ex(cupy) or a.dtype != out.dtype or b.dtype != out.dtype:
+        return None
+    if out.size == 0 or a.shape[-1] == 0 or not out.flags.c_contiguous:
+        return None
     batch = tuple(out.shape[:-2])
-    m, n, k = out.shape[-2], out.shape[-1], a.shape[-1]
-    if out.size == 0:
-        return
-    if k == 0:
-        out.fill(0)  # an empty sum: +0.0, whose bits are 0
-        return
-    layouts = []
-    for factor in (a, b):
-        layout = operand_layout(factor.shape, tuple(s // factor.itemsize for s in factor.strides), batch)
-        if layout is None:
-            factor = cupy.ascontiguousarray(factor)
-            layout = operand_layout(factor.shape, tuple(s // factor.itemsize for s in factor.strides), batch)
-        assert layout is not None  # a contiguous factor always has one
-        layouts.append((factor, layout))
-    (a, la), (b, lb) = layouts
-    cublas = cupy.cuda.cublas
-    handle = cupy.cuda.device.get_cublas_handle()
-    cublas.setStream(handle, cupy.cuda.get_current_stream().ptr)
-    cublas.gemmStridedBatchedEx(
-        handle, lb.op, la.op, n, m, k,
-        _ONE.ctypes.data, b.data.ptr, _CUDA_R_16BF, lb.ld, lb.batch_stride,
-        a.data.ptr, _CUDA_R_16BF, la.ld, la.batch_stride,
-        _ZERO.ctypes.data, out.data.ptr, _CUDA_R_16BF, n, m * n,
-        math.prod(batch), _CUBLAS_COMPUTE_32F, _CUBLAS_GEMM_DEFAULT,
-    )  # fmt: skip
+    la, lb = (operand_layout(f.shape, tuple(s // f.itemsize for s in f.strides), batch) for f in (a, b))
+    if la is None or lb is None:
+        return None
+    return GemmCall(out.shape[-2], out.shape[-1], a.shape[-1], la, lb, math.prod(batch), data_type)

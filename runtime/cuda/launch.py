@@ -8,19 +8,27 @@ of the caller's arrays. So a launch is packed once into a ``DirectLaunch`` -- th
 Numba's array ABI -- with holes where the caller's addresses go; a call fills the
 holes and hands the list to ``cuda.core.launch``.
 
+A library GEMM is packed the same way (``DirectGemm``): its cuBLAS call made once
+(``runtime.cuda.gemm.GemmCall``), its three addresses filled in per call, so a program
+whose products run in cuBLAS keeps the packed launches and the graphs.
+
 ``capture`` records a sequence of such launches as one CUDA graph (stream capture
-through ``cuda.core``'s ``GraphBuilder``); ``Graph.launch`` replays the whole program
-for a few microseconds of host time, however many kernels it holds. A graph holds
-the addresses it was captured with, so graphs are kept per set of caller addresses.
+through ``cuda.core``'s ``GraphBuilder``, which cuBLAS's calls join on its stream);
+``Graph.launch`` replays the whole program for a few microseconds of host time, however
+many kernels it holds. A graph holds the addresses it was captured with, so graphs are
+kept per set of caller addresses.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from runtime.cuda.gemm import GemmCall
 
 
 def array_params(ptr: int, shape: Sequence[int], itemsize: int) -> list[int]:
@@ -68,6 +76,26 @@ class DirectLaunch:
         launch(stream, self.config, self.kernel, *args)
 
 
+@dataclass
+class DirectGemm:
+    """One packed library GEMM: its cuBLAS ``call`` and, for the factors and the product,
+    either the index of the caller's array it reads (whose address comes per call) or
+    the fixed address of a buffer the program owns."""
+
+    call: GemmCall
+    operands: tuple[tuple[int | None, int], ...]  # (user index or None, fixed address)
+
+    def launch(self, stream: Any, pointers: Sequence[int]) -> None:
+        a, b, out = (pointers[user] if user is not None else fixed for user, fixed in self.operands)
+        self.call.run(stream_address(stream), a, b, out)
+
+
+def stream_address(stream: Any) -> int:
+    """The ``cudaStream_t`` of a ``cuda.core`` stream, or of a graph builder's stream
+    (what a launch is given: ``DirectLaunch.launch``)."""
+    return int(getattr(stream, "stream", stream).handle)
+
+
 def pack(
     dispatcher: Any,
     grid: tuple[int, ...],
@@ -98,7 +126,7 @@ def default_stream():
     return LEGACY_DEFAULT_STREAM
 
 
-def capture(launches: Sequence[DirectLaunch], pointers: Sequence[int]):
+def capture(launches: Sequence[DirectLaunch | DirectGemm], pointers: Sequence[int]):
     """One CUDA graph replaying ``launches`` with the caller's ``pointers``."""
     from cuda.core import Device
 

@@ -4,6 +4,8 @@ integers that wrap, f16 stored as f32."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -78,6 +80,7 @@ def test_a_failing_gpu_library_call_is_an_execution_error(monkeypatch):
 
     class FakeCupy:
         ndarray = np.ndarray
+        cuda = SimpleNamespace(cublas=SimpleNamespace())  # no cublasGemmStridedBatchedEx: CuPy's matmul
 
         @staticmethod
         def asarray(a):
