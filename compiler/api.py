@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import functools
-import os
 import operator
+import os
 from collections.abc import Callable, Sequence
 
 import numpy as np

@@ -58,7 +58,9 @@ class Executable(ABC):
         them (the default: no such path)."""
         return None
 
-    def bound_call(self, entry: str, arrays: Sequence[np.ndarray]) -> Callable[[Sequence[np.ndarray]], tuple[Any, ...]] | None:
+    def bound_call(
+        self, entry: str, arrays: Sequence[np.ndarray]
+    ) -> Callable[[Sequence[np.ndarray]], tuple[Any, ...]] | None:
         """``entry`` bound to the shapes and dtypes of ``arrays``, checked once: a function
         that runs it on any arrays of those shapes and dtypes and returns its results,
         the path of every later call on them (``compiler.api.Program.run``); None where

@@ -67,11 +67,6 @@ class DeviceModel:
     memory: float = 0.0
     #: the matmul rates of ``f16`` factors, where they differ (None: as ``f32``'s)
     half: HalfRates | None = None
-    #: host seconds each launch of a call takes where the call holds a library GEMM: its
-    #: host steps take the whole call off the packed launches and CUDA graphs to one
-    #: dispatch at a time, and the call then takes the longer of its device and host
-    #: times (the GPU; 0 where the host keeps up either way, ``select_strategy.call_plan``)
-    unpacked_launch: float = 0.0
 
     def without_library(self) -> DeviceModel:
         """The model of the same device where no GEMM library is installed."""
@@ -106,9 +101,9 @@ class DeviceModel:
 #: at 4096^3 on an H100, its flash attention kernel 28 TFLOP/s (B8 H16 S2048 Dh64: 4.82 ms).
 #: In f16 (docs/gpu.md, "Tensor cores"): cuBLAS 762 TFLOP/s at 4096^3, fusec's tensor-core
 #: GEMM with its epilogue 193 (0.71 ms), its flash attention on tensor cores 105 (B8 H16
-#: S2048 Dh64: 1.31 ms). A call with a library GEMM dispatches its launches one at a time:
-#: the GPT-2 block sample in f16 (B4 S1024) took 2.27 ms with its four GEMMs in cuBLAS, host
-#: bound (twelve launches, 190 us each), and 0.74 ms with them generated.
+#: S2048 Dh64: 1.31 ms). A library GEMM is packed beside the kernel launches (one cuBLAS call
+#: on the operands' addresses): the GPT-2 block sample in f16 (B4 S1024) took 0.53 ms with its
+#: GEMMs in cuBLAS and 0.74 with them generated (H100).
 GPU_H200 = DeviceModel(
     "gpu-h200",
     bandwidth=4.22e12,
@@ -120,7 +115,6 @@ GPU_H200 = DeviceModel(
     gemm_generated_siblings=1.8e12,  # one thread per output element (`threads`), measured
     memory=80e9,  # an H100's; an H200 has 141 GB
     half=HalfRates(gemm_library=762e12, gemm_generated=193e12, attention_generated=105e12),
-    unpacked_launch=190e-6,
 )
 
 #: Measured on the 2-core CI machine (docs/pipeline.md, "The cost model's devices"): a

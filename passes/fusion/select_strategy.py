@@ -26,10 +26,9 @@ compiled once runs at any size). A strategy the target lacks (``gemm_library = 0
 library; an ``attention_generated`` of 0, no fused attention kernel there) is chosen
 only when it is the only one, and the library is not used where its temporaries grow
 faster than the group's data and outgrow the device's memory at the large end (attention's
-S x S scores). ``prefer`` forces one where the target has it. Then each function's call
-is judged whole (``call_plan``): on the GPU a library call takes the call off its packed
-launches, and a call of short kernels is bound by its host, so every group is generated
-where that is predicted faster.
+S x S scores). ``prefer`` forces one where the target has it. (On the GPU a library call is packed
+beside the kernel launches, ``runtime/cuda/launch.py``, so it costs the host about what a
+launch does: each group is judged alone.)
 
     %y = graph.fusion_group(%x, %w, %b) {kernel = "k0_matmul", kind = "matmul", strategy = "library"} ...
 """
@@ -371,50 +370,9 @@ class SelectStrategyPass(ModulePass):
         for fn in op.ops:
             if not isinstance(fn, func.FuncOp) or fn.is_declaration:
                 continue
-            groups = [g for g in fn.body.block.ops if isinstance(g, graph.FusionGroupOp)]
-            for group, strategy in call_plan(groups, device, dims, self.prefer).items():
-                group.strategy = strategy
-
-
-def call_plan(
-    groups: Sequence[graph.FusionGroupOp], device: DeviceModel, dims: Mapping[str, int], prefer: str = "auto"
-) -> dict[graph.FusionGroupOp, GroupStrategy]:
-    """The strategy of each matmul-bearing group of one function's ``groups`` (its
-    kernels): each group's own choice (``choose_for``), then the call as a whole. Where
-    one of them takes the library, the call's host takes ``device.unpacked_launch`` a
-    launch (a host step takes the call off the packed launches and CUDA graphs) and the
-    call the longer of that and its device time, so the call runs every group generated
-    instead where that is predicted faster, judged as ``choose`` judges, over the size
-    scenarios."""
-    matmul_groups = [g for g in groups if has_matmul(g)]
-    chosen = {g: choose_for(g, device, dims, prefer) for g in matmul_groups}
-    if prefer != "auto" or device.unpacked_launch <= 0 or GroupStrategy.LIBRARY not in chosen.values():
-        return chosen
-    if any(_generated_siblings(g) for g in matmul_groups):
-        # their kernel computes one output element a thread, at a rate that varies tens of
-        # times with the shapes (the attention sample at B4 S1024: 28 ms generated against
-        # 1.7 ms in cuBLAS, where ``gemm_generated_siblings`` predicts about 1 ms): not judged
-        return chosen
-    as_chosen, generated = [0.0, 0.0], [0.0, 0.0]  # at the small and the large end
-    for group in groups:
-        scenarios = size_scenarios(group, dims)
-        for end, d in enumerate(scenarios * 2 if len(scenarios) == 1 else scenarios):
-            if group in chosen:
-                t = predicted_times(group, device, d)
-                as_chosen[end] += t[chosen[group]]
-                generated[end] += t[GroupStrategy.GENERATED]
-            else:  # the same kernel either way, as memory-bound as kernels without a matmul are
-                as_chosen[end] += device.time(_io_bytes(group, d), 0.0)
-                generated[end] += device.time(_io_bytes(group, d), 0.0)
-    library_calls = sum(
-        isinstance(o, graph.MatmulOp) for g, s in chosen.items() if s is GroupStrategy.LIBRARY for o in g.body.block.ops
-    )
-    host = (len(groups) + library_calls) * device.unpacked_launch
-    as_chosen = [max(t, host) for t in as_chosen]
-    plans = [{GroupStrategy.LIBRARY: a, GroupStrategy.GENERATED: b} for a, b in zip(as_chosen, generated)]
-    if choose(plans) is GroupStrategy.GENERATED:
-        return dict.fromkeys(matmul_groups, GroupStrategy.GENERATED)
-    return chosen
+            for group in fn.body.block.ops:
+                if isinstance(group, graph.FusionGroupOp) and has_matmul(group):
+                    group.strategy = choose_for(group, device, dims, self.prefer)
 
 
 def strategy_report(group: graph.FusionGroupOp, device: DeviceModel, dims: Mapping[str, int]) -> dict[str, object]:
@@ -431,7 +389,6 @@ __all__: Sequence[str] = [
     "KernelPart",
     "LibraryCall",
     "SelectStrategyPass",
-    "call_plan",
     "choose",
     "choose_for",
     "has_matmul",

@@ -469,8 +469,9 @@ class CudaProgram(Executable):
             elif step[0] == "gemm":
                 call = next(calls)
                 roots = [source.get(s, s) for s in step[2]]
+                # (a reshape CuPy could only make as a copy has an address of its own)
                 if call is None or any(device_pointer(slots[s]) != device_pointer(slots[r]) for s, r in zip(step[2], roots)):
-                    return None  # (a reshape CuPy could only make as a copy has an address of its own)
+                    return None
                 packed.append(DirectGemm(call, tuple((users.get(r), device_pointer(slots[r])) for r in roots)))
             else:
                 return None
@@ -537,10 +538,13 @@ class CudaProgram(Executable):
             return tuple(results)
         for launch in prepared.direct:
             launch.launch(stream, key)
-        if self.graphs:
+        kernels = [launch for launch in prepared.direct if isinstance(launch, DirectLaunch)]
+        if self.graphs and len(kernels) == len(prepared.direct):
+            # (CuPy refuses a cuBLAS call while a stream is captured: a call with a
+            # library GEMM replays its packed launches, not a graph)
             calls = prepared.seen.pop(key, 0) + 1
             if calls >= 2:
-                prepared.graphs[key] = capture(prepared.direct, key)
+                prepared.graphs[key] = capture(kernels, key)
                 while len(prepared.graphs) > MAX_GRAPHS:
                     prepared.graphs.popitem(last=False)
             else:

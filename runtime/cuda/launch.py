@@ -10,11 +10,11 @@ holes and hands the list to ``cuda.core.launch``.
 
 A library GEMM is packed the same way (``DirectGemm``): its cuBLAS call made once
 (``runtime.cuda.gemm.GemmCall``), its three addresses filled in per call, so a program
-whose products run in cuBLAS keeps the packed launches and the graphs.
+whose products run in cuBLAS keeps the packed launches (but not the graphs: CuPy
+refuses any cuBLAS call while a stream is being captured).
 
-``capture`` records a sequence of such launches as one CUDA graph (stream capture
-through ``cuda.core``'s ``GraphBuilder``, which cuBLAS's calls join on its stream);
-``Graph.launch`` replays the whole program for a few microseconds of host time, however
+``capture`` records a sequence of kernel launches as one CUDA graph (stream capture
+through ``cuda.core``'s ``GraphBuilder``); ``Graph.launch`` replays the whole program for a few microseconds of host time, however
 many kernels it holds. A graph holds the addresses it was captured with, so graphs are
 kept per set of caller addresses.
 """
@@ -91,9 +91,8 @@ class DirectGemm:
 
 
 def stream_address(stream: Any) -> int:
-    """The ``cudaStream_t`` of a ``cuda.core`` stream, or of a graph builder's stream
-    (what a launch is given: ``DirectLaunch.launch``)."""
-    return int(getattr(stream, "stream", stream).handle)
+    """The ``cudaStream_t`` of a ``cuda.core`` stream (what a launch is given)."""
+    return int(stream.handle)
 
 
 def pack(
@@ -126,7 +125,7 @@ def default_stream():
     return LEGACY_DEFAULT_STREAM
 
 
-def capture(launches: Sequence[DirectLaunch | DirectGemm], pointers: Sequence[int]):
+def capture(launches: Sequence[DirectLaunch], pointers: Sequence[int]):
     """One CUDA graph replaying ``launches`` with the caller's ``pointers``."""
     from cuda.core import Device
 
