@@ -47,8 +47,7 @@ from dialects import loop
 from dialects.gpu.attention import Attention, FlashTiles, match
 from dialects.gpu.mapping import CAUSAL, PER_THREAD, THREADS, TILE
 from runtime.codegen_scalar import CodegenError, ScalarSource
-from runtime.cuda.codegen import HALF_FLOAT_DECORATOR, KERNEL_FUNCTION, SizesSource, select_import
-from runtime.half_floats import half_float_source
+from runtime.cuda.codegen import KERNEL_FUNCTION, SizesSource, half_float_functions, select_import
 
 F32 = Float32Type()
 
@@ -388,7 +387,7 @@ class _FlashSource(FlashSourceBase):
             "import numpy as np",
             "from numba import cuda",
             *select_import(self),
-            *half_float_source(self.half_calls, HALF_FLOAT_DECORATOR),  # a cast to f16 in the score's modification
+            *half_float_functions(self, self.shuffles),  # bf16's bits; a cast in the score's modification
         ]
         kernel = [f"def {KERNEL_FUNCTION}({', '.join(args)}):", *self.lines]
         sizes = FlashSizes(self.kernel, self.a, t.rows).source()

@@ -54,10 +54,9 @@ from dialects import loop
 from dialects.gpu.attention import MMA_ROWS, MMA_STEPS, Attention, MmaTiles, ivs_of
 from dialects.gpu.mapping import MMA, TILE
 from runtime.codegen_scalar import CodegenError
-from runtime.cuda.codegen import HALF_FLOAT_DECORATOR, KERNEL_FUNCTION, select_import
+from runtime.cuda.codegen import KERNEL_FUNCTION, half_float_functions, select_import
 from runtime.cuda.codegen_flash import FlashSizes, FlashSourceBase, attention_of
 from runtime.cuda.codegen_gemm_mma import TILE_STORAGE, from_tile, to_tile
-from runtime.half_floats import half_float_source
 
 F32 = Float32Type()
 #: the columns of a fragment's part (an ``mma``'s ``n``)
@@ -375,7 +374,7 @@ class _MmaFlashSource(FlashSourceBase):
                 "from runtime.cuda.tensor_cores import cp_async_16, cp_async_commit, cp_async_wait, global_address, ldmatrix_x4, "
                 f"ldmatrix_x4_trans, load_{self.half}, mma_{self.half}, pack_{self.half}x2"
             )
-        header += half_float_source(self.half_calls, HALF_FLOAT_DECORATOR)  # bf16's bits; a cast in the modification
+        header += half_float_functions(self, self.shuffles)  # bf16's bits; a cast in the modification
         kernel = [f"def {KERNEL_FUNCTION}({', '.join(args)}):", *self.lines]
         sizes = FlashSizes(self.kernel, self.a, t.rows).source()
         return "\n".join([*header, *self.constant_lines, "", "", *kernel, "", "", *sizes, ""])
