@@ -18,9 +18,9 @@ reduction ``map(serial)``. Where q, k and v are all ``f16`` or all ``bf16`` (so 
 products are exact in float32) and the dimensions fit
 (``dialects.gpu.attention.MmaTiles``), both products run on tensor cores: ``gpu.mma =
 "f16"`` (``"bf16"``), 16 query rows a warp (``runtime.cuda.codegen_flash_mma``); an
-``f32`` attention stays on the CUDA cores, which tensor cores would round (TF32). Where the score modification is a causal mask
-(``dialects.gpu.attention.causal``), ``gpu.causal``: a block visits no key tile past its
-last row.
+``f32`` attention stays on the CUDA cores, which tensor cores would round (TF32). Where
+the score modification is a causal mask (``dialects.gpu.attention.causal``),
+``gpu.causal``: a block visits no key tile past its last row.
 """
 
 from __future__ import annotations
