@@ -188,6 +188,20 @@ def test_bf16_probabilities_round_to_bf16_on_tensor_cores():
     np.testing.assert_allclose(got.astype(np.float64), expected, rtol=HALF_TOLERANCE["bf16"]["rtol"], atol=0)
 
 
+@pytest.mark.parametrize("half", HALVES)
+def test_half_a_cast_in_the_modification_rounds_on_tensor_cores(half):
+    """A cast to the half in the score modification rounds each score there: the kernel's
+    module defines the half-float function it calls (runtime/half_floats.py)."""
+    scaled = f"cast(cast(q @ transpose(k, (0, 1, 3, 2)), f32) * 0.125, {half})"
+    source = ATTENTION.replace("f32", half).replace("q @ transpose(k, (0, 1, 3, 2)) * 0.125", scaled)
+    program = fusec.compile(source, target="cuda")
+    q, k, v = inputs(np.random.default_rng(13), 1, 1, 20, 64, HALVES[half])
+    got = program.main(q, k, v)
+    assert f'gpu.mma = "{half}"' in flash_attributes(program)
+    expected = attention(q, k, v, lambda s: (s.astype(np.float32) * np.float32(0.125)).astype(HALVES[half]))
+    np.testing.assert_allclose(got.astype(np.float64), expected, **HALF_TOLERANCE[half])
+
+
 @pytest.mark.parametrize("dtype", [*HALVES, "f32"])
 def test_a_causal_mask_from_iota_skips_the_tiles_past_the_diagonal(dtype):
     """100 rows: the first block of 64 rows visits only its first key tile (tensor cores:
