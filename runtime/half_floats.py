@@ -93,8 +93,8 @@ HALF_FLOAT_FUNCTIONS = {
 
 def half_float_source(names: set[str], decorator: str) -> list[str]:
     """The source lines defining the functions ``names`` (and what they call), each under
-    ``decorator``, with the module constants they read, for a generated kernel's module
-    (nothing where it calls none)."""
+    ``decorator`` (none where it is empty: plain Python functions), with the module
+    constants they read, for a generated kernel's module (nothing where it calls none)."""
     if not names:
         return []
     wanted = set(names)
@@ -106,5 +106,5 @@ def half_float_source(names: set[str], decorator: str) -> list[str]:
     for name in HALF_FLOAT_FUNCTIONS:  # callees first: the table's order
         if name in wanted:
             source = inspect.getsource(globals()[name])
-            lines += ["", "", decorator, *source.rstrip().splitlines()]
+            lines += ["", "", *([decorator] if decorator else []), *source.rstrip().splitlines()]
     return lines

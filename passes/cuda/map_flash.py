@@ -14,13 +14,13 @@ and the columns a loop of their own, as attention needs them.
 The mapping written: ``gpu.schedule = "flash"``, ``gpu.threads``, ``gpu.per_thread``
 (query rows a thread) and ``gpu.tile = [rows, keys]``; the band's group and row loops
 ``map(blocks)``, the column and key loops ``map(threads)``, the head dimension's
-reduction ``map(serial)``. Where q, k and v are ``f16`` (so their products are exact in
-float32) and the dimensions fit (``dialects.gpu.attention.MmaTiles``), both products run
-on tensor cores: ``gpu.mma = "f16"``, 16 query rows a warp
-(``runtime.cuda.codegen_flash_mma``); an ``f32`` attention stays on the CUDA cores, which
-tensor cores would round (TF32). Where the score modification is a causal mask
-(``dialects.gpu.attention.causal``), ``gpu.causal``: a block visits no key tile past its
-last row.
+reduction ``map(serial)``. Where q, k and v are all ``f16`` or all ``bf16`` (so their
+products are exact in float32) and the dimensions fit
+(``dialects.gpu.attention.MmaTiles``), both products run on tensor cores: ``gpu.mma =
+"f16"`` (``"bf16"``), 16 query rows a warp (``runtime.cuda.codegen_flash_mma``); an
+``f32`` attention stays on the CUDA cores, which tensor cores would round (TF32). Where
+the score modification is a causal mask (``dialects.gpu.attention.causal``),
+``gpu.causal``: a block visits no key tile past its last row.
 """
 
 from __future__ import annotations
@@ -105,8 +105,8 @@ def match_flash(kernel: loop.KernelOp) -> Attention | None:
 
 
 #: the ``gpu.mma`` types the flash kernel stages (``runtime/cuda/codegen_flash_mma.py``):
-#: ``bf16``'s two-byte storage needs conversions its staging does not have yet
-FLASH_MMA = frozenset({"f16"})
+#: both halves, ``bf16`` as its bits (``codegen_gemm_mma.TILE_STORAGE``)
+FLASH_MMA = frozenset({"f16", "bf16"})
 
 
 def tensor_core_type(attention: Attention) -> str | None:

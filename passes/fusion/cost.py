@@ -38,8 +38,8 @@ DEFAULT_DIM = 256
 
 @dataclass(frozen=True)
 class HalfRates:
-    """FLOP/s of matmuls whose factors are ``f16``, where a device runs them apart
-    (on tensor cores): the library's, fusec's generated GEMM's and its attention
+    """FLOP/s of matmuls whose factors are ``f16`` or ``bf16``, where a device runs them
+    apart (on tensor cores): the library's, fusec's generated GEMM's and its attention
     kernel's, as ``DeviceModel``'s own fields are for ``f32``."""
 
     gemm_library: float
@@ -65,7 +65,7 @@ class DeviceModel:
     gemm_generated_siblings: float = 0.0
     #: bytes of memory one buffer may take (0: unbounded as far as the model knows)
     memory: float = 0.0
-    #: the matmul rates of ``f16`` factors, where they differ (None: as ``f32``'s)
+    #: the matmul rates of ``f16`` and ``bf16`` factors, where they differ (None: as ``f32``'s)
     half: HalfRates | None = None
 
     def without_library(self) -> DeviceModel:
@@ -75,18 +75,18 @@ class DeviceModel:
 
     def for_factors(self, element: Attribute | None) -> DeviceModel:
         """The model of matmuls whose factors are of type ``element``: the half rates
-        for ``f16`` and ``bf16`` where the device has them (tensor cores take both, and
-        cuBLAS has a bfloat16 GEMM: runtime/cuda/gemm.py), but for the attention kernel,
-        which runs ``bf16`` on CUDA cores at ``f32``'s rate. A device without half rates
-        (the CPU: NumPy has no bfloat16 GEMM, fusec widens the factors) keeps ``f32``'s."""
+        for ``f16`` and ``bf16`` where the device has them (tensor cores take both, in
+        the generated GEMM and attention kernels alike, and cuBLAS has a bfloat16 GEMM:
+        runtime/cuda/gemm.py). A device without half rates (the CPU: NumPy has no
+        bfloat16 GEMM, fusec widens the factors) keeps ``f32``'s."""
         if self.half is None or not isinstance(element, Float16Type | BFloat16Type):
             return self
-        rates, f16 = self.half, isinstance(element, Float16Type)
+        rates = self.half
         return replace(
             self,
             gemm_library=rates.gemm_library,
             gemm_generated=rates.gemm_generated,
-            attention_generated=rates.attention_generated if f16 else self.attention_generated,
+            attention_generated=rates.attention_generated,
             half=None,
         )
 
@@ -101,8 +101,9 @@ class DeviceModel:
 #: at 4096^3 on an H100, its flash attention kernel 28 TFLOP/s (B8 H16 S2048 Dh64: 4.82 ms).
 #: In f16 (docs/gpu.md, "Tensor cores"): cuBLAS 762 TFLOP/s at 4096^3, fusec's tensor-core
 #: GEMM with its epilogue 193 (0.71 ms), its flash attention on tensor cores 105 (B8 H16
-#: S2048 Dh64: 1.31 ms). A library GEMM is packed beside the kernel launches (one cuBLAS call
-#: on the operands' addresses): the GPT-2 block sample in f16 (B4 S1024) took 0.53 ms with its
+#: S2048 Dh64: 1.31 ms; bf16 is taken to run as f16, the same instructions, not measured
+#: yet). A library GEMM is packed beside the kernel launches (one cuBLAS call on the
+#: operands' addresses): the GPT-2 block sample in f16 (B4 S1024) took 0.53 ms with its
 #: GEMMs in cuBLAS and 0.74 with them generated (H100).
 GPU_H200 = DeviceModel(
     "gpu-h200",

@@ -61,8 +61,19 @@ SIZES_FUNCTION = "sizes"
 
 #: ``cuda.jit`` options (see the module docstring for why not fastmath)
 JIT_OPTIONS: dict[str, object] = {"fastmath": False}
-#: how a kernel's module compiles the functions of ``runtime/half_floats.py`` it calls
+#: how a kernel's module compiles the functions of ``runtime/half_floats.py`` it calls on a GPU
 HALF_FLOAT_DECORATOR = "@cuda.jit(device=True)"
+
+
+def half_float_functions(source: ScalarSource, gpu: bool) -> list[str]:
+    """The module's definitions of the functions of ``runtime/half_floats.py`` that
+    ``source`` calls: device functions on a GPU (``gpu``); under the simulator, which runs
+    kernels as Python, plain functions (a simulated device function swaps the ``cuda``
+    module in and out of its module's globals at every call, under locks the block's
+    threads contend for: the bf16 flash kernel's twin, which widens every element it
+    multiplies, took 50 s of tests/cuda/test_flash.py's bf16 edge tiles, 15 with plain
+    functions)."""
+    return half_float_source(source.half_calls, HALF_FLOAT_DECORATOR if gpu else "")
 
 
 def schedule_of(kernel: loop.KernelOp) -> Schedule:
@@ -244,7 +255,7 @@ class CudaKernelSource(ScalarSource):
             "from numba import cuda",
             *(["from runtime.cuda.wide_access import aligned16, load_x8, store_x8"] if wide_buffers else []),
             *select_import(self),
-            *half_float_source(self.half_calls, HALF_FLOAT_DECORATOR),
+            *half_float_functions(self, self.shuffles),
             "",
             f"U = {self.per_thread}",
         ]

@@ -1,5 +1,5 @@
 """A flash kernel on tensor cores (``gpu.mma``, set by ``passes.cuda.map_flash`` where q,
-k and v are ``f16``) -> Numba CUDA source: FlashAttention-2's schedule.
+k and v are all ``f16`` or all ``bf16``) -> Numba CUDA source: FlashAttention-2's schedule.
 
 One block of 4 warps per (group, 64 query rows), placed in the grid as
 ``codegen_flash``'s; each warp owns 16 of the rows, and of them each thread the
@@ -7,8 +7,9 @@ elements its ``mma.m16n8k16`` fragments give it (``runtime.cuda.tensor_cores``: 
 ``g`` and ``g + 8``, ``g = lane // 4``; of each 8-key or 8-column part, columns ``2q``
 and ``2q + 1``, ``q = lane % 4``). A block:
 
-1. stages its queries in shared memory (``[row][d]``, half) and reads each warp's
-   ``a`` fragments of them into registers once (``ldmatrix.x4``);
+1. stages its queries in shared memory (``[row][d]``, in the ``gpu.mma`` half, ``bf16``
+   as its bits: ``codegen_gemm_mma.TILE_STORAGE``) and reads each warp's ``a``
+   fragments of them into registers once (``ldmatrix.x4``);
 2. for each tile of ``BK`` keys: issues the copies of the next tile's keys and values
    into the other of two buffers (``cp.async`` where the loads read along the tile's
    rows: ``copy_tile``), waits for this tile's, and with the keys (``[key][d]``: for
@@ -20,10 +21,12 @@ and ``2q + 1``, ``q = lane % 4``). A block:
    fragment layout), takes the row maxima over the 4 threads of a row (two warp
    shuffles), updates the online softmax in float32 as ``codegen_flash`` does, and
    packs the probabilities into half ``a`` fragments straight from the accumulators
-   (``cvt.rn.f16x2.f32``: the ``c`` fragments of two 8-key parts are the ``a`` fragment
-   of a 16-key step) for ``O += P V``, float32 accumulators;
+   (``cvt.rn.f16x2.f32`` or ``cvt.rn.bf16x2.f32``: the ``c`` fragments of two 8-key
+   parts are the ``a`` fragment of a 16-key step) for ``O += P V``, float32
+   accumulators;
 3. sums each row's ``l`` over its 4 threads and stores ``O / l`` through the output's
-   index map.
+   index map, rounded to nearest even (a ``bf16`` output as its bits,
+   ``FlashSourceBase.stored``).
 
 Where the modification is a causal mask (``gpu.causal``) the key tiles stop at the
 block's last row. Edge tiles, the NaN and ``-inf`` rules and the fixed order of every
@@ -35,9 +38,10 @@ bits on every run.
 Numba's CUDA simulator runs no tensor-core instruction nor warp shuffle, so its twin
 (``shuffles`` False) keeps the shared tiles, the fragment ownership, the softmax and the
 epilogue, and computes each of its elements' products from the shared tiles, the
-probabilities through a shared tile of their own (rounded to half there), the row
-reductions through shared memory in the shuffles' order; the instructions' fragment
-layouts are tested on a GPU (tests/cuda/test_tensor_cores.py).
+probabilities through a shared tile of their own (rounded to the ``gpu.mma`` half there,
+to nearest even as ``cvt.rn`` rounds them: ``to_tile``), the row reductions through
+shared memory in the shuffles' order; the instructions' fragment layouts are tested on
+a GPU (tests/cuda/test_tensor_cores.py).
 """
 
 from __future__ import annotations
@@ -50,9 +54,9 @@ from dialects import loop
 from dialects.gpu.attention import MMA_ROWS, MMA_STEPS, Attention, MmaTiles, ivs_of
 from dialects.gpu.mapping import MMA, TILE
 from runtime.codegen_scalar import CodegenError
-from runtime.cuda.codegen import KERNEL_FUNCTION, select_import
+from runtime.cuda.codegen import KERNEL_FUNCTION, half_float_functions, select_import
 from runtime.cuda.codegen_flash import FlashSizes, FlashSourceBase, attention_of
-from runtime.cuda.codegen_gemm_mma import TILE_STORAGE
+from runtime.cuda.codegen_gemm_mma import TILE_STORAGE, from_tile, to_tile
 
 F32 = Float32Type()
 #: the columns of a fragment's part (an ``mma``'s ``n``)
@@ -104,7 +108,12 @@ class _MmaFlashSource(FlashSourceBase):
         self.column_parts = range(self.t.value_dim // PART)
 
     def to_shared(self, value: str) -> str:
-        return f"{TILE_STORAGE[self.half]}({value})"
+        return to_tile(self, self.half, value)
+
+    def from_shared(self, offset: str, tile: str) -> str:
+        """The element at ``offset`` of a shared half ``tile``, as float32 (the twin's
+        products)."""
+        return from_tile(self, self.half, self.shared(offset, tile))
 
     def copy_tile(
         self,
@@ -168,13 +177,10 @@ class _MmaFlashSource(FlashSourceBase):
         if not self.shuffles:
             e(2, f"for d in range({t.head_dim}):")
             for h in (0, 1):
-                e(3, f"qa_{h} = np.float32({self.shared(f'(wr + {8 * h}) * {t.q_stride} + d', 'q_s')})")
+                e(3, f"qa_{h} = {self.from_shared(f'(wr + {8 * h}) * {t.q_stride} + d', 'q_s')}")
             for j in self.key_parts:
                 for x in (0, 1):
-                    e(
-                        3,
-                        f"kb_{j}_{x} = np.float32({self.shared(f'kt + ({PART * j} + qc + {x}) * {t.k_stride} + d', 'k_s')})",
-                    )
+                    e(3, f"kb_{j}_{x} = {self.from_shared(f'kt + ({PART * j} + qc + {x}) * {t.k_stride} + d', 'k_s')}")
                 for c in range(4):
                     e(3, f"sc_{j}_{c} += qa_{c // 2} * kb_{j}_{c % 2}")
             return
@@ -199,13 +205,10 @@ class _MmaFlashSource(FlashSourceBase):
             e(2, "cuda.syncthreads()")
             e(2, f"for kj in range({t.keys}):")
             for h in (0, 1):
-                e(3, f"pa_{h} = np.float32({self.shared(f'(wr + {8 * h}) * {t.p_stride} + kj', 'p_s')})")
+                e(3, f"pa_{h} = {self.from_shared(f'(wr + {8 * h}) * {t.p_stride} + kj', 'p_s')}")
             for j in self.column_parts:
                 for x in (0, 1):
-                    e(
-                        3,
-                        f"vb_{j}_{x} = np.float32({self.shared(f'vt + kj * {t.v_stride} + {PART * j} + qc + {x}', 'v_s')})",
-                    )
+                    e(3, f"vb_{j}_{x} = {self.from_shared(f'vt + kj * {t.v_stride} + {PART * j} + qc + {x}', 'v_s')}")
                 for c in range(4):
                     e(3, f"ac_{j}_{c} += pa_{c // 2} * vb_{j}_{c % 2}")
             return
@@ -358,7 +361,7 @@ class _MmaFlashSource(FlashSourceBase):
                     bound = {**self.group_names, a.row.iv: f"row_{h}", a.column.iv: f"{PART * j} + qc + {x}"}
                     self.values(list(a.out.indices), bound, 2)
                     store = f"{self.name(a.out.buffer)}[{', '.join(self.index(i) for i in a.out.indices)}]"
-                    e(2, f"{store} = ac_{j}_{2 * h + x} / ls_{h}")
+                    e(2, f"{store} = {self.stored(f'ac_{j}_{2 * h + x} / ls_{h}')}")
         header = [
             f"# Generated by fusec (loop dialect -> Numba CUDA, flash on tensor cores {t}). Do not edit.",
             "import math",
@@ -371,6 +374,7 @@ class _MmaFlashSource(FlashSourceBase):
                 "from runtime.cuda.tensor_cores import cp_async_16, cp_async_commit, cp_async_wait, global_address, ldmatrix_x4, "
                 f"ldmatrix_x4_trans, load_{self.half}, mma_{self.half}, pack_{self.half}x2"
             )
+        header += half_float_functions(self, self.shuffles)  # bf16's bits; a cast in the modification
         kernel = [f"def {KERNEL_FUNCTION}({', '.join(args)}):", *self.lines]
         sizes = FlashSizes(self.kernel, self.a, t.rows).source()
         return "\n".join([*header, *self.constant_lines, "", "", *kernel, "", "", *sizes, ""])

@@ -51,14 +51,13 @@ from dialects.gpu.gemm_nest import BATCH, Dependences, M, N, match
 from dialects.gpu.mapping import A_ALONG, B_ALONG, THREAD_M, THREAD_N, TILE_K, TILE_M, TILE_N
 from runtime.codegen_scalar import CodegenError, numpy_type_name
 from runtime.cuda.codegen import (
-    HALF_FLOAT_DECORATOR,
     KERNEL_FUNCTION,
     CudaKernelSource,
     SizesSource,
+    half_float_functions,
     int_attr,
     select_import,
 )
-from runtime.half_floats import half_float_source
 
 #: consecutive rows (and columns) of a thread's register tile
 RUN = 4
@@ -132,7 +131,7 @@ class GemmSource(CudaKernelSource):
             "from numba import cuda",
             *self.imports(),
             *select_import(self),
-            *half_float_source(self.half_calls, HALF_FLOAT_DECORATOR),
+            *half_float_functions(self, self.aligned),  # no alignment: the simulator
         ]
         kernel = [f"def {KERNEL_FUNCTION}({', '.join(args)}):", *self.lines]
         sizes = _GemmSizes(self.kernel).source()

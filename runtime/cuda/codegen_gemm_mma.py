@@ -41,6 +41,7 @@ from xdsl.ir import Block
 
 from dialects import loop
 from dialects.gpu.mapping import A_ALONG, B_ALONG, MMA
+from runtime.codegen_scalar import ScalarSource
 from runtime.cuda.codegen_gemm import GemmSource, Side
 
 #: halves added to each staging row (see the module's docstring)
@@ -69,6 +70,21 @@ MMA_M, MMA_N, MMA_K = 16, 8, 16
 #: a shared tile's elements by ``gpu.mma`` (here and in ``codegen_flash_mma``): ``bf16`` as
 #: its two bytes, as its buffers hold it (``runtime/half_floats.py``)
 TILE_STORAGE = {"f16": "np.float16", "bf16": "np.uint16"}
+
+
+def to_tile(source: ScalarSource, half: str, value: str) -> str:
+    """A float32 ``value`` as a shared tile of ``gpu.mma`` type ``half`` holds it, rounded
+    to nearest even (``TILE_STORAGE``: ``bf16`` as its bits)."""
+    if half == "bf16":
+        return source.half_call("bf16_bits", value)
+    return f"np.float16({value})"
+
+
+def from_tile(source: ScalarSource, half: str, element: str) -> str:
+    """An ``element`` of a shared tile of ``gpu.mma`` type ``half`` as float32 (exact)."""
+    if half == "bf16":
+        return source.half_call("bf16_value", element)
+    return f"np.float32({element})"
 
 
 class Copy(NamedTuple):
@@ -136,14 +152,10 @@ class MmaGemmSource(GemmSource):
         return f"{base}({k}) * {(self.tm if shared == 'a' else self.tn) + PAD} + {offset}"
 
     def to_shared(self, register: str) -> str:
-        if self.half == "bf16":
-            return self.half_call("bf16_bits", register)
-        return f"np.float16({register})"
+        return to_tile(self, self.half, register)
 
     def from_shared(self, element: str) -> str:
-        if self.half == "bf16":
-            return self.half_call("bf16_value", element)
-        return f"np.float32({element})"
+        return from_tile(self, self.half, element)
 
     # -- staging by copies ---------------------------------------------------------------
 

@@ -1,11 +1,13 @@
 """The flash attention kernel (``map-gpu``'s ``flash`` schedule) under the CUDA simulator
 (``FUSEC_TEST_GPU=1`` on a GPU): against NumPy's softmax written out, with edge tiles,
-a mask through ``where``, an additive mask holding ``-inf``, ``f16`` (on tensor cores:
-under the simulator the kernel's twin), a causal mask's skipped tiles, heads split and
-merged by index maps, and the IR's fallback where the head dimension is not known."""
+a mask through ``where``, an additive mask holding ``-inf``, ``f16`` and ``bf16`` (on
+tensor cores: under the simulator the kernel's twin), a causal mask's skipped tiles,
+heads split and merged by index maps, and the IR's fallback where the head dimension is
+not known."""
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -93,39 +95,30 @@ def test_minus_inf_scores_as_numpy():
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
 
 
-def test_f16_off_tensor_cores_computes_in_f32():
-    """A head dimension of 24 is no whole number of mma steps (16): the CUDA cores."""
-    program = fusec.compile(ATTENTION.replace("f32", "f16").replace("64", "24"), target="cuda")
-    q, k, v = inputs(np.random.default_rng(4), 1, 1, 33, 24, np.float16)
+#: the half types, as the language and NumPy name them (a bf16 buffer on a GPU holds its
+#: bits as uint16; a NumPy argument is ml_dtypes' bfloat16)
+HALVES = {"f16": np.float16, "bf16": ml_dtypes.bfloat16}
+
+#: the output rounds to the half when stored, and on tensor cores P rounds to it for the
+#: second product: 2 ulp of the type (f16's 2**-10, bf16's 2**-7)
+HALF_TOLERANCE = {"f16": {"rtol": 2e-3, "atol": 2e-3}, "bf16": {"rtol": 1.6e-2, "atol": 1.6e-2}}
+
+
+@pytest.mark.parametrize("half", HALVES)
+def test_half_off_tensor_cores_computes_in_f32(half):
+    """A head dimension of 24 is no whole number of mma steps (16): the CUDA cores, the
+    elements (bf16's from their bits) widened as they are staged, the output rounded to
+    the half when stored; the kernel is flash, not one block per row recomputing every
+    score (which took 190 ms at B8 H16 S2048 on an H100)."""
+    program = fusec.compile(ATTENTION.replace("f32", half).replace("64", "24"), target="cuda")
+    q, k, v = inputs(np.random.default_rng(4), 1, 1, 33, 24, HALVES[half])
     got = program.main(q, k, v)
-    assert got.dtype == np.float16 and "gpu.mma" not in program.ir("tiled")
-    np.testing.assert_allclose(got.astype(np.float64), attention(q, k, v), rtol=2e-3, atol=2e-3)
+    assert schedules(program) == {"k0_attention": "flash"} and "gpu.mma" not in program.ir("tiled")
+    assert got.dtype == HALVES[half]
+    np.testing.assert_allclose(got.astype(np.float64), attention(q, k, v), **HALF_TOLERANCE[half])
 
 
-def test_bf16_runs_the_flash_kernel_on_cuda_cores():
-    """bf16 q, k and v (their bits in uint16 buffers) are widened as they are staged and
-    the output rounded to bf16 when stored; the kernel is flash, not one block per row
-    recomputing every score (which took 190 ms at B8 H16 S2048 on an H100)."""
-    import ml_dtypes
-
-    causal = "s = q @ transpose(k, (0, 1, 3, 2)) * 0.125\n    causal = iota((S, S), 0) >= iota((S, S), 1)\n"
-    source = ATTENTION.replace("f32", "bf16").replace(
-        "return softmax(q @ transpose(k, (0, 1, 3, 2)) * 0.125, axis=-1) @ v",
-        causal + "    return softmax(where(causal, s, -inf), axis=-1) @ v",
-    )
-    program = fusec.compile(source, target="cuda")
-    q, k, v = inputs(np.random.default_rng(6), 1, 2, 70, 64, ml_dtypes.bfloat16)
-    got = program.main(q, k, v)
-    assert set(schedules(program).values()) == {"flash"} and "gpu.mma" not in program.ir("tiled")
-    assert got.dtype == ml_dtypes.bfloat16
-    want = attention(q, k, v, lambda s: np.where(causal_mask(70), s * 0.125, -np.inf))
-    np.testing.assert_allclose(got.astype(np.float64), want, rtol=1.6e-2, atol=1.6e-2)  # 2 ulp of bf16
-
-
-# -- on tensor cores (f16 q, k, v; under the simulator, the kernel's twin) ----------------
-
-#: P rounds to f16 for the second product, the output to f16 when stored: 2 ulp of f16
-HALF_TOLERANCE = {"rtol": 2e-3, "atol": 2e-3}
+# -- on tensor cores (f16 or bf16 q, k, v; under the simulator, the kernel's twin) --------
 
 CAUSAL = """
 fn main(q: f16[B, H, S, 64], k: f16[B, H, S, 64], v: f16[B, H, S, 64]) -> f16[B, H, S, 64] {
@@ -158,77 +151,115 @@ def flash_attributes(program) -> str:
     return line
 
 
-def test_f16_on_tensor_cores_with_edge_tiles():
+@pytest.mark.parametrize("half", HALVES)
+def test_half_on_tensor_cores_with_edge_tiles(half):
     """70 rows and keys: a second tile of 6 rows and a second of 6 keys, guarded."""
-    program = fusec.compile(ATTENTION.replace("f32", "f16"), target="cuda")
-    q, k, v = inputs(np.random.default_rng(7), 1, 2, 70, 64, np.float16)
+    program = fusec.compile(ATTENTION.replace("f32", half), target="cuda")
+    q, k, v = inputs(np.random.default_rng(7), 1, 2, 70, 64, HALVES[half])
     got = program.main(q, k, v)
     attributes = flash_attributes(program)
-    assert 'gpu.mma = "f16"' in attributes and "gpu.causal" not in attributes
-    assert got.dtype == np.float16
-    np.testing.assert_allclose(got.astype(np.float64), attention(q, k, v), **HALF_TOLERANCE)
+    assert f'gpu.mma = "{half}"' in attributes and "gpu.causal" not in attributes
+    assert got.dtype == HALVES[half]
+    np.testing.assert_allclose(got.astype(np.float64), attention(q, k, v), **HALF_TOLERANCE[half])
 
 
-def test_f16_on_tensor_cores_the_same_bits_every_run():
-    program = fusec.compile(ATTENTION.replace("f32", "f16"), target="cuda")
-    q, k, v = inputs(np.random.default_rng(8), 1, 1, 20, 64, np.float16)
+@pytest.mark.parametrize("half", HALVES)
+def test_half_on_tensor_cores_the_same_bits_every_run(half):
+    program = fusec.compile(ATTENTION.replace("f32", half), target="cuda")
+    q, k, v = inputs(np.random.default_rng(8), 1, 1, 20, 64, HALVES[half])
     assert program.main(q, k, v).tobytes() == program.main(q, k, v).tobytes()
 
 
-@pytest.mark.parametrize("dtype", ["f16", "f32"])
+def test_bf16_probabilities_round_to_bf16_on_tensor_cores():
+    """bf16 q, k and v run on tensor cores, the probabilities rounded to bf16 (not f16)
+    for the second product: a probability of e**-20 (2e-9, below half of f16's least
+    subnormal, where f16 would make it 0) keeps bf16's range, float32's. Every row's
+    first key scores 0 and has v = 0, the others score -20 and have v = 1, so the
+    output is theirs alone: 39 e**-20 / (1 + 39 e**-20), 8e-8, within 2 bf16 ulp."""
+    program = fusec.compile(BIAS.replace("f32", "bf16").replace("32]", "64]"), target="cuda")
+    q = k = np.zeros((1, 1, 40, 64), ml_dtypes.bfloat16)
+    v = np.ones((1, 1, 40, 64), ml_dtypes.bfloat16)
+    v[:, :, 0] = 0
+    bias = np.full((40, 40), -20, ml_dtypes.bfloat16)
+    bias[:, 0] = 0
+    got = program.main(q, k, v, bias)
+    assert 'gpu.mma = "bf16"' in flash_attributes(program)
+    expected = attention(q, k, v, lambda s: s * 0.125 + bias)
+    np.testing.assert_allclose(got.astype(np.float64), expected, rtol=HALF_TOLERANCE["bf16"]["rtol"], atol=0)
+
+
+@pytest.mark.parametrize("half", HALVES)
+def test_half_a_cast_in_the_modification_rounds_on_tensor_cores(half):
+    """A cast to the half in the score modification rounds each score there: the kernel's
+    module defines the half-float function it calls (runtime/half_floats.py)."""
+    scaled = f"cast(cast(q @ transpose(k, (0, 1, 3, 2)), f32) * 0.125, {half})"
+    source = ATTENTION.replace("f32", half).replace("q @ transpose(k, (0, 1, 3, 2)) * 0.125", scaled)
+    program = fusec.compile(source, target="cuda")
+    q, k, v = inputs(np.random.default_rng(13), 1, 1, 20, 64, HALVES[half])
+    got = program.main(q, k, v)
+    assert f'gpu.mma = "{half}"' in flash_attributes(program)
+    expected = attention(q, k, v, lambda s: (s.astype(np.float32) * np.float32(0.125)).astype(HALVES[half]))
+    np.testing.assert_allclose(got.astype(np.float64), expected, **HALF_TOLERANCE[half])
+
+
+@pytest.mark.parametrize("dtype", [*HALVES, "f32"])
 def test_a_causal_mask_from_iota_skips_the_tiles_past_the_diagonal(dtype):
     """100 rows: the first block of 64 rows visits only its first key tile (tensor cores:
     64 keys; CUDA cores: 32), the rest are masked everywhere and skipped."""
     program = fusec.compile(CAUSAL.replace("f16", dtype), target="cuda")
-    np_type = np.float16 if dtype == "f16" else np.float32
-    q, k, v = inputs(np.random.default_rng(9), 1, 1, 100, 64, np_type)
+    q, k, v = inputs(np.random.default_rng(9), 1, 1, 100, 64, HALVES.get(dtype, np.float32))
     got = program.main(q, k, v)
     attributes = flash_attributes(program)
-    assert "gpu.causal" in attributes and ('gpu.mma = "f16"' in attributes) == (dtype == "f16")
+    assert "gpu.causal" in attributes and (f'gpu.mma = "{dtype}"' in attributes) == (dtype in HALVES)
     expected = attention(q, k, v, lambda s: np.where(causal_mask(100), s * 0.125, -np.inf))
-    tolerance = HALF_TOLERANCE if dtype == "f16" else {"rtol": 1e-5, "atol": 1e-6}
+    tolerance = HALF_TOLERANCE.get(dtype, {"rtol": 1e-5, "atol": 1e-6})
     np.testing.assert_allclose(got.astype(np.float64), expected, **tolerance)
 
 
-def test_f16_causal_heads_split_and_merged_by_index_maps():
-    program = fusec.compile(HEADS_CAUSAL, target="cuda")
+@pytest.mark.parametrize("half", HALVES)
+def test_half_causal_heads_split_and_merged_by_index_maps(half):
+    program = fusec.compile(HEADS_CAUSAL.replace("f16", half), target="cuda")
     rng = np.random.default_rng(10)
-    q, k, v = (rng.standard_normal((2, 67, 128)).astype(np.float16) for _ in range(3))
+    q, k, v = (rng.standard_normal((2, 67, 128)).astype(HALVES[half]) for _ in range(3))
     got = program.main(q, k, v)
-    assert "gpu.causal" in flash_attributes(program) and 'gpu.mma = "f16"' in flash_attributes(program)
+    attributes = flash_attributes(program)
+    assert "gpu.causal" in attributes and f'gpu.mma = "{half}"' in attributes
 
     def heads(t):
         return t.reshape(2, 67, 2, 64).transpose(0, 2, 1, 3)
 
     o = attention(heads(q), heads(k), heads(v), lambda s: np.where(causal_mask(67), s * 0.125, -np.inf))
-    np.testing.assert_allclose(got.astype(np.float64), o.transpose(0, 2, 1, 3).reshape(2, 67, 128), **HALF_TOLERANCE)
+    expected = o.transpose(0, 2, 1, 3).reshape(2, 67, 128)
+    np.testing.assert_allclose(got.astype(np.float64), expected, **HALF_TOLERANCE[half])
 
 
-def test_f16_a_mask_input_is_applied_per_score_and_skips_nothing():
-    program = fusec.compile(WHERE.replace("f32", "f16").replace("32]", "64]").replace("-1e30", "-6e4"), target="cuda")
+@pytest.mark.parametrize("half", HALVES)
+def test_half_a_mask_input_is_applied_per_score_and_skips_nothing(half):
+    program = fusec.compile(WHERE.replace("f32", half).replace("32]", "64]").replace("-1e30", "-6e4"), target="cuda")
     rng = np.random.default_rng(11)
-    q, k, v = inputs(rng, 1, 1, 37, 64, np.float16)
+    q, k, v = inputs(rng, 1, 1, 37, 64, HALVES[half])
     m = rng.random((37, 37)) < 0.7
     m[5] = False
     got = program.main(q, k, v, m)
     attributes = flash_attributes(program)
-    assert 'gpu.mma = "f16"' in attributes and "gpu.causal" not in attributes
+    assert f'gpu.mma = "{half}"' in attributes and "gpu.causal" not in attributes
     expected = attention(q, k, v, lambda s: np.where(m, s * 0.125, -6e4))
-    np.testing.assert_allclose(got.astype(np.float64), expected, **HALF_TOLERANCE)
+    np.testing.assert_allclose(got.astype(np.float64), expected, **HALF_TOLERANCE[half])
 
 
+@pytest.mark.parametrize("half", HALVES)
 @pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # the simulator divides 0 / 0
-def test_f16_minus_inf_rows_are_nan_as_numpy():
-    program = fusec.compile(BIAS.replace("f32", "f16").replace("32]", "64]"), target="cuda")
+def test_half_minus_inf_rows_are_nan_as_numpy(half):
+    program = fusec.compile(BIAS.replace("f32", half).replace("32]", "64]"), target="cuda")
     rng = np.random.default_rng(12)
-    q, k, v = inputs(rng, 1, 1, 40, 64, np.float16)
-    bias = np.where(causal_mask(40), 0.0, -np.inf).astype(np.float16)
+    q, k, v = inputs(rng, 1, 1, 40, 64, HALVES[half])
+    bias = np.where(causal_mask(40), 0.0, -np.inf).astype(HALVES[half])
     bias[7] = -np.inf
     got = program.main(q, k, v, bias)
-    assert 'gpu.mma = "f16"' in flash_attributes(program)
+    assert f'gpu.mma = "{half}"' in flash_attributes(program)
     expected = attention(q, k, v, lambda s: s * 0.125 + bias)
     assert np.isnan(got[0, 0, 7]).all() and not np.isnan(np.delete(got, 7, axis=2)).any()
-    np.testing.assert_allclose(got.astype(np.float64), expected, **HALF_TOLERANCE)
+    np.testing.assert_allclose(got.astype(np.float64), expected, **HALF_TOLERANCE[half])
 
 
 def test_the_sample_with_its_head_split_and_merge():
@@ -254,25 +285,36 @@ def test_other_head_dimensions(d):
     np.testing.assert_allclose(program.main(q, k, v), attention(q, k, v), rtol=1e-5, atol=1e-6)
 
 
-def test_the_gpu_source_of_the_tensor_core_kernel():
+@pytest.mark.parametrize("half", HALVES)
+def test_the_gpu_source_of_the_tensor_core_kernel(half):
     """The simulator runs the twin; the GPU's source (shuffles, inline PTX) is generated
-    here and read as Python: q's fragments once, both products on tensor cores, rows by
-    16-byte copies where a load reads along them, the next key tile's in flight during
-    this one's products; the mask's tiles stop at the diagonal."""
+    here and read as Python: q's fragments once, both products on tensor cores in the
+    half of q, k and v, rows by 16-byte copies where a load reads along them (else
+    element by element, ``load_<half>``), the next key tile's in flight during this
+    one's products; the mask's tiles stop at the diagonal. The shared tiles hold the
+    half as its buffers do (bf16's bits as uint16), and a bf16 output is stored as its
+    bits rounded to nearest even."""
     from runtime.cuda.sources import kernel_source
 
-    program = fusec.compile(CAUSAL, target="cuda")
+    program = fusec.compile(CAUSAL.replace("f16", half), target="cuda")
     (op,) = program.executable("main").kernel_ops.values()
     source = kernel_source(op, shuffles=True)
     compile(source, "<flash>", "exec")
-    calls = {name: source.count(f"{name}(") for name in ("ldmatrix_x4", "ldmatrix_x4_trans", "mma_f16", "pack_f16x2", "cp_async_16", "cuda.shfl_xor_sync")}
+    names = ("ldmatrix_x4", "ldmatrix_x4_trans", f"mma_{half}", f"pack_{half}x2", "cp_async_16", "cuda.shfl_xor_sync")
+    calls = {name: source.count(f"{name}(") for name in names}
     # Dh 64, 64 keys: q 4 x4 loads; k 4 steps x 4 pairs; v 4 steps x 4 pairs; 2 x 4 steps x
     # 8 parts mma; 4 steps x 4 packs; 4 copies of q, of k and of v, the first tile's before
     # the loop and the next one's in it; 2 rows x 2 steps x (max, sum)
-    expected = {"ldmatrix_x4": 4 + 16, "ldmatrix_x4_trans": 16, "mma_f16": 64, "pack_f16x2": 16,
+    expected = {"ldmatrix_x4": 4 + 16, "ldmatrix_x4_trans": 16, f"mma_{half}": 64, f"pack_{half}x2": 16,
                 "cp_async_16": 4 + 2 * (4 + 4), "cuda.shfl_xor_sync": 8}
     assert calls == expected
     assert "kend = min(" in source
+    # 8 halves a copy element by element where a row is misaligned: 4 of q, 8 of k, 8 of v
+    assert source.count(f"load_{half}(") == 8 * (4 + 8 + 8)
+    storage = {"f16": "np.float16", "bf16": "np.uint16"}[half]
+    assert source.count("cuda.shared.array(") == source.count(f", {storage}, alignment=16)") == 3
+    # a thread's outputs, 2 rows x 8 parts x 2 columns: bf16's bits rounded from float32
+    assert source.count("= bf16_bits(ac_") == (32 if half == "bf16" else 0)
 
 
 def test_the_gpu_source_chooses_values_without_branches():

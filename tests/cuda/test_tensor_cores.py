@@ -8,6 +8,7 @@ tested in tests/cuda/test_gemm.py and tests/cuda/test_flash.py."""
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 from numba import config
@@ -17,6 +18,16 @@ pytestmark = [
     # Each test is one warp on purpose: Numba's occupancy advice does not apply.
     pytest.mark.filterwarnings("ignore:.*Grid size 1:Warning"),
 ]
+
+#: per ``gpu.mma`` half: its NumPy type and the type its buffers and shared tiles hold
+#: (bf16's bits as uint16, runtime/cuda/codegen_gemm_mma.py's TILE_STORAGE)
+HALVES = {"f16": (np.float16, np.float16), "bf16": (ml_dtypes.bfloat16, np.uint16)}
+
+
+def as_stored(values: np.ndarray, half: str) -> np.ndarray:
+    """``values`` rounded to ``half``, as its buffers hold them."""
+    numpy_type, storage = HALVES[half]
+    return values.astype(numpy_type).view(storage)
 
 
 def test_one_mma_from_k_major_tiles_gives_the_product():
@@ -49,21 +60,26 @@ def test_one_mma_from_k_major_tiles_gives_the_product():
     np.testing.assert_array_equal(out.copy_to_host(), a.astype(np.float32) @ b.astype(np.float32))
 
 
-def test_row_major_tiles_without_trans_and_packed_accumulators():
+@pytest.mark.parametrize("half", HALVES)
+def test_row_major_tiles_without_trans_and_packed_accumulators(half):
     """``S = Q K^T`` from ``[m][k]`` and ``[n][k]`` tiles read by ``ldmatrix.x4`` (no
-    ``.trans``), then the accumulators packed to half (``cvt.rn.f16x2``) as the ``a``
-    fragment of ``S V``, ``V`` a ``[k][n]`` tile read with ``.trans``: flash attention's
-    two products (runtime/cuda/codegen_flash_mma.py)."""
+    ``.trans``), then the accumulators packed to half (``cvt.rn.f16x2``, ``.bf16x2``)
+    as the ``a`` fragment of ``S V``, ``V`` a ``[k][n]`` tile read with ``.trans``: flash
+    attention's two products (runtime/cuda/codegen_flash_mma.py), in either half."""
     from numba import cuda
 
-    from runtime.cuda.tensor_cores import ldmatrix_x4, ldmatrix_x4_trans, mma_f16, pack_f16x2
+    from runtime.cuda import tensor_cores
+
+    ldmatrix_x4, ldmatrix_x4_trans = tensor_cores.ldmatrix_x4, tensor_cores.ldmatrix_x4_trans
+    mma, pack = getattr(tensor_cores, f"mma_{half}"), getattr(tensor_cores, f"pack_{half}x2")
+    storage = HALVES[half][1]
 
     @cuda.jit
     def products(q, k, v, s_out, o_out):  # q: [16][16], k: [16 keys][16], v: [16 keys][16]
         lane = cuda.threadIdx.x
-        q_s = cuda.shared.array(256, np.float16, alignment=16)
-        k_s = cuda.shared.array(256, np.float16, alignment=16)
-        v_s = cuda.shared.array(256, np.float16, alignment=16)
+        q_s = cuda.shared.array(256, storage, alignment=16)
+        k_s = cuda.shared.array(256, storage, alignment=16)
+        v_s = cuda.shared.array(256, storage, alignment=16)
         for i in range(lane, 256, 32):
             q_s[i] = q[i // 16, i % 16]
             k_s[i] = k[i // 16, i % 16]
@@ -72,44 +88,60 @@ def test_row_major_tiles_without_trans_and_packed_accumulators():
         a0, a1, a2, a3 = ldmatrix_x4(q_s, (((lane // 8) % 2) * 8 + lane % 8) * 16 + (lane // 16) * 8)
         b0, b1, b2, b3 = ldmatrix_x4(k_s, ((lane // 16) * 8 + lane % 8) * 16 + ((lane // 8) % 2) * 8)
         zero = np.float32(0.0)
-        s00, s01, s02, s03 = mma_f16(a0, a1, a2, a3, b0, b1, zero, zero, zero, zero)
-        s10, s11, s12, s13 = mma_f16(a0, a1, a2, a3, b2, b3, zero, zero, zero, zero)
+        s00, s01, s02, s03 = mma(a0, a1, a2, a3, b0, b1, zero, zero, zero, zero)
+        s10, s11, s12, s13 = mma(a0, a1, a2, a3, b2, b3, zero, zero, zero, zero)
         g, c = lane // 4, (lane % 4) * 2
         s_out[g, c], s_out[g, c + 1], s_out[g + 8, c], s_out[g + 8, c + 1] = s00, s01, s02, s03
         s_out[g, c + 8], s_out[g, c + 9], s_out[g + 8, c + 8], s_out[g + 8, c + 9] = s10, s11, s12, s13
-        p0, p1 = pack_f16x2(s00, s01), pack_f16x2(s02, s03)
-        p2, p3 = pack_f16x2(s10, s11), pack_f16x2(s12, s13)
+        p0, p1 = pack(s00, s01), pack(s02, s03)
+        p2, p3 = pack(s10, s11), pack(s12, s13)
         f0, f1, f2, f3 = ldmatrix_x4_trans(v_s, (((lane // 8) % 2) * 8 + lane % 8) * 16 + (lane // 16) * 8)
-        o00, o01, o02, o03 = mma_f16(p0, p1, p2, p3, f0, f1, zero, zero, zero, zero)
-        o10, o11, o12, o13 = mma_f16(p0, p1, p2, p3, f2, f3, zero, zero, zero, zero)
+        o00, o01, o02, o03 = mma(p0, p1, p2, p3, f0, f1, zero, zero, zero, zero)
+        o10, o11, o12, o13 = mma(p0, p1, p2, p3, f2, f3, zero, zero, zero, zero)
         o_out[g, c], o_out[g, c + 1], o_out[g + 8, c], o_out[g + 8, c + 1] = o00, o01, o02, o03
         o_out[g, c + 8], o_out[g, c + 9], o_out[g + 8, c + 8], o_out[g + 8, c + 9] = o10, o11, o12, o13
 
     rng = np.random.default_rng(1)
-    q, k, v = (rng.integers(-4, 5, (16, 16)).astype(np.float16) for _ in range(3))
+    # small integers: q, k, v and the scores (|s| <= 256) exact in either half and in float32
+    q, k, v = (rng.integers(-4, 5, (16, 16)).astype(np.float32) for _ in range(3))
     s_out = cuda.device_array((16, 16), np.float32)
     o_out = cuda.device_array((16, 16), np.float32)
-    products[1, 32](cuda.to_device(q), cuda.to_device(k), cuda.to_device(v), s_out, o_out)
-    s = q.astype(np.float32) @ k.astype(np.float32).T  # small integers: exact in half and in float32
+    stored = (cuda.to_device(as_stored(x, half)) for x in (q, k, v))
+    products[1, 32](*stored, s_out, o_out)
+    s = q @ k.T
     np.testing.assert_array_equal(s_out.copy_to_host(), s)
-    np.testing.assert_array_equal(o_out.copy_to_host(), s.astype(np.float16).astype(np.float32) @ v.astype(np.float32))
+    np.testing.assert_array_equal(o_out.copy_to_host(), s @ v)
 
 
-def test_packing_rounds_to_nearest_even_low_half_first():
+#: per half: values halfway between two of its neighbours (to even: down), just past
+#: halfway (up), and one that overflows it (inf)
+ROUNDING = {
+    "f16": [1 + 2**-11, 1 + 3 * 2**-11, 1e5],
+    "bf16": [1 + 2**-8, 1 + 3 * 2**-8, float(np.finfo(np.float32).max)],
+}
+
+
+@pytest.mark.parametrize("half", HALVES)
+def test_packing_rounds_to_nearest_even_low_half_first(half):
+    """As NumPy's float16 and ml_dtypes' bfloat16 round, which the simulator's twin of
+    the flash kernel rounds its probabilities as (runtime/cuda/codegen_gemm_mma.to_tile)."""
     from numba import cuda
 
-    from runtime.cuda.tensor_cores import pack_f16x2
+    from runtime.cuda import tensor_cores
+
+    packed = getattr(tensor_cores, f"pack_{half}x2")
 
     @cuda.jit
     def pack(x, out):
         i = cuda.grid(1)
         if i < out.size:
-            out[i] = pack_f16x2(x[2 * i], x[2 * i + 1])
+            out[i] = packed(x[2 * i], x[2 * i + 1])
 
-    # 1 + 2**-11 is halfway between two halves: even (1.0); 1 + 3 * 2**-11 rounds up; 1e5: inf
-    x = np.array([1 + 2**-11, 1 + 3 * 2**-11, 1e5, -2.5, np.nan, 0.1], np.float32)
+    x = np.array([*ROUNDING[half], -2.5, np.nan, 0.1], np.float32)
     out = cuda.device_array(3, np.uint32)
     pack[1, 32](cuda.to_device(x), out)
-    with np.errstate(over="ignore"):  # 1e5 overflowing to inf is the point
-        want = x.astype(np.float16)
-    np.testing.assert_array_equal(out.copy_to_host().view(np.float16), want)
+    numpy_type, storage = HALVES[half]
+    with np.errstate(over="ignore"):  # overflowing to inf is the point
+        want = x.astype(numpy_type).astype(np.float32)
+    got = out.copy_to_host().view(storage).view(numpy_type).astype(np.float32)
+    np.testing.assert_array_equal(got, want)
