@@ -142,6 +142,29 @@ class _Kernel:
             for v in self.variants
         }
 
+    def row_block(self, row: int, per_thread: int | None = None) -> int:
+        """The block of an elementwise kernel's row of ``row`` elements, ``per_thread`` (by
+        default its own) a thread: a small row takes a smaller block, of at least a warp."""
+        per_thread = per_thread or self.per_thread
+        return min(self.threads, max(32, _pow2_at_least(_cdiv(row, per_thread))))
+
+    def short_row_tuning(self, buffers: Sequence[Any]) -> Tuning:
+        """Fewer elements a thread where an elementwise kernel's rows are shorter than its
+        block's tile, so that its blocks cover a row exactly and the ``exact`` variant
+        runs: a head-split row of 64 halves takes 2 a thread in a warp, not the guarded
+        ``loop`` variant's 16, 14 of them idle (the Llama layer's epilogues and RoPE over
+        ``[B, H, S, 64]`` ran at 8-12% of the copy bandwidth so); the defaults otherwise."""
+        if self.schedule != Schedule.ELEMENTWISE:
+            return Tuning()
+        _, counts, _ = self.sizes(*buffers)
+        row = counts[0]
+        if not row or row % (self.row_block(row) * self.per_thread) == 0:
+            return Tuning()
+        per_thread = self.per_thread // 2
+        while per_thread and row % (self.row_block(row, per_thread) * per_thread):
+            per_thread //= 2
+        return Tuning(per_thread=per_thread) if per_thread else Tuning()
+
     def source(self, variant: str, threads: int) -> str:
         """The source of a variant for a block size (a constant of the code)."""
         key = (variant, threads)
@@ -181,8 +204,7 @@ class _Kernel:
         longest = max(known, default=1)
         variant, threads = "loop", self.threads
         if self.schedule == Schedule.ELEMENTWISE:
-            # a small row of elements takes a smaller block (at least a warp)
-            threads = min(self.threads, max(32, _pow2_at_least(_cdiv(counts[0], self.per_thread))))
+            threads = self.row_block(counts[0])
             tile = threads * self.per_thread
             grid = (_cdiv(counts[0], tile),) if outer is None else (_cdiv(counts[0], tile), min(outer, MAX_GRID_Y))
             if counts[0] % tile == 0:
@@ -663,8 +685,13 @@ class CudaProgram(Executable):
             elif kind == "launch":
                 _, name, args = step
                 shapes = tuple(tuple(view[s].shape) for s in args)
-                tuning = self.tuning.get(name) or self.tuned.lookup(self.kernel_key(name), shapes) or Tuning()
-                launch = self.kernel(name, tuning).configure([_flat0(view[s]) for s in args], args)
+                operands = [_flat0(view[s]) for s in args]
+                tuning = (
+                    self.tuning.get(name)
+                    or self.tuned.lookup(self.kernel_key(name), shapes)
+                    or self.kernel(name, Tuning()).short_row_tuning(operands)
+                )
+                launch = self.kernel(name, tuning).configure(operands, args)
                 launch.bytes = sum(view[s].size * view[s].dtype.itemsize for s in args)
                 launch.tuning, launch.shapes = tuning, shapes
                 launches.append(launch)

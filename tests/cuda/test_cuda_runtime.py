@@ -43,6 +43,24 @@ def test_row_variant_follows_the_row_length(cols, variant, threads):
     assert (launch.variant, launch.block) == (variant, threads)
 
 
+def test_short_elementwise_rows_take_fewer_elements_a_thread():
+    """A head-split row of 64 halves is shorter than a block's tile (a warp of 16 halves
+    each): the launch takes 2 a thread, so that a warp covers the row and the ``exact``
+    variant runs, with the same values."""
+    program = fusec.compile(
+        "fn main(x: f16[B, S, H, D], b: f16[D]) -> f16[B, H, S, D] {\n"
+        "    return transpose(x * 2.0 + b, (0, 2, 1, 3))\n}",
+        target="cuda",
+    )
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 8, 4, 64)).astype(np.float16)
+    b = rng.standard_normal(64).astype(np.float16)
+    expected = np.transpose(x * np.float16(2.0) + b, (0, 2, 1, 3))  # each op rounded to f16, as the kernel's one op
+    np.testing.assert_array_equal(program.main(x, b), expected)
+    (launch,) = launches(program)
+    assert (launch.variant, launch.block, launch.tuning.per_thread) == ("exact", 32, 2)
+
+
 def test_long_rows_take_the_loop_variant_with_a_workspace():
     program = fusec.compile(SOFTMAX, target="cuda")
     executable = program.executable("main")
