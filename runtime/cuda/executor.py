@@ -157,13 +157,10 @@ class _Kernel:
         if self.schedule != Schedule.ELEMENTWISE:
             return Tuning()
         _, counts, _ = self.sizes(*buffers)
-        row = counts[0]
-        if not row or row % (self.row_block(row) * self.per_thread) == 0:
-            return Tuning()
-        per_thread = self.per_thread // 2
+        row, per_thread = counts[0], self.per_thread
         while per_thread and row % (self.row_block(row, per_thread) * per_thread):
             per_thread //= 2
-        return Tuning(per_thread=per_thread) if per_thread else Tuning()
+        return Tuning(per_thread=per_thread) if per_thread not in (0, self.per_thread) else Tuning()
 
     def source(self, variant: str, threads: int) -> str:
         """The source of a variant for a block size (a constant of the code)."""
@@ -285,6 +282,10 @@ class _Prepared:
     launches: list[Launch | tuple]
     result_shapes: list[tuple[int, ...]] = field(default_factory=list)
     direct: list[DirectLaunch | DirectGemm] | None = None  # packed after the first call
+    #: ``direct`` where it is kernel launches only, which a CUDA graph can capture (CuPy
+    #: refuses a cuBLAS call while a stream is captured: a call with a library GEMM
+    #: replays its packed launches instead); None otherwise
+    capturable: list[DirectLaunch] | None = None
     graphs: OrderedDict = field(default_factory=OrderedDict)  # caller addresses -> graph
     seen: OrderedDict = field(default_factory=OrderedDict)  # caller addresses -> calls
     #: the launches whose kernels check indices: their error records are read after a call
@@ -454,7 +455,10 @@ class CudaProgram(Executable):
                     gemms.append(call)
         if self.direct and prepared.direct is None:
             prepared.result_shapes = [tuple(slots[p.slot].shape) for p in plan.result_params]
-            prepared.direct = self._pack(plan, prepared.launches, slots, gemms)
+            packed = prepared.direct = self._pack(plan, prepared.launches, slots, gemms)
+            if packed is not None:
+                kernels = [launch for launch in packed if isinstance(launch, DirectLaunch)]
+                prepared.capturable = kernels if len(kernels) == len(packed) else None
         results = [slots[p.slot] for p in plan.result_params] if plan.result_params else [
             _fresh_copy(slots[s]) for s in plan.returns
         ]
@@ -560,13 +564,10 @@ class CudaProgram(Executable):
             return tuple(results)
         for launch in prepared.direct:
             launch.launch(stream, key)
-        kernels = [launch for launch in prepared.direct if isinstance(launch, DirectLaunch)]
-        if self.graphs and len(kernels) == len(prepared.direct):
-            # (CuPy refuses a cuBLAS call while a stream is captured: a call with a
-            # library GEMM replays its packed launches, not a graph)
+        if self.graphs and prepared.capturable is not None:
             calls = prepared.seen.pop(key, 0) + 1
             if calls >= 2:
-                prepared.graphs[key] = capture(kernels, key)
+                prepared.graphs[key] = capture(prepared.capturable, key)
                 while len(prepared.graphs) > MAX_GRAPHS:
                     prepared.graphs.popitem(last=False)
             else:

@@ -53,20 +53,20 @@ def cuda_gemm(a: Any, b: Any, out: Any, transpose_lhs: bool, transpose_rhs: bool
     cupy = cupy_module()
     try:
         call = gemm_call(cupy, a, b, out)
+        # bf16 has no CuPy matmul: a factor cuBLAS cannot read as it is is copied contiguous
+        copied = call is None and out.dtype == BF16_BITS and out.size > 0 and a.shape[-1] > 0
+        if copied and _has_strided_batched_ex(cupy):
+            a, b = cupy.ascontiguousarray(a), cupy.ascontiguousarray(b)
+            call = gemm_call(cupy, a, b, out)  # contiguous factors always have a layout
         if call is not None:
             call.run(cupy.cuda.get_current_stream().ptr, a.data.ptr, b.data.ptr, out.data.ptr)
         elif out.dtype != BF16_BITS:
             cupy.matmul(a, b, out=out)
-        elif out.size == 0 or a.shape[-1] == 0:
+        elif not copied:
             out.fill(0)  # an empty sum: +0.0, whose bits are 0
-        elif _has_strided_batched_ex(cupy):  # a factor cuBLAS cannot read as it is: copied contiguous first
-            a, b = cupy.ascontiguousarray(a), cupy.ascontiguousarray(b)
-            contiguous = gemm_call(cupy, a, b, out)
-            assert contiguous is not None  # contiguous factors always have a layout
-            contiguous.run(cupy.cuda.get_current_stream().ptr, a.data.ptr, b.data.ptr, out.data.ptr)
         else:
             bf16_matmul(cupy, a, b, out)
-        return call
+        return None if copied else call
     except Exception as error:  # CuPy's and cuBLAS's own errors (out of memory, a failed call)
         raise ExecutionError(f"the library GEMM (cuBLAS through CuPy) failed: {type(error).__name__}: {error}") from error
 

@@ -14,9 +14,9 @@ whose products run in cuBLAS keeps the packed launches (but not the graphs: CuPy
 refuses any cuBLAS call while a stream is being captured).
 
 ``capture`` records a sequence of kernel launches as one CUDA graph (stream capture
-through ``cuda.core``'s ``GraphBuilder``); ``Graph.launch`` replays the whole program for a few microseconds of host time, however
-many kernels it holds. A graph holds the addresses it was captured with, so graphs are
-kept per set of caller addresses.
+through ``cuda.core``'s ``GraphBuilder``); ``Graph.launch`` replays the whole program
+for a few microseconds of host time, however many kernels it holds. A graph holds the
+addresses it was captured with, so graphs are kept per set of caller addresses.
 """
 
 from __future__ import annotations
