@@ -5,8 +5,10 @@ attention: ``MatMul(Q, K^T) → scale? → mask? → softmax → MatMul(·, V)``
 decomposed into row reductions over the key axis. The core is the two matmuls and
 every op on a path between them; it must use only elementwise, broadcast and
 reduction ops over the rows of the scores, leave no intermediate to anyone else,
-and be convex (no path leaves the core and comes back). Scale and mask tensors,
-index maps of Q/K/V and an epilogue join later through the pairwise rules.
+and be convex (no path leaves the core and comes back). The layout index maps (reshape,
+transpose) that Q, K and V pass through alone join the core, so the kernel reads its
+operands through them; scale and mask tensors, other index maps of Q/K/V and an
+epilogue join later through the pairwise rules.
 
 conv: ``Window → MatMul``, a matmul whose left operand is the windows of an image
 (``graph.window``) through layout index maps: a convolution as ``decompose-composites``
@@ -95,7 +97,13 @@ def match_attention(g: FuncGraph, m2: int) -> PatternMatch | None:
             return None
     if check_rows(OpSetFacts(g, frozenset(middle)), (full, last), "attention") is not None:
         return None
-    core = middle | {m1, m2}
+    # the layout index maps of q, k and v that nothing else reads: the kernel reads its
+    # operands through them, so their producers write plain rows (a matmul's, say)
+    # instead of a transposed copy
+    first, second = g.ops[m1], g.ops[m2]
+    assert isinstance(first, graph.MatmulOp) and isinstance(second, graph.MatmulOp)
+    layouts = [_layout_chain(g, value, m)[0] for value, m in ((first.lhs, m1), (first.rhs, m1), (second.rhs, m2))]
+    core = middle | {m1, m2}.union(*layouts)
     # nothing but the core reads the scores, the probabilities or what lies between
     for i in middle | {m1}:
         for result in g.ops[i].results:
