@@ -6,9 +6,10 @@ decomposed into row reductions over the key axis. The core is the two matmuls an
 every op on a path between them; it must use only elementwise, broadcast and
 reduction ops over the rows of the scores, leave no intermediate to anyone else,
 and be convex (no path leaves the core and comes back). The layout index maps (reshape,
-transpose) that Q, K and V pass through alone join the core, so the kernel reads its
-operands through them; scale and mask tensors, other index maps of Q/K/V and an
-epilogue join later through the pairwise rules.
+transpose) that Q, K and V pass through alone, and those after the output each the only
+reader of the one before (a head merge), join the core, so the kernel reads its operands
+and writes its result through them; scale and mask tensors, other index maps of Q/K/V
+and an epilogue join later through the pairwise rules.
 
 conv: ``Window → MatMul``, a matmul whose left operand is the windows of an image
 (``graph.window``) through layout index maps: a convolution as ``decompose-composites``
@@ -97,13 +98,14 @@ def match_attention(g: FuncGraph, m2: int) -> PatternMatch | None:
             return None
     if check_rows(OpSetFacts(g, frozenset(middle)), (full, last), "attention") is not None:
         return None
-    # the layout index maps of q, k and v that nothing else reads: the kernel reads its
-    # operands through them, so their producers write plain rows (a matmul's, say)
-    # instead of a transposed copy
+    # the layout index maps of q, k and v that nothing else reads, and those of the
+    # output read by nothing but the next: the kernel reads its operands and writes its
+    # result through them, so its neighbours read and write plain rows (a library GEMM
+    # with no copy of a transposed operand)
     first, second = g.ops[m1], g.ops[m2]
     assert isinstance(first, graph.MatmulOp) and isinstance(second, graph.MatmulOp)
     layouts = [_layout_chain(g, value, m)[0] for value, m in ((first.lhs, m1), (first.rhs, m1), (second.rhs, m2))]
-    core = middle | {m1, m2}.union(*layouts)
+    core = middle | {m1, m2, *_layout_tail(g, m2)}.union(*layouts)
     # nothing but the core reads the scores, the probabilities or what lies between
     for i in middle | {m1}:
         for result in g.ops[i].results:
@@ -130,6 +132,20 @@ def _layout_chain(g: FuncGraph, value, m: int) -> tuple[set[int], int | None]:
         chain.add(p)
         reader, value = p, g.ops[p].operands[0]
     return chain, None
+
+
+def _layout_tail(g: FuncGraph, m: int) -> set[int]:
+    """The index-map layout ops (reshape, transpose) after op ``m``, each the only reader
+    of the result before it."""
+    chain: set[int] = set()
+    while True:
+        ids, escapes = g.users(g.ops[m].results[0])
+        if escapes or len(ids) != 1:
+            return chain
+        (m,) = ids
+        if not isinstance(g.ops[m], graph.ReshapeOp | graph.TransposeOp) or not has_flag(g.ops[m], "index_map"):
+            return chain
+        chain.add(m)
 
 
 def match_conv(g: FuncGraph, m: int) -> PatternMatch | None:

@@ -282,6 +282,7 @@ class _Prepared:
     launches: list[Launch | tuple]
     result_shapes: list[tuple[int, ...]] = field(default_factory=list)
     direct: list[DirectLaunch | DirectGemm] | None = None  # packed after the first call
+    packed: bool = False  # whether packing was tried (a call with a copy packs to None)
     #: ``direct`` where it is kernel launches only, which a CUDA graph can capture (CuPy
     #: refuses a cuBLAS call while a stream is captured: a call with a library GEMM
     #: replays its packed launches instead); None otherwise
@@ -453,7 +454,8 @@ class CudaProgram(Executable):
                 call = self._host_step(step, slots, prepared.sizes, profile)
                 if step[0] == "gemm":
                     gemms.append(call)
-        if self.direct and prepared.direct is None:
+        if self.direct and not prepared.packed:
+            prepared.packed = True
             prepared.result_shapes = [tuple(slots[p.slot].shape) for p in plan.result_params]
             packed = prepared.direct = self._pack(plan, prepared.launches, slots, gemms)
             if packed is not None:

@@ -42,8 +42,9 @@ func.func @attention_core(%q: !h, %k: !h, %v: !h, %mask: !m) -> !h {
 
 // The whole multi-head attention sample: Q/K/V projections as one horizontal
 // matmul kernel, the attention kernel, the output projection. The head split of q, k
-// and v (k's transposed) joins the attention core: the projections write plain rows,
-// which the attention kernel reads through the index maps.
+// and v (k's transposed) and the head merge of the output join the attention core: the
+// projections write plain rows, which the attention kernel reads through the index
+// maps, and it writes the merged rows the output projection reads.
 // CHECK-LABEL: func.func @multi_head_attention
 // CHECK:         %[[Q:.*]], %[[K:.*]], %[[V:.*]] = graph.fusion_group(%x, %wq, %wk, %wv) {kernel = "k0_matmul3", kind = "matmul", rule = "horizontal_matmul"}
 // CHECK-SAME:      -> (tensor<?x?x256xf32, ["B", "S", ""]>, tensor<?x?x256xf32, ["B", "S", ""]>, tensor<?x?x256xf32, ["B", "S", ""]>)
@@ -52,6 +53,10 @@ func.func @attention_core(%q: !h, %k: !h, %v: !h, %mask: !m) -> !h {
 // CHECK-COUNT-3:   graph.reshape
 // CHECK-COUNT-3:   graph.transpose
 // CHECK:           graph.matmul
+// CHECK:           graph.matmul
+// CHECK-NEXT:      graph.transpose
+// CHECK-NEXT:      graph.reshape
+// CHECK-NEXT:      graph.yield
 // CHECK:         graph.fusion_group({{.*}}) {kernel = "k2_matmul", kind = "matmul"
 // CHECK-NOT:     graph.fusion_group
 func.func @multi_head_attention(%x: tensor<?x?x256xf32, ["B", "S", ""]>, %wq: tensor<256x256xf32>, %wk: tensor<256x256xf32>, %wv: tensor<256x256xf32>, %wo: tensor<256x256xf32>) -> tensor<?x?x256xf32, ["B", "S", ""]> {

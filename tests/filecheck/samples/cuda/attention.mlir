@@ -1,23 +1,26 @@
 // RUN: fusec %samples/attention.tdsl --target cuda --dims B=16,S=512 --emit tiled | filecheck %s
 // RUN: env NUMBA_ENABLE_CUDASIM=0 fusec %samples/attention.tdsl --target cuda --dims B=16,S=512 --emit kernel | filecheck %s --check-prefix=KERNEL
 // At a GPU's sizes. Attention on the GPU: the three projections as one generated kernel
-// writing plain rows (the attention group reads them through the head split's index
-// maps; with cuBLAS at hand each is a library call); the attention group as a flash kernel: one block per (batch, head, 64 query rows), keys and values
+// writing plain rows (with cuBLAS at hand, each a library call); the attention group as a
+// flash kernel reading them through the head split's index maps and writing its result
+// through the head merge's: one block per (batch, head, 64 query rows), keys and values
 // streamed through shared memory 32 at a time with an online softmax.
 
 // CHECK:      loop.kernel @k0_matmul3 {{.*}} outs(%0: memref<?x?x256xf32>, %1: memref<?x?x256xf32>, %2: memref<?x?x256xf32>)
-// CHECK:      loop.kernel @k1_attention {{.*}}gpu.schedule = "flash", gpu.threads = 64 : i64, gpu.per_thread = 8 : i64, gpu.tile = [64 : i64, 32 : i64]
-// The batch, head and query-row loops go to the grid; keys and output columns to a
-// block's threads, the head dimension's dot product serial in each.
+// CHECK:      loop.kernel @k1_attention {{.*}} outs(%3: memref<?x?x256xf32>) {{.*}}gpu.schedule = "flash", gpu.threads = 64 : i64, gpu.per_thread = 8 : i64, gpu.tile = [64 : i64, 32 : i64]
+// The batch, query-row and head loops go to the grid (the heads split out of the merged
+// output's columns); output columns and keys to a block's threads, the head dimension's
+// dot product serial in each.
 // CHECK:        loop.parallel {{.*}} map(blocks) {
-// CHECK:          loop.parallel {{.*}} map(blocks) {
-// CHECK:            loop.parallel {{.*}} map(blocks) {
-// CHECK:              loop.parallel {{.*}} map(threads) {
-// CHECK-NEXT:           loop.reduce add {{.*}} map(serial) {
-// CHECK:              loop.reduce max {{.*}} map(threads) {
-// CHECK:              loop.parallel {{.*}} map(threads) {
+// CHECK-NEXT:     loop.parallel {{.*}} map(blocks) {
+// CHECK-NEXT:       loop.parallel {{.*}} map(blocks) {
+// CHECK-NEXT:         loop.parallel {{.*}} map(threads) {
+// CHECK:                loop.parallel {{.*}} map(threads) {
+// CHECK-NEXT:             loop.reduce add {{.*}} map(serial) {
+// CHECK:                loop.reduce max {{.*}} map(threads) {
 // CHECK:                loop.reduce add {{.*}} map(threads) {
-// The output projection: a tiled matmul, its heads merged in the index of its input.
+// CHECK:                loop.store {{.*}} : memref<?x?x256xf32>
+// The output projection: a tiled matmul of plain rows.
 // CHECK:      loop.kernel @k2_matmul {{.*}}gpu.schedule = "gemm"
 
 // KERNEL-LABEL: # ---- kernel 'k1_attention' (loop) ----
