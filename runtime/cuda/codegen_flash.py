@@ -208,13 +208,17 @@ class FlashSourceBase(ScalarSource):
             else:
                 self.emit(indent, store)
 
+    def modification_loads(self) -> bool:
+        """Whether the score modification reads memory (a mask or bias input)."""
+        return any(isinstance(o, loop.LoadOp) for o in self.a.modification[1:])
+
     def modified_score(self, target: str, row: str, key: str, raw: str, inside: str) -> None:
         """Emits ``target``: the score modification of the raw score ``raw`` at query
         ``row`` and ``key``, where ``inside`` (the row and the key before the end), else
         ``-inf``."""
         a, minus_inf = self.a, self.const_of(float("-inf"), F32)
         bound = {**self.group_names, a.row.iv: row, a.logits.iv: key, a.raw.result: raw}
-        if any(isinstance(o, loop.LoadOp) for o in a.modification[1:]):  # a load past the end must not run: a branch
+        if self.modification_loads():  # a load past the end must not run: a branch
             self.emit(self.depth, f"{target} = {minus_inf}")
             self.emit(self.depth, f"if {inside}:")
             (logit,) = self.values([a.logit], bound, self.depth + 1)

@@ -46,6 +46,8 @@ a GPU (tests/cuda/test_tensor_cores.py).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import ArrayAttr, Float32Type, IntegerAttr, MemRefType, StringAttr
 from xdsl.ir import SSAValue
@@ -82,6 +84,24 @@ def along(load: loop.LoadOp, iv: SSAValue) -> bool:
     return not any(iv in ivs_of(i) for i in others)
 
 
+def row_axis(load: loop.LoadOp, iv: SSAValue) -> int | None:
+    """The axis of ``load`` whose index is ``iv``, or ``iv`` plus a value not computed
+    from it, where no other index reads ``iv``: its address then steps by that axis's
+    stride from one ``iv`` to the next. None otherwise."""
+    axes = [k for k, index in enumerate(load.indices) if iv in ivs_of(index)]
+    if len(axes) != 1:
+        return None
+    (axis,) = axes
+    index = load.indices[axis]
+    if index is iv:
+        return axis
+    owner = index.owner
+    if not isinstance(owner, arith.AddiOp) or iv not in (owner.lhs, owner.rhs):
+        return None
+    rest = owner.rhs if owner.lhs is iv else owner.lhs
+    return None if iv in ivs_of(rest) else axis
+
+
 def mma_tiles_of(kernel: loop.KernelOp, attention: Attention) -> MmaTiles:
     """The tiles ``map-flash`` chose (``gpu.tile``)."""
     tile = kernel.attributes.get(TILE)
@@ -92,6 +112,20 @@ def mma_tiles_of(kernel: loop.KernelOp, attention: Attention) -> MmaTiles:
     if not tiles.valid():
         raise CodegenError(f"kernel @{kernel.sym_name.data}: flash tiles {tiles} do not fit tensor cores")
     return tiles
+
+
+@dataclass(frozen=True)
+class _Hoisted:
+    """The addresses of a shared tile's copies, computed once (``hoist_copies``): named
+    ``<name>src`` (global, the tile's first row, key 0), ``<name>rs`` (bytes a row),
+    ``<name>al`` (whether 16-byte copies are aligned), ``<name>dst`` (shared), ``<name>x``
+    and ``<name>y`` (the thread's first row and column); ``steps`` copies a thread,
+    ``rows`` apart; ``last_stride``: the load's last stride (bytes), for the element copies."""
+
+    name: str
+    rows: int
+    steps: int
+    last_stride: str
 
 
 class _MmaFlashSource(FlashSourceBase):
@@ -106,6 +140,8 @@ class _MmaFlashSource(FlashSourceBase):
         self.half = half.data
         self.key_parts = range(self.t.keys // PART)
         self.column_parts = range(self.t.value_dim // PART)
+        #: a shared tile's copies whose addresses were computed once (``hoist_copies``)
+        self.hoisted: dict[str, _Hoisted] = {}
 
     def to_shared(self, value: str) -> str:
         return to_tile(self, self.half, value)
@@ -114,6 +150,38 @@ class _MmaFlashSource(FlashSourceBase):
         """The element at ``offset`` of a shared half ``tile``, as float32 (the twin's
         products)."""
         return from_tile(self, self.half, self.shared(offset, tile))
+
+    def hoist_copies(
+        self, load: loop.LoadOp, extents: tuple[int, int], ivs: tuple[SSAValue, SSAValue], tile: str, stride: int
+    ) -> None:
+        """Computes once, before the key tiles, the addresses ``copy_tile`` needs for every
+        tile of ``load`` into ``tile``: each thread copies the same columns of rows
+        ``threads / per_row`` apart in every tile, and where the tile's row index is one
+        axis of ``load`` (``row_axis``) the row's address is the first row's plus the
+        row times that axis's stride; a tile's copies then cost an add, a clamp and a
+        multiply each. Nothing where the copies are not all such (``copy_tile`` then
+        computes each address from the load's indices)."""
+        (nx, ny), (ix, iy) = extents, ivs
+        per_row = ny // CHUNK
+        axis = row_axis(load, ix)
+        if (
+            not self.shuffles or not along(load, iy) or ny % CHUNK or axis is None
+            or self.threads % per_row or (nx * per_row) % self.threads
+        ):  # fmt: skip
+            return
+        e, name = self.emit, tile[0]
+        buffer = self.name(load.buffer)
+        memref = load.buffer.type
+        assert isinstance(memref, MemRefType)  # a loop.load reads a memref
+        e(1, f"{name}x = tid // {per_row}")  # the thread's first row of the tile
+        e(1, f"{name}y = (tid % {per_row}) * {CHUNK}")  # its first column
+        indices = self.values(list(load.indices), {**self.group_names, ix: "0", iy: f"{name}y"}, 1)
+        e(1, f"{name}src = global_address({buffer}, ({', '.join(f'np.uint64({i})' for i in indices)},))")
+        e(1, f"{name}rs = np.uint64({buffer}.strides[{axis}])")  # bytes from a row to the next
+        last = f"{buffer}.strides[{len(memref.shape) - 1}]"
+        e(1, f"{name}al = ({name}src % 16 == 0) & ({name}rs % 16 == 0) & ({last} == 2)")
+        e(1, f"{name}dst = shared_address({tile}, np.uint64({name}x * {stride} + {name}y))")
+        self.hoisted[tile] = _Hoisted(name, self.threads // per_row, nx * per_row // self.threads, last)
 
     def copy_tile(
         self,
@@ -138,6 +206,10 @@ class _MmaFlashSource(FlashSourceBase):
             self.stage(load, extents, ivs, first, limit, at, (stride, 1), tile, STAGED)
             return False
         e, indent = self.emit, self.depth
+        hoisted = self.hoisted.get(tile)
+        if hoisted is not None:
+            self.copy_hoisted(hoisted, first, limit, tile, at, stride)
+            return True
         buffer = self.name(load.buffer)
         memref = load.buffer.type
         assert isinstance(memref, MemRefType)  # a loop.load reads a memref
@@ -166,6 +238,25 @@ class _MmaFlashSource(FlashSourceBase):
                 e(inner + 1, f"{self.shared(f'{to} + {k}', tile)} = {self.choose(f'{g} < {limit}', element, zero)}")
         return True
 
+    def copy_hoisted(self, h: _Hoisted, first: str, limit: str, tile: str, at: str, stride: int) -> None:
+        """``copy_tile`` from the addresses ``hoist_copies`` computed."""
+        e, indent, n = self.emit, self.depth, h.name
+        zero = f"{TILE_STORAGE[self.half]}(0)"
+        for step in range(h.steps):
+            row, g, gc, address = (self.fresh(p) for p in ("x", "g", "g", "ad"))
+            e(indent, f"{row} = {n}x + {step * h.rows}")
+            e(indent, f"{g} = {first} + {row}")
+            e(indent, f"{gc} = min({g}, {limit} - 1)")
+            e(indent, f"{address} = {n}src + np.uint64({gc}) * {n}rs")
+            e(indent, f"if {n}al:")
+            target = f"{n}dst + np.uint64(2 * ({at}) + {2 * step * h.rows * stride})"
+            e(indent + 1, f"cp_async_16_at({target}, {address}, {self.choose(f'{g} < {limit}', '16', '0')})")
+            e(indent, "else:")  # element by element, from the same address on
+            for k in range(CHUNK):
+                element = f"load_{self.half}({address} + np.uint64({k} * {h.last_stride}))"
+                place = f"({at}) + {row} * {stride} + {n}y + {k}"
+                e(indent + 1, f"{self.shared(place, tile)} = {self.choose(f'{g} < {limit}', element, zero)}")
+
     # -- the products -----------------------------------------------------------------
 
     def scores(self) -> None:
@@ -184,12 +275,12 @@ class _MmaFlashSource(FlashSourceBase):
                 for c in range(4):
                     e(3, f"sc_{j}_{c} += qa_{c // 2} * kb_{j}_{c % 2}")
             return
+        e(2, "ka = kl + np.uint64(2 * kt)")  # this tile's buffer, the lane's row
         for kk in range(t.head_dim // MMA_STEPS):
             for pair in range(t.keys // (2 * PART)):
                 # matrices: (keys of part 2 pair, d low), (same, d high), then part 2 pair + 1
-                key = f"{pair * 2 * PART} + (lane // 16) * 8 + lane % 8"
-                at = f"kt + ({key}) * {t.k_stride} + {kk * MMA_STEPS} + ((lane // 8) % 2) * 8"
-                e(2, f"kf_0, kf_1, kf_2, kf_3 = ldmatrix_x4(k_s, np.uint64({at}))")
+                offset = 2 * (pair * 2 * PART * t.k_stride + kk * MMA_STEPS)
+                e(2, f"kf_0, kf_1, kf_2, kf_3 = ldmatrix_x4_at(ka, {offset})")
                 for j, b in ((2 * pair, "kf_0, kf_1"), (2 * pair + 1, "kf_2, kf_3")):
                     acc = ", ".join(f"sc_{j}_{c}" for c in range(4))
                     e(2, f"{acc} = mma_{self.half}({', '.join(f'qf_{kk}_{i}' for i in range(4))}, {b}, {acc})")
@@ -212,15 +303,15 @@ class _MmaFlashSource(FlashSourceBase):
                 for c in range(4):
                     e(3, f"ac_{j}_{c} += pa_{c // 2} * vb_{j}_{c % 2}")
             return
+        e(2, "va = vl + np.uint64(2 * vt)")
         for kk in range(t.keys // MMA_STEPS):
             # a0: row g, keys 2q, 2q + 1 of part 2 kk; a1: row g + 8; a2, a3: part 2 kk + 1
             for i, (j, c) in enumerate(((2 * kk, 0), (2 * kk, 2), (2 * kk + 1, 0), (2 * kk + 1, 2))):
                 e(2, f"pf_{i} = pack_{self.half}x2(p_{j}_{c}, p_{j}_{c + 1})")
             for pair in range(t.value_dim // (2 * PART)):
                 # matrices: (keys low, part 2 pair), (keys high, same), then part 2 pair + 1
-                key = f"{kk * MMA_STEPS} + ((lane // 8) % 2) * 8 + lane % 8"
-                at = f"vt + ({key}) * {t.v_stride} + {pair * 2 * PART} + (lane // 16) * 8"
-                e(2, f"vf_0, vf_1, vf_2, vf_3 = ldmatrix_x4_trans(v_s, np.uint64({at}))")
+                offset = 2 * (kk * MMA_STEPS * t.v_stride + pair * 2 * PART)
+                e(2, f"vf_0, vf_1, vf_2, vf_3 = ldmatrix_x4_trans_at(va, {offset})")
                 for j, b in ((2 * pair, "vf_0, vf_1"), (2 * pair + 1, "vf_2, vf_3")):
                     acc = ", ".join(f"ac_{j}_{c}" for c in range(4))
                     e(2, f"{acc} = mma_{self.half}(pf_0, pf_1, pf_2, pf_3, {b}, {acc})")
@@ -298,6 +389,16 @@ class _MmaFlashSource(FlashSourceBase):
                 at = f"({row}) * {t.q_stride} + {kk * MMA_STEPS} + (lane // 16) * 8"
                 e(1, f"{', '.join(f'qf_{kk}_{i}' for i in range(4))} = ldmatrix_x4(q_s, np.uint64({at}))")
         # 2. the key tiles, each staged into one buffer while the one before is in the other
+        if self.shuffles:
+            # the shared address of the lane's row of the ldmatrix loads (the tile's
+            # first): keys lane % 8, + 8 for lanes 16-31, d + 8 for lanes 8-15 and 24-31;
+            # values: keys lane % 8, + 8 for lanes 8-15 and 24-31, columns + 8 for 16-31
+            k_lane = f"((lane // 16) * 8 + lane % 8) * {t.k_stride} + ((lane // 8) % 2) * 8"
+            v_lane = f"(((lane // 8) % 2) * 8 + lane % 8) * {t.v_stride} + (lane // 16) * 8"
+            e(1, f"kl = shared_address(k_s, np.uint64({k_lane}))")
+            e(1, f"vl = shared_address(v_s, np.uint64({v_lane}))")
+            self.hoist_copies(a.k, (t.keys, t.head_dim), (a.keys.iv, a.scores.iv), "k_s", t.k_stride)
+            self.hoist_copies(a.v, (t.keys, t.value_dim), (a.pv.iv, a.column.iv), "v_s", t.v_stride)
         e(1, f"kend = {self.key_end(nkeys, t.rows)}")
         e(1, "kt = 0")  # where this tile's keys and values are in k_s and v_s
         e(1, "vt = 0")
@@ -324,11 +425,13 @@ class _MmaFlashSource(FlashSourceBase):
             for x in (0, 1):
                 e(2, f"key_{j}_{x} = key0 + {PART * j} + qc + {x}")
                 e(2, f"kok_{j}_{x} = key_{j}_{x} < {nkeys}")
+        # a row past the end is never stored, nor does it reach another row: its scores
+        # need no mask but where the modification loads (a load past the end must not run)
+        loads = self.modification_loads()
         for j in self.key_parts:
             for c in range(4):
-                self.modified_score(
-                    f"x_{j}_{c}", f"row_{c // 2}", f"key_{j}_{c % 2}", f"sc_{j}_{c}", f"ok_{c // 2} and kok_{j}_{c % 2}"
-                )
+                inside = f"ok_{c // 2} and kok_{j}_{c % 2}" if loads else f"kok_{j}_{c % 2}"
+                self.modified_score(f"x_{j}_{c}", f"row_{c // 2}", f"key_{j}_{c % 2}", f"sc_{j}_{c}", inside)
         # the online softmax
         for h in (0, 1):
             scores = [f"x_{j}_{c}" for j in self.key_parts for c in (2 * h, 2 * h + 1)]
@@ -340,9 +443,12 @@ class _MmaFlashSource(FlashSourceBase):
             e(2, f"mn_{h} = {self.extremum('max', f'mx_{h}', f'tm_{h}')}")
             e(2, f"live_{h} = mn_{h} != {minus_inf}")  # NaN is live
             e(2, f"al_{h} = {self.choose(f'live_{h}', f'math.exp(mx_{h} - mn_{h})', one)}")
+            # where the maximum is -inf so is every score of the row: exp(-inf - 0) is the
+            # 0 a choice per score would give, so the maximum is chosen once instead
+            e(2, f"ms_{h} = {self.choose(f'live_{h}', f'mn_{h}', zero)}")
             mine = [(j, c) for j in self.key_parts for c in (2 * h, 2 * h + 1)]
             for j, c in mine:
-                e(2, f"p_{j}_{c} = {self.choose(f'live_{h}', f'math.exp(x_{j}_{c} - mn_{h})', zero)}")
+                e(2, f"p_{j}_{c} = math.exp(x_{j}_{c} - ms_{h})")
             e(2, f"ls_{h} = ls_{h} * al_{h} + ({' + '.join(f'p_{j}_{c}' for j, c in mine)})")
             e(2, f"mx_{h} = mn_{h}")
         for j in self.column_parts:
@@ -371,8 +477,9 @@ class _MmaFlashSource(FlashSourceBase):
         ]
         if self.shuffles:
             header.append(
-                "from runtime.cuda.tensor_cores import cp_async_16, cp_async_commit, cp_async_wait, global_address, ldmatrix_x4, "
-                f"ldmatrix_x4_trans, load_{self.half}, mma_{self.half}, pack_{self.half}x2"
+                "from runtime.cuda.tensor_cores import cp_async_16, cp_async_16_at, cp_async_commit, cp_async_wait, "
+                "global_address, ldmatrix_x4, ldmatrix_x4_at, ldmatrix_x4_trans_at, "
+                f"load_{self.half}, mma_{self.half}, pack_{self.half}x2, shared_address"
             )
         header += half_float_functions(self, self.shuffles)  # bf16's bits; a cast in the modification
         kernel = [f"def {KERNEL_FUNCTION}({', '.join(args)}):", *self.lines]

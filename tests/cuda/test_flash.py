@@ -300,14 +300,17 @@ def test_the_gpu_source_of_the_tensor_core_kernel(half):
     (op,) = program.executable("main").kernel_ops.values()
     source = kernel_source(op, shuffles=True)
     compile(source, "<flash>", "exec")
-    names = ("ldmatrix_x4", "ldmatrix_x4_trans", f"mma_{half}", f"pack_{half}x2", "cp_async_16", "cuda.shfl_xor_sync")
+    names = ("ldmatrix_x4", "ldmatrix_x4_at", "ldmatrix_x4_trans_at", f"mma_{half}", f"pack_{half}x2", "cp_async_16",
+             "cp_async_16_at", "cuda.shfl_xor_sync")
     calls = {name: source.count(f"{name}(") for name in names}
-    # Dh 64, 64 keys: q 4 x4 loads; k 4 steps x 4 pairs; v 4 steps x 4 pairs; 2 x 4 steps x
-    # 8 parts mma; 4 steps x 4 packs; 4 copies of q, of k and of v, the first tile's before
-    # the loop and the next one's in it; 2 rows x 2 steps x (max, sum)
-    expected = {"ldmatrix_x4": 4 + 16, "ldmatrix_x4_trans": 16, f"mma_{half}": 64, f"pack_{half}x2": 16,
-                "cp_async_16": 4 + 2 * (4 + 4), "cuda.shfl_xor_sync": 8}
+    # Dh 64, 64 keys: q 4 x4 loads; k 4 steps x 4 pairs, v 4 steps x 4 pairs, each from the
+    # lane's shared address plus a constant; 2 x 4 steps x 8 parts mma; 4 steps x 4 packs;
+    # 4 copies of q, and of k and of v from addresses computed once, the first tile's
+    # before the loop and the next one's in it; 2 rows x 2 steps x (max, sum)
+    expected = {"ldmatrix_x4": 4, "ldmatrix_x4_at": 16, "ldmatrix_x4_trans_at": 16, f"mma_{half}": 64,
+                f"pack_{half}x2": 16, "cp_async_16": 4, "cp_async_16_at": 2 * (4 + 4), "cuda.shfl_xor_sync": 8}
     assert calls == expected
+    assert source.count("global_address(") == 4 + 2  # q's copies; k's and v's first row, once
     assert "kend = min(" in source
     # 8 halves a copy element by element where a row is misaligned: 4 of q, 8 of k, 8 of v
     assert source.count(f"load_{half}(") == 8 * (4 + 8 + 8)
