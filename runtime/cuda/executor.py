@@ -55,6 +55,7 @@ from runtime.cuda.device import (
 )
 from runtime.cuda.gemm import GemmCall, as_cupy, cuda_gemm
 from runtime.cuda.launch import DirectGemm, DirectLaunch, capture, default_stream, device_pointer, pack
+from runtime.cuda.timed import timed
 from runtime.errors import ExecutionError, recorded_error
 from runtime.host_plan import (
     BF16_BITS,
@@ -602,15 +603,10 @@ class CudaProgram(Executable):
             _, name, (a, b, c), flags = step
             if profile is None:
                 return cuda_gemm(slots[a], slots[b], slots[c], *flags)
-            cuda = cuda_module()
-            begin, end = cuda.event(), cuda.event()
-            begin.record()
-            for _ in range(PROFILE_REPEATS):
-                call = cuda_gemm(slots[a], slots[b], slots[c], *flags)
-            end.record()
-            end.synchronize()
-            profile.setdefault(name, []).append(begin.elapsed_time(end) * 1e-3 / PROFILE_REPEATS)
-            return call
+            calls: list[GemmCall | None] = []
+            seconds = timed(lambda: calls.append(cuda_gemm(slots[a], slots[b], slots[c], *flags)), PROFILE_REPEATS)
+            profile.setdefault(name, []).append(seconds)
+            return calls[-1]
         return None
 
     def _launch(self, step: Launch, slots: list[Any], profile: dict[str, list[float]] | None) -> None:
@@ -630,21 +626,14 @@ class CudaProgram(Executable):
         if profile is None:
             kernel[grid, step.block](*args, *step.workspaces)
             return
-        cuda = cuda_module()
         if simulated():  # the simulator's events do not time
             start = time.perf_counter()
             kernel[grid, step.block](*args, *step.workspaces)
             profile.setdefault(step.kernel, []).append(time.perf_counter() - start)
             return
-        # the launch repeated between two events: the GPU then waits for the host (the
-        # dispatcher's 20 us) only before the first, not in every measured launch
-        begin, end = cuda.event(), cuda.event()
-        begin.record()
-        for _ in range(PROFILE_REPEATS):
-            kernel[grid, step.block](*args, *step.workspaces)
-        end.record()
-        end.synchronize()
-        profile.setdefault(step.kernel, []).append(begin.elapsed_time(end) * 1e-3 / PROFILE_REPEATS)
+        # the launch repeated back to back, the host's time to queue them left out
+        seconds = timed(lambda: kernel[grid, step.block](*args, *step.workspaces), PROFILE_REPEATS)
+        profile.setdefault(step.kernel, []).append(seconds)
 
     def _compile_ahead(self, prepared: _Prepared, slots: list[Any]) -> None:
         """Hands the kernels of ``prepared``'s launches that the disk cache lacks, with
