@@ -231,17 +231,22 @@ class _MmaFlashSource(FlashSourceBase):
             e(inner, f"{address} = global_address({buffer}, ({', '.join(f'np.uint64({i})' for i in indices)},))")
             e(inner, f"if ({address} % 16 == 0) & ({last_stride} == 2):")
             e(inner + 1, f"cp_async_16({tile}, np.uint64({to}), {address}, {self.choose(f'{g} < {limit}', '16', '0')})")
-            e(inner, "else:")  # element by element, from the same address on
-            zero = f"{TILE_STORAGE[self.half]}(0)"
-            for k in range(CHUNK):
-                element = f"load_{self.half}({address} + {k} * {last_stride})"
-                e(inner + 1, f"{self.shared(f'{to} + {k}', tile)} = {self.choose(f'{g} < {limit}', element, zero)}")
+            e(inner, "else:")
+            self.element_copies(inner + 1, address, to, f"{g} < {limit}", tile, last_stride)
         return True
+
+    def element_copies(self, indent: int, address: str, to: str, inside: str, tile: str, last_stride: str) -> None:
+        """The ``CHUNK`` halves from ``address`` on, the load's ``last_stride`` bytes apart,
+        one by one into ``tile`` from ``to`` (a copy ``cp.async`` cannot make: a row not
+        16-byte aligned, a strided array); zero where not ``inside``."""
+        zero = f"{TILE_STORAGE[self.half]}(0)"
+        for k in range(CHUNK):
+            element = f"load_{self.half}({address} + np.uint64({k} * {last_stride}))"
+            self.emit(indent, f"{self.shared(f'{to} + {k}', tile)} = {self.choose(inside, element, zero)}")
 
     def copy_hoisted(self, h: _Hoisted, first: str, limit: str, tile: str, at: str, stride: int) -> None:
         """``copy_tile`` from the addresses ``hoist_copies`` computed."""
         e, indent, n = self.emit, self.depth, h.name
-        zero = f"{TILE_STORAGE[self.half]}(0)"
         for step in range(h.steps):
             row, g, gc, address = (self.fresh(p) for p in ("x", "g", "g", "ad"))
             e(indent, f"{row} = {n}x + {step * h.rows}")
@@ -251,11 +256,10 @@ class _MmaFlashSource(FlashSourceBase):
             e(indent, f"if {n}al:")
             target = f"{n}dst + np.uint64(2 * ({at}) + {2 * step * h.rows * stride})"
             e(indent + 1, f"cp_async_16_at({target}, {address}, {self.choose(f'{g} < {limit}', '16', '0')})")
-            e(indent, "else:")  # element by element, from the same address on
-            for k in range(CHUNK):
-                element = f"load_{self.half}({address} + np.uint64({k} * {h.last_stride}))"
-                place = f"({at}) + {row} * {stride} + {n}y + {k}"
-                e(indent + 1, f"{self.shared(place, tile)} = {self.choose(f'{g} < {limit}', element, zero)}")
+            e(indent, "else:")
+            self.element_copies(
+                indent + 1, address, f"({at}) + {row} * {stride} + {n}y", f"{g} < {limit}", tile, h.last_stride
+            )
 
     # -- the products -----------------------------------------------------------------
 
