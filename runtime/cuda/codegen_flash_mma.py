@@ -70,20 +70,6 @@ STAGED = 8
 CHUNK = 8
 
 
-def along(load: loop.LoadOp, iv: SSAValue) -> bool:
-    """Whether ``load`` reads consecutive elements for consecutive ``iv``: its last index
-    is ``iv`` or ``iv`` plus a value not computed from it, and no other index reads it."""
-    *others, last = load.indices
-    if last is not iv:
-        owner = last.owner
-        if not isinstance(owner, arith.AddiOp) or iv not in (owner.lhs, owner.rhs):
-            return False
-        rest = owner.rhs if owner.lhs is iv else owner.lhs
-        if iv in ivs_of(rest):
-            return False
-    return not any(iv in ivs_of(i) for i in others)
-
-
 def row_axis(load: loop.LoadOp, iv: SSAValue) -> int | None:
     """The axis of ``load`` whose index is ``iv``, or ``iv`` plus a value not computed
     from it, where no other index reads ``iv``: its address then steps by that axis's
@@ -100,6 +86,12 @@ def row_axis(load: loop.LoadOp, iv: SSAValue) -> int | None:
         return None
     rest = owner.rhs if owner.lhs is iv else owner.lhs
     return None if iv in ivs_of(rest) else axis
+
+
+def along(load: loop.LoadOp, iv: SSAValue) -> bool:
+    """Whether ``load`` reads consecutive elements for consecutive ``iv``: ``iv`` steps
+    its last axis (``row_axis``)."""
+    return row_axis(load, iv) == len(load.indices) - 1
 
 
 def mma_tiles_of(kernel: loop.KernelOp, attention: Attention) -> MmaTiles:

@@ -12,6 +12,7 @@ then), the next holds are twice as long.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from runtime.cuda.device import cuda_module
@@ -20,28 +21,26 @@ from runtime.cuda.device import cuda_module
 _NAP_NS = 1000
 _naps = [2000]  # the hold's length in naps: about 2 ms, doubled where it ran out
 _MAX_NAPS = 64000
-_kernel: list = []  # the hold, compiled on first use
 
 
-def _hold() -> None:
-    """Queues the hold on the default stream."""
+@functools.cache
+def _hold_kernel():
+    """The hold, compiled on first use."""
     cuda = cuda_module()
-    if not _kernel:
 
-        @cuda.jit
-        def hold(naps):
-            for _ in range(naps):
-                cuda.nanosleep(_NAP_NS)
+    @cuda.jit
+    def hold(naps):
+        for _ in range(naps):
+            cuda.nanosleep(_NAP_NS)
 
-        _kernel.append(hold)
-    _kernel[0][1, 1](_naps[0])
+    return hold
 
 
 def timed(launch: Callable[[], object], repeats: int) -> float:
     """Seconds one of ``repeats`` calls of ``launch`` (which queues work on the default
     stream) takes on the GPU, the host's time to queue them left out."""
     cuda = cuda_module()
-    _hold()
+    _hold_kernel()[1, 1](_naps[0])  # on the default stream, as ``launch``'s work
     held, begin, end = cuda.event(), cuda.event(), cuda.event()
     held.record()
     begin.record()
