@@ -106,17 +106,18 @@ def _fused(c: Compilation, opt: ModuleOp) -> ModuleOp:
 
     o = c.options
     device = o.target.device_model
+    library = o.target.gemm_library_available()
     fusion = (
         FusePass(
             dims=o.dims_spec,
             device=device,
             disable_rules=",".join(o.disabled_rules),
             calibration=Calibration(dict(o.calibration)).spec(),
+            library=library and o.matmul != GroupStrategy.GENERATED,
         )
         if o.fuse
         else NoFusePass()
     )
-    library = o.target.gemm_library_available()
     strategy = SelectStrategyPass(device=device, dims=o.dims_spec, library=library, prefer=o.matmul)
     return c.run_passes(opt, [fusion, strategy])
 

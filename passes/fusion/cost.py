@@ -73,6 +73,14 @@ class DeviceModel:
         half = replace(self.half, gemm_library=0.0) if self.half else None
         return replace(self, gemm_library=0.0, half=half)
 
+    @property
+    def siblings_pay(self) -> bool:
+        """Whether one kernel of sibling matmuls (Q‖K‖V) can be as fast as their
+        separate kernels: through the GEMM library (one call each), or where the
+        generated kernel of siblings is as fast as the tiled GEMM of one matmul (the CPU's
+        row-times-row loops are the same either way; a GPU's siblings get no tiled GEMM)."""
+        return self.gemm_library > 0 or self.gemm_generated_siblings >= self.gemm_generated
+
     def for_factors(self, element: Attribute | None) -> DeviceModel:
         """The model of matmuls whose factors are of type ``element``: the half rates
         for ``f16`` and ``bf16`` where the device has them (tensor cores take both, in

@@ -75,7 +75,10 @@ class FusePass(ModulePass):
     dependent ops (``depth.py``), ``max_inputs`` its inputs; ``disable_rules`` names
     rules of ``rules.RULES`` that join no groups; ``calibration`` gives factors
     ``measured / predicted`` of kernel times by kind (``calibration.py``), which the
-    driver reads from measurements.
+    driver reads from measurements; ``library``: whether matmul groups may run as calls
+    of the target's GEMM library (``select-strategy``'s option: the driver passes False
+    where none is installed or ``--matmul generated`` forces fusec's kernels), which
+    decides whether sibling matmuls are worth one group.
 
         fusec-opt f.mlir -p 'fuse{dims="N=1024,D=768" device=cpu-2core max-live=16}'
         fusec-opt f.mlir -p 'fuse{disable-rules="matmul_epilogue,attention"}'
@@ -93,13 +96,15 @@ class FusePass(ModulePass):
     max_inputs: int = DEFAULT_MAX_INPUTS
     disable_rules: str = ""
     calibration: str = ""
+    library: bool = True
 
     def __post_init__(self) -> None:
         self.options()  # raises ValueError, which fusec-opt reports as a usage error
 
     def options(self) -> FusionOptions:
+        device = device_by_name(self.device)
         return FusionOptions(
-            device=device_by_name(self.device),
+            device=device if self.library else device.without_library(),
             dims=parse_dims(self.dims),
             max_live=self.max_live,
             max_depth=self.max_depth,

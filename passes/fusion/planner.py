@@ -79,6 +79,10 @@ NEARBY = 64
 
 NO_FUSE_REASON = "fusion disabled (no-fuse)"
 DISABLED_RULE_REASON = "rule {} is disabled"
+SLOW_SIBLINGS_REASON = (
+    "sibling matmuls share a kernel only as GEMM library calls: without the library (or with"
+    " --matmul generated) their one kernel has no tiled GEMM"
+)
 CYCLE_REASON = "would form a cycle"
 
 
@@ -228,6 +232,8 @@ class Planner:
             return Decision(False, reason, rule)
         if rule.name in opts.disabled_rules:
             return Decision(False, DISABLED_RULE_REASON.format(rule.name), rule)
+        if rule.library_only and not opts.device.siblings_pay:
+            return Decision(False, SLOW_SIBLINGS_REASON, rule)
         if merged.live_bound > opts.max_live and merged.live.peak > opts.max_live:
             held = merged.live.peak
             return Decision(False, f"kernel would hold {held} values at once (max_live={opts.max_live})", rule)

@@ -52,7 +52,10 @@ class FusionRule:
     """Producer groups of a kind in ``producer`` may merge with consumer groups of a
     kind in ``consumer`` (``either_side``: also the other way round along the edge;
     ``horizontal``: siblings reading a common input, no edge between them;
-    ``pattern``: applied by a matcher before the pairwise merges)."""
+    ``pattern``: applied by a matcher before the pairwise merges; ``library_only``: joins
+    only where the merged group's matmuls can run as library calls, or where the device's
+    generated kernel of several matmuls is as fast as its tiled GEMM,
+    ``DeviceModel.siblings_pay``)."""
 
     name: str
     pattern: str
@@ -61,6 +64,7 @@ class FusionRule:
     either_side: bool = False
     horizontal: bool = False
     matcher: bool = False
+    library_only: bool = False
     doc: str = ""
 
     def joins(self, producer: GroupKind, consumer: GroupKind, horizontal: bool) -> bool:
@@ -88,7 +92,7 @@ RULES: tuple[FusionRule, ...] = (
     FusionRule("conv", "Window → MatMul", matcher=True,
                doc="a convolution: the matmul reads its image's windows through an index map (implicit GEMM)"),
     FusionRule("horizontal_matmul", "MatMul ‖ MatMul",
-               producer=MATMUL, consumer=MATMUL, horizontal=True,
+               producer=MATMUL, consumer=MATMUL, horizontal=True, library_only=True,
                doc="sibling matmuls sharing their left operand (Q‖K‖V projections)"),
     FusionRule("matmul_epilogue", "MatMul → (EW | Broadcast | IndexMap)+",
                producer=MATMUL, consumer=EWISH, either_side=True,

@@ -34,6 +34,9 @@ class SampleCase:
     kernels:     how many kernels (fusion groups) the sample's entry function fuses into
                  on the CPU, planned for its ``# dims:`` sizes.
     gpu_kernels: the same on the GPU, where it differs.
+    unshared_gpu_kernels: the same on a GPU without its GEMM library (no CuPy, the CUDA
+                 simulator), where it differs: sibling projections keep a kernel each
+                 (docs/reference.md, ``horizontal_matmul``).
     out_dtype:   NumPy dtype every result of ``main`` must have.
     """
 
@@ -44,11 +47,17 @@ class SampleCase:
     atol: float
     kernels: int | None = None
     gpu_kernels: int | None = None
+    unshared_gpu_kernels: int | None = None
     out_dtype: str = "float32"
 
     @property
     def kernels_on_gpu(self) -> int | None:
         return self.kernels if self.gpu_kernels is None else self.gpu_kernels
+
+    def kernels_on_gpu_with(self, library: bool) -> int | None:
+        """``kernels_on_gpu`` where the GPU's GEMM library is installed, else
+        ``unshared_gpu_kernels`` (where it differs)."""
+        return self.kernels_on_gpu if library or self.unshared_gpu_kernels is None else self.unshared_gpu_kernels
 
 
 # ---------------------------------------------------------------- helpers
@@ -408,8 +417,10 @@ def in_rmsnorm(rng):
     return {"x": _normal(rng, (8, 32)), "g": _normal(rng, (32,), scale=0.1, loc=1.0)}
 
 
-def _case(name, make_inputs, reference, rtol, atol, kernels=None, gpu_kernels=None):
-    return SampleCase(SAMPLES_DIR / f"{name}.tdsl", make_inputs, reference, rtol, atol, kernels, gpu_kernels)
+def _case(name, make_inputs, reference, rtol, atol, kernels=None, gpu_kernels=None, unshared_gpu_kernels=None):
+    return SampleCase(
+        SAMPLES_DIR / f"{name}.tdsl", make_inputs, reference, rtol, atol, kernels, gpu_kernels, unshared_gpu_kernels
+    )
 
 
 # Tolerances are for float32 programs against float64 references: about 100x the error
@@ -422,14 +433,15 @@ SAMPLES: dict[str, SampleCase] = {
     "bias_gelu_residual": _case("bias_gelu_residual", in_bias_gelu_residual,
                                 ref_bias_gelu_residual, 1e-5, 1e-6, kernels=1),
     "mlp": _case("mlp", in_mlp, ref_mlp, 1e-4, 1e-5, kernels=2),
-    "attention": _case("attention", in_attention, ref_attention, 1e-4, 1e-5, kernels=3),
+    "attention": _case("attention", in_attention, ref_attention, 1e-4, 1e-5, kernels=3, unshared_gpu_kernels=5),
     "transformer_block": _case("transformer_block", in_transformer_block,
-                               ref_transformer_block, 1e-4, 1e-4, kernels=7),
+                               ref_transformer_block, 1e-4, 1e-4, kernels=7, unshared_gpu_kernels=9),
     "reductions": _case("reductions", in_reductions, ref_reductions, 1e-5, 1e-5, kernels=1),
     "rmsnorm": _case("rmsnorm", in_rmsnorm, ref_rmsnorm, 1e-5, 1e-6, kernels=1),
     "rope_attention": _case("rope_attention", in_rope_attention, ref_rope_attention, 1e-4, 1e-5, kernels=4,
-                            gpu_kernels=5),
-    "causal_attention": _case("causal_attention", in_attention, ref_causal_attention, 1e-4, 1e-5, kernels=3),
+                            gpu_kernels=5, unshared_gpu_kernels=6),
+    "causal_attention": _case("causal_attention", in_attention, ref_causal_attention, 1e-4, 1e-5, kernels=3,
+                              unshared_gpu_kernels=5),
     "embedding_layernorm": _case("embedding_layernorm", in_embedding_layernorm, ref_embedding_layernorm,
                                  1e-5, 1e-5, kernels=1),
     "conv_bn_relu_pool": _case("conv_bn_relu_pool", in_conv_bn_relu_pool, ref_conv_bn_relu_pool,

@@ -1,0 +1,24 @@
+// RUN: fusec-opt %s -p fuse | filecheck %s --check-prefix=LIBRARY
+// RUN: fusec-opt %s -p 'fuse{library=false}' | filecheck %s --check-prefix=GPU
+// RUN: fusec-opt %s -p 'fuse{device=cpu-2core library=false}' | filecheck %s --check-prefix=LIBRARY
+// Sibling matmuls (Q, K, V projections of one input) share a kernel where they can run as
+// calls of the GEMM library, or where the device's generated kernel of several matmuls is
+// as fast as its tiled GEMM (the CPU). Without the library on the GPU, one kernel of them
+// would have no tiled GEMM: each projection keeps its own.
+
+!x = tensor<?x?xf16, ["T", "D"]>
+!w = tensor<?x?xf16, ["D", "F"]>
+!h = tensor<?x?xf16, ["T", "F"]>
+
+// LIBRARY-LABEL: func.func @qkv_projections
+// LIBRARY:         %q, %k, %v = graph.fusion_group(%x, %wq, %wk, %wv) {kernel = "k0_matmul3", kind = "matmul", rule = "horizontal_matmul"}
+// LIBRARY-NOT:     graph.fusion_group
+// GPU-LABEL:     func.func @qkv_projections
+// GPU-COUNT-3:     = graph.fusion_group(%x, %w{{[qkv]}}) {kernel = "k{{[0-2]}}_matmul", kind = "matmul", rule = "none"}
+// GPU-NOT:         graph.fusion_group
+func.func @qkv_projections(%x: !x, %wq: !w, %wk: !w, %wv: !w) -> (!h, !h, !h) {
+  %q = graph.matmul %x, %wq : !x, !w -> !h
+  %k = graph.matmul %x, %wk : !x, !w -> !h
+  %v = graph.matmul %x, %wv : !x, !w -> !h
+  func.return %q, %k, %v : !h, !h, !h
+}
