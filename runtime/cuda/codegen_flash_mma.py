@@ -71,21 +71,26 @@ CHUNK = 8
 
 
 def row_axis(load: loop.LoadOp, iv: SSAValue) -> int | None:
-    """The axis of ``load`` whose index is ``iv``, or ``iv`` plus a value not computed
-    from it, where no other index reads ``iv``: its address then steps by that axis's
-    stride from one ``iv`` to the next. None otherwise."""
+    """The axis of ``load`` whose index is ``iv`` plus values not computed from it (a
+    chain of additions: a fused projection's column ``(h * 64 + d) + 768``), where no
+    other index reads ``iv``: its address then steps by that axis's stride from one
+    ``iv`` to the next. None otherwise."""
     axes = [k for k, index in enumerate(load.indices) if iv in ivs_of(index)]
     if len(axes) != 1:
         return None
     (axis,) = axes
-    index = load.indices[axis]
+    return axis if _steps_by_one(load.indices[axis], iv) else None
+
+
+def _steps_by_one(index: SSAValue, iv: SSAValue) -> bool:
+    """Whether ``index`` is ``iv`` plus terms not computed from it."""
     if index is iv:
-        return axis
+        return True
     owner = index.owner
-    if not isinstance(owner, arith.AddiOp) or iv not in (owner.lhs, owner.rhs):
-        return None
-    rest = owner.rhs if owner.lhs is iv else owner.lhs
-    return None if iv in ivs_of(rest) else axis
+    if not isinstance(owner, arith.AddiOp):
+        return False
+    with_iv = [term for term in (owner.lhs, owner.rhs) if iv in ivs_of(term)]
+    return len(with_iv) == 1 and _steps_by_one(with_iv[0], iv)
 
 
 def along(load: loop.LoadOp, iv: SSAValue) -> bool:
