@@ -13,6 +13,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from compiler.directives import params_of, read_directives
+from compiler.fewer_collections import fewer_collections
 from compiler.source import read_source, source_to_module
 from compiler.stages import MATMUL_STRATEGIES, STAGES, Compilation, Options
 from compiler.worker import shared_worker
@@ -325,7 +326,7 @@ def compile(
     if isolate:
         return shared_worker().compile(source_or_path, target, fuse, matmul, disable_rules, calibrate)
     text, path = read_source(source_or_path)
-    with timing.timed(timing.Phase.FRONT_END, "parse and build the graph"):
+    with timing.timed(timing.Phase.FRONT_END, "parse and build the graph"), fewer_collections():
         module = source_to_module(text, path)
         defaults = read_directives(text, path, module)
     return Program(

@@ -16,6 +16,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 
 from compiler.context import make_context
+from compiler.fewer_collections import fewer_collections
 from dialects.group_kinds import GroupStrategy
 from runtime import timing
 from runtime.target import Target
@@ -61,8 +62,9 @@ class Compilation:
         if name == "graph":
             return self.graph
         if name not in self._stages:
-            previous = self.module(STAGES[STAGES.index(name) - 1])
-            self._stages[name] = _BUILDERS[name](self, previous)
+            with fewer_collections():
+                previous = self.module(STAGES[STAGES.index(name) - 1])
+                self._stages[name] = _BUILDERS[name](self, previous)
         return self._stages[name]
 
     def module(self, name: str) -> ModuleOp:

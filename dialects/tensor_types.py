@@ -13,6 +13,7 @@ Shapes are handled in Python as tuples of ``int | str``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from fractions import Fraction
 
@@ -77,6 +78,14 @@ def dtype_name(element_type: Attribute) -> str:
 
 def tensor_type(dtype: str | Attribute, shape: Sequence[Dim]) -> TensorType:
     """The tensor type of a DSL dtype and a shape of ints and size names."""
+    return _tensor_type(dtype, tuple(shape))
+
+
+@functools.lru_cache(maxsize=4096)  # bounded: a long-lived process compiles many programs
+def _tensor_type(dtype: str | Attribute, shape: tuple[Dim, ...]) -> TensorType:
+    """``tensor_type``, made once per dtype and shape: an attribute is immutable, and
+    making one verifies it (a program of thousands of statements asks for a few types
+    thousands of times)."""
     element = ELEMENT_TYPES[dtype] if isinstance(dtype, str) else dtype
     dims = [DYNAMIC_INDEX if isinstance(d, str) else d for d in shape]
     if any(isinstance(d, str) for d in shape):
