@@ -186,6 +186,7 @@ def load_kernel(
     jit: Callable[..., Any] | None = None,
     key_extra: Mapping[str, object] | None = None,
     compile_aside: Callable[[dict[str, Any]], bool] | None = None,
+    label: str = "a kernel",
 ):
     """The Numba dispatcher of ``function`` in ``source``, compiled with
     ``jit(**options)`` (default ``numba.njit``) and the verified disk cache; compiled
@@ -195,7 +196,8 @@ def load_kernel(
     the kernel is then loaded, never compiled here (the CPU target's helper process,
     ``runtime.kernel_compiler``); without it, or when it fails, the kernel compiles
     here. ``key_extra`` adds to the cache key what the compiled code depends on beyond the
-    source and options (the CUDA backend: numba-cuda's version)."""
+    source and options (the CUDA backend: numba-cuda's version). ``label`` names a compile
+    made here in ``--time-passes``."""
     key_extra = key_extra or {}
     root = cache_dir(directory)
     key = (str(root), kernel_key(source, {**options, **key_extra}), function)
@@ -209,7 +211,7 @@ def load_kernel(
                            "directory": str(root), "key_extra": key_extra,
                            "jit": _qualified_name(jit or numba.njit)}
                 aside = None if compile_aside is None else functools.partial(_compile_aside, compile_aside, request)
-                numba_cache.attach(dispatcher, compile_aside=aside)
+                numba_cache.attach(dispatcher, compile_aside=aside, label=label)
                 _REQUESTS[dispatcher] = request
             _LIVE[key] = dispatcher
         _keep_recent(key, dispatcher)

@@ -28,11 +28,12 @@ from __future__ import annotations
 import functools
 import os
 import pickle
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from runtime import cache_files
+from runtime import cache_files, timing
 
 if TYPE_CHECKING:  # the Numba classes the mixins below are mixed into, or their numba-cuda copies
     from numba.core.caching import Cache as _NumbaCache
@@ -121,9 +122,12 @@ class _VerifiedCache(_NumbaCache):
 
     #: called with a signature on a miss; true when it put that entry in the cache
     compile_aside: Callable[[Any], bool] | None = None
+    #: the kernel's name in ``--time-passes``, for a compile made in this process
+    label: str = "a kernel"
 
     def __init__(self, py_func):
         super().__init__(py_func)
+        self._missed: dict[Any, float] = {}  # signatures compiling here: since when
         files = _sealed_files_class(type(self._cache_file))
         self._cache_file = files(self._cache_path, self._impl.filename_base, self._impl.locator.get_source_stamp())
 
@@ -131,9 +135,14 @@ class _VerifiedCache(_NumbaCache):
         loaded = super().load_overload(sig, target_context)
         if loaded is None and self.compile_aside is not None and self.compile_aside(sig):
             loaded = super().load_overload(sig, target_context)
+        if loaded is None:  # Numba compiles it here next, then saves it
+            self._missed[sig] = time.perf_counter()
         return loaded
 
     def save_overload(self, sig, data) -> None:
+        started = self._missed.pop(sig, None)
+        if started is not None:
+            timing.record(timing.Phase.COMPILE, self.label, time.perf_counter() - started)
         try:
             super().save_overload(sig, data)
         except OSError as error:
@@ -186,13 +195,15 @@ def holds(dispatcher, signature) -> bool:
     return cache._index_key(signature, dispatcher.targetctx.codegen()) in cache._cache_file._load_index()
 
 
-def attach(dispatcher, compile_aside: Callable[[Any], bool] | None = None) -> None:
+def attach(dispatcher, compile_aside: Callable[[Any], bool] | None = None, label: str = "a kernel") -> None:
     """Gives ``dispatcher`` (``numba.njit`` or ``numba.cuda.jit``, of a function in
     a kernel source file of fusec's cache folder) the verified disk cache, as
-    ``cache=True`` would give it Numba's own."""
+    ``cache=True`` would give it Numba's own; a compile it makes in this process is
+    timed as ``label`` (``runtime.timing``)."""
     base = _numba_cache_class(dispatcher)
     if base is None:
         return
     cache = _verified_cache_class(base)(dispatcher.py_func)
     cache.compile_aside = compile_aside
+    cache.label = label
     dispatcher._cache = cache  # what enable_caching() sets, with Numba's class

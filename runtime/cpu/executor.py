@@ -121,12 +121,14 @@ class CompiledProgram(Executable):
         options = {**codegen_cpu.njit_options(kernel), "parallel": threaded}
         key = (name, threaded)
         if key not in self._dispatchers:
+            label = f"@{name} ({'parallel' if threaded else 'serial'})"
             self._dispatchers[key] = load_kernel(
                 self.kernel_source(name),
                 options,
                 function=codegen_cpu.KERNEL_FUNCTION,
                 directory=self.cache_dir,
-                compile_aside=functools.partial(_compile_aside, f"@{name} ({'parallel' if threaded else 'serial'})"),
+                compile_aside=functools.partial(_compile_aside, label),
+                label=label,
             )
         return self._dispatchers[key]
 

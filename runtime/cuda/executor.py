@@ -186,6 +186,7 @@ class _Kernel:
                 jit=numba_lowering.jit,
                 key_extra=_CACHE_KEY,
                 compile_aside=COMPILE_POOL.wait,
+                label=f"@{self.name} ({variant})",
             )
         return self._dispatchers[key]
 

@@ -109,3 +109,18 @@ def test_second_process_compiles_nothing(tmp_path):
     for stats in (first["stats"], second["stats"]):
         assert all(hits >= 1 and misses == 0 for hits, misses in stats.values()), stats
     assert len(list(tmp_path.glob("fusec_*.py"))) == 3
+
+
+def test_a_compile_made_here_is_timed_under_its_label(tmp_path):
+    """`--time-passes` names each kernel's compile, in a helper process or in this one
+    (a GPU call's only missing kernel compiles where it is needed): the time from the
+    cache's miss to its save."""
+    from runtime import timing
+
+    source = SOURCE.replace("2.0", "3.0")  # a kernel no other test compiled
+    k = kernel_cache.load_kernel(source, OPTIONS, directory=tmp_path, label="@k7_scale (parallel)")
+    x = np.arange(4, dtype=np.float32)
+    with timing.recording() as steps:
+        k(x, np.empty_like(x))
+    (step,) = [s for s in steps if s.phase is timing.Phase.COMPILE]
+    assert step.name == "@k7_scale (parallel)" and step.where == "" and step.seconds > 0
