@@ -38,7 +38,7 @@ def test_sample_on_cuda(name: str, fuse: bool):
         pytest.skip("minutes under the CUDA simulator: run with FUSEC_TEST_GPU=1 on a GPU")
     program = fusec.compile(case.path, target="cuda", fuse=fuse)
     program.plan_for_inputs()  # the plan of the sample's `# dims:` sizes, whose kernels it counts
-    kernels = case.kernels_on_gpu_with(cuda_library_available())
+    kernels = case.kernels_on_gpu(cuda_library_available())
     if fuse and kernels is not None:  # planned for the sample's `# dims:` sizes
         fused = program.compilation().stage("fused")
         assert sum(isinstance(op, graph.FusionGroupOp) for op in fused.walk()) == kernels

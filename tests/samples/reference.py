@@ -50,14 +50,11 @@ class SampleCase:
     unshared_gpu_kernels: int | None = None
     out_dtype: str = "float32"
 
-    @property
-    def kernels_on_gpu(self) -> int | None:
+    def kernels_on_gpu(self, library: bool) -> int | None:
+        """The kernels on the GPU, where its GEMM library is installed (``library``) or not."""
+        if not library and self.unshared_gpu_kernels is not None:
+            return self.unshared_gpu_kernels
         return self.kernels if self.gpu_kernels is None else self.gpu_kernels
-
-    def kernels_on_gpu_with(self, library: bool) -> int | None:
-        """``kernels_on_gpu`` where the GPU's GEMM library is installed, else
-        ``unshared_gpu_kernels`` (where it differs)."""
-        return self.kernels_on_gpu if library or self.unshared_gpu_kernels is None else self.unshared_gpu_kernels
 
 
 # ---------------------------------------------------------------- helpers
