@@ -43,7 +43,7 @@ from dialects import loop
 from dialects.gpu.mapping import PER_THREAD, THREADS, Schedule
 from runtime import knobs, timing
 from runtime.cuda import codegen as codegen_cuda
-from runtime.cuda import codegen_gemm, numba_lowering, sources
+from runtime.cuda import codegen_gemm, numba_linear, sources
 from runtime.cuda.autotune_cache import Tuning, TuningCache
 from runtime.cuda.device import (
     as_device_array,
@@ -183,7 +183,7 @@ class _Kernel:
                 self.jit_options,
                 function=codegen_cuda.KERNEL_FUNCTION,
                 directory=self.cache_dir,
-                jit=numba_lowering.jit,
+                jit=numba_linear.jit,
                 key_extra=_CACHE_KEY,
                 compile_aside=COMPILE_POOL.wait,
                 label=f"@{self.name} ({variant})",
