@@ -354,22 +354,28 @@ class GemmSource(CudaKernelSource):
                     self.emit(indent + 1, f"{side.registers[u]} = {self.zero}")
 
     def outer_products(self, accs: list[list[str]], rows: list[str], cols: list[str], indent: int) -> None:
-        """``TK`` steps of ``acc[r][c] += a[r] * b[c]``, each product the IR's own op."""
+        """``TK`` steps of ``acc[r][c] += a[r] * b[c]``, each product the IR's own op: a
+        loop, written once, as Numba's compile time grows with the statements it is
+        given (an f32 tile's kernel: 1,010 lines -> 451, its compile 3.8 -> 1.9 s). NVVM
+        keeps it a loop; on an H200 the f32 samples mlp and gpt2_block (all GEMMs
+        generated) ran 12% and 9% faster so, resnet_block's convolutions 6% slower."""
         nest = self.nest
-        for kk in range(self.tk):
-            a_values: list[str] = []
-            b_values: list[str] = []
-            for offsets, shared, values in ((rows, "a", a_values), (cols, "b", b_values)):
-                for offset in offsets:
-                    name = self.fresh("x")
-                    self.emit(indent, f"{name} = {self.from_shared(self.shared_at(shared, kk, offset))}")
-                    values.append(name)
-            for r, a_value in enumerate(a_values):
-                for c, b_value in enumerate(b_values):
-                    self.names[nest.a], self.names[nest.b] = a_value, b_value
-                    product = self.expression(nest.product)
-                    acc = accs[r][c]
-                    self.emit(indent, f"{acc} = {self.combine(loop.Combiner.ADD, acc, product, self.value_type)}")
+        kk = self.fresh("kk")
+        self.emit(indent, f"for {kk} in range({self.tk}):")
+        indent += 1
+        a_values: list[str] = []
+        b_values: list[str] = []
+        for offsets, shared, values in ((rows, "a", a_values), (cols, "b", b_values)):
+            for offset in offsets:
+                name = self.fresh("x")
+                self.emit(indent, f"{name} = {self.from_shared(self.shared_at(shared, kk, offset))}")
+                values.append(name)
+        for r, a_value in enumerate(a_values):
+            for c, b_value in enumerate(b_values):
+                self.names[nest.a], self.names[nest.b] = a_value, b_value
+                product = self.expression(nest.product)
+                acc = accs[r][c]
+                self.emit(indent, f"{acc} = {self.combine(loop.Combiner.ADD, acc, product, self.value_type)}")
 
     def epilogue(
         self, accs: list[list[str]], rows: list[str], cols: list[str], batch: dict[SSAValue, str], indent: int
