@@ -235,11 +235,13 @@ class _MmaFlashSource(FlashSourceBase):
     def element_copies(self, indent: int, address: str, to: str, inside: str, tile: str, last_stride: str) -> None:
         """The ``CHUNK`` halves from ``address`` on, the load's ``last_stride`` bytes apart,
         one by one into ``tile`` from ``to`` (a copy ``cp.async`` cannot make: a row not
-        16-byte aligned, a strided array); zero where not ``inside``."""
+        16-byte aligned, a strided array); zero where not ``inside``. A loop: the copies
+        of that rare case cost Numba's compile as much as the common one's if written out."""
         zero = f"{TILE_STORAGE[self.half]}(0)"
-        for k in range(CHUNK):
-            element = f"load_{self.half}({address} + np.uint64({k} * {last_stride}))"
-            self.emit(indent, f"{self.shared(f'{to} + {k}', tile)} = {self.choose(inside, element, zero)}")
+        k = self.fresh("k")
+        self.emit(indent, f"for {k} in range({CHUNK}):")
+        element = f"load_{self.half}({address} + np.uint64({k} * {last_stride}))"
+        self.emit(indent + 1, f"{self.shared(f'{to} + {k}', tile)} = {self.choose(inside, element, zero)}")
 
     def copy_hoisted(self, h: _Hoisted, first: str, limit: str, tile: str, at: str, stride: int) -> None:
         """``copy_tile`` from the addresses ``hoist_copies`` computed."""

@@ -229,7 +229,8 @@ class MmaGemmSource(GemmSource):
     def copy(self, side: Side, step: str, indent: int) -> None:
         """The copies of staging step number ``step`` into stage ``stage_name``: one
         ``cp.async`` a slot where aligned, else element by element from the same address
-        (C-contiguous: the runtime takes no other)."""
+        (C-contiguous: the runtime takes no other), a loop (that rare case, written out,
+        would cost Numba's compile as much as the common one)."""
         tile, size = f"{side.name}_s", self.tile_size(side.name)
         for c in self.copies[side.name]:
             address, to = self.fresh("ad"), self.fresh("at")
@@ -240,8 +241,9 @@ class MmaGemmSource(GemmSource):
             )
             self.emit(indent, "else:")
             self.emit(indent + 1, f"{to} = {c.place} + {self.stage_name} * {size}")
-            for j in range(CHUNK):
-                self.emit(indent + 1, f"{tile}[{to} + {j}] = load_{self.half}({address} + {HALF_BYTES * j})")
+            j = self.fresh("j")
+            self.emit(indent + 1, f"for {j} in range({CHUNK}):")
+            self.emit(indent + 2, f"{tile}[{to} + {j}] = load_{self.half}({address} + {HALF_BYTES} * {j})")
 
     def fill(self, sides, step: str, indent: int) -> None:
         """Staging step number ``step``: its copies issued, then its registers loaded."""
