@@ -327,13 +327,12 @@ class _FlashSource(FlashSourceBase):
         rows = [f"ty * {t.per_row} + {i}" for i in range(t.per_row)]
         keys, columns = t.owned(t.key_columns), t.owned(t.value_columns)
         ii, uu, ww = range(t.per_row), range(t.key_columns), range(t.value_columns)
-        # 1. the queries, [d][row]: once a block, so a loop of 8 copies a step (Numba's
-        # compile time grows with the statements it is given). The key and value tiles,
-        # staged in the hot loop, keep all their loads in flight: rolled so,
-        # samples/attention.tdsl and causal_attention.tdsl ran 7% and 11% slower
-        # (B4 S1024, H200) for 3 s less compile.
-        q_extents, q_ivs = (t.rows, a.head_dim), (a.row.iv, a.scores.iv)
-        self.stage(a.q, q_extents, q_ivs, "row0", nrows, self.q_at, (1, t.q_stride), together=8)
+        # 1. the queries, [d][row]. Every tile keeps all its loads in flight, though
+        # Numba's compile time grows with the statements it is given: staged 8 copies a
+        # step, samples/attention.tdsl and causal_attention.tdsl ran 6% and 4% slower
+        # (the queries; B4 S1024, H200: one wave of blocks, each waits out the rounds)
+        # and 7% and 11% (the keys and values too) for 3 to 6 s less compile.
+        self.stage(a.q, (t.rows, a.head_dim), (a.row.iv, a.scores.iv), "row0", nrows, self.q_at, (1, t.q_stride))
         for i in ii:
             self.emit(1, f"mx_{i} = {minus_inf}")
             self.emit(1, f"ls_{i} = {zero}")
