@@ -43,6 +43,7 @@ are loaded and stored; temporaries of either hold the float32 values, unrounded.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
@@ -176,6 +177,22 @@ def variants(kernel: loop.KernelOp) -> tuple[str, ...]:
 # ---------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Outlined:
+    """A device function ``CudaKernelSource.outline`` wrote: its name, the values it
+    reads (its parameters, in order) and those it returns."""
+
+    name: str
+    reads: list[SSAValue]
+    returns: list[SSAValue]
+
+    def call(self, source: ScalarSource, indent: int) -> None:
+        """A call where ``source`` names every value it reads; names what it returns."""
+        arguments = ", ".join(source.name(v) for v in self.reads)
+        results = ", ".join(source.define(v, "e") for v in self.returns)
+        source.emit(indent, f"{results} = {self.name}({arguments})")
+
+
 def select_import(source: ScalarSource) -> list[str]:
     """The header line importing ``select`` where the kernel's source calls it."""
     return ["from runtime.cuda.select import select"] if source.uses_select else []
@@ -214,6 +231,7 @@ class CudaKernelSource(ScalarSource):
         self.wide = _wide_accesses(kernel) if self.exact and self.per_thread % RUN == 0 else []
         self.copy_ivs: list[str] = []  # the index of each copy of the loop being unrolled
         self.pending_wide: dict[Operation, list[str]] = {}  # a run's values loaded, or to store
+        self.function_lines: list[str] = []  # the module's device functions (``outline``)
 
     # -- module -----------------------------------------------------------------------
 
@@ -265,6 +283,33 @@ class CudaKernelSource(ScalarSource):
         return "\n".join([*header, *self.constant_lines, "", "", *kernel, "", "", *sizes, ""])
 
     # -- shared pieces ----------------------------------------------------------------
+
+    def outline(self, ops: Sequence[Operation], wanted: Sequence[SSAValue], prefix: str) -> Outlined:
+        """Writes ``ops`` (straight-line code, every operand defined before them or by
+        one of them) once, as a device function of the values they read that returns
+        those of ``wanted`` they compute; ``Outlined.call`` writes a call. A kernel that
+        runs the same code on each element of a register tile calls it per element
+        rather than repeating it: Numba's compile time grows with the statements of a
+        kernel, and on a GPU the function is inlined into it (``forceinline``, NVVM's)
+        before anything is optimised, so the machine code is the kernel's as if written
+        out (the simulator takes no ``forceinline``)."""
+        produced = {result for op in ops for result in op.results}
+        read = list(dict.fromkeys(v for op in ops for v in op.operands if v not in produced))
+        returned = [v for v in dict.fromkeys(wanted) if v in produced]
+        lines, names = self.lines, self.names
+        self.lines, self.names = [], {v: f"p{i}" for i, v in enumerate(read)}
+        try:
+            for op in ops:
+                self.op(op, 1)
+            self.emit(1, f"return {', '.join(self.name(v) for v in returned)}")
+            body = self.lines
+        finally:
+            self.lines, self.names = lines, names
+        name = self.fresh(prefix)
+        decorator = "@cuda.jit(device=True, forceinline=True)" if self.shuffles else "@cuda.jit(device=True)"
+        parameters = ", ".join(f"p{i}" for i in range(len(read)))
+        self.function_lines += ["", "", decorator, f"def {name}({parameters}):", *body]
+        return Outlined(name, read, returned)
 
     def top_ops(self, block: Block, indent: int, stop: Operation | None = None) -> None:
         """The ops of ``block`` before ``stop``: index arithmetic, sizes and constants."""

@@ -88,6 +88,8 @@ class FlashSourceBase(ScalarSource):
         self.depth = 1  # the indentation of the code being written (1: the kernel's, 2: a key tile's)
         self.top: set[SSAValue] = set()  # values named once for the whole kernel
         self.group_names: dict[SSAValue, str] = {}  # a group loop's index -> its name
+        self.copiers: dict[loop.LoadOp, tuple[str, list[SSAValue]]] = {}  # ``copier``'s functions
+        self.function_lines: list[str] = []  # their definitions
 
     def index(self, value: SSAValue) -> str:
         """An index as unsigned (Numba adds a wraparound to every signed one)."""
@@ -117,7 +119,15 @@ class FlashSourceBase(ScalarSource):
         """Emits the ops ``wanted`` needs inside the band, with the loop indices (and the
         raw score) of ``bound`` given by name; returns the names of ``wanted``."""
         self.names.update(bound)
+        for op in self.band_ops(wanted, set(bound)):
+            self.scalar_op(op, indent)
+        return [self.name(v) for v in wanted]
+
+    def band_ops(self, wanted: Sequence[SSAValue], bound: set[SSAValue]) -> list[Operation]:
+        """The ops inside the band that ``wanted`` needs, in an order that defines each
+        value before its use, given the values of ``bound`` and those of the whole kernel."""
         done: set[Operation] = set()
+        order: list[Operation] = []
 
         def visit(value: SSAValue) -> None:
             if value in bound or value in self.top:
@@ -131,11 +141,45 @@ class FlashSourceBase(ScalarSource):
             for operand in op.operands:
                 visit(operand)
             done.add(op)
-            self.scalar_op(op, indent)
+            order.append(op)
 
         for value in wanted:
             visit(value)
-        return [self.name(v) for v in wanted]
+        return order
+
+    def copier(self, load: loop.LoadOp, ivs: tuple[SSAValue, SSAValue]) -> tuple[str, list[str]]:
+        """A device function ``name(x, y, first, limit, ...)``, written once per load:
+        ``load`` with its indices ``ivs`` at row ``first + x`` (clamped to ``limit - 1``)
+        and ``y``, zero where ``first + x`` is not below ``limit``. Returns its name and
+        the names of its other arguments (the group indices and kernel values the load's
+        indices read). A tile's copies each call it rather than repeat it: Numba's
+        compile time grows with the statements of a kernel, and on a GPU the function is
+        inlined (``forceinline``, NVVM's) before anything is optimised; the calls come
+        before the stores to shared memory, as the copies' loads did."""
+        if load not in self.copiers:
+            ix, iy = ivs
+            ops = self.band_ops([load.result], {*self.group_names, ix, iy})
+            produced = {result for op in ops for result in op.results}
+            operands = (v for op in ops for v in op.operands)
+            reads = [v for v in dict.fromkeys(operands) if v not in produced and v not in (ix, iy)]
+            lines, names = self.lines, self.names
+            self.lines, self.names = [], {**{v: f"p{i}" for i, v in enumerate(reads)}, ix: "gc", iy: "y"}
+            try:
+                self.emit(1, "g = first + x")
+                self.emit(1, "gc = min(g, limit - 1)")
+                for op in ops:
+                    self.scalar_op(op, 1)
+                self.emit(1, f"return {self.choose('g < limit', self.name(load.result), self.const_of(0.0, F32))}")
+                body = self.lines
+            finally:
+                self.lines, self.names = lines, names
+            name = self.fresh("copy")
+            decorator = "@cuda.jit(device=True, forceinline=True)" if self.shuffles else "@cuda.jit(device=True)"
+            parameters = ", ".join(["x", "y", "first", "limit", *(f"p{i}" for i in range(len(reads)))])
+            self.function_lines += ["", "", decorator, f"def {name}({parameters}):", *body]
+            self.copiers[load] = (name, reads)
+        name, reads = self.copiers[load]
+        return name, [self.group_names.get(v) or self.name(v) for v in reads]
 
     def scalar_op(self, op: Operation, indent: int) -> None:
         if isinstance(op, arith.ConstantOp):
@@ -165,7 +209,7 @@ class FlashSourceBase(ScalarSource):
         last row, not branched around) before its stores, so they are in flight
         together: all of them, or ``together`` at a time, a step of a loop (where they
         divide evenly), which keeps fewer values and addresses in registers."""
-        (nx, ny), (ix, iy) = extents, ivs
+        (nx, ny), ix = extents, ivs[0]
         threads = self.threads
         total, indent = nx * ny, self.depth
         x_fast = bool(load.indices) and load.indices[-1] is ix
@@ -181,9 +225,10 @@ class FlashSourceBase(ScalarSource):
             step = self.fresh("sn")
             self.emit(indent, f"for {step} in range(0, {count}, {together}):")
             indent, count = indent + 1, together
+        copy, rest = self.copier(load, ivs)
         copies = []
         for n in range(count):
-            x, y, g, value = (self.fresh(p) for p in ("x", "y", "g", "f"))
+            value = self.fresh("f")
             if step is not None:
                 fast_at, slow_at = fast, f"{slow} + ({step} + {n}) * {threads // fast_extent}"
             elif regular:
@@ -192,16 +237,11 @@ class FlashSourceBase(ScalarSource):
                 e = self.fresh("e")
                 self.emit(indent, f"{e} = min(tid + {n * threads}, {total - 1})")
                 fast_at, slow_at = f"{e} % {fast_extent}", f"{e} // {fast_extent}"
-            self.emit(indent, f"{x} = {fast_at if x_fast else slow_at}")
-            self.emit(indent, f"{y} = {slow_at if x_fast else fast_at}")
-            self.emit(indent, f"{g} = {first} + {x}")
-            clamped = self.fresh("g")
-            self.emit(indent, f"{clamped} = min({g}, {limit} - 1)")
-            (loaded,) = self.values([load.result], {**self.group_names, ix: clamped, iy: y}, indent)
-            self.emit(indent, f"{value} = {self.choose(f'{g} < {limit}', loaded, self.const_of(0.0, F32))}")
+            x, y = (fast_at, slow_at) if x_fast else (slow_at, fast_at)
+            self.emit(indent, f"{value} = {copy}({', '.join([x, y, first, limit, *rest])})")
             copies.append((n, x, y, value))
         for n, x, y, value in copies:
-            store = f"{self.shared(f'{at} + {x} * {strides[0]} + {y} * {strides[1]}', array)} = {self.to_shared(value)}"
+            store = f"{self.shared(f'{at} + ({x}) * {strides[0]} + ({y}) * {strides[1]}', array)} = {self.to_shared(value)}"
             if (n + 1) * threads > total:  # the last copy of a tile of a part of a block
                 self.emit(indent, f"if tid + {n * threads} < {total}:")
                 self.emit(indent + 1, store)
@@ -399,7 +439,7 @@ class _FlashSource(FlashSourceBase):
         ]
         kernel = [f"def {KERNEL_FUNCTION}({', '.join(args)}):", *self.lines]
         sizes = FlashSizes(self.kernel, self.a, t.rows).source()
-        return "\n".join([*header, *self.constant_lines, "", "", *kernel, "", "", *sizes, ""])
+        return "\n".join([*header, *self.constant_lines, *self.function_lines, "", "", *kernel, "", "", *sizes, ""])
 
 
 class FlashSizes(SizesSource):

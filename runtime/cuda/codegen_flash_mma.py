@@ -487,7 +487,7 @@ class _MmaFlashSource(FlashSourceBase):
         header += half_float_functions(self, self.shuffles)  # bf16's bits; a cast in the modification
         kernel = [f"def {KERNEL_FUNCTION}({', '.join(args)}):", *self.lines]
         sizes = FlashSizes(self.kernel, self.a, t.rows).source()
-        return "\n".join([*header, *self.constant_lines, "", "", *kernel, "", "", *sizes, ""])
+        return "\n".join([*header, *self.constant_lines, *self.function_lines, "", "", *kernel, "", "", *sizes, ""])
 
 
 def mma_flash_source(kernel: loop.KernelOp, shuffles: bool = True) -> str:

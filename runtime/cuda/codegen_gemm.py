@@ -53,6 +53,7 @@ from runtime.codegen_scalar import CodegenError, numpy_type_name
 from runtime.cuda.codegen import (
     KERNEL_FUNCTION,
     CudaKernelSource,
+    Outlined,
     SizesSource,
     half_float_functions,
     int_attr,
@@ -95,6 +96,9 @@ class Side:
         #: staged by copies straight from global to shared memory, not through registers
         #: (``codegen_gemm_mma``): each slot is then the first element of a copy
         self.copied = False
+        #: the device function loading one element of a staging step, once written
+        #: (``GemmSource.stage``)
+        self.element: Outlined | None = None
 
 
 class GemmSource(CudaKernelSource):
@@ -135,7 +139,7 @@ class GemmSource(CudaKernelSource):
         ]
         kernel = [f"def {KERNEL_FUNCTION}({', '.join(args)}):", *self.lines]
         sizes = _GemmSizes(self.kernel).source()
-        return "\n".join([*header, *self.constant_lines, "", "", *kernel, "", "", *sizes, ""])
+        return "\n".join([*header, *self.constant_lines, *self.function_lines, "", "", *kernel, "", "", *sizes, ""])
 
     #: what the header says the kernel is
     schedule_name = "gemm"
@@ -332,6 +336,11 @@ class GemmSource(CudaKernelSource):
         k_size = self.sizes["k"]
         reduction = self.nest.reduce.iv
         varying = [o for o in side.ops if reduction in self.varying(o)]
+        # more than a load (a convolution's window: an input position from the
+        # reduction index, its bounds): a device function per slot, ``outline``
+        if len(varying) > 1 and side.element is None:
+            side.element = self.outline(varying, [side.factor], f"stage_{side.name}")
+        element = side.element
         by_k: dict[str, list[int]] = {}
         for u, (k_offset, _) in enumerate(side.slots):
             by_k.setdefault(k_offset, []).append(u)
@@ -345,8 +354,11 @@ class GemmSource(CudaKernelSource):
             for u in slots:
                 self.names = dict(side.names[u])
                 self.names[reduction] = at
-                for op in varying:
-                    self.op(op, indent)
+                if element is not None:
+                    element.call(self, indent)
+                else:
+                    for op in varying:
+                        self.op(op, indent)
                 self.emit(indent, f"{side.registers[u]} = {self.name(side.factor)}")
             if self.guarded:
                 self.emit(indent, f"if {k} >= {k_size}:")
@@ -380,8 +392,9 @@ class GemmSource(CudaKernelSource):
     def epilogue(
         self, accs: list[list[str]], rows: list[str], cols: list[str], batch: dict[SSAValue, str], indent: int
     ) -> None:
-        """The ops the stores need, per element of the register tile; a row of
-        elements computes (its loads issued together), then stores.
+        """The ops the stores need, per element of the register tile (a device function
+        called per element, ``outline``); a row of elements computes (its loads issued
+        together), then stores.
 
         No store is guarded: past the output's edge, an element is computed at the
         clamped last row (column) from the same values in the same order as that
@@ -393,6 +406,8 @@ class GemmSource(CudaKernelSource):
         ops = [o for o in nest.epilogue if not isinstance(o, loop.StoreOp)]
         row_names = [self.bind(nest.loops(M), self.position(f"m_0 + {r}", M, indent), indent) for r in rows]
         col_names = [self.bind(nest.loops(N), self.position(f"n_0 + {c}", N, indent), indent) for c in cols]
+        stored = [v for store in stores for v in (store.value, *store.indices)]
+        element = self.outline(ops, stored, "epilogue") if ops else None
         for r in range(len(rows)):
             elements = []
             for c in range(len(cols)):
@@ -400,8 +415,8 @@ class GemmSource(CudaKernelSource):
                 self.names.update(row_names[r])
                 self.names.update(col_names[c])
                 self.names[nest.reduce.res[0]] = accs[r][c]
-                for op in ops:
-                    self.op(op, indent)
+                if element is not None:
+                    element.call(self, indent)
                 elements.append(dict(self.names))
             for names in elements:
                 self.names = names
