@@ -7,6 +7,8 @@ not known."""
 
 from __future__ import annotations
 
+import re
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -381,3 +383,20 @@ def test_the_gpu_source_chooses_values_without_branches():
     assert "from runtime.cuda.select import select" in gpu and gpu.count("select(") > 100
     assert " else " not in gpu and " and " not in gpu and " or " not in gpu
     assert "select(" not in simulator and simulator.count(" else ") > 100
+
+
+def test_the_gpu_source_writes_a_tile_copy_once_per_input():
+    """Each of q's, k's and v's tiles is copied by one device function (inlined on the
+    GPU) that each copy calls, all of a tile's calls before its stores to shared
+    memory, rather than each copy writing its index arithmetic and load out."""
+    from runtime.cuda.sources import kernel_source
+
+    program = fusec.compile(ATTENTION, target="cuda")
+    (op,) = program.executable("main").kernel_ops.values()
+    source = kernel_source(op, shuffles=True)
+    copies = re.findall(r"forceinline=True\)\ndef (copy[0-9]+)\(", source)
+    assert len(copies) == 3
+    for name in copies:
+        calls = [n for n, line in enumerate(source.splitlines()) if f"= {name}(" in line]
+        stores = [n for n, line in enumerate(source.splitlines()) if line.strip().startswith("shm[") and n > calls[0]]
+        assert len(calls) >= 8 and max(calls) < min(stores)

@@ -9,6 +9,8 @@ small to cuBLAS."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -287,3 +289,37 @@ def test_half_factors_of_a_misaligned_device_view_are_staged_element_by_element(
     got = program.main(view, cuda.to_device(w), cuda.to_device(c))
     assert launch_of(program).variant == "exact"
     assert got.copy_to_host().tobytes() == aligned.tobytes()
+
+
+def test_the_gpu_source_writes_code_repeated_per_element_once():
+    """Numba's compile time grows with a kernel's statements: the GPU source writes an
+    epilogue (here bias and GELU) once, as a device function inlined into the kernel
+    and called per element of the register tile, and a convolution's staged element
+    (its window position and bounds from the reduction index) once per factor, called
+    per slot where the prologue and each step stage it; the simulator's source calls
+    the same functions without ``forceinline``, which it does not take."""
+    from runtime.cuda.sources import kernel_source
+    from tests.samples.reference import SAMPLES
+
+    mlp = fusec.compile(SAMPLES["mlp"].path, target="cuda", matmul="generated")
+    gelu = next(op for name, op in mlp.executable("main").kernel_ops.items() if name.endswith("_mul"))
+    source = kernel_source(gelu, "exact", shuffles=True)
+    compile(source, "<gemm>", "exec")
+    assert source.count("@cuda.jit(device=True, forceinline=True)\ndef epilogue0(") == 1
+    assert source.count("math.expm1(") == 2  # GELU's tanh, once in the function
+    tile = set(re.findall(r"^ +(acc[0-9]+) = ", source, re.MULTILINE))  # the register tile's elements
+    assert len(tile) >= 16 and source.count("= epilogue0(") == len(tile)
+    assert "forceinline" not in kernel_source(gelu, "exact", shuffles=False)
+
+    conv = fusec.compile(
+        'fn main(x: f32[N, H, W, 8], w: f32[3, 3, 8, 16]) -> f32[N, H, W, 16] { return conv2d(x, w, padding="same") }',
+        target="cuda",
+        matmul="generated",
+    )
+    (op,) = conv.executable("main").kernel_ops.values()
+    source = kernel_source(op, "loop", shuffles=True)
+    compile(source, "<conv>", "exec")
+    staged = re.findall(r"^def (stage_[ab])[0-9]+\(", source, re.MULTILINE)
+    assert staged == ["stage_a", "stage_b"]  # once per factor: its window position, its bounds
+    for name in ("stage_a0", "stage_b0"):  # per slot, the prologue's and each step's alike
+        assert source.count(f"= {name}(") >= 2 and source.count(f"= {name}(") % 2 == 0
