@@ -120,12 +120,14 @@ def run_ssa(blocks: dict[int, Any]) -> dict[int, Any]:
         where = named[varname]
         states = ssa._make_states(blocks)
         states["varname"] = varname
-        states["defmap"] = defmap = defaultdict(list)
+        defmap: defaultdict[int, list[Any]] = defaultdict(list)  # label -> the variable's definitions
+        states["defmap"] = defmap
         _rewrite(blocks, where, states, ssa._FreshVarHandler(), ir)
         states = ssa._make_states(blocks)
         states["varname"] = varname
         states["defmap"] = defmap
-        states["phimap"] = phimap = defaultdict(list)
+        phimap: defaultdict[int, list[Any]] = defaultdict(list)  # label -> the phis it gets
+        states["phimap"] = phimap
         states["cfg"] = cfg
         states["phi_locations"] = ssa._compute_phi_locations(df_plus, defmap)
         _rewrite(blocks, where, states, ssa._FixSSAVars(cache_list_vars), ir)
