@@ -42,7 +42,7 @@ are loaded and stored; temporaries of either hold the float32 values, unrounded.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import arith
@@ -177,6 +177,35 @@ def variants(kernel: loop.KernelOp) -> tuple[str, ...]:
 # ---------------------------------------------------------------------------
 
 
+def device_function(
+    source: ScalarSource,
+    prefix: str,
+    names: dict[SSAValue, str],
+    parameters: Sequence[str],
+    body: Callable[[], None],
+    into: list[str],
+    gpu: bool,
+) -> str:
+    """Writes a device function of ``source``'s module into ``into`` and returns its
+    name: ``body`` emits its statements (indent 1) with ``names`` naming the values it
+    reads. A kernel calls it where it would repeat the same code per element: Numba's
+    compile time grows with the statements of a kernel, and on a GPU the function is
+    inlined into its callers (``forceinline``, NVVM's) before anything is optimised, so
+    the machine code is theirs as if written out (``gpu``; the simulator takes no
+    ``forceinline``)."""
+    lines, scope = source.lines, source.names
+    source.lines, source.names = [], names
+    try:
+        body()
+        statements = source.lines
+    finally:
+        source.lines, source.names = lines, scope
+    name = source.fresh(prefix)
+    decorator = "@cuda.jit(device=True, forceinline=True)" if gpu else "@cuda.jit(device=True)"
+    into += ["", "", decorator, f"def {name}({', '.join(parameters)}):", *statements]
+    return name
+
+
 @dataclass(frozen=True)
 class Outlined:
     """A device function ``CudaKernelSource.outline`` wrote: its name, the values it
@@ -286,29 +315,21 @@ class CudaKernelSource(ScalarSource):
 
     def outline(self, ops: Sequence[Operation], wanted: Sequence[SSAValue], prefix: str) -> Outlined:
         """Writes ``ops`` (straight-line code, every operand defined before them or by
-        one of them) once, as a device function of the values they read that returns
-        those of ``wanted`` they compute; ``Outlined.call`` writes a call. A kernel that
-        runs the same code on each element of a register tile calls it per element
-        rather than repeating it: Numba's compile time grows with the statements of a
-        kernel, and on a GPU the function is inlined into it (``forceinline``, NVVM's)
-        before anything is optimised, so the machine code is the kernel's as if written
-        out (the simulator takes no ``forceinline``)."""
+        one of them) once, as a device function (``device_function``) of the values they
+        read that returns those of ``wanted`` they compute; ``Outlined.call`` writes a
+        call, where a kernel runs the same code on each element of a register tile."""
         produced = {result for op in ops for result in op.results}
         read = list(dict.fromkeys(v for op in ops for v in op.operands if v not in produced))
         returned = [v for v in dict.fromkeys(wanted) if v in produced]
-        lines, names = self.lines, self.names
-        self.lines, self.names = [], {v: f"p{i}" for i, v in enumerate(read)}
-        try:
+
+        def body() -> None:
             for op in ops:
                 self.op(op, 1)
             self.emit(1, f"return {', '.join(self.name(v) for v in returned)}")
-            body = self.lines
-        finally:
-            self.lines, self.names = lines, names
-        name = self.fresh(prefix)
-        decorator = "@cuda.jit(device=True, forceinline=True)" if self.shuffles else "@cuda.jit(device=True)"
-        parameters = ", ".join(f"p{i}" for i in range(len(read)))
-        self.function_lines += ["", "", decorator, f"def {name}({parameters}):", *body]
+
+        parameters = [f"p{i}" for i in range(len(read))]
+        names = dict(zip(read, parameters))
+        name = device_function(self, prefix, names, parameters, body, self.function_lines, self.shuffles)
         return Outlined(name, read, returned)
 
     def top_ops(self, block: Block, indent: int, stop: Operation | None = None) -> None:

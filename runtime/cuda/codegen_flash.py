@@ -47,7 +47,7 @@ from dialects import loop
 from dialects.gpu.attention import Attention, FlashTiles, match
 from dialects.gpu.mapping import CAUSAL, PER_THREAD, THREADS, TILE
 from runtime.codegen_scalar import CodegenError, ScalarSource
-from runtime.cuda.codegen import KERNEL_FUNCTION, SizesSource, half_float_functions, select_import
+from runtime.cuda.codegen import KERNEL_FUNCTION, SizesSource, device_function, half_float_functions, select_import
 
 F32 = Float32Type()
 
@@ -152,31 +152,26 @@ class FlashSourceBase(ScalarSource):
         ``load`` with its indices ``ivs`` at row ``first + x`` (clamped to ``limit - 1``)
         and ``y``, zero where ``first + x`` is not below ``limit``. Returns its name and
         the names of its other arguments (the group indices and kernel values the load's
-        indices read). A tile's copies each call it rather than repeat it: Numba's
-        compile time grows with the statements of a kernel, and on a GPU the function is
-        inlined (``forceinline``, NVVM's) before anything is optimised; the calls come
-        before the stores to shared memory, as the copies' loads did."""
+        indices read). A tile's copies each call it (``device_function``) rather than
+        repeat it; the calls come before the stores to shared memory, as the copies'
+        loads did."""
         if load not in self.copiers:
             ix, iy = ivs
             ops = self.band_ops([load.result], {*self.group_names, ix, iy})
             produced = {result for op in ops for result in op.results}
             operands = (v for op in ops for v in op.operands)
             reads = [v for v in dict.fromkeys(operands) if v not in produced and v not in (ix, iy)]
-            lines, names = self.lines, self.names
-            self.lines, self.names = [], {**{v: f"p{i}" for i, v in enumerate(reads)}, ix: "gc", iy: "y"}
-            try:
+            parameters = ["x", "y", "first", "limit", *(f"p{i}" for i in range(len(reads)))]
+            names = {**{v: f"p{i}" for i, v in enumerate(reads)}, ix: "gc", iy: "y"}
+
+            def body() -> None:
                 self.emit(1, "g = first + x")
                 self.emit(1, "gc = min(g, limit - 1)")
                 for op in ops:
                     self.scalar_op(op, 1)
                 self.emit(1, f"return {self.choose('g < limit', self.name(load.result), self.const_of(0.0, F32))}")
-                body = self.lines
-            finally:
-                self.lines, self.names = lines, names
-            name = self.fresh("copy")
-            decorator = "@cuda.jit(device=True, forceinline=True)" if self.shuffles else "@cuda.jit(device=True)"
-            parameters = ", ".join(["x", "y", "first", "limit", *(f"p{i}" for i in range(len(reads)))])
-            self.function_lines += ["", "", decorator, f"def {name}({parameters}):", *body]
+
+            name = device_function(self, "copy", names, parameters, body, self.function_lines, self.shuffles)
             self.copiers[load] = (name, reads)
         name, reads = self.copiers[load]
         return name, [self.group_names.get(v) or self.name(v) for v in reads]
