@@ -13,12 +13,12 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from compiler.directives import params_of, read_directives
-from compiler.fewer_collections import fewer_collections
 from compiler.source import read_source, source_to_module
 from compiler.stages import MATMUL_STRATEGIES, STAGES, Compilation, Options
 from compiler.worker import shared_worker
 from runtime import registry, timing
 from runtime.errors import InputError
+from runtime.fewer_collections import fewer_collections
 from runtime.inputs import NO_DEFAULTS, InputDefaults, Param, bind_sizes, check_names, draw_inputs
 from runtime.target import Executable
 

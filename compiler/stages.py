@@ -16,9 +16,9 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 
 from compiler.context import make_context
-from compiler.fewer_collections import fewer_collections
 from dialects.group_kinds import GroupStrategy
 from runtime import timing
+from runtime.fewer_collections import fewer_collections
 from runtime.target import Target
 
 STAGES = ("graph", "opt", "fused", "loops", "tiled", "kernel")

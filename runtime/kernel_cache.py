@@ -42,6 +42,7 @@ from typing import Any
 import numba
 
 from runtime import cache_files, knobs, numba_cache
+from runtime.fewer_collections import fewer_collections
 
 #: kernels kept loaded after the last program using them is gone, so that a program
 #: compiled again soon (a service compiling per request) finds them without reading
@@ -271,4 +272,5 @@ def compile_here(source: str, options: dict[str, object], function: str, directo
                                      key_extra)
     if cached:
         numba_cache.attach(dispatcher)
-    dispatcher.compile(signature)
+    with fewer_collections():  # Numba's compile allocates as much as fusec's passes
+        dispatcher.compile(signature)

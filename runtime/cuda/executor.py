@@ -32,6 +32,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +58,7 @@ from runtime.cuda.gemm import GemmCall, as_cupy, cuda_gemm
 from runtime.cuda.launch import DirectGemm, DirectLaunch, capture, default_stream, device_pointer, pack
 from runtime.cuda.timed import timed
 from runtime.errors import ExecutionError, recorded_error
+from runtime.fewer_collections import fewer_collections
 from runtime.host_plan import (
     BF16_BITS,
     HostParam,
@@ -439,6 +441,7 @@ class CudaProgram(Executable):
             raise ExecutionError(f"@{entry} returns fresh buffers; run plan-memory to pass out=")
         key = (entry, tuple(tuple(slots[p.slot].shape) for p in inputs))
         prepared = self._prepared.get(key)
+        first = prepared is None
         if prepared is None:
             prepared = self._prepared[key] = self._prepare(plan, sizes, slots)
             if not simulated():
@@ -447,15 +450,18 @@ class CudaProgram(Executable):
         for slot, buffer in prepared.buffers.items():
             slots[slot] = buffer
         gemms: list[GemmCall | None] = []
-        for step in prepared.launches:
-            if isinstance(step, Launch):
-                if step.empty:
-                    continue
-                self._launch(step, slots, profile)
-            else:
-                call = self._host_step(step, slots, prepared.sizes, profile)
-                if step[0] == "gemm":
-                    gemms.append(call)
+        # a shape's first launches load their kernels, or compile one here (a batch of
+        # one, ``CompilePool.submit``): without the collector, as fusec's passes run
+        with fewer_collections() if first else nullcontext():
+            for step in prepared.launches:
+                if isinstance(step, Launch):
+                    if step.empty:
+                        continue
+                    self._launch(step, slots, profile)
+                else:
+                    call = self._host_step(step, slots, prepared.sizes, profile)
+                    if step[0] == "gemm":
+                        gemms.append(call)
         if self.direct and not prepared.packed:
             prepared.packed = True
             prepared.result_shapes = [tuple(slots[p.slot].shape) for p in plan.result_params]
