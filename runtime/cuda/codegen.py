@@ -313,14 +313,19 @@ class CudaKernelSource(ScalarSource):
 
     # -- shared pieces ----------------------------------------------------------------
 
-    def outline(self, ops: Sequence[Operation], wanted: Sequence[SSAValue], prefix: str) -> Outlined:
+    def outline(self, ops: Sequence[Operation], wanted: Sequence[SSAValue], prefix: str) -> Outlined | None:
         """Writes ``ops`` (straight-line code, every operand defined before them or by
         one of them) once, as a device function (``device_function``) of the values they
         read that returns those of ``wanted`` they compute; ``Outlined.call`` writes a
-        call, where a kernel runs the same code on each element of a register tile."""
+        call, where a kernel runs the same code on each element of a register tile.
+        None, and nothing written, where they compute none of ``wanted`` or check an
+        index or an exponent (a check writes the kernel's error record, which a
+        function does not see): the caller writes them out."""
         produced = {result for op in ops for result in op.results}
         read = list(dict.fromkeys(v for op in ops for v in op.operands if v not in produced))
         returned = [v for v in dict.fromkeys(wanted) if v in produced]
+        if not returned or any(isinstance(op, loop.CheckIndexOp | loop.CheckExponentOp) for op in ops):
+            return None
 
         def body() -> None:
             for op in ops:

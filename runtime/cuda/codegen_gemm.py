@@ -407,7 +407,7 @@ class GemmSource(CudaKernelSource):
         row_names = [self.bind(nest.loops(M), self.position(f"m_0 + {r}", M, indent), indent) for r in rows]
         col_names = [self.bind(nest.loops(N), self.position(f"n_0 + {c}", N, indent), indent) for c in cols]
         stored = [v for store in stores for v in (store.value, *store.indices)]
-        element = self.outline(ops, stored, "epilogue") if ops else None
+        element = self.outline(ops, stored, "epilogue")
         for r in range(len(rows)):
             elements = []
             for c in range(len(cols)):
@@ -417,6 +417,9 @@ class GemmSource(CudaKernelSource):
                 self.names[nest.reduce.res[0]] = accs[r][c]
                 if element is not None:
                     element.call(self, indent)
+                else:
+                    for op in ops:
+                        self.op(op, indent)
                 elements.append(dict(self.names))
             for names in elements:
                 self.names = names
