@@ -432,7 +432,7 @@ class _FlashSource(FlashSourceBase):
             *select_import(self),
             *half_float_functions(self, self.shuffles),  # bf16's bits; a cast in the score's modification
         ]
-        kernel = [f"def {KERNEL_FUNCTION}({', '.join(args)}):", *self.lines]
+        kernel = [f"def {KERNEL_FUNCTION}({', '.join(self.parameters(args))}):", *self.lines]
         sizes = FlashSizes(self.kernel, self.a, t.rows).source()
         return "\n".join([*header, *self.constant_lines, *self.function_lines, "", "", *kernel, "", "", *sizes, ""])
 

@@ -485,7 +485,7 @@ class _MmaFlashSource(FlashSourceBase):
                 f"load_{self.half}, mma_{self.half}, pack_{self.half}x2, shared_address"
             )
         header += half_float_functions(self, self.shuffles)  # bf16's bits; a cast in the modification
-        kernel = [f"def {KERNEL_FUNCTION}({', '.join(args)}):", *self.lines]
+        kernel = [f"def {KERNEL_FUNCTION}({', '.join(self.parameters(args))}):", *self.lines]
         sizes = FlashSizes(self.kernel, self.a, t.rows).source()
         return "\n".join([*header, *self.constant_lines, *self.function_lines, "", "", *kernel, "", "", *sizes, ""])
 

@@ -137,7 +137,7 @@ class GemmSource(CudaKernelSource):
             *select_import(self),
             *half_float_functions(self, self.aligned),  # no alignment: the simulator
         ]
-        kernel = [f"def {KERNEL_FUNCTION}({', '.join(args)}):", *self.lines]
+        kernel = [f"def {KERNEL_FUNCTION}({', '.join(self.parameters(args))}):", *self.lines]
         sizes = _GemmSizes(self.kernel).source()
         return "\n".join([*header, *self.constant_lines, *self.function_lines, "", "", *kernel, "", "", *sizes, ""])
 

@@ -170,6 +170,25 @@ def test_f16_computes_in_f32_and_f64_takes_its_own_tiles():
     np.testing.assert_allclose(double.main(a, b), a @ b, rtol=1e-12, atol=1e-12)
 
 
+def test_an_epilogue_that_checks_an_exponent_records_it():
+    """An integer power after the product: its exponent check writes the kernel's
+    error record, an argument the generated GEMM takes (it once did not: every call
+    failed with a TypeError), and a negative exponent is NumPy's error."""
+    program = fusec.compile(
+        "fn main(a: i32[M, K], b: i32[K, N], e: i32[N]) -> i32[M, N] { return (a @ b) ** e }",
+        target="cuda",
+        matmul="generated",
+    )
+    rng = np.random.default_rng(3)
+    a, b = rng.integers(-3, 4, (20, 13), dtype=np.int32), rng.integers(-3, 4, (13, 40), dtype=np.int32)
+    e = rng.integers(0, 4, 40, dtype=np.int32)
+    assert 'gpu.schedule = "gemm"' in program.ir("tiled")
+    np.testing.assert_array_equal(program.main(a, b, e), (a @ b) ** e)
+    e[3] = -1
+    with pytest.raises(fusec.NegativePowerError, match="exponent -1"):
+        program.main(a, b, e)
+
+
 @pytest.mark.parametrize("dtype", ["i32", "i64"])
 def test_integer_matmul_wraps_like_numpy(dtype):
     """Small values, but row 3 of ``a`` near the type's limit: its products and sums
