@@ -128,6 +128,9 @@ class ScalarSource:
         self.counters: dict[str, int] = {}
         self.constants: dict[tuple[str, str], str] = {}
         self.constant_lines: list[str] = []
+        #: functions the module defines beside the kernel (the GPU's device functions,
+        #: ``runtime.cuda.codegen.device_function``)
+        self.function_lines: list[str] = []
         self.lines: list[str] = []
         #: the functions of ``runtime/half_floats.py`` the kernel calls
         self.half_calls: set[str] = set()

@@ -183,11 +183,10 @@ def device_function(
     names: dict[SSAValue, str],
     parameters: Sequence[str],
     body: Callable[[], None],
-    into: list[str],
     gpu: bool,
 ) -> str:
-    """Writes a device function of ``source``'s module into ``into`` and returns its
-    name: ``body`` emits its statements (indent 1) with ``names`` naming the values it
+    """Writes a device function of ``source``'s module (``function_lines``) and returns
+    its name: ``body`` emits its statements (indent 1) with ``names`` naming the values it
     reads. A kernel calls it where it would repeat the same code per element: Numba's
     compile time grows with the statements of a kernel, and on a GPU the function is
     inlined into its callers (``forceinline``, NVVM's) before anything is optimised, so
@@ -202,8 +201,25 @@ def device_function(
         source.lines, source.names = lines, scope
     name = source.fresh(prefix)
     decorator = "@cuda.jit(device=True, forceinline=True)" if gpu else "@cuda.jit(device=True)"
-    into += ["", "", decorator, f"def {name}({', '.join(parameters)}):", *statements]
+    source.function_lines += ["", "", decorator, f"def {name}({', '.join(parameters)}):", *statements]
     return name
+
+
+def module_source(source: ScalarSource, header: Sequence[str], arguments: Sequence[str], sizes: Sequence[str]) -> str:
+    """A kernel's module, as every CUDA generator writes it: ``header``, the module's
+    constants and device functions (``source.function_lines``), ``kernel`` over
+    ``arguments`` (and the error record where the kernel checks an index or exponent,
+    ``parameters``) with ``source``'s lines, and ``sizes``."""
+    kernel = [f"def {KERNEL_FUNCTION}({', '.join(source.parameters(arguments))}):", *source.lines]
+    top = [*header, *source.constant_lines, *source.function_lines]
+    return "\n".join([*top, "", "", *kernel, "", "", *sizes, ""])
+
+
+def values_read(ops: Sequence[Operation]) -> list[SSAValue]:
+    """The values ``ops`` read that none of them computes, in the order first read: the
+    parameters of a device function of them."""
+    produced = {result for op in ops for result in op.results}
+    return list(dict.fromkeys(v for op in ops for v in op.operands if v not in produced))
 
 
 @dataclass(frozen=True)
@@ -260,7 +276,6 @@ class CudaKernelSource(ScalarSource):
         self.wide = _wide_accesses(kernel) if self.exact and self.per_thread % RUN == 0 else []
         self.copy_ivs: list[str] = []  # the index of each copy of the loop being unrolled
         self.pending_wide: dict[Operation, list[str]] = {}  # a run's values loaded, or to store
-        self.function_lines: list[str] = []  # the module's device functions (``outline``)
 
     # -- module -----------------------------------------------------------------------
 
@@ -306,10 +321,8 @@ class CudaKernelSource(ScalarSource):
             "",
             f"U = {self.per_thread}",
         ]
-        params = self.parameters([*args, *self.workspaces.values(), *partials])
-        kernel = [f"def {KERNEL_FUNCTION}({', '.join(params)}):", *self.lines]
-        sizes = SizesSource(self.kernel).source()
-        return "\n".join([*header, *self.constant_lines, "", "", *kernel, "", "", *sizes, ""])
+        parameters = [*args, *self.workspaces.values(), *partials]
+        return module_source(self, header, parameters, SizesSource(self.kernel).source())
 
     # -- shared pieces ----------------------------------------------------------------
 
@@ -322,7 +335,7 @@ class CudaKernelSource(ScalarSource):
         index or an exponent (a check writes the kernel's error record, which a
         function does not see): the caller writes them out."""
         produced = {result for op in ops for result in op.results}
-        read = list(dict.fromkeys(v for op in ops for v in op.operands if v not in produced))
+        read = values_read(ops)
         returned = [v for v in dict.fromkeys(wanted) if v in produced]
         if not returned or any(isinstance(op, loop.CheckIndexOp | loop.CheckExponentOp) for op in ops):
             return None
@@ -334,7 +347,7 @@ class CudaKernelSource(ScalarSource):
 
         parameters = [f"p{i}" for i in range(len(read))]
         names = dict(zip(read, parameters))
-        name = device_function(self, prefix, names, parameters, body, self.function_lines, self.shuffles)
+        name = device_function(self, prefix, names, parameters, body, self.shuffles)
         return Outlined(name, read, returned)
 
     def top_ops(self, block: Block, indent: int, stop: Operation | None = None) -> None:

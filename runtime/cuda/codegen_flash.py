@@ -47,7 +47,14 @@ from dialects import loop
 from dialects.gpu.attention import Attention, FlashTiles, match
 from dialects.gpu.mapping import CAUSAL, PER_THREAD, THREADS, TILE
 from runtime.codegen_scalar import CodegenError, ScalarSource
-from runtime.cuda.codegen import KERNEL_FUNCTION, SizesSource, device_function, half_float_functions, select_import
+from runtime.cuda.codegen import (
+    SizesSource,
+    device_function,
+    half_float_functions,
+    module_source,
+    select_import,
+    values_read,
+)
 
 F32 = Float32Type()
 
@@ -89,7 +96,6 @@ class FlashSourceBase(ScalarSource):
         self.top: set[SSAValue] = set()  # values named once for the whole kernel
         self.group_names: dict[SSAValue, str] = {}  # a group loop's index -> its name
         self.copiers: dict[loop.LoadOp, tuple[str, list[SSAValue]]] = {}  # ``copier``'s functions
-        self.function_lines: list[str] = []  # their definitions
 
     def index(self, value: SSAValue) -> str:
         """An index as unsigned (Numba adds a wraparound to every signed one)."""
@@ -158,9 +164,7 @@ class FlashSourceBase(ScalarSource):
         if load not in self.copiers:
             ix, iy = ivs
             ops = self.band_ops([load.result], {*self.group_names, ix, iy})
-            produced = {result for op in ops for result in op.results}
-            operands = (v for op in ops for v in op.operands)
-            reads = [v for v in dict.fromkeys(operands) if v not in produced and v not in (ix, iy)]
+            reads = [v for v in values_read(ops) if v not in (ix, iy)]
             parameters = ["x", "y", "first", "limit", *(f"p{i}" for i in range(len(reads)))]
             names = {**{v: f"p{i}" for i, v in enumerate(reads)}, ix: "gc", iy: "y"}
 
@@ -171,7 +175,7 @@ class FlashSourceBase(ScalarSource):
                     self.scalar_op(op, 1)
                 self.emit(1, f"return {self.choose('g < limit', self.name(load.result), self.const_of(0.0, F32))}")
 
-            name = device_function(self, "copy", names, parameters, body, self.function_lines, self.shuffles)
+            name = device_function(self, "copy", names, parameters, body, self.shuffles)
             self.copiers[load] = (name, reads)
         name, reads = self.copiers[load]
         return name, [self.group_names.get(v) or self.name(v) for v in reads]
@@ -432,9 +436,7 @@ class _FlashSource(FlashSourceBase):
             *select_import(self),
             *half_float_functions(self, self.shuffles),  # bf16's bits; a cast in the score's modification
         ]
-        kernel = [f"def {KERNEL_FUNCTION}({', '.join(self.parameters(args))}):", *self.lines]
-        sizes = FlashSizes(self.kernel, self.a, t.rows).source()
-        return "\n".join([*header, *self.constant_lines, *self.function_lines, "", "", *kernel, "", "", *sizes, ""])
+        return module_source(self, header, args, FlashSizes(self.kernel, self.a, t.rows).source())
 
 
 class FlashSizes(SizesSource):

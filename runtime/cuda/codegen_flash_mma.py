@@ -56,7 +56,7 @@ from dialects import loop
 from dialects.gpu.attention import MMA_ROWS, MMA_STEPS, Attention, MmaTiles, ivs_of
 from dialects.gpu.mapping import MMA, TILE
 from runtime.codegen_scalar import CodegenError
-from runtime.cuda.codegen import KERNEL_FUNCTION, half_float_functions, select_import
+from runtime.cuda.codegen import half_float_functions, module_source, select_import
 from runtime.cuda.codegen_flash import FlashSizes, FlashSourceBase, attention_of
 from runtime.cuda.codegen_gemm_mma import TILE_STORAGE, from_tile, to_tile
 
@@ -485,9 +485,7 @@ class _MmaFlashSource(FlashSourceBase):
                 f"load_{self.half}, mma_{self.half}, pack_{self.half}x2, shared_address"
             )
         header += half_float_functions(self, self.shuffles)  # bf16's bits; a cast in the modification
-        kernel = [f"def {KERNEL_FUNCTION}({', '.join(self.parameters(args))}):", *self.lines]
-        sizes = FlashSizes(self.kernel, self.a, t.rows).source()
-        return "\n".join([*header, *self.constant_lines, *self.function_lines, "", "", *kernel, "", "", *sizes, ""])
+        return module_source(self, header, args, FlashSizes(self.kernel, self.a, t.rows).source())
 
 
 def mma_flash_source(kernel: loop.KernelOp, shuffles: bool = True) -> str:

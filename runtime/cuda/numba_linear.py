@@ -118,18 +118,11 @@ def run_ssa(blocks: dict[int, Any]) -> dict[int, Any]:
                 named[name][label].append(position - length)
     for varname in violators:
         where = named[varname]
-        states = ssa._make_states(blocks)
-        states["varname"] = varname
         defmap: defaultdict[int, list[Any]] = defaultdict(list)  # label -> the variable's definitions
-        states["defmap"] = defmap
-        _rewrite(blocks, where, states, ssa._FreshVarHandler(), ir)
-        states = ssa._make_states(blocks)
-        states["varname"] = varname
-        states["defmap"] = defmap
         phimap: defaultdict[int, list[Any]] = defaultdict(list)  # label -> the phis it gets
-        states["phimap"] = phimap
-        states["cfg"] = cfg
-        states["phi_locations"] = ssa._compute_phi_locations(df_plus, defmap)
+        states = {**ssa._make_states(blocks), "varname": varname, "defmap": defmap}
+        _rewrite(blocks, where, states, ssa._FreshVarHandler(), ir)
+        states.update(phimap=phimap, cfg=cfg, phi_locations=ssa._compute_phi_locations(df_plus, defmap))
         _rewrite(blocks, where, states, ssa._FixSSAVars(cache_list_vars), ir)
         for label, phis in phimap.items():
             block = blocks[label]
