@@ -16,9 +16,10 @@ convolution samples (the ResNet basic block, the seeds' conv-bn-relu-maxpool cha
 NHWC against PyTorch's channels_last cuDNN. Another times attention in half precision
 (fusec's flash kernel on tensor cores), plain and causal, against torch written out,
 torch.compile and SDPA's flash backend, with the causal mask also given as an additive
-``-inf`` input (the same kernel, no tile skipped). A last table measures the host cost
-of one launch: a fusec call of a one-kernel program on a tiny input, against a torch
-eager op.
+``-inf`` input (the same kernel, no tile skipped). The last two tables time softmax
+through ``program.main`` (torch in, torch out) against the ``out=`` path and torch, and
+measure the host cost of a call on a tiny input: ``program.main`` and the ``out=`` path of a
+one-kernel and a twelve-kernel program, against numba-cuda's dispatcher and a torch eager op.
 
 ``--half`` runs the half-precision table alone, one row per workload and dtype (``f16``,
 and ``bf16`` where fusec's language has it): relu(a @ w + b) 4096³, attention B8 H16 S2048
@@ -33,6 +34,7 @@ copy floor; and each kernel of the models' fusec programs, timed alone.
 from __future__ import annotations
 
 import argparse
+import collections
 import statistics
 import sys
 import time
@@ -362,7 +364,14 @@ def host_costs() -> list[tuple[str, float]]:
 
     dx, dy = cuda.as_cuda_array(x), cuda.as_cuda_array(y)
     configured = dispatcher[step.grid, step.block]
+    one_program = fusec.compile(SAMPLES / "sincos.tdsl", target="cuda")
+    kept: collections.deque = collections.deque(maxlen=3)  # results alive: a new address each call
     return [
+        ("fusec program.main, 1 kernel, torch in and out", _host_us(lambda: one_program.main(x))),
+        ("fusec program.main, 1 kernel, the last 3 results kept", _host_us(lambda: kept.append(one_program.main(x)))),
+        (f"fusec program.main, {kernels} kernels (gelu(x+b)+r --no-fuse)", _host_us(lambda: many_program.main(x, b, x))),
+        (f"fusec program.main, {kernels} kernels, the last 3 results kept",
+         _host_us(lambda: kept.append(many_program.main(x, b, x)))),
         ("fusec call, 1 kernel, graph replay", _host_us(lambda: one.run("main", [x], out=[y]))),
         ("fusec call, 1 kernel, packed launch (--no-graphs)", _host_us(lambda: plain.run("main", [x], out=[y]))),
         (f"fusec call, {kernels} kernels (gelu(x+b)+r --no-fuse), graph replay",
@@ -370,6 +379,28 @@ def host_costs() -> list[tuple[str, float]]:
         ("numba-cuda dispatcher, 1 launch, device arrays", _host_us(lambda: configured(dx, dy))),
         ("torch eager op (torch.sin)", _host_us(lambda: torch.sin(x, out=y))),
     ]
+
+
+def call_table() -> str:
+    """Device time of softmax through the documented call, ``program.main`` (torch in,
+    torch out), against the ``out=`` path and torch, at a large and a tiny size; the
+    call is timed back to back too, host cost included."""
+    program = fusec.compile(SAMPLES / "softmax.tdsl", target="cuda")
+    executable = program.executable("main")
+    lines = ["| softmax | program.main ms | back to back ms | out= ms | torch.softmax ms |", "| --- | --- | --- | --- | --- |"]
+    for shape in ((16384, 4096), (64, 1024)):
+        x = torch.randn(*shape, device="cuda")
+        y = torch.empty_like(x)
+        got = program.main(x)
+        torch.cuda.synchronize()
+        if not isinstance(got, torch.Tensor) or not torch.allclose(got, torch.softmax(x, -1), atol=1e-6):
+            print(f"  softmax {shape}: MISMATCH through program.main ({type(got).__name__})")
+        main_ms = bench_ms(lambda: program.main(x))
+        loop_ms = _host_us(lambda: program.main(x), calls=200) / 1e3
+        out_ms = bench_ms(lambda: executable.run("main", [x], out=[y]))
+        torch_ms = bench_ms(lambda: torch.softmax(x, -1))
+        lines.append(f"| {list(shape)} | {main_ms:.4f} | {loop_ms:.4f} | {out_ms:.4f} | {torch_ms:.4f} |")
+    return "\n".join(lines)
 
 
 def matmul_table(args, bandwidth: float) -> str:
@@ -756,6 +787,8 @@ def main(argv=None) -> int:
     print(conv_table(args, bandwidth))
     if args.only and "host" not in args.only:
         return 0
+    print()
+    print(call_table())
     print()
     print("| host cost per call (tiny input) | µs |")
     print("| --- | --- |")

@@ -88,12 +88,15 @@ class Program:
         self.calibrate = calibrate and self.backend.runs_kernels and enabled_here()
         self.graph = graph
         self.input_defaults = input_defaults
-        self.plan_dims: dict[str, int] = {}
         self._functions = {
             op.sym_name.data: op for op in self.graph.body.block.ops if isinstance(op, func.FuncOp)
         }
         self._compilations: dict[Options, Compilation] = {}
         self._executables: dict[Options, Executable] = {}
+        #: the executable of each function for the current `plan_dims`: a call on device
+        #: arrays goes there without building the compilation's options
+        self._ready: dict[str, Executable] = {}
+        self.plan_dims = {}
         #: the call of each function on argument shapes and dtypes already checked against
         #: its parameters (the executable's bound call, or its `run`): later calls go
         #: straight there
@@ -115,6 +118,15 @@ class Program:
             )
             self._unfused.plan_dims = self.plan_dims
         return self._unfused
+
+    @property
+    def plan_dims(self) -> dict[str, int]:
+        return self._plan_dims
+
+    @plan_dims.setter
+    def plan_dims(self, dims: dict[str, int]) -> None:
+        self._plan_dims = dims
+        self._ready.clear()  # other sizes planned: other compilations
 
     @functools.cached_property
     def calibration(self):
@@ -212,9 +224,11 @@ class Program:
         if backend.takes_device_arrays:
             # device arrays of shapes seen before: straight to the packed launches or
             # the graph, without converting and re-checking each argument
-            results = self.executable(name).run_prepared(name, arrays)
+            executable = self._ready.get(name) or self.executable(name)
+            results = executable.run_prepared(name, arrays)
             if results is not None:
                 return results
+        given = arrays
         arrays = list(map(backend.argument, arrays))
         key = (name, *map(_SIGNATURE, arrays))
         call = self._checked.get(key)
@@ -225,7 +239,8 @@ class Program:
             if len(self._checked) >= MAX_CHECKED_CALLS:  # the oldest goes: a service sees many shapes
                 self._checked.pop(next(iter(self._checked)), None)
             self._checked[key] = call
-        return call(arrays)
+        # a device target takes the caller's own arrays: its results are of their kind
+        return call(list(given) if backend.takes_device_arrays else arrays)
 
     def autotune(self, name: str, arrays: Sequence[np.ndarray], budget_s: float = 30.0):
         """Where the target autotunes (`cuda`): times each kernel of function NAME on
@@ -259,6 +274,7 @@ class Program:
             module = compilation.module(self.backend.stage)
             with timing.timed(timing.Phase.CODEGEN, f"{self.target} program"):
                 self._executables[key] = self.backend.executable(module)
+        self._ready[name] = self._executables[key]
         return self._executables[key]
 
     def _function(self, name: str) -> func.FuncOp:

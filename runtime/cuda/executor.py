@@ -30,8 +30,8 @@ import hashlib
 import math
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Sequence
+from collections import OrderedDict
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,6 +45,7 @@ from dialects.gpu.mapping import PER_THREAD, THREADS, Schedule
 from runtime import knobs, timing
 from runtime.cuda import codegen as codegen_cuda
 from runtime.cuda import codegen_gemm, numba_linear, sources
+from runtime.cuda.array_kinds import ArrayKind, kind_of
 from runtime.cuda.autotune_cache import Tuning, TuningCache
 from runtime.cuda.device import (
     as_device_array,
@@ -55,7 +56,7 @@ from runtime.cuda.device import (
     simulated,
 )
 from runtime.cuda.gemm import GemmCall, as_cupy, cuda_gemm
-from runtime.cuda.launch import DirectGemm, DirectLaunch, capture, default_stream, device_pointer, pack
+from runtime.cuda.launch import DirectGemm, DirectLaunch, ReplayGraph, core_stream, device_pointer, numba_stream, pack
 from runtime.cuda.timed import timed
 from runtime.errors import ExecutionError, recorded_error
 from runtime.fewer_collections import fewer_collections
@@ -273,7 +274,7 @@ def _numba_cuda_version() -> str:
 #: compute capability keys Numba's own cache of the machine code)
 _CACHE_KEY = {"numba_cuda": _numba_cuda_version(), "target": "cuda"}
 
-#: CUDA graphs kept per set of shapes (one per set of caller addresses seen twice)
+#: CUDA graphs kept per set of shapes (``_Prepared.graphs``)
 MAX_GRAPHS = 8
 
 
@@ -287,12 +288,18 @@ class _Prepared:
     result_shapes: list[tuple[int, ...]] = field(default_factory=list)
     direct: list[DirectLaunch | DirectGemm] | None = None  # packed after the first call
     packed: bool = False  # whether packing was tried (a call with a copy packs to None)
-    #: ``direct`` where it is kernel launches only, which a CUDA graph can capture (CuPy
-    #: refuses a cuBLAS call while a stream is captured: a call with a library GEMM
-    #: replays its packed launches instead); None otherwise
+    #: ``direct`` where it is kernel launches only, which a CUDA graph holds (a call with
+    #: a library GEMM replays its packed launches instead); None otherwise
     capturable: list[DirectLaunch] | None = None
-    graphs: OrderedDict = field(default_factory=OrderedDict)  # caller addresses -> graph
-    seen: OrderedDict = field(default_factory=OrderedDict)  # caller addresses -> calls
+    #: graphs of ``capturable`` by the caller addresses they hold last used first: one
+    #: built at the first packed call and for each set of addresses seen again (a
+    #: caching allocator hands out a few in turn); another set re-addresses the least
+    #: recently used graph
+    graphs: OrderedDict = field(default_factory=OrderedDict)
+    seen: OrderedDict = field(default_factory=OrderedDict)  # addresses -> calls, without a graph
+    #: the stream of the last call: a call on another waits for it, since calls of one
+    #: shape share the intermediate buffers
+    stream: Any = None
     #: the launches whose kernels check indices: their error records are read after a call
     checked: list[Launch] = field(init=False)
 
@@ -300,14 +307,16 @@ class _Prepared:
         self.checked = [s for s in self.launches if isinstance(s, Launch) and s.checks]
 
 
-def _raise_recorded(step: Launch) -> None:
+def _raise_recorded(step: Launch, stream: int) -> None:
     """Raise the index error ``step``'s kernel recorded, if any. A record is zero until a
     check fails (the kernel writes it only then), so it is cleared only after a failure;
-    reading it waits for the kernel, the price of the error."""
+    reading it waits for the kernel on ``stream``, the price of the error."""
     record = step.workspaces[-1]
-    found = record.copy_to_host()
+    numba = numba_stream(stream)
+    found = record.copy_to_host(stream=numba)
+    numba.synchronize()
     if found[0]:
-        record.copy_to_device(np.zeros(loop.ERROR_RECORD_LENGTH, np.int64))
+        record.copy_to_device(np.zeros(loop.ERROR_RECORD_LENGTH, np.int64), stream=numba)
         raise recorded_error(step.kernel, step.checks, found)
 
 
@@ -370,7 +379,9 @@ class CudaProgram(Executable):
 
     # -- arguments ------------------------------------------------------------------------
 
-    def _device_input(self, i: int, array: Any, param: HostParam, entry: str):
+    def _device_input(self, i: int, array: Any, param: HostParam, entry: str, stream: int):
+        """Argument #i as the kernels read it: a device array in place, a host array
+        copied (on ``stream``) into a buffer kept for its shape."""
         cuda = cuda_module()
         dtype = param.dtype
         if is_on_device(array):
@@ -379,7 +390,7 @@ class CudaProgram(Executable):
                 raise ExecutionError(f"@{entry}: argument #{i} must be {_device_name(param)}, got {device.dtype}")
             if not device.is_c_contiguous():
                 raise ExecutionError(f"@{entry}: argument #{i} must be C-contiguous on the device")
-            return device, True
+            return device
         host = np.asarray(array)
         if host.dtype != dtype:
             raise ExecutionError(f"@{entry}: argument #{i} must be {dtype}, got {host.dtype}")
@@ -387,8 +398,8 @@ class CudaProgram(Executable):
         staging = self._staging.get(key)
         if staging is None:
             staging = self._staging[key] = cuda.device_array(host.shape, param.storage)
-        staging.copy_to_device(np.ascontiguousarray(host).view(param.storage))
-        return staging, False
+        staging.copy_to_device(np.ascontiguousarray(host).view(param.storage), stream=numba_stream(stream))
+        return staging
 
     # -- running ----------------------------------------------------------------------------
 
@@ -417,14 +428,15 @@ class CudaProgram(Executable):
             direct = self._run_direct(entry, plan, inputs, arrays, out)
             if direct is not None:
                 return direct
+        kind, like = _results_kind(arrays)
+        stream = kind.stream(like) if kind is not None else 0
+        if kind is not None:
+            _check_device(kind, like, entry)
         slots: list[Any] = [None] * plan.num_slots
-        on_device = False
         for i, (param, array) in enumerate(zip(inputs, arrays)):
-            device, given_on_device = self._device_input(i, array, param, entry)
-            on_device |= given_on_device
-            slots[param.slot] = device
+            slots[param.slot] = self._device_input(i, array, param, entry, stream)
         sizes = bind_arguments(plan, [tuple(slots[p.slot].shape) for p in inputs])
-        results_given = out is not None
+        results: list[Any] = []
         if plan.result_params:
             for k, param, shape in result_shapes(plan, sizes, out, entry):
                 if out is not None:
@@ -434,9 +446,14 @@ class CudaProgram(Executable):
                             f"@{entry}: out[{k}] must be {_device_name(param)}{list(shape)}, "
                             f"got {target.dtype}{list(target.shape)}"
                         )
-                    slots[param.slot] = target
+                    results.append(out[k])
+                elif kind is not None:
+                    results.append(kind.empty(shape, param.dtype, param.storage, like))
+                    target = storage_view(as_device_array(results[-1]), param)
                 else:
-                    slots[param.slot] = cuda.device_array(shape, param.storage)
+                    target = cuda.device_array(shape, param.storage)
+                    results.append(target)
+                slots[param.slot] = target
         elif out is not None:
             raise ExecutionError(f"@{entry} returns fresh buffers; run plan-memory to pass out=")
         key = (entry, tuple(tuple(slots[p.slot].shape) for p in inputs))
@@ -449,6 +466,7 @@ class CudaProgram(Executable):
         self._last[entry] = prepared
         for slot, buffer in prepared.buffers.items():
             slots[slot] = buffer
+        self._follow(prepared, stream)
         gemms: list[GemmCall | None] = []
         # a shape's first launches load their kernels, or compile one here (a batch of
         # one, ``CompilePool.submit``): without the collector, as fusec's passes run
@@ -457,9 +475,9 @@ class CudaProgram(Executable):
                 if isinstance(step, Launch):
                     if step.empty:
                         continue
-                    self._launch(step, slots, profile)
+                    self._launch(step, slots, profile, stream)
                 else:
-                    call = self._host_step(step, slots, prepared.sizes, profile)
+                    call = self._host_step(step, slots, prepared.sizes, profile, stream)
                     if step[0] == "gemm":
                         gemms.append(call)
         if self.direct and not prepared.packed:
@@ -469,10 +487,11 @@ class CudaProgram(Executable):
             if packed is not None:
                 kernels = [launch for launch in packed if isinstance(launch, DirectLaunch)]
                 prepared.capturable = kernels if len(kernels) == len(packed) else None
-        results = [slots[p.slot] for p in plan.result_params] if plan.result_params else [
-            _fresh_copy(slots[s]) for s in plan.returns
-        ]
-        if on_device or results_given:
+        if not plan.result_params:
+            results = [
+                _fresh_copy(slots[s], dtype, kind, like, stream) for s, dtype in zip(plan.returns, plan.result_dtypes)
+            ]
+        if kind is not None or out is not None:
             return tuple(results)
         return tuple(r.copy_to_host().view(dtype) for r, dtype in zip(results, plan.result_dtypes))
 
@@ -539,67 +558,95 @@ class CudaProgram(Executable):
             return self._run_direct(entry, plan, inputs, arrays, None)
 
     def _run_direct(self, entry: str, plan: HostPlan, inputs, arrays, out) -> tuple[Any, ...] | None:
-        """A call on device arrays whose shapes were seen before: packed launches, or
-        the graph of these addresses; None sends the call down the general path."""
+        """A call on device arrays whose shapes were seen before: the graph of its
+        launches replayed, or its packed launches, on the caller's stream; None sends
+        the call down the general path."""
         pointers: list[int] = []
         shapes = []
+        kind: ArrayKind | None = None
+        like = None
         for param, array in zip(inputs, arrays):
-            described = describe_device_array(array, param.storage)
+            array_kind = kind_of(array)
+            described = array_kind.describe(array, param.storage) if array_kind is not None else None
             if described is None:
                 return None
+            if kind is None:
+                kind, like = array_kind, array
             pointers.append(described[0])
             shapes.append(described[1])
         prepared = self._prepared.get((entry, tuple(shapes)))
-        if prepared is None or prepared.direct is None:
+        if prepared is None or prepared.direct is None or (kind is None and out is None):
             return None
         self._last[entry] = prepared
         results = []
         for k, param in enumerate(plan.result_params):
             if out is not None:
-                described = describe_device_array(out[k], param.storage)
-                if described is None or described[1] != prepared.result_shapes[k]:
-                    return None
-                pointers.append(described[0])
-                results.append(out[k])
+                result = out[k]
             else:
-                result = cuda_module().device_array(prepared.result_shapes[k], param.storage)
-                pointers.append(device_pointer(result))
-                results.append(result)
+                assert kind is not None  # (no device argument and no out= took the general path)
+                result = kind.empty(prepared.result_shapes[k], param.dtype, param.storage, like)
+            result_kind = kind_of(result)
+            described = result_kind.describe(result, param.storage) if result_kind is not None else None
+            if described is None or described[1] != prepared.result_shapes[k]:
+                return None
+            pointers.append(described[0])
+            results.append(result)
         key = tuple(pointers)
-        stream = default_stream()
-        graph = prepared.graphs.get(key)
+        handle = kind.stream(like) if kind is not None else 0
+        stream = core_stream(handle)
+        self._follow(prepared, handle)
+        graph = self._graph(prepared, key, stream) if self.graphs and prepared.capturable is not None else None
         if graph is not None:
-            graph.launch(stream)
-            self._read_records(prepared)
-            return tuple(results)
-        for launch in prepared.direct:
-            launch.launch(stream, key)
-        if self.graphs and prepared.capturable is not None:
-            calls = prepared.seen.pop(key, 0) + 1
-            if calls >= 2:
-                prepared.graphs[key] = capture(prepared.capturable, key)
-                while len(prepared.graphs) > MAX_GRAPHS:
-                    prepared.graphs.popitem(last=False)
-            else:
-                prepared.seen[key] = calls
-                while len(prepared.seen) > 4 * MAX_GRAPHS:
-                    prepared.seen.popitem(last=False)
-        self._read_records(prepared)
+            graph.launch(stream, key)
+        else:
+            for launch in prepared.direct:
+                launch.launch(stream, key)
+        self._read_records(prepared, handle)
         return tuple(results)
 
     @staticmethod
-    def _read_records(prepared: _Prepared) -> None:
-        for step in prepared.checked:
-            _raise_recorded(step)
+    def _graph(prepared: _Prepared, key: tuple[int, ...], stream: Any) -> ReplayGraph:
+        """The graph to replay for the caller addresses ``key``: theirs; a new one for
+        the first addresses and those seen before; else the least recently used one,
+        whose launch then updates the nodes holding the caller's addresses."""
+        graphs = prepared.graphs
+        graph = graphs.pop(key, None)
+        if graph is None:
+            if not graphs or prepared.seen.pop(key, None) is not None:
+                graph = ReplayGraph(prepared.capturable or [], key, stream)
+            else:
+                prepared.seen[key] = 1
+                while len(prepared.seen) > 4 * MAX_GRAPHS:
+                    prepared.seen.popitem(last=False)
+                graph = graphs.pop(next(iter(graphs)))
+        graphs[key] = graph
+        while len(graphs) > MAX_GRAPHS:
+            graphs.popitem(last=False)
+        return graph
 
-    def _host_step(self, step: tuple, slots: list[Any], sizes: dict[str, int], profile) -> GemmCall | None:
+    def _follow(self, prepared: _Prepared, stream: int) -> None:
+        """Orders a call on ``stream`` after the last call of the same shapes, when that
+        was on another stream: both use the shapes' intermediate buffers."""
+        if prepared.stream is not None and prepared.stream != stream:
+            core_stream(stream).wait(core_stream(prepared.stream))
+        prepared.stream = stream
+
+    @staticmethod
+    def _read_records(prepared: _Prepared, stream: int) -> None:
+        for step in prepared.checked:
+            _raise_recorded(step, stream)
+
+    def _host_step(
+        self, step: tuple, slots: list[Any], sizes: dict[str, int], profile, stream: int = 0
+    ) -> GemmCall | None:
         """A step other than a kernel launch, run on every call: a copy, a library GEMM
-        and the strided views of its operands (CuPy arrays over the same memory). Returns
-        a GEMM's cuBLAS call where a packed call can replay it (``cuda_gemm``)."""
+        and the strided views of its operands (CuPy arrays over the same memory), on
+        ``stream``. Returns a GEMM's cuBLAS call where a packed call can replay it
+        (``cuda_gemm``)."""
         kind = step[0]
         if kind == "copy":
             _, source, target = step
-            slots[target].copy_to_device(slots[source])
+            slots[target].copy_to_device(slots[source], stream=numba_stream(stream))
         elif kind == "permute":
             _, target, source, perm = step
             slots[target] = as_cupy(slots[source]).transpose(perm)
@@ -609,21 +656,20 @@ class CudaProgram(Executable):
         elif kind == "gemm":
             _, name, (a, b, c), flags = step
             if profile is None:
-                return cuda_gemm(slots[a], slots[b], slots[c], *flags)
+                transpose_lhs, transpose_rhs = flags
+                return cuda_gemm(slots[a], slots[b], slots[c], transpose_lhs, transpose_rhs, stream)
             calls: list[GemmCall | None] = []
             seconds = timed(lambda: calls.append(cuda_gemm(slots[a], slots[b], slots[c], *flags)), PROFILE_REPEATS)
             profile.setdefault(name, []).append(seconds)
             return calls[-1]
         return None
 
-    def _launch(self, step: Launch, slots: list[Any], profile: dict[str, list[float]] | None) -> None:
-        if not step.checks:
-            self._run_kernel(step, slots, profile)
-            return
-        self._run_kernel(step, slots, profile)
-        _raise_recorded(step)
+    def _launch(self, step: Launch, slots: list[Any], profile: dict[str, list[float]] | None, stream: int) -> None:
+        self._run_kernel(step, slots, profile, stream)
+        if step.checks:
+            _raise_recorded(step, stream)
 
-    def _run_kernel(self, step: Launch, slots: list[Any], profile: dict[str, list[float]] | None) -> None:
+    def _run_kernel(self, step: Launch, slots: list[Any], profile: dict[str, list[float]] | None, stream: int) -> None:
         kernel = self.kernel(step.kernel, step.tuning).dispatcher(step.variant, step.block)
         args = [_flat0(slots[s]) for s in step.args]
         grid = step.grid if len(step.grid) > 1 else step.grid[0]
@@ -631,7 +677,7 @@ class CudaProgram(Executable):
         if simulated():
             quiet_simulated_kernels()
         if profile is None:
-            kernel[grid, step.block](*args, *step.workspaces)
+            kernel[grid, step.block, numba_stream(stream)](*args, *step.workspaces)
             return
         if simulated():  # the simulator's events do not time
             start = time.perf_counter()
@@ -722,41 +768,26 @@ def _device_name(param: HostParam) -> str:
     return f"{param.storage} (the bits of {param.dtype})"
 
 
-#: PyTorch's dtypes by name, for the fast path below
-_TORCH_DTYPES = {
-    "torch.float16": np.dtype(np.float16), "torch.float32": np.dtype(np.float32),
-    "torch.float64": np.dtype(np.float64), "torch.int32": np.dtype(np.int32),
-    "torch.int64": np.dtype(np.int64), "torch.bool": np.dtype(np.bool_),
-    "torch.bfloat16": BF16_BITS,  # kernels take bf16 as its bits (see device_dtype)
-}  # fmt: skip
+def _results_kind(arrays: Sequence[Any]) -> tuple[ArrayKind | None, Any]:
+    """The kind of a call's results, and the argument it follows: its first device
+    argument's (``runtime.cuda.array_kinds``); (None, None) where every argument is on
+    the host, whose results are NumPy arrays."""
+    for array in arrays:
+        kind = kind_of(array)
+        if kind is not None:
+            return kind, array
+    return None, None
 
 
-def describe_device_array(array: Any, dtype: np.dtype) -> tuple[int, tuple[int, ...]] | None:
-    """(device address, shape) of a C-contiguous device array of ``dtype``, else None.
-
-    A PyTorch tensor is read through its own accessors: building its
-    ``__cuda_array_interface__`` dict costs a few microseconds a call, as much as
-    replaying a whole graph."""
-    if type(array).__module__ == "torch" and getattr(array, "is_cuda", False):
-        if _TORCH_DTYPES.get(str(array.dtype)) != dtype or not array.is_contiguous():
-            return None
-        return array.data_ptr(), tuple(array.shape)
-    interface = getattr(array, "__cuda_array_interface__", None)
-    if interface is None or interface["typestr"] != dtype.str or not _contiguous(interface):
-        return None
-    return interface["data"][0], tuple(interface["shape"])
-
-
-def _contiguous(interface: dict) -> bool:
-    strides = interface.get("strides")
-    if strides is None:
-        return True
-    step = np.dtype(interface["typestr"]).itemsize
-    for dim, stride in zip(reversed(interface["shape"]), reversed(strides)):
-        if dim > 1 and stride != step:
-            return False
-        step *= dim
-    return True
+def _check_device(kind: ArrayKind, like: Any, entry: str) -> None:
+    """A device argument must be on the GPU fusec's kernels run on: another's address
+    would be read on this one."""
+    here = cuda_module().get_current_device().id if not simulated() else 0
+    there = kind.device(like)
+    if there is not None and there != here:
+        raise ExecutionError(
+            f"@{entry}: the arguments are on GPU {there}; fusec runs on GPU {here} (the current device)"
+        )
 
 
 def _flat0(buffer: Any):
@@ -764,7 +795,13 @@ def _flat0(buffer: Any):
     return buffer.reshape(1) if len(buffer.shape) == 0 else buffer
 
 
-def _fresh_copy(buffer: Any):
-    copy = cuda_module().device_array(buffer.shape, buffer.dtype)
-    copy.copy_to_device(buffer)
-    return copy
+def _fresh_copy(buffer: Any, dtype: np.dtype, kind: ArrayKind | None, like: Any, stream: int):
+    """A copy of ``buffer`` holding ``dtype``, of the kind of the call's results."""
+    if kind is None:
+        copy = cuda_module().device_array(buffer.shape, buffer.dtype)
+    else:
+        made = kind.empty(tuple(buffer.shape), dtype, buffer.dtype, like)
+        copy = as_device_array(made)
+        copy = copy.view(buffer.dtype) if copy.dtype != buffer.dtype else copy
+    copy.copy_to_device(buffer, stream=numba_stream(stream))
+    return copy if kind is None else made

@@ -43,32 +43,40 @@ def as_cupy(array: Any) -> Any:
     return array if isinstance(array, cupy.ndarray) else cupy.asarray(array)
 
 
-def cuda_gemm(a: Any, b: Any, out: Any, transpose_lhs: bool, transpose_rhs: bool) -> GemmCall | None:
-    """``out = matmul(a, b)`` through cuBLAS, on the legacy default stream the kernels run
-    on, so it is ordered after the kernels that wrote ``a`` and ``b``. Returns the call
-    where it was one cuBLAS call on the operands' own memory (``GemmCall``: a packed call
+def cuda_gemm(a: Any, b: Any, out: Any, transpose_lhs: bool, transpose_rhs: bool, stream: int = 0) -> GemmCall | None:
+    """``out = matmul(a, b)`` through cuBLAS, on ``stream`` (a ``cudaStream_t``), the one
+    the kernels run on, so it is ordered after the kernels that wrote ``a`` and ``b``.
+    Returns the call where it was one cuBLAS call on the operands' own memory (``GemmCall``: a packed call
     replays it, ``runtime.cuda.launch``), else None: CuPy's matmul for the dtypes cuBLAS
     has no GEMM of here and for factors it cannot read in place, which it copies."""
     a, b, out = library_operands(as_cupy(a), as_cupy(b), as_cupy(out), transpose_lhs, transpose_rhs)
     cupy = cupy_module()
     try:
-        call = gemm_call(cupy, a, b, out)
-        # bf16 has no CuPy matmul: a factor cuBLAS cannot read as it is is copied contiguous
-        copied = call is None and out.dtype == BF16_BITS and out.size > 0 and a.shape[-1] > 0
-        if copied and _has_strided_batched_ex(cupy):
-            a, b = cupy.ascontiguousarray(a), cupy.ascontiguousarray(b)
-            call = gemm_call(cupy, a, b, out)  # contiguous factors always have a layout
-        if call is not None:
-            call.run(cupy.cuda.get_current_stream().ptr, a.data.ptr, b.data.ptr, out.data.ptr)
-        elif out.dtype != BF16_BITS:
-            cupy.matmul(a, b, out=out)
-        elif not copied:
-            out.fill(0)  # an empty sum: +0.0, whose bits are 0
-        else:
-            bf16_matmul(cupy, a, b, out)
-        return None if copied else call
+        with cupy.cuda.ExternalStream(stream) if stream else cupy.cuda.Stream.null:
+            return _gemm(cupy, a, b, out)
     except Exception as error:  # CuPy's and cuBLAS's own errors (out of memory, a failed call)
-        raise ExecutionError(f"the library GEMM (cuBLAS through CuPy) failed: {type(error).__name__}: {error}") from error
+        raise ExecutionError(
+            f"the library GEMM (cuBLAS through CuPy) failed: {type(error).__name__}: {error}"
+        ) from error
+
+
+def _gemm(cupy: Any, a: Any, b: Any, out: Any) -> GemmCall | None:
+    """``cuda_gemm`` on CuPy arrays, on CuPy's current stream."""
+    call = gemm_call(cupy, a, b, out)
+    # bf16 has no CuPy matmul: a factor cuBLAS cannot read as it is is copied contiguous
+    copied = call is None and out.dtype == BF16_BITS and out.size > 0 and a.shape[-1] > 0
+    if copied and _has_strided_batched_ex(cupy):
+        a, b = cupy.ascontiguousarray(a), cupy.ascontiguousarray(b)
+        call = gemm_call(cupy, a, b, out)  # contiguous factors always have a layout
+    if call is not None:
+        call.run(cupy.cuda.get_current_stream().ptr, a.data.ptr, b.data.ptr, out.data.ptr)
+    elif out.dtype != BF16_BITS:
+        cupy.matmul(a, b, out=out)
+    elif not copied:
+        out.fill(0)  # an empty sum: +0.0, whose bits are 0
+    else:
+        bf16_matmul(cupy, a, b, out)
+    return None if copied else call
 
 
 #: cuBLAS's values for what ``GemmCall`` asks of it (cublas_api.h, library_types.h)

@@ -10,13 +10,13 @@ holes and hands the list to ``cuda.core.launch``.
 
 A library GEMM is packed the same way (``DirectGemm``): its cuBLAS call made once
 (``runtime.cuda.gemm.GemmCall``), its three addresses filled in per call, so a program
-whose products run in cuBLAS keeps the packed launches (but not the graphs: CuPy
-refuses any cuBLAS call while a stream is being captured).
+whose products run in cuBLAS keeps the packed launches (but not the graphs, which hold
+kernel nodes only).
 
-``capture`` records a sequence of kernel launches as one CUDA graph (stream capture
-through ``cuda.core``'s ``GraphBuilder``); ``Graph.launch`` replays the whole program
-for a few microseconds of host time, however many kernels it holds. A graph holds the
-addresses it was captured with, so graphs are kept per set of caller addresses.
+``ReplayGraph`` builds a sequence of kernel launches into one CUDA graph; its launch
+replays the whole program for a few microseconds of host time, however many kernels
+it holds, after updating the nodes whose caller addresses changed since the last call.
+Launches and replays go on the caller's stream (``core_stream``).
 """
 
 from __future__ import annotations
@@ -65,15 +65,19 @@ class DirectLaunch:
     args: list[int]
     holes: list[tuple[int, int]]
 
+    def arguments(self, pointers: Sequence[int]) -> list[int]:
+        """The kernel's arguments with the caller's addresses ``pointers`` filled in."""
+        if not self.holes:
+            return self.args
+        args = list(self.args)
+        for position, user in self.holes:
+            args[position] = pointers[user]
+        return args
+
     def launch(self, stream: Any, pointers: Sequence[int]) -> None:
         from cuda.core import launch
 
-        args = self.args
-        if self.holes:
-            args = list(args)
-            for position, user in self.holes:
-                args[position] = pointers[user]
-        launch(stream, self.config, self.kernel, *args)
+        launch(stream, self.config, self.kernel, *self.arguments(pointers))
 
 
 @dataclass
@@ -118,21 +122,67 @@ def pack(
     return DirectLaunch(compiled_kernel(dispatcher, buffers), config, args, holes)
 
 
-def default_stream():
-    """The legacy default stream: ordered with PyTorch's and Numba's default work."""
-    from cuda.core import LEGACY_DEFAULT_STREAM
+def core_stream(handle: int):
+    """The ``cuda.core`` stream of a ``cudaStream_t`` (0: the legacy default stream,
+    ordered with PyTorch's, CuPy's and Numba's default work), made once per handle."""
+    stream = _STREAMS.get(handle)
+    if stream is None:
+        from cuda.core import LEGACY_DEFAULT_STREAM, Stream
 
-    return LEGACY_DEFAULT_STREAM
+        stream = _STREAMS[handle] = LEGACY_DEFAULT_STREAM if handle == 0 else Stream.from_handle(handle)
+    return stream
 
 
-def capture(launches: Sequence[DirectLaunch], pointers: Sequence[int]):
-    """One CUDA graph replaying ``launches`` with the caller's ``pointers``."""
-    from cuda.core import Device
+_STREAMS: dict[int, Any] = {}
 
-    builder = Device().create_graph_builder()
-    builder.begin_building()
-    for launch in launches:
-        launch.launch(builder, pointers)
-    graph = builder.end_building().complete()
-    graph.upload(default_stream())  # staged on the device now, not at its first replay
-    return graph
+
+def numba_stream(handle: int):
+    """Numba's stream of a ``cudaStream_t`` (0: its default stream, the legacy one), for
+    the launches and copies that go through Numba, made once per handle."""
+    stream = _NUMBA_STREAMS.get(handle)
+    if stream is None:
+        from numba import cuda
+
+        stream = _NUMBA_STREAMS[handle] = cuda.default_stream() if handle == 0 else cuda.external_stream(handle)
+    return stream
+
+
+_NUMBA_STREAMS: dict[int, Any] = {}
+
+
+class ReplayGraph:
+    """A sequence of kernel launches as one CUDA graph, replayed with the caller's
+    addresses of each call: the graph is built node by node (``GraphDefinition``), and a
+    call whose addresses differ from the last replay's updates, in the executable graph,
+    only the kernel nodes that read or write the caller's arrays (a driver call each,
+    ``cuGraphExecKernelNodeSetParams``) before launching it. So a result allocated anew
+    each call, by PyTorch's caching allocator say, keeps the replay."""
+
+    def __init__(self, launches: Sequence[DirectLaunch], pointers: Sequence[int], stream: Any):
+        from cuda.core.graph import GraphDefinition
+
+        definition = GraphDefinition()
+        node: Any = definition
+        nodes = []
+        for launch in launches:
+            node = node.launch(launch.config, launch.kernel, *launch.arguments(pointers))
+            nodes.append(node)
+        self.graph = definition.instantiate()
+        #: the launches whose arguments hold caller addresses, each with its node in the
+        #: executable graph and the caller's arrays it reads
+        self.holed = [
+            (launch, self.graph[node], sorted({user for _, user in launch.holes}))
+            for launch, node in zip(launches, nodes)
+            if launch.holes
+        ]
+        self.pointers = tuple(pointers)
+        self.graph.upload(stream)  # staged on the device now, not at its first replay
+
+    def launch(self, stream: Any, pointers: tuple[int, ...]) -> None:
+        if pointers != self.pointers:
+            last = self.pointers
+            for launch, node, users in self.holed:
+                if any(pointers[u] != last[u] for u in users):
+                    node.update(config=launch.config, kernel=launch.kernel, args=launch.arguments(pointers))
+            self.pointers = pointers
+        self.graph.launch(stream)
