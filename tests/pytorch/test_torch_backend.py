@@ -1,0 +1,156 @@
+"""`torch.compile(model, backend="fusec")` on small modules written here (docs/pytorch.md):
+each against eager, what `fusec.torch.explain` says ran where, the table the docs list,
+and the limits (gradients, an op fusec lacks). On the CPU target; the GPU machine runs
+the same models on CUDA tensors with FUSEC_TEST_GPU=1."""
+
+from __future__ import annotations
+
+import re
+import warnings
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+nn, F = torch.nn, torch.nn.functional
+
+import fusec.torch
+from compiler.pytorch.aten_table import table_markdown
+from runtime.cuda.device import cuda_usable
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "pytorch.md"
+
+DEVICES = ["cpu", "cuda"] if cuda_usable() and torch.cuda.is_available() else ["cpu"]
+
+
+class Mlp(nn.Module):
+    def __init__(self, d=32, f=64):
+        super().__init__()
+        self.up, self.down = nn.Linear(d, f), nn.Linear(f, d)
+
+    def forward(self, x):
+        return self.down(F.gelu(self.up(x), approximate="tanh")) + x
+
+
+class DecoderBlock(nn.Module):
+    """RMSNorm, causal attention through SDPA, a SiLU-gated MLP: a Llama-style layer."""
+
+    def __init__(self, d=32, heads=4, f=48):
+        super().__init__()
+        self.heads = heads
+        self.norm1, self.norm2 = nn.RMSNorm(d, eps=1e-6), nn.RMSNorm(d, eps=1e-6)
+        self.qkv, self.o = nn.Linear(d, 3 * d, bias=False), nn.Linear(d, d, bias=False)
+        self.gate, self.up = nn.Linear(d, f, bias=False), nn.Linear(d, f, bias=False)
+        self.down = nn.Linear(f, d, bias=False)
+
+    def forward(self, x):
+        b, s, d = x.shape
+        q, k, v = self.qkv(self.norm1(x)).split(d, dim=-1)
+        q, k, v = (t.view(b, s, self.heads, d // self.heads).transpose(1, 2) for t in (q, k, v))
+        attention = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.o(attention.transpose(1, 2).reshape(b, s, d))
+        h = self.norm2(x)
+        return x + self.down(F.silu(self.gate(h)) * self.up(h))
+
+
+class ConvBlock(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv, self.bn = nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8)
+
+    def forward(self, x):
+        return F.max_pool2d(F.relu(self.bn(self.conv(x))), 2)
+
+
+def _run(model, *inputs):
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="fusec")
+    with torch.no_grad():
+        return compiled(*inputs), model(*inputs)
+
+
+def _eval(model, device):
+    torch.manual_seed(0)
+    model = model.eval().to(device)
+    for p in model.parameters():  # weights of a trained model's scale, not init's zeros
+        p.data.normal_(0, 0.2)
+    for name, b in model.named_buffers():
+        if "running_var" in name:
+            b.data.uniform_(0.5, 1.5)
+        elif "running_mean" in name:
+            b.data.normal_(0, 0.2)
+    return model
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize(
+    ("make", "shape"), [(Mlp, (4, 8, 32)), (DecoderBlock, (2, 16, 32)), (ConvBlock, (2, 3, 10, 10))]
+)
+def test_a_module_through_the_backend_matches_eager(make, shape, device):
+    model = _eval(make(), device)
+    x = torch.randn(*shape, device=device)
+    got, expected = _run(model, x)
+    torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
+    report = fusec.torch.explain(model, x)
+    assert len(report.parts) == 1 and not report.fallbacks, str(report)
+    assert report.parts[0].source.startswith("# fusec_part_0")
+
+
+def test_the_backend_is_registered_with_dynamo():
+    assert "fusec" in torch._dynamo.list_backends()
+
+
+def test_explain_shows_each_part_as_a_program_and_names_what_stays_in_eager():
+    class Partial(nn.Module):
+        def forward(self, x):
+            y = torch.softmax(x * 2.0, dim=-1)
+            return torch.cumsum(y, dim=-1) + torch.exp(y)  # cumsum: not in fusec's language
+
+    model = Partial()
+    x = torch.randn(4, 16)
+    got, expected = _run(model, x)
+    torch.testing.assert_close(got, expected)
+    text = str(fusec.torch.explain(model, x))
+    assert re.search(r"eager: aten\.cumsum\.default x1: aten\.cumsum\.default is not in fusec's table", text), text
+    assert "softmax(" in text and "fn main(a0: f32[4, 16])" in text
+
+
+def test_bf16_through_the_backend_within_half_tolerance():
+    model = _eval(Mlp(), "cpu").to(torch.bfloat16)
+    x = torch.randn(4, 8, 32, dtype=torch.bfloat16)
+    got, expected = _run(model, x)
+    assert got.dtype == torch.bfloat16
+    torch.testing.assert_close(got.float(), expected.float(), rtol=2e-2, atol=2e-2)
+
+
+def test_a_new_batch_size_recompiles_with_a_size_name():
+    model = _eval(Mlp(), "cpu")
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="fusec")
+    with torch.no_grad():
+        for batch in (2, 3, 5):
+            x = torch.randn(batch, 8, 32)
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
+
+
+def test_gradients_run_in_eager_with_a_warning_that_says_why():
+    model = _eval(Mlp(), "cpu")
+    x = torch.randn(2, 8, 32)
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="fusec")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = compiled(x)
+    assert any("fusec compiles inference only" in str(w.message) for w in caught)
+    got.sum().backward()  # eager's graph: gradients flow
+    assert model.up.weight.grad is not None
+
+
+def test_the_docs_list_the_table():
+    text = DOCS.read_text()
+    begin, end = "<!-- aten table: begin -->\n", "\n<!-- aten table: end -->"
+    assert begin in text and end in text, "docs/pytorch.md lacks the generated table"
+    listed = text[text.index(begin) + len(begin) : text.index(end)]
+    assert listed == table_markdown(), (
+        "docs/pytorch.md's table is stale: paste compiler.pytorch.aten_table.table_markdown()"
+    )
