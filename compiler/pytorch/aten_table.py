@@ -398,6 +398,14 @@ def _addmm(ops: Operands) -> str:
     return f"({ops.x('self')} + {ops.x('mat1')} @ {ops.x('mat2')})"
 
 
+def _arange(ops: Operands) -> str:
+    start, end, step = ops.raw("start") or 0, ops.raw("end"), ops.raw("step") or 1
+    if step != 1 or not isinstance(start, int):
+        raise Unsupported("an arange with a step, or a symbolic start")
+    values = f"arange({size_text(end - start, ops.names)}, dtype={DTYPES[ops.dtype]})"
+    return f"({values} + {literal(start, ops.dtype)})" if start else values
+
+
 def _embedding(ops: Operands) -> str:
     return f"gather({ops.x('weight')}, {ops.x('indices')})"
 
@@ -581,6 +589,7 @@ def _table() -> dict[Any, AtenRule]:
     declare([aten.matmul.default], "x @ y", _matmul("self", "other"))
     declare([aten.addmm.default], "b + x @ y", _addmm)
     declare([aten.embedding.default], "gather(weight, ids)", _embedding)
+    declare([aten.arange.default, aten.arange.start], "arange(n, dtype=DTYPE)", _arange)
     declare([aten.index_select.default], "gather(x, ids, axis=A)", _index_select)
     declare([aten.native_layer_norm.default], "layernorm(x, gamma, beta, eps=E)", _layer_norm)
     if hasattr(aten, "_fused_rms_norm"):

@@ -154,6 +154,8 @@ def compile_aten(graph: GraphModule, example_inputs: Sequence[Any], report: Repo
         ops = [_op_name(n) for n in module.graph.nodes if n.op == "call_function"]
         try:
             translated = translate(module, name)
+            if not translated.inputs:  # (it would compute on the host, then copy)
+                raise Unsupported("its part reads no tensor: constants of the graph, left to eager")
             program = compile_program(translated.source, target=target)
         except (Unsupported, FusecError) as error:
             for op in ops:

@@ -14,6 +14,9 @@ from torch.fx import GraphModule, Node
 
 from compiler.pytorch.aten_table import ATEN_TABLE, DTYPES, Operands, Unsupported, size_text, value_of
 
+#: PyTorch's device types whose tensors fusec runs (a part's target follows its inputs')
+TORCH_DEVICES = frozenset({"cpu", "cuda"})
+
 
 def tensor_type(value: Any, names: dict[str, str]) -> str:
     """A fake tensor's `.tdsl` type: `f32[4, S0]`, or `f32` for a scalar."""
@@ -37,10 +40,15 @@ def unsupported_reason(node: Node) -> str | None:
     if node.target not in ATEN_TABLE:
         return f"{node.target} is not in fusec's table (docs/pytorch.md)"
     values = value_of(node)
-    for value in values if isinstance(values, (tuple, list)) else [values]:
+    # (the parts of a result of several a node does not give, a norm's saved statistics,
+    # may be empty: their getitems are not translated)
+    operands = [value_of(a) for a in node.all_input_nodes]
+    for value in [*operands, *([] if isinstance(values, (tuple, list)) else [values])]:
+        if isinstance(value, torch.Tensor) and any(isinstance(d, int) and d == 0 for d in value.shape):
+            return "an empty tensor (a dimension of 0, which fusec's types do not have)"
         if isinstance(value, torch.Tensor) and value.dtype not in DTYPES:
             return f"the dtype {value.dtype}, which fusec does not have"
-        if isinstance(value, torch.Tensor) and value.device.type not in ("cpu", "cuda"):
+        if isinstance(value, torch.Tensor) and value.device.type not in TORCH_DEVICES:
             return f"a tensor on {value.device}"
     try:
         write(node, _Trial(), {})

@@ -88,9 +88,17 @@ def is_device_array(obj: Any) -> bool:
     return cuda_module().devicearray.is_cuda_ndarray(obj)
 
 
+def _is_tensor(obj: Any) -> bool:
+    """Whether ``obj`` is a PyTorch tensor (or parameter), read through its own accessors:
+    its ``__cuda_array_interface__`` raises where it requires gradients."""
+    return type(obj).__module__.startswith("torch") and hasattr(obj, "detach")
+
+
 def is_on_device(obj: Any) -> bool:
     """Whether ``obj`` lives on the GPU: a Numba device array, or anything with
     ``__cuda_array_interface__`` (PyTorch, CuPy)."""
+    if _is_tensor(obj):
+        return bool(obj.is_cuda)
     return hasattr(obj, "__cuda_array_interface__") or is_device_array(obj)
 
 
@@ -102,7 +110,11 @@ def argument(obj: Any) -> Any:
 
 def as_device_array(obj: Any):
     """A Numba device array viewing ``obj`` (no copy): ``obj`` itself when it is one."""
-    return obj if is_device_array(obj) else cuda_module().as_cuda_array(obj)
+    if is_device_array(obj):
+        return obj
+    if _is_tensor(obj):
+        obj = obj.detach()  # the same memory, without the gradient's bookkeeping
+    return cuda_module().as_cuda_array(obj)
 
 
 def copy_bandwidth(cache_dir=None) -> float:

@@ -5,6 +5,7 @@ pass is told there is no library and generates every GEMM.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import math
@@ -52,7 +53,8 @@ def cuda_gemm(a: Any, b: Any, out: Any, transpose_lhs: bool, transpose_rhs: bool
     a, b, out = library_operands(as_cupy(a), as_cupy(b), as_cupy(out), transpose_lhs, transpose_rhs)
     cupy = cupy_module()
     try:
-        with cupy.cuda.ExternalStream(stream) if stream else cupy.cuda.Stream.null:
+        on_stream = cupy.cuda.get_current_stream().ptr == stream
+        with contextlib.nullcontext() if on_stream else cupy.cuda.ExternalStream(stream):
             return _gemm(cupy, a, b, out)
     except Exception as error:  # CuPy's and cuBLAS's own errors (out of memory, a failed call)
         raise ExecutionError(

@@ -138,3 +138,15 @@ def test_cupy_in_cupy_out():
         y = program.main(x, b)
         assert isinstance(y, cupy.ndarray)
         np.testing.assert_allclose(cupy.asnumpy(y), np.exp(cupy.asnumpy(x) - 1) * 2, rtol=1e-6)
+
+
+def test_a_tensor_that_requires_gradients_is_read_in_place():
+    """A parameter (its ``__cuda_array_interface__`` refuses: it requires gradients) is
+    read through its own accessors, as the torch door hands parts their weights."""
+    torch = _torch_cuda()
+    program = fusec.compile(SCALE, target="cuda")
+    x = torch.nn.Parameter(torch.randn(8, 16, device="cuda"))
+    b = torch.zeros(16, device="cuda")
+    with torch.no_grad():
+        for _ in range(3):
+            torch.testing.assert_close(program.main(x, b), torch.exp(x) * 2)

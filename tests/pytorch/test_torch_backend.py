@@ -115,6 +115,19 @@ def test_explain_shows_each_part_as_a_program_and_names_what_stays_in_eager():
     assert "softmax(" in text and "fn main(a0: f32[4, 16])" in text
 
 
+def test_an_empty_tensor_stays_in_eager_and_the_rest_compiles():
+    class Cached(nn.Module):
+        def forward(self, x, past):
+            return torch.cat((past, x), dim=1).relu() * 2.0
+
+    x, past = torch.randn(2, 4, 8), torch.zeros(2, 0, 8)  # a cache with nothing in it yet
+    got, expected = _run(Cached(), x, past)
+    torch.testing.assert_close(got, expected)
+    text = str(fusec.torch.explain(Cached(), x, past))
+    assert "eager: aten.cat.default x1: an empty tensor" in text, text
+    assert "relu(" in text
+
+
 def test_bf16_through_the_backend_within_half_tolerance():
     model = _eval(Mlp(), "cpu").to(torch.bfloat16)
     x = torch.randn(4, 8, 32, dtype=torch.bfloat16)

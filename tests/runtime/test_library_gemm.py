@@ -80,7 +80,8 @@ def test_a_failing_gpu_library_call_is_an_execution_error(monkeypatch):
 
     class FakeCupy:
         ndarray = np.ndarray
-        cuda = SimpleNamespace(cublas=SimpleNamespace())  # no cublasGemmStridedBatchedEx: CuPy's matmul
+        # no cublasGemmStridedBatchedEx: CuPy's matmul; the legacy default stream current
+        cuda = SimpleNamespace(cublas=SimpleNamespace(), get_current_stream=lambda: SimpleNamespace(ptr=0))
 
         @staticmethod
         def asarray(a):
