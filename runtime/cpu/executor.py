@@ -319,8 +319,10 @@ def _compile_ahead(steps: list[tuple], inputs, arrays: Sequence[np.ndarray], res
             _, target, shape, dtype, _ = step
             stand_ins[target] = _stand_in(shape, dtype)
         elif kind == "view":
+            # C-contiguous as the call's reshape makes it (a view, or a copy of a strided
+            # source); not a reshape of the stand-in, whose copy would read past its element
             _, target, source, shape = step
-            stand_ins[target] = stand_ins[source].reshape(shape)
+            stand_ins[target] = _stand_in(shape, stand_ins[source].dtype)
         elif kind == "permute":
             _, target, source, perm = step
             stand_ins[target] = stand_ins[source].transpose(perm)
