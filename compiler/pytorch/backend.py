@@ -155,11 +155,11 @@ def compile_aten(graph: GraphModule, example_inputs: Sequence[Any], report: Repo
         try:
             translated = translate(module, name)
             if not translated.inputs:  # (it would compute on the host, then copy)
-                raise Unsupported("its part reads no tensor: constants of the graph, left to eager")
+                raise Unsupported("it reads no tensor (it makes constants of the graph)")
             program = compile_program(translated.source, target=target)
         except (Unsupported, FusecError) as error:
             for op in ops:
-                report.fallbacks[op, f"its part did not compile: {error}"] += 1
+                report.fallbacks[op, f"its part stays in eager: {error}"] += 1
             continue
         placeholders = [n for n in module.graph.nodes if n.op == "placeholder"]
         tensors = [i for i, n in enumerate(placeholders) if n.name in translated.inputs]

@@ -137,13 +137,21 @@ def test_bf16_through_the_backend_within_half_tolerance():
 
 
 def test_a_new_batch_size_recompiles_with_a_size_name():
+    """Dynamo marks the batch dynamic at the second size: one program serves every size."""
+    import functools
+
+    from compiler.pytorch.backend import Report, backend
+
     model = _eval(Mlp(), "cpu")
+    report = Report()
     torch._dynamo.reset()
-    compiled = torch.compile(model, backend="fusec")
+    compiled = torch.compile(model, backend=functools.partial(backend, report=report))
     with torch.no_grad():
         for batch in (2, 3, 5):
             x = torch.randn(batch, 8, 32)
             torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
+    assert report.graphs == 2
+    assert re.search(r"fn main\(a0: f32\[S[0-9]+, 8, 32\]", report.parts[-1].source), report.parts[-1].source
 
 
 def test_gradients_run_in_eager_with_a_warning_that_says_why():
