@@ -8,6 +8,11 @@
 
 Needs PyTorch (`pip install fusec[torch]`)."""
 
+try:
+    import torch  # noqa: F401
+except ImportError:
+    raise ImportError("fusec.torch needs PyTorch: pip install 'fusec[torch]' (or torch itself)") from None
+
 from compiler.pytorch.backend import Report, backend, explain
 
 __all__ = ["Report", "backend", "explain"]
