@@ -63,7 +63,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, MemRefType, ModuleOp, StringAttr, UnitAttr, i64
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from dialects import loop
 from dialects.gpu.mapping import MEMORY, PER_THREAD, ROW_CACHE, SCHEDULE, THREADS, Schedule
@@ -325,7 +325,30 @@ def _widest_element(kernel: loop.KernelOp) -> int:
     return max(widths, default=32)
 
 
+def sink_scalar_loads(kernel: loop.KernelOp) -> None:
+    """Copies each load of a rank-0 input at the kernel's top level (a scalar parameter,
+    read once by the lowering) to each of its uses inside the loops. Memory read at the
+    top would make the kernel one thread block (``choose_schedule``'s ``BLOCK``), which
+    ran a [4, 16, 512, 512] attention whose mask was ``where(m, s0, s1)`` of two scalars
+    for minutes; each copy reads the same cached word."""
+    block = kernel.body.block
+    written = {o.buffer for o in kernel.walk() if isinstance(o, loop.StoreOp)}
+    for op in list(block.ops):
+        if not isinstance(op, loop.LoadOp) or op.indices or op.buffer in written:
+            continue
+        uses = list(op.result.uses)
+        if not uses or any(use.operation.parent_block() is block for use in uses):
+            continue
+        for use in uses:
+            copy = loop.LoadOp(op.buffer, [])
+            Rewriter.insert_op(copy, InsertPoint.before(use.operation))
+            use.operation.operands[use.index] = copy.result
+        op.detach()
+        op.erase()
+
+
 def map_kernel_gpu(kernel: loop.KernelOp) -> Schedule:
+    sink_scalar_loads(kernel)
     if _is_attention(kernel) and map_flash(kernel):
         return Schedule.FLASH
     if map_gemm(kernel):

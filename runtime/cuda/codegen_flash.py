@@ -191,7 +191,8 @@ class FlashSourceBase(ScalarSource):
             self.emit(indent, f"{self.define(op.results[0])} = {self.expression(op)}")
 
     def load_text(self, op: loop.LoadOp) -> str:
-        text = f"{self.name(op.buffer)}[{', '.join(self.index(i) for i in op.indices)}]"
+        # rank 0 (a scalar parameter): the runtime passes one element
+        text = f"{self.name(op.buffer)}[{', '.join(self.index(i) for i in op.indices) or '0'}]"
         if isinstance(op.result.type, BFloat16Type):  # a tensor's bf16 buffer holds its bits
             return self.half_call("bf16_value", text)
         return f"np.float32({text})" if isinstance(op.result.type, Float16Type) else text

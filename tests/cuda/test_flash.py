@@ -81,6 +81,39 @@ def test_a_mask_through_where():
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
 
 
+#: the mask as PyTorch's door hands it: a bool mask choosing between two scalar parameters
+SCALAR_MASK = """
+fn main(q: f32[B, H, S, 32], k: f32[B, H, S, 32], v: f32[B, H, S, 32], m: bool[B, 1, S, S], keep: f32, drop: f32)
+    -> f32[B, H, S, 32] {
+    return softmax(q @ transpose(k, (0, 1, 3, 2)) * 0.125 + where(m, keep, drop), axis=-1) @ v
+}
+"""
+
+
+def test_a_mask_of_scalar_parameters_keeps_the_flash_schedule():
+    """The scalars' loads are copied to their uses (``map-gpu``'s ``sink_scalar_loads``):
+    loaded at the kernel's top, they made the whole attention one thread block."""
+    program = fusec.compile(SCALAR_MASK, target="cuda")
+    rng = np.random.default_rng(4)
+    q, k, v = inputs(rng, 2, 2, 24, 32)
+    m = np.tril(np.ones((24, 24), bool))[None, None].repeat(2, axis=0)
+    keep, drop = np.float32(0.0), np.float32(-1e9)
+    got = program.main(q, k, v, m, keep, drop)
+    assert schedules(program) == {"k0_attention": "flash"}
+    expected = attention(q, k, v, lambda s: s * 0.125 + np.where(m, 0.0, -1e9))
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_a_scalar_parameter_leaves_a_row_kernel_on_many_blocks():
+    source = "fn main(x: f32[N, D], s: f32) -> f32[N, D] { return softmax(x * s, axis=-1) }"
+    program = fusec.compile(source, target="cuda")
+    x = np.random.default_rng(5).standard_normal((6, 40)).astype(np.float32)
+    got = program.main(x, np.float32(0.5))
+    assert schedules(program) == {"k0_softmax": "rows"}
+    e = np.exp(x * 0.5 - (x * 0.5).max(axis=-1, keepdims=True))
+    np.testing.assert_allclose(got, e / e.sum(axis=-1, keepdims=True), rtol=1e-6, atol=1e-7)
+
+
 @pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # the simulator divides 0 / 0
 def test_minus_inf_scores_as_numpy():
     """A causal mask as an additive -inf bias (the language has no iota): the first row
