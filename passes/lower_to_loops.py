@@ -808,8 +808,11 @@ def _slice(e: _KernelEmitter, op: graph.SliceOp, idx):
 
 def reshape_index(e: _KernelEmitter, source: Sequence[Dim], target: Sequence[Dim], idx: Sequence[SSAValue]) -> tuple[SSAValue, ...]:
     """The source index of a row-major reshape: equal leading and trailing sizes map
-    one to one; the rest is linearised over the target sizes and split again over
-    the source sizes with div/mod."""
+    one to one; the rest is cut into runs of sizes of equal products on both sides
+    (``[2048, 1024]`` of ``[4, 512, 16, 64]``: 2048 = 4 * 512, 1024 = 16 * 64), each run
+    linearised over its target sizes and split again over its source sizes with
+    div/mod. So a merge of heads or of batch and rows reads ``i / 512``, ``i % 512``
+    of its own index, which ``map-gpu`` can split into loops again."""
     lead = 0
     while lead < min(len(source), len(target)) and source[lead] == target[lead]:
         lead += 1
@@ -819,22 +822,58 @@ def reshape_index(e: _KernelEmitter, source: Sequence[Dim], target: Sequence[Dim
         and source[len(source) - 1 - trail] == target[len(target) - 1 - trail]
     ):
         trail += 1
-    s_mid = source[lead : len(source) - trail]
-    t_mid = target[lead : len(target) - trail]
-    t_idx = idx[lead : len(target) - trail]
-    linear = e.index(0)
-    for dim, i in zip(t_mid, t_idx):
-        linear = e.add(e.mul(linear, e.size(dim)), i)
+    s_mid = list(source[lead : len(source) - trail])
+    t_mid = list(target[lead : len(target) - trail])
+    t_idx = list(idx[lead : len(target) - trail])
     mid: list[SSAValue] = []
-    for k in range(len(s_mid) - 1, -1, -1):
-        if k == 0:
-            mid.append(linear)
-        else:
-            size = e.size(s_mid[k])
-            mid.append(e.rem(linear, size))
-            linear = e.div(linear, size)
-    mid.reverse()
+    for s_run, t_run, i_run in _equal_runs(s_mid, t_mid, t_idx):
+        mid += _split_run(e, s_run, t_run, i_run)
     return (*idx[:lead], *mid, *idx[len(target) - trail :])
+
+
+def _equal_runs(s_mid: list[Dim], t_mid: list[Dim], t_idx: list[SSAValue]):
+    """``s_mid`` and ``t_mid`` (with the target's indices) cut where the products of
+    integer sizes agree; what follows a symbolic size is one run."""
+    si = ti = 0
+    while si < len(s_mid) and ti < len(t_mid):
+        first_s, first_t = s_mid[si], t_mid[ti]
+        if not isinstance(first_s, int) or not isinstance(first_t, int):
+            break
+        s_end, t_end, s_product, t_product = si + 1, ti + 1, first_s, first_t
+        while s_product != t_product:
+            next_s = s_mid[s_end] if s_end < len(s_mid) else None
+            next_t = t_mid[t_end] if t_end < len(t_mid) else None
+            if s_product < t_product and isinstance(next_s, int):
+                s_product, s_end = s_product * next_s, s_end + 1
+            elif t_product < s_product and isinstance(next_t, int):
+                t_product, t_end = t_product * next_t, t_end + 1
+            else:
+                break
+        if s_product != t_product:
+            break
+        yield s_mid[si:s_end], t_mid[ti:t_end], t_idx[ti:t_end]
+        si, ti = s_end, t_end
+    if si < len(s_mid) or ti < len(t_mid):
+        yield s_mid[si:], t_mid[ti:], t_idx[ti:]
+
+
+def _split_run(
+    e: _KernelEmitter, s_run: Sequence[Dim], t_run: Sequence[Dim], i_run: Sequence[SSAValue]
+) -> list[SSAValue]:
+    """A run's target index linearised over its sizes and split over the source's."""
+    linear = e.index(0)
+    for dim, i in zip(t_run, i_run):
+        linear = e.add(e.mul(linear, e.size(dim)), i)
+    run: list[SSAValue] = []
+    for k in range(len(s_run) - 1, -1, -1):
+        if k == 0:
+            run.append(linear)
+        else:
+            size = e.size(s_run[k])
+            run.append(e.rem(linear, size))
+            linear = e.div(linear, size)
+    run.reverse()
+    return run
 
 
 @_handles(graph.ReshapeOp)

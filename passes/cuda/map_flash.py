@@ -63,7 +63,7 @@ def split_heads(top: loop.ParallelOp) -> bool:
             continue
         extent = constant_value(l.ub)
         assert isinstance(extent, int)  # as _head_split found it
-        before = Builder(InsertPoint.before(top))
+        before = Builder(InsertPoint.before(top))  # the kernel's top loop, split or not
         heads = before.insert(arith.ConstantOp(IntegerAttr(extent // divisor, IndexType())))
         width = before.insert(arith.ConstantOp(IntegerAttr(divisor, IndexType())))
         outer = loop.ParallelOp(l.lb, heads.result, l.step)
@@ -87,6 +87,8 @@ def split_heads(top: loop.ParallelOp) -> bool:
         block = l.parent_block()
         assert block is not None  # a loop of the band, in the kernel
         block.insert_op_before(outer, l)
+        if l is top:  # (a merge of batch and rows: the top loop itself)
+            top = outer
         l.detach()
         l.erase()
         split = True

@@ -104,6 +104,29 @@ def test_a_mask_of_scalar_parameters_keeps_the_flash_schedule():
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
 
 
+#: heads and batch merged into the output's rows, as PyTorch's door hands a projection's input
+MERGED_ROWS = """
+fn main(q: f32[2, 4, 24, 32], k: f32[2, 4, 24, 32], v: f32[2, 4, 24, 32], w: f32[128, 16]) -> f32[48, 16] {
+    o = softmax(q @ transpose(k, (0, 1, 3, 2)) * 0.125, axis=-1) @ v
+    return reshape(transpose(o, (0, 2, 1, 3)), (48, 128)) @ w
+}
+"""
+
+
+def test_an_output_whose_rows_merge_batch_and_sequence_keeps_the_flash_schedule():
+    """The reshape reads ``i / 24``, ``i % 24`` of the row and ``j / 32``, ``j % 32`` of
+    the column (``lower-to-loops``' ``reshape_index``, run by run), which ``map-gpu``
+    splits into loops again."""
+    program = fusec.compile(MERGED_ROWS, target="cuda")
+    rng = np.random.default_rng(6)
+    q, k, v = inputs(rng, 2, 4, 24, 32)
+    w = rng.standard_normal((128, 16)).astype(np.float32)
+    got = program.main(q, k, v, w)
+    assert schedules(program)["k0_attention"] == "flash"
+    expected = np.swapaxes(attention(q, k, v), 1, 2).reshape(48, 128) @ w
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
 def test_a_scalar_parameter_leaves_a_row_kernel_on_many_blocks():
     source = "fn main(x: f32[N, D], s: f32) -> f32[N, D] { return softmax(x * s, axis=-1) }"
     program = fusec.compile(source, target="cuda")
