@@ -1,0 +1,104 @@
+"""Real PyTorch models through `torch.compile(model, backend="fusec")` against eager and
+Inductor, in one process on one GPU (docs/pytorch.md).
+
+    python benchmarks/torch_models.py [--models llama,gpt2,resnet18] [--dtypes float32,bfloat16]
+
+Hugging Face's `LlamaModel` (D=1024, 16 heads, F=2816) and `GPT2Model` (D=768, 12 heads),
+two layers each, random weights from a config, B=4 S=512 token ids; torchvision's
+`resnet18` in eval mode on [16, 3, 224, 224]. For each: the first call's seconds through
+fusec (its compile), the largest difference from eager against the largest output, the
+parts fusec ran and the aten ops left to eager, and the milliseconds a call of eager,
+Inductor and fusec take (`triton.testing.do_bench`, median, after warm-up). TF32 is off,
+so f32 is f32 everywhere. Needs a CUDA GPU, PyTorch, Triton, transformers and torchvision.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import sys
+import time
+
+import torch
+import triton
+
+from compiler.pytorch.backend import Report, backend
+
+
+def bench_ms(fn) -> float:
+    return triton.testing.do_bench(fn, warmup=10, rep=50, return_mode="median")
+
+
+def build(name: str, dtype: torch.dtype):
+    """(model, input, the tensor of its output compared) on the GPU."""
+    torch.manual_seed(0)
+    if name in ("llama", "gpt2"):
+        import transformers
+
+        if name == "llama":
+            config = transformers.LlamaConfig(
+                hidden_size=1024, intermediate_size=2816, num_hidden_layers=2, num_attention_heads=16,
+                num_key_value_heads=16, vocab_size=32000, max_position_embeddings=2048, attn_implementation="sdpa",
+            )  # fmt: skip
+            model = transformers.LlamaModel(config)
+        else:
+            config = transformers.GPT2Config(
+                n_embd=768, n_layer=2, n_head=12, n_positions=1024, vocab_size=50257, attn_implementation="sdpa"
+            )
+            model = transformers.GPT2Model(config)
+        model.config.use_cache = False
+        x = torch.randint(0, config.vocab_size, (4, 512), device="cuda")
+        return model.eval().to("cuda", dtype), x, lambda r: r.last_hidden_state
+    import torchvision
+
+    model = torchvision.models.resnet18().eval().to("cuda", dtype)
+    return model, torch.randn(16, 3, 224, 224, device="cuda", dtype=dtype), lambda r: r
+
+
+def row(name: str, dtype: torch.dtype) -> str:
+    model, x, output = build(name, dtype)
+    report = Report()
+    with torch.no_grad():
+        expected = output(model(x))
+        torch._dynamo.reset()
+        fusec_model = torch.compile(model, backend=functools.partial(backend, report=report))
+        start = time.perf_counter()
+        got = output(fusec_model(x))
+        torch.cuda.synchronize()
+        first = time.perf_counter() - start
+        error = (got.float() - expected.float()).abs().max().item()
+        scale = expected.float().abs().max().item()
+        fusec_ms = bench_ms(lambda: fusec_model(x))
+        eager_ms = bench_ms(lambda: model(x))
+        torch._dynamo.reset()
+        inductor = torch.compile(model)
+        inductor(x)
+        inductor_ms = bench_ms(lambda: inductor(x))
+    torch._dynamo.reset()
+    eager_ops = sum(report.fallbacks.values())
+    label = f"{name} {str(dtype).removeprefix('torch.')}"
+    return (
+        f"| {label} | {eager_ms:.3f} | {inductor_ms:.3f} | {fusec_ms:.3f} | {inductor_ms / fusec_ms:.2f} | "
+        f"{eager_ms / fusec_ms:.2f} | {first:.1f} | {error:.2g} / {scale:.2g} | {len(report.parts)} | {eager_ops} |"
+    )
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="llama,gpt2,resnet18")
+    parser.add_argument("--dtypes", default="float32,bfloat16")
+    args = parser.parse_args(argv)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    print(f"device: {torch.cuda.get_device_name()}")
+    print("| model | eager ms | Inductor ms | fusec ms | Inductor / fusec | eager / fusec | first call s "
+          "| max diff / max | fusec parts | aten ops in eager |")  # fmt: skip
+    print("|" + " --- |" * 10)
+    for name in args.models.split(","):
+        for dtype in args.dtypes.split(","):
+            print(row(name, getattr(torch, dtype)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
