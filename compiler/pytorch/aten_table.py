@@ -406,6 +406,63 @@ def _arange(ops: Operands) -> str:
     return f"({values} + {literal(start, ops.dtype)})" if start else values
 
 
+def _constant(value: Any, dtype: torch.dtype) -> str:
+    """A number as a scalar of `dtype`: a literal (an `f32` or `i64` one where it meets
+    nothing) cast."""
+    if isinstance(value, float) and math.isfinite(value) and abs(value) > torch.finfo(torch.float32).max:
+        raise Unsupported(f"the number {value}, which no literal holds")
+    return f"cast({literal(value)}, {DTYPES[dtype]})"
+
+
+def _scalar_tensor(ops: Operands) -> str:
+    return _constant(ops.raw("s"), ops.dtype)
+
+
+def _filled(value: Any) -> Callable[[Operands], str]:
+    """A tensor of one value (`new_ones`, `full`...), of the node's shape and dtype."""
+
+    def emit(ops: Operands) -> str:
+        fill = ops.raw("fill_value") if value is None else value
+        return f"broadcast_to({_constant(fill, ops.dtype)}, {ops.dims(value_of(ops.node).shape)})"
+
+    return emit
+
+
+def _logical(symbol: str) -> Callable[[Operands], str]:
+    """A bitwise op of bools, which is the logical one (`.tdsl` has no bitwise ops)."""
+
+    def emit(ops: Operands) -> str:
+        if ops.dtype != torch.bool:
+            raise Unsupported("a bitwise op of integers")
+        return f"({ops.x('self')} {symbol} {ops.x('other')})"
+
+    return emit
+
+
+def _index(ops: Operands) -> str:
+    """Advanced indexing by integer index tensors on the leading axes (`x[i]`, `x[i, j]`,
+    the index tensors broadcast): NumPy's take along one axis, of the leading axes
+    flattened into one, at the index each position's indices make (a negative index
+    counted from the end of its axis, as PyTorch does)."""
+    indices = ops.raw("indices")
+    given = [k for k, i in enumerate(indices) if i is not None]
+    if not given or given != list(range(len(given))) or any(value_of(indices[k]).dtype == torch.bool for k in given):
+        raise Unsupported("indexing other than by integer index tensors on the leading axes")
+    if len(given) == 1:
+        return f"gather({ops.x('self')}, {ops.expressions[indices[0]]}, axis=0)"
+    shape = ops.shape("self")
+    linear = ""
+    for k in given:
+        size = size_text(shape[k], ops.names)
+        index = ops.expressions[indices[k]]
+        wrapped = f"where({index} < 0, {index} + {size}, {index})"
+        linear = wrapped if not linear else f"({linear}) * {size} + {wrapped}"
+    leading = "*".join(size_text(shape[k], ops.names) for k in given)
+    rest = [size_text(d, ops.names) for d in shape[len(given) :]]
+    flat = f"reshape({ops.x('self')}, {tuple_text([leading, *rest])})"
+    return f"gather({flat}, {linear}, axis=0)"
+
+
 def _embedding(ops: Operands) -> str:
     return f"gather({ops.x('weight')}, {ops.x('indices')})"
 
@@ -590,6 +647,17 @@ def _table() -> dict[Any, AtenRule]:
     declare([aten.addmm.default], "b + x @ y", _addmm)
     declare([aten.embedding.default], "gather(weight, ids)", _embedding)
     declare([aten.arange.default, aten.arange.start], "arange(n, dtype=DTYPE)", _arange)
+    declare([aten.scalar_tensor.default], "cast(number, DTYPE)", _scalar_tensor, compute=False)
+    declare(
+        [aten.new_ones.default, aten.ones.default], "broadcast_to(cast(1, DTYPE), SHAPE)", _filled(1), compute=False
+    )
+    declare([aten.new_zeros.default, aten.zeros.default], "broadcast_to(cast(0, DTYPE), SHAPE)", _filled(0),
+            compute=False)  # fmt: skip
+    declare([aten.full.default, aten.new_full.default], "broadcast_to(cast(v, DTYPE), SHAPE)", _filled(None),
+            compute=False)  # fmt: skip
+    declare([aten.bitwise_and.Tensor], "x and y (bool)", _logical("and"))
+    declare([aten.bitwise_or.Tensor], "x or y (bool)", _logical("or"))
+    declare([aten.index.Tensor], "gather(x, ids, axis=A)", _index)
     declare([aten.index_select.default], "gather(x, ids, axis=A)", _index_select)
     declare([aten.native_layer_norm.default], "layernorm(x, gamma, beta, eps=E)", _layer_norm)
     if hasattr(aten, "_fused_rms_norm"):

@@ -128,6 +128,27 @@ def test_an_empty_tensor_stays_in_eager_and_the_rest_compiles():
     assert "relu(" in text
 
 
+def test_the_ops_of_a_mask_construction_compile():
+    """What Hugging Face builds its masks from: bool `&`, scalars of `torch.where`, a
+    tensor of ones, indexing by two broadcast index tensors (one index negative)."""
+
+    class Masks(nn.Module):
+        def forward(self, x, rows, cols):
+            keep = (x > -0.5) & (x < 1.0)
+            bias = torch.where(keep, 0.0, float("-inf"))
+            scores = torch.softmax(x + bias, dim=-1) * x.new_ones(x.shape)
+            return scores, x[rows, cols]
+
+    x = torch.randn(6, 8)
+    x[:, 0] = 0.0  # every row keeps a column
+    rows, cols = torch.tensor([[0], [5], [-1]]), torch.tensor([1, -2, 7])
+    (scores, picked), (want_scores, want_picked) = _run(Masks(), x, rows, cols)
+    torch.testing.assert_close(scores, want_scores)
+    torch.testing.assert_close(picked, want_picked)
+    report = fusec.torch.explain(Masks(), x, rows, cols)
+    assert len(report.parts) == 1 and not report.fallbacks, str(report)
+
+
 def test_bf16_through_the_backend_within_half_tolerance():
     model = _eval(Mlp(), "cpu").to(torch.bfloat16)
     x = torch.randn(4, 8, 32, dtype=torch.bfloat16)
