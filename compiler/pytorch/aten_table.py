@@ -96,8 +96,6 @@ class Operands:
                 self.bound[argument.name] = node.kwargs[argument.name]
             elif argument.has_default_value():
                 self.bound[argument.name] = argument.default_value
-        result = value_of(node)
-        self.result = result if isinstance(result, torch.Tensor) else None
 
     @property
     def dtype(self) -> torch.dtype:
@@ -577,12 +575,11 @@ def _attention(ops: Operands) -> tuple[str | None, ...]:
     return (out, *[None] * (len(value_of(ops.node)) - 1))
 
 
-_ELEMENTWISE_CALLS = {
-    "exp": "exp", "exp2": "exp2", "expm1": "expm1", "log": "log", "log2": "log2", "log1p": "log1p",
-    "sqrt": "sqrt", "rsqrt": "rsqrt", "sin": "sin", "cos": "cos", "tan": "tan", "atan": "atan",
-    "tanh": "tanh", "erf": "erf", "sigmoid": "sigmoid", "floor": "floor", "ceil": "ceil",
-    "round": "round", "silu": "silu",
-}  # fmt: skip
+#: the aten ops of floats that are `.tdsl` functions of the same name
+_FLOAT_FUNCTIONS = (
+    "exp", "exp2", "expm1", "log", "log2", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "atan",
+    "tanh", "erf", "sigmoid", "floor", "ceil", "round", "silu",
+)  # fmt: skip
 _COMPARISONS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 _ARITHMETIC = {"add": "+", "sub": "-", "mul": "*", "div": "/", "remainder": "%", "floor_divide": "//"}
 
@@ -594,8 +591,8 @@ def _table() -> dict[Any, AtenRule]:
         for op in ops:
             table[op] = AtenRule(spelling, emit, compute)
 
-    for name, function in _ELEMENTWISE_CALLS.items():
-        declare([getattr(aten, name).default], f"{function}(x)", _floats(function))
+    for name in _FLOAT_FUNCTIONS:
+        declare([getattr(aten, name).default], f"{name}(x)", _floats(name))
     declare([aten.abs.default], "abs(x)", _call("abs", "self"))
     declare([aten.relu.default], "relu(x)", _call("relu", "self"))
     declare([aten.sign.default], "sign(x)", _call("sign", "self"))

@@ -72,8 +72,20 @@ class Report:
 
 
 class _Supported(OperatorSupportBase):
+    """The table's answer per node, asked once: the partitioner asks again and again,
+    and the report wants the reasons."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reasons: dict[Node, str | None] = {}
+
+    def reason(self, node: Node) -> str | None:
+        if node not in self.reasons:
+            self.reasons[node] = unsupported_reason(node)
+        return self.reasons[node]
+
     def is_node_supported(self, submodules, node: Node) -> bool:
-        return node.op == "call_function" and unsupported_reason(node) is None
+        return node.op == "call_function" and self.reason(node) is None
 
 
 def _op_name(node: Node) -> str:
@@ -140,12 +152,13 @@ def compile_aten(graph: GraphModule, example_inputs: Sequence[Any], report: Repo
 
     report.graphs += 1
     target = _target(example_inputs)
-    partitioner = CapabilityBasedPartitioner(graph, _Supported(), allows_single_node_partition=True)
+    support = _Supported()
+    partitioner = CapabilityBasedPartitioner(graph, support, allows_single_node_partition=True)
     parts = [p for p in partitioner.propose_partitions() if _computes(list(p.nodes))]
     in_parts = {node for p in parts for node in p.nodes}
     for node in graph.graph.nodes:
         if node.op == "call_function" and node not in in_parts:
-            reason = unsupported_reason(node) or "a view or a cast alone, no kernel's worth"
+            reason = support.reason(node) or "a view or a cast alone, no kernel's worth"
             report.fallbacks[_op_name(node), reason] += 1
     partitioned = partitioner.fuse_partitions(parts, prefix=PART_PREFIX)
     for name, module in list(partitioned.named_children()):

@@ -63,7 +63,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, MemRefType, ModuleOp, StringAttr, UnitAttr, i64
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.rewriter import InsertPoint
 
 from dialects import loop
 from dialects.gpu.mapping import MEMORY, PER_THREAD, ROW_CACHE, SCHEDULE, THREADS, Schedule
@@ -341,7 +341,7 @@ def sink_scalar_loads(kernel: loop.KernelOp) -> None:
             continue
         for use in uses:
             copy = loop.LoadOp(op.buffer, [])
-            Rewriter.insert_op(copy, InsertPoint.before(use.operation))
+            Builder(InsertPoint.before(use.operation)).insert(copy)
             use.operation.operands[use.index] = copy.result
         op.detach()
         op.erase()

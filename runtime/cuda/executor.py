@@ -30,8 +30,8 @@ import hashlib
 import math
 import threading
 import time
-from collections.abc import Sequence
 from collections import OrderedDict
+from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
