@@ -311,6 +311,17 @@ def _operand_maps(f: GroupFacts, value: SSAValue) -> tuple[set[int], int | None]
     return crossed, None
 
 
+def _operand_map_output(f: GroupFacts, operand_maps: set[int], what: str) -> str | None:
+    """A matmul's operand read through index maps is read tile by tile, never written
+    whole: an index map whose value is also used outside the group would leave the
+    kernel a second loop nest (and, on a GPU, one thread block for all of it)."""
+    outputs = set(f.output_values())
+    for j in sorted(operand_maps):
+        if any(v in outputs for v in f.g.ops[j].results):
+            return f"{short_name(f.g.ops[j])} of the {what}'s operand is also used outside the kernel"
+    return None
+
+
 def _matmul_operands(op: Operation) -> tuple:
     assert isinstance(op, graph.MatmulOp)
     return (op.lhs, op.rhs)
@@ -334,6 +345,9 @@ def check_matmul(f: GroupFacts) -> str | None:
                     return "matmul feeds a matmul outside the attention pattern"
                 return "matmul prologue is not fused"
             operand_maps |= crossed
+    reason = _operand_map_output(f, operand_maps, "matmul")
+    if reason is not None:
+        return reason
     first = g.ops[matmuls[0]]
     assert isinstance(first, graph.MatmulOp)
     for m in matmuls[1:]:
@@ -401,6 +415,9 @@ def check_attention(f: GroupFacts) -> str | None:
                     return "matmul feeds a matmul outside the attention pattern"
                 return "attention prologue is not fused"
             operand_maps |= crossed
+    reason = _operand_map_output(f, operand_maps, "attention")
+    if reason is not None:
+        return reason
     score_count = g.count(g.ops[m1].results[0])
     out_count = g.count(g.ops[m2].results[0])
     from_core = g.depends_within(group, match.core)
@@ -427,6 +444,8 @@ def check_attention(f: GroupFacts) -> str | None:
                 return f"{name} of shape {_fmt(g.shape(op.results[0]))} is outside the attention's output space"
         elif i in from_core:
             return "attention scores are used outside the attention pattern"
+        elif any(v in outputs for v in op.results):
+            return f"{name} of the scores' operands is also used outside the attention kernel"
         elif count not in (score_count, out_count) and not _broadcast_into(g, op, score_shape, outputs):
             return f"{name} of shape {_fmt(g.shape(op.results[0]))} is outside the attention's score space"
     return None

@@ -104,6 +104,31 @@ def test_a_mask_of_scalar_parameters_keeps_the_flash_schedule():
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
 
 
+#: two layers reading one mask made from token positions, as Hugging Face's models make it
+SHARED_MASK = """
+fn main(q: f32[B, H, S, 16], k: f32[B, H, S, 16], v: f32[B, H, S, 16], p: i64[B, S]) -> f32[B, H, S, 16] {
+    m = where(expand_dims(expand_dims(p, 1), 3) >= expand_dims(expand_dims(p, 1), 2), 0.0, -1e9)
+    o = softmax((q @ transpose(k, (0, 1, 3, 2))) * 0.25 + m, axis=-1) @ v
+    return softmax((o @ transpose(k, (0, 1, 3, 2))) * 0.25 + m, axis=-1) @ v
+}
+"""
+
+
+def test_a_mask_two_attentions_read_is_made_outside_both():
+    """A score-sized operand used by a second kernel stays out of the first attention
+    kernel (``check_attention``): written from inside it, the kernel was no flash kernel
+    (for Llama's mask made by gathers, one thread block for the whole attention)."""
+    program = fusec.compile(SHARED_MASK, target="cuda")
+    rng = np.random.default_rng(7)
+    q, k, v = inputs(rng, 2, 2, 20, 16)
+    p = np.tile(np.arange(20), (2, 1))
+    got = program.main(q, k, v, p)
+    assert [s for name, s in schedules(program).items() if "attention" in name] == ["flash", "flash"]
+    m = np.where(p[:, None, :, None] >= p[:, None, None, :], 0.0, -1e9)
+    o = attention(q, k, v, lambda s: s * 0.25 + m).astype(np.float32)
+    np.testing.assert_allclose(got, attention(o, k, v, lambda s: s * 0.25 + m), rtol=1e-5, atol=1e-5)
+
+
 #: heads and batch merged into the output's rows, as PyTorch's door hands a projection's input
 MERGED_ROWS = """
 fn main(q: f32[2, 4, 24, 32], k: f32[2, 4, 24, 32], v: f32[2, 4, 24, 32], w: f32[128, 16]) -> f32[48, 16] {

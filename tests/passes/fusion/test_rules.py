@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from dialects.group_kinds import GroupKind
+from passes.fusion.facts import OpSetFacts
+from passes.fusion.graph_view import FuncGraph
 from passes.fusion.rules import (
     ANY,
     REFUSALS,
@@ -19,6 +22,7 @@ from passes.fusion.rules import (
     parse_rule_names,
     refusal_reason,
 )
+from tests.passes.fusion.schedule import parse
 
 
 def test_rule_names_are_unique_and_every_rule_has_a_pattern():
@@ -106,3 +110,20 @@ def test_dominant_rule_follows_the_table_order():
     assert dominant_rule(["ew_chain", "reduce_rows"]) == "reduce_rows"
     assert dominant_rule(["ew_chain", "attention"]) == "attention"
     assert dominant_rule([]) == "none"
+
+
+#: a matmul's left operand read through a reshape that the function also returns
+RESHAPED_OPERAND_RETURNED = """
+func.func @main(%x: tensor<4x8x16xf32>, %w: tensor<16x16xf32>) -> (tensor<32x16xf32>, tensor<32x16xf32>) {
+  %a = graph.reshape %x {index_map} : tensor<4x8x16xf32> -> tensor<32x16xf32>
+  %y = graph.matmul %a, %w : tensor<32x16xf32>, tensor<16x16xf32> -> tensor<32x16xf32>
+  func.return %y, %a : tensor<32x16xf32>, tensor<32x16xf32>
+}"""
+
+
+def test_an_operand_map_whose_value_leaves_the_kernel_is_refused():
+    """The matmul reads its operand tile by tile: a reshape both read there and returned
+    would be a second loop nest in the kernel (on a GPU, one thread block for it all)."""
+    g = FuncGraph.build(list(parse(RESHAPED_OPERAND_RETURNED).ops)[0])
+    facts = OpSetFacts(g, frozenset({0, 1}))
+    assert TEMPLATES[GroupKind.MATMUL](facts) == "reshape of the matmul's operand is also used outside the kernel"
