@@ -4,7 +4,9 @@ Each kernel gets one of these schedules, written on it as ``gpu.schedule`` with 
 launch parameters, and its loops get ``map(blocks)``, ``map(threads)`` or
 ``map(serial)``; ``runtime.cuda.codegen`` reads nothing else:
 
-- ``elementwise``: one perfectly nested parallel nest with no loop inside. Its outer
+- ``elementwise``: one perfectly nested parallel nest with no loop inside (what a nest
+  of parallel loops alone computes between its loops is moved into the innermost one
+  first, ``sink_into_nest``). Its outer
   loops are collapsed into one, mapped ``blocks`` (the grid's y axis); the innermost
   loop is mapped ``threads``: each thread takes ``gpu.per_thread`` elements strided
   by the block size, so a warp's accesses stay contiguous, and issues all its loads
@@ -347,12 +349,53 @@ def sink_scalar_loads(kernel: loop.KernelOp) -> None:
         op.erase()
 
 
+def sink_into_nest(kernel: loop.KernelOp) -> None:
+    """Moves what a nest of parallel loops computes between its loops (values the
+    lowering computes once per outer index: a gathered position, its comparison) into
+    the innermost loop, where each element computes it again, so the nest is perfect
+    and takes the ``elementwise`` schedule. Left between the loops, they made the
+    schedule ``rows`` with a row per outer index: Llama's [4, 16, 512, 512] mask ran on
+    4 blocks of 16 threads, 18 ms for 64 MB. Only for nests of parallel loops alone
+    (no reduction, no scratch) that store in the innermost loop and read no buffer the
+    kernel writes: moving a read then changes no value."""
+    top = loops_in(kernel.body.block)
+    if len(top) != 1 or not isinstance(top[0], loop.ParallelOp):
+        return
+    if any(isinstance(o, loop.ReduceOp | loop.ForOp | loop.ScratchOp) for o in top[0].walk()):
+        return
+    written = {o.buffer for o in kernel.walk() if isinstance(o, loop.StoreOp)}
+
+    def movable(op: Operation) -> bool:
+        if op.regions or isinstance(op, loop.StoreOp):
+            return False
+        return not isinstance(op, loop.LoadOp) or op.buffer not in written
+
+    current = top[0]
+    while True:
+        inner = loops_in(current.body.block)
+        if len(inner) != 1 or not isinstance(inner[0], loop.ParallelOp):
+            return
+        ops = list(current.body.block.ops)
+        if ops[-1] is not inner[0] or not all(movable(o) for o in ops[:-1]):
+            return
+        body = inner[0].body.block
+        first = body.first_op
+        for op in ops[:-1]:
+            op.detach()
+            if first is None:
+                body.add_op(op)
+            else:
+                body.insert_op_before(op, first)
+        current = inner[0]
+
+
 def map_kernel_gpu(kernel: loop.KernelOp) -> Schedule:
     sink_scalar_loads(kernel)
     if _is_attention(kernel) and map_flash(kernel):
         return Schedule.FLASH
     if map_gemm(kernel):
         return Schedule.GEMM
+    sink_into_nest(kernel)
     schedule = choose_schedule(kernel)
     _set_launch(kernel, schedule, _widest_element(kernel))
     if schedule == Schedule.BLOCK:
