@@ -385,10 +385,16 @@ def check_matmul(f: GroupFacts) -> str | None:
 
     skip = frozenset(matmuls) | operand_maps
     reason = f.first_failure(check, OpClass.OUT_FUSABLE, skip, ("matmul", out_count, out_shape))
-    if reason is None and any(g.count(v) != out_count for v in f.output_values()):
+    if reason is not None:
+        return reason
+    if any(g.count(v) != out_count for v in f.output_values()):
         small = next(v for v in f.outputs() if g.count(v) != out_count)
         return f"an output of shape {_fmt(g.shape(small))} is outside the matmul's output space {_fmt(out_shape)}"
-    return reason
+    if len({isinstance(v.owner, graph.TransposeOp) for v in f.output_values()}) == 2:
+        # the kernel walks its output tiles in one order; a second output in another
+        # (a conv's NCHW result and its NHWC copy for the next conv) is a second nest
+        return "outputs in two layouts (one transposed) would need two loop nests"
+    return None
 
 
 def check_attention(f: GroupFacts) -> str | None:

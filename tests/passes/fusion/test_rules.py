@@ -127,3 +127,23 @@ def test_an_operand_map_whose_value_leaves_the_kernel_is_refused():
     g = FuncGraph.build(list(parse(RESHAPED_OPERAND_RETURNED).ops)[0])
     facts = OpSetFacts(g, frozenset({0, 1}))
     assert TEMPLATES[GroupKind.MATMUL](facts) == "reshape of the matmul's operand is also used outside the kernel"
+
+
+#: a product returned as it is and transposed (a conv's NCHW result and its NHWC copy)
+PRODUCT_IN_TWO_LAYOUTS = """
+func.func @main(%x: tensor<32x16xf32>, %w: tensor<16x8xf32>) -> (tensor<32x8xf32>, tensor<8x32xf32>) {
+  %y = graph.matmul %x, %w : tensor<32x16xf32>, tensor<16x8xf32> -> tensor<32x8xf32>
+  %e = graph.exp %y : tensor<32x8xf32>
+  %t = graph.transpose %e perm = [1, 0] {index_map} : tensor<32x8xf32> -> tensor<8x32xf32>
+  func.return %e, %t : tensor<32x8xf32>, tensor<8x32xf32>
+}"""
+
+
+def test_a_product_kept_in_two_layouts_is_two_kernels():
+    """The kernel walks its output tiles in one order: a second output transposed would
+    be a second loop nest (resnet18's convolutions: one thread block per image)."""
+    g = FuncGraph.build(list(parse(PRODUCT_IN_TWO_LAYOUTS).ops)[0])
+    assert TEMPLATES[GroupKind.MATMUL](OpSetFacts(g, frozenset({0, 1, 2}))) == (
+        "outputs in two layouts (one transposed) would need two loop nests"
+    )
+    assert TEMPLATES[GroupKind.MATMUL](OpSetFacts(g, frozenset({0, 1}))) is None
