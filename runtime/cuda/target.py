@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from runtime.cuda import device
 from runtime.target import Executable, Target
 
@@ -55,7 +57,7 @@ class CudaTarget(Target):
 
     def to_device(self, arrays: Sequence[Any]) -> list[Any]:
         cuda = device.cuda_module()
-        return [a if hasattr(a, "copy_to_host") else cuda.to_device(a) for a in arrays]
+        return [a if hasattr(a, "copy_to_host") else cuda.to_device(_bits_if_bf16(a)) for a in arrays]
 
     def synchronize(self) -> None:
         device.cuda_module().synchronize()
@@ -71,3 +73,10 @@ class CudaTarget(Target):
 
     def copy_bandwidth(self) -> float | None:
         return None if device.simulated() else device.copy_bandwidth()
+
+
+def _bits_if_bf16(array: Any) -> Any:
+    """A host array as Numba can copy it: ml_dtypes' bfloat16, which the buffer protocol
+    cannot carry, as its ``uint16`` bits (the storage bf16 kernels take)."""
+    array = np.asarray(array)
+    return array.view(np.uint16) if array.dtype.name == "bfloat16" else array

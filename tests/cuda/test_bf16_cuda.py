@@ -54,3 +54,14 @@ def test_bf16_arrays_in_and_out_on_cuda():
     on_device = program.executable("main").run("main", [cuda.to_device(x.view(np.uint16)), cuda.to_device(y.view(np.uint16))])
     assert on_device[0].dtype == np.uint16
     assert np.array_equal(on_device[0].copy_to_host().view(BF16), z)
+
+
+def test_bf16_kernels_are_timed_on_cuda():
+    """`--bench`'s per-kernel timing copies its inputs to the device first: a bf16
+    array as its bits (the buffer protocol cannot carry ml_dtypes' bfloat16)."""
+    from compiler.bench import measure_kernels
+
+    x = np.linspace(-3, 3, 37).astype(BF16)
+    program = fusec.compile(SCALE, target="cuda")
+    times = measure_kernels(program, "main", [x, x[::-1].copy()])
+    assert set(times.medians()) == set(program.executable("main").kernel_ops)
