@@ -7,8 +7,8 @@ Hugging Face's `LlamaModel` (D=1024, 16 heads, F=2816) and `GPT2Model` (D=768, 1
 two layers each, random weights from a config, B=4 S=512 token ids; torchvision's
 `resnet18` in eval mode on [16, 3, 224, 224]. For each: the first call's seconds through
 fusec (its compile), the largest difference from eager against the largest output, the
-parts fusec ran and the aten ops left to eager, and the milliseconds a call of eager,
-Inductor and fusec take (`triton.testing.do_bench`, median, after warm-up). TF32 is off,
+parts fusec ran and the aten ops left to eager (each with its reason, on standard error),
+and the milliseconds a call of eager, Inductor and fusec take (`triton.testing.do_bench`, median, after warm-up). TF32 is off,
 so f32 is f32 everywhere. Needs a CUDA GPU, PyTorch, Triton, transformers and torchvision.
 """
 
@@ -77,6 +77,8 @@ def row(name: str, dtype: torch.dtype) -> str:
     torch._dynamo.reset()
     eager_ops = sum(report.fallbacks.values())
     label = f"{name} {str(dtype).removeprefix('torch.')}"
+    for (op, reason), count in sorted(report.fallbacks.items()):
+        print(f"  {label}: {op} x{count} in eager: {reason}", file=sys.stderr)
     return (
         f"| {label} | {eager_ms:.3f} | {inductor_ms:.3f} | {fusec_ms:.3f} | {inductor_ms / fusec_ms:.2f} | "
         f"{eager_ms / fusec_ms:.2f} | {first:.1f} | {error:.2g} / {scale:.2g} | {len(report.parts)} | {eager_ops} |"
