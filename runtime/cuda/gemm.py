@@ -53,13 +53,27 @@ def cuda_gemm(a: Any, b: Any, out: Any, transpose_lhs: bool, transpose_rhs: bool
     a, b, out = library_operands(as_cupy(a), as_cupy(b), as_cupy(out), transpose_lhs, transpose_rhs)
     cupy = cupy_module()
     try:
-        on_stream = cupy.cuda.get_current_stream().ptr == stream
-        with contextlib.nullcontext() if on_stream else cupy.cuda.ExternalStream(stream):
+        with cupy_stream(cupy, stream):
             return _gemm(cupy, a, b, out)
     except Exception as error:  # CuPy's and cuBLAS's own errors (out of memory, a failed call)
         raise ExecutionError(
             f"the library GEMM (cuBLAS through CuPy) failed: {type(error).__name__}: {error}"
         ) from error
+
+
+def cupy_stream(cupy: Any, stream: int) -> Any:
+    """A context in which CuPy's current stream is ``stream`` (a ``cudaStream_t``): CuPy
+    sets its cuBLAS handle to its current stream at every call, whatever stream the
+    handle was given before."""
+    if cupy.cuda.get_current_stream().ptr == stream:
+        return contextlib.nullcontext()
+    external = _EXTERNAL_STREAMS.get(stream)
+    if external is None:
+        external = _EXTERNAL_STREAMS[stream] = cupy.cuda.ExternalStream(stream)
+    return external
+
+
+_EXTERNAL_STREAMS: dict[int, Any] = {}
 
 
 def _gemm(cupy: Any, a: Any, b: Any, out: Any) -> GemmCall | None:
@@ -160,17 +174,15 @@ class GemmCall:
         """The product of the factors at addresses ``a`` and ``b`` into ``out``, on
         ``stream`` (a ``cudaStream_t``)."""
         cupy = cupy_module()
-        cublas = cupy.cuda.cublas
-        handle = cupy.cuda.device.get_cublas_handle()
-        cublas.setStream(handle, stream)
         la, lb, t = self.a, self.b, self.data_type
-        cublas.gemmStridedBatchedEx(
-            handle, lb.op, la.op, self.n, self.m, self.k,
-            _ONE_ADDRESS, b, t, lb.ld, lb.batch_stride,
-            a, t, la.ld, la.batch_stride,
-            _ZERO_ADDRESS, out, t, self.n, self.m * self.n,
-            self.batch, _CUBLAS_COMPUTE_32F, _CUBLAS_GEMM_DEFAULT,
-        )  # fmt: skip
+        with cupy_stream(cupy, stream):
+            cupy.cuda.cublas.gemmStridedBatchedEx(
+                cupy.cuda.device.get_cublas_handle(), lb.op, la.op, self.n, self.m, self.k,
+                _ONE_ADDRESS, b, t, lb.ld, lb.batch_stride,
+                a, t, la.ld, la.batch_stride,
+                _ZERO_ADDRESS, out, t, self.n, self.m * self.n,
+                self.batch, _CUBLAS_COMPUTE_32F, _CUBLAS_GEMM_DEFAULT,
+            )  # fmt: skip
 
 
 def gemm_call(cupy: Any, a: Any, b: Any, out: Any) -> GemmCall | None:

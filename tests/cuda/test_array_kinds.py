@@ -113,6 +113,30 @@ def test_kernels_run_on_the_callers_current_stream():
         torch.testing.assert_close(got, expected.cpu())
 
 
+def test_a_library_gemm_runs_on_the_callers_current_stream():
+    """As the kernels: cuBLAS through CuPy, which sets its handle to CuPy's current
+    stream at every call, is given the caller's (``runtime.cuda.gemm.cupy_stream``)."""
+    torch = _torch_cuda()
+    pytest.importorskip("cupy")
+    program = fusec.compile(
+        "fn main(x: f32[M, K], w: f32[K, N]) -> f32[M, N] { return x @ w }", target="cuda", matmul="library"
+    )
+    source, w = torch.randn(512, 256, device="cuda"), torch.randn(256, 128, device="cuda")
+    expected = (source.double() @ w.double()).float().cpu()
+    x = torch.zeros_like(source)
+    program.main(x, w)
+    program.main(x, w)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    for _ in range(3):  # the general path's packing, then packed calls, on the side stream
+        with torch.cuda.stream(side):
+            x.zero_()
+            torch.cuda._sleep(20_000_000)
+            x.copy_(source)
+            got = program.main(x, w).cpu()
+        torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)
+
+
 def test_an_index_error_is_read_on_the_callers_stream():
     torch = _torch_cuda()
     program = fusec.compile(GATHER, target="cuda")
