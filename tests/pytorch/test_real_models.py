@@ -7,6 +7,7 @@ the CPU target here, on CUDA tensors too with FUSEC_TEST_GPU=1 on the GPU machin
 from __future__ import annotations
 
 import functools
+import re
 
 import pytest
 
@@ -50,6 +51,18 @@ def _decoder(name: str):
     return model.eval()
 
 
+def _gpu_schedules(report: Report) -> dict[str, str]:
+    """Each kernel's GPU schedule, per kernel name, of the parts compiled for the GPU
+    target (its IR only: no GPU needed)."""
+    import fusec
+
+    schedules = {}
+    for part in report.parts:
+        tiled = fusec.compile(part.source, target="cuda").ir("tiled")
+        schedules.update(re.findall(r'loop\.kernel @(\w+) .*?gpu\.schedule = "(\w+)"', tiled))
+    return schedules
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name", ["llama", "gpt2"])
 def test_a_hugging_face_decoder_matches_eager_with_its_layers_in_fusec(name, device):
@@ -60,6 +73,30 @@ def test_a_hugging_face_decoder_matches_eager_with_its_layers_in_fusec(name, dev
     assert report.parts, str(report)
     in_eager = [op for op, _ in report.fallbacks if any(word in op for word in DECODER_OPS)]
     assert in_eager == [], str(report)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("name", ["llama", "gpt2"])
+def test_a_hugging_face_decoder_gets_the_gpu_schedules_made_for_its_kernels(name, dtype):
+    """Each attention a flash kernel and no kernel one thread block: the mask Hugging Face
+    builds by gathers, shared by the layers, and a projection's reshaped input made
+    kernels of one block (hung for minutes on the GPU) and a mask of a row per batch."""
+    model = _decoder(name).to(dtype=getattr(torch, dtype))
+    _, _, report = _through_fusec(model, torch.randint(0, 512, (2, 32)))
+    schedules = _gpu_schedules(report)
+    assert [s for k, s in schedules.items() if "attention" in k] == ["flash", "flash"], schedules
+    assert "block" not in schedules.values(), schedules
+
+
+def test_resnet18_gets_the_gpu_schedules_made_for_its_kernels():
+    """Every convolution a GEMM kernel: a block's NCHW result and its NHWC copy in one
+    kernel were two loop nests, scheduled one block per image."""
+    torchvision = pytest.importorskip("torchvision")
+    model = torchvision.models.resnet18(num_classes=10).eval()
+    _, _, report = _through_fusec(model, torch.randn(8, 3, 112, 112))
+    schedules = _gpu_schedules(report)
+    assert {s for k, s in schedules.items() if "conv2d" in k} == {"gemm"}, schedules
+    assert "block" not in schedules.values(), schedules
 
 
 @pytest.mark.parametrize("device", DEVICES)
