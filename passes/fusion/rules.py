@@ -390,10 +390,15 @@ def check_matmul(f: GroupFacts) -> str | None:
     if any(g.count(v) != out_count for v in f.output_values()):
         small = next(v for v in f.outputs() if g.count(v) != out_count)
         return f"an output of shape {_fmt(g.shape(small))} is outside the matmul's output space {_fmt(out_shape)}"
-    if len({isinstance(v.owner, graph.TransposeOp) for v in f.output_values()}) == 2:
-        # the kernel walks its output tiles in one order; a second output in another
-        # (a conv's NCHW result and its NHWC copy for the next conv) is a second nest
-        return "outputs in two layouts (one transposed) would need two loop nests"
+    outputs = list(f.output_values())
+    for m in matmuls if len(outputs) > 1 else ():
+        # a matmul's epilogue walks its output tiles in one order: a second output of
+        # it in another (a conv's NCHW result and its NHWC copy for the next conv)
+        # would be a second loop nest (sibling matmuls each have their own)
+        reached = g.depends_within(frozenset(f.members()), [m])
+        shapes = {g.shape(v) for v in outputs if g.producer(v) in reached}
+        if len(shapes) > 1:
+            return f"outputs in two layouts ({', '.join(sorted(map(_fmt, shapes)))}) would need two loop nests"
     return None
 
 
