@@ -1,9 +1,10 @@
 """CPU benchmark: four memory-bound workloads on [4096, 4096] f32, the same on tiny
 inputs, call latency against size, the matmul-bearing samples (MLP, attention,
 transformer block) and the convolution samples (ResNet basic block, conv-bn-relu-maxpool),
-side by side.
+side by side, and the decoder samples (Llama layer, GPT-2 block) at S=512 against
+PyTorch eager and torch.compile.
 
-    python benchmarks/cpu.py [--size 4096] [--runs 15] [--tables large,small,latency,matmul,warm]
+    python benchmarks/cpu.py [--size 4096] [--runs 15] [--tables large,small,latency,matmul,conv,models,warm]
 
 For each workload it times, in this one process on the same input: NumPy written by
 hand, fusec's fused CPU kernels, fusec `--no-fuse` (one kernel per op), and
@@ -369,6 +370,74 @@ def conv_table(runs: int) -> str:
     return "\n".join(lines)
 
 
+# The decoder samples at S=512, B=1 and 8, against the same layers in PyTorch
+# (tests/samples/torch_reference.py) run eager and through torch.compile (Inductor's C++),
+# in a process of their own for the reason above; the ResNet block at N=1 and 8 is in the
+# convolution table's terms.
+MODEL_WORKLOADS = [
+    (label, name, {"B": b, "S": 512})
+    for label, name in (("Llama layer D1024 16 heads F2816", "llama_layer"), ("GPT-2 block D768 12 heads", "gpt2_block"))
+    for b in (1, 8)
+]
+
+TORCH_MODEL = """
+import sys, json, statistics, time
+import torch
+sys.path.insert(0, sys.argv[1])
+from tests.samples import torch_reference
+name, b, s, runs = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+model = torch_reference.MODELS[name]
+args = list(torch_reference.model_inputs(name, b, s, torch.float32, "cpu", torch.Generator().manual_seed(0)).values())
+def median_ms(fn):
+    fn()
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter(); fn(); times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3
+with torch.no_grad():
+    eager = median_ms(lambda: model.torch_fn(*args))
+    compiled = torch.compile(model.torch_fn)
+    inductor = median_ms(lambda: compiled(*args))
+print(json.dumps({"eager": eager, "inductor": inductor}))
+"""
+
+
+def models_table(runs: int) -> str:
+    """The decoder layers as fusec runs them and as PyTorch does, eager and Inductor."""
+    try:
+        import torch
+
+        from tests.samples import torch_reference
+    except ImportError:
+        return "models table: needs PyTorch (pip install -e '.[torch]')"
+    lines = [
+        f"decoder samples, f32, median ms of {runs} runs, {len(os.sched_getaffinity(0))} cores",
+        "",
+        "| workload | B | fusec | torch eager | torch.compile | fusec GFLOP/s | eager / fusec | compile / fusec |",
+        "|" + " --- |" * 8,
+    ]
+    for label, name, dims in MODEL_WORKLOADS:
+        b, s = dims["B"], dims["S"]
+        model = torch_reference.MODELS[name]
+        generator = torch.Generator().manual_seed(0)
+        tensors = list(torch_reference.model_inputs(name, b, s, torch.float32, "cpu", generator).values())
+        program = fusec.compile(ROOT / "samples" / f"{name}.tdsl", target="cpu")
+        arrays = [t.numpy() for t in tensors]
+        fused_ms = median_ms(lambda: program.main(*arrays), runs)
+        with torch.no_grad():
+            expected = model.torch_fn(*tensors).numpy()
+        np.testing.assert_allclose(program.main(*arrays), expected, rtol=1e-3, atol=1e-3 * np.abs(expected).max())
+        out = subprocess.run([sys.executable, "-c", TORCH_MODEL, str(ROOT), name, str(b), str(s), str(runs)],
+                             capture_output=True, text=True, check=True, cwd=ROOT).stdout
+        times = json.loads(out.splitlines()[-1])
+        rate = model.flops(b, s) / (fused_ms * 1e-3) / 1e9
+        lines.append(
+            f"| {label} | {b} | {fused_ms:.1f} | {times['eager']:.1f} | {times['inductor']:.1f} | {rate:.0f} | "
+            f"{times['eager'] / fused_ms:.2f} | {times['inductor'] / fused_ms:.2f} |"
+        )
+    return "\n".join(lines)
+
+
 WARM_START = """
 import sys, time
 start = time.perf_counter()
@@ -399,7 +468,7 @@ def warm_start_table() -> str:
     return "\n".join(lines)
 
 
-TABLES = ("large", "small", "latency", "matmul", "conv", "warm")
+TABLES = ("large", "small", "latency", "matmul", "conv", "models", "warm")
 
 
 def main() -> None:
@@ -418,6 +487,7 @@ def main() -> None:
         "latency": latency_table,
         "matmul": lambda: matmul_table(max(3, args.runs // 3)),
         "conv": lambda: conv_table(max(3, args.runs // 3)),
+        "models": lambda: models_table(max(3, args.runs // 3)),
         "warm": warm_start_table,
     }
     print("\n\n".join(tables[name]() for name in TABLES if name in chosen))

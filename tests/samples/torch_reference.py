@@ -6,7 +6,7 @@ The PyTorch functions take the samples' arguments in the samples' order (weights
 as ``x @ w``) and are written from the models' published definitions, as Hugging Face's
 modules compute them in half precision too: RMSNorm upcasts to float32 and casts back
 before the weight, attention is PyTorch's SDPA (causal), LayerNorm and softmax are
-PyTorch's. benchmarks/gpu.py times them (torch eager and torch.compile);
+PyTorch's. benchmarks/gpu.py and benchmarks/cpu.py time them (torch eager and torch.compile);
 tests/samples/test_models_hf.py checks them, the samples and their NumPy references
 against Hugging Face's ``LlamaModel`` and ``GPT2Model`` of one layer.
 
