@@ -1,8 +1,8 @@
 """CPU benchmark: four memory-bound workloads on [4096, 4096] f32, the same on tiny
 inputs, call latency against size, the matmul-bearing samples (MLP, attention,
 transformer block) and the convolution samples (ResNet basic block, conv-bn-relu-maxpool),
-side by side, and the decoder samples (Llama layer, GPT-2 block) at S=512 against
-PyTorch eager and torch.compile.
+side by side, and the models (Llama layer, GPT-2 block at S=512, the ResNet block) at
+batch 1 and 8 against PyTorch eager and torch.compile.
 
     python benchmarks/cpu.py [--size 4096] [--runs 15] [--tables large,small,latency,matmul,conv,models,warm]
 
@@ -322,6 +322,10 @@ tensors = [torch.from_numpy(a).permute(0, 3, 1, 2) if a.ndim == 4 and i == 0 els
            torch.from_numpy(a).permute(3, 2, 0, 1).contiguous(memory_format=torch.channels_last) if a.ndim == 4 else
            torch.from_numpy(a) for i, a in enumerate(arrays)]
 fn = block if len(arrays) == 11 else chain
+if sys.argv[5:] == ["compile"]:  # Inductor's C++ kernels: compiled at the first call, not timed
+    fn = torch.compile(fn)
+    with torch.no_grad():
+        fn(*tensors)
 times = []
 with torch.no_grad():
     for _ in range(int(sys.argv[4]) + 1):
@@ -372,8 +376,8 @@ def conv_table(runs: int) -> str:
 
 # The decoder samples at S=512, B=1 and 8, against the same layers in PyTorch
 # (tests/samples/torch_reference.py) run eager and through torch.compile (Inductor's C++),
-# in a process of their own for the reason above; the ResNet block at N=1 and 8 is in the
-# convolution table's terms.
+# and the ResNet block at N=1 and 8 against TORCH_CONV's, each PyTorch run in a process of
+# its own for the reason above.
 MODEL_WORKLOADS = [
     (label, name, {"B": b, "S": 512})
     for label, name in (("Llama layer D1024 16 heads F2816", "llama_layer"), ("GPT-2 block D768 12 heads", "gpt2_block"))
@@ -403,7 +407,7 @@ print(json.dumps({"eager": eager, "inductor": inductor}))
 
 
 def models_table(runs: int) -> str:
-    """The decoder layers as fusec runs them and as PyTorch does, eager and Inductor."""
+    """The models as fusec runs them and as PyTorch does, eager and Inductor."""
     try:
         import torch
 
@@ -411,7 +415,7 @@ def models_table(runs: int) -> str:
     except ImportError:
         return "models table: needs PyTorch (pip install -e '.[torch]')"
     lines = [
-        f"decoder samples, f32, median ms of {runs} runs, {len(os.sched_getaffinity(0))} cores",
+        f"models, f32, median ms of {runs} runs, {len(os.sched_getaffinity(0))} cores",
         "",
         "| workload | B | fusec | torch eager | torch.compile | fusec GFLOP/s | eager / fusec | compile / fusec |",
         "|" + " --- |" * 8,
@@ -435,7 +439,28 @@ def models_table(runs: int) -> str:
             f"| {label} | {b} | {fused_ms:.1f} | {times['eager']:.1f} | {times['inductor']:.1f} | {rate:.0f} | "
             f"{times['eager'] / fused_ms:.2f} | {times['inductor'] / fused_ms:.2f} |"
         )
+    lines += [resnet_row(n, runs) for n in (1, 8)]
     return "\n".join(lines)
+
+
+def resnet_row(n: int, runs: int) -> str:
+    """The ResNet basic block sample at N=n, 56x56x64, against PyTorch's (TORCH_CONV)."""
+    from runtime.inputs import draw_inputs
+
+    path, dims = ROOT / "samples" / "resnet_block.tdsl", {"N": n, "H": 56, "W": 56}
+    program = fusec.compile(path, target="cpu")
+    arrays = draw_inputs(program.params("main"), {}, dims, 0, "main")
+    fused_ms = median_ms(lambda: program.main(*arrays), runs)
+    torch_ms = [
+        float(subprocess.run([sys.executable, "-c", TORCH_CONV, str(ROOT), str(path), json.dumps(dims), str(runs), *mode],
+                             capture_output=True, text=True, check=True, cwd=ROOT).stdout.split()[-1])
+        for mode in ([], ["compile"])
+    ]
+    rate = 2 * 2.0 * n * 56 * 56 * 64 * 64 * 9 / (fused_ms * 1e-3) / 1e9
+    return (
+        f"| ResNet basic block 56x56x64 | {n} | {fused_ms:.1f} | {torch_ms[0]:.1f} | {torch_ms[1]:.1f} | {rate:.0f} | "
+        f"{torch_ms[0] / fused_ms:.2f} | {torch_ms[1] / fused_ms:.2f} |"
+    )
 
 
 WARM_START = """
