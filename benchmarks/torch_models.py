@@ -19,10 +19,15 @@ import functools
 import sys
 import time
 
+from pathlib import Path
+
 import torch
 import triton
 
-from compiler.pytorch.backend import Report, backend
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from compiler.pytorch.backend import Report, backend  # noqa: E402
+from tests.samples.torch_reference import hugging_face_decoder  # noqa: E402
 
 
 def bench_ms(fn) -> float:
@@ -33,22 +38,10 @@ def build(name: str, dtype: torch.dtype):
     """(model, input, the tensor of its output compared) on the GPU."""
     torch.manual_seed(0)
     if name in ("llama", "gpt2"):
-        import transformers
-
-        if name == "llama":
-            config = transformers.LlamaConfig(
-                hidden_size=1024, intermediate_size=2816, num_hidden_layers=2, num_attention_heads=16,
-                num_key_value_heads=16, vocab_size=32000, max_position_embeddings=2048, attn_implementation="sdpa",
-            )  # fmt: skip
-            model = transformers.LlamaModel(config)
-        else:
-            config = transformers.GPT2Config(
-                n_embd=768, n_layer=2, n_head=12, n_positions=1024, vocab_size=50257, attn_implementation="sdpa"
-            )
-            model = transformers.GPT2Model(config)
-        model.config.use_cache = False
-        x = torch.randint(0, config.vocab_size, (4, 512), device="cuda")
-        return model.eval().to("cuda", dtype), x, lambda r: r.last_hidden_state
+        sizes = {"llama": (1024, 16, 32000, 2048), "gpt2": (768, 12, 50257, 1024)}[name]
+        model = hugging_face_decoder(name, *sizes, ffn=2816)
+        x = torch.randint(0, model.config.vocab_size, (4, 512), device="cuda")
+        return model.to("cuda", dtype), x, lambda r: r.last_hidden_state
     import torchvision
 
     model = torchvision.models.resnet18().eval().to("cuda", dtype)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from runtime.cuda import device
+from runtime.host_plan import BF16_BITS
 from runtime.target import Executable, Target
 
 if TYPE_CHECKING:
@@ -77,6 +78,6 @@ class CudaTarget(Target):
 
 def _bits_if_bf16(array: Any) -> Any:
     """A host array as Numba can copy it: ml_dtypes' bfloat16, which the buffer protocol
-    cannot carry, as its ``uint16`` bits (the storage bf16 kernels take)."""
+    cannot carry, as its bits (``BF16_BITS``, the storage bf16 kernels take)."""
     array = np.asarray(array)
-    return array.view(np.uint16) if array.dtype.name == "bfloat16" else array
+    return array.view(BF16_BITS) if array.dtype.name == "bfloat16" else array

@@ -15,6 +15,7 @@ torch = pytest.importorskip("torch")
 
 from compiler.pytorch.backend import Report, backend
 from runtime.cuda.device import cuda_usable
+from tests.samples.torch_reference import hugging_face_decoder
 
 DEVICES = ["cpu", "cuda"] if cuda_usable() and torch.cuda.is_available() else ["cpu"]
 
@@ -33,22 +34,9 @@ def _through_fusec(model, x):
 
 
 def _decoder(name: str):
-    transformers = pytest.importorskip("transformers")
+    pytest.importorskip("transformers")
     torch.manual_seed(0)
-    if name == "llama":
-        config = transformers.LlamaConfig(
-            hidden_size=128, intermediate_size=344, num_hidden_layers=2, num_attention_heads=4,
-            num_key_value_heads=4, vocab_size=512, max_position_embeddings=256, attn_implementation="sdpa",
-        )  # fmt: skip
-        model = transformers.LlamaModel(config)
-    else:
-        config = transformers.GPT2Config(
-            n_embd=128, n_layer=2, n_head=4, n_positions=256, vocab_size=512, attn_implementation="sdpa",
-            bos_token_id=0, eos_token_id=0,
-        )  # fmt: skip
-        model = transformers.GPT2Model(config)
-    model.config.use_cache = False
-    return model.eval()
+    return hugging_face_decoder(name, hidden=128, heads=4, vocab=512, positions=256, ffn=344)
 
 
 def _gpu_schedules(report: Report) -> dict[str, str]:

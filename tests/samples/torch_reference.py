@@ -161,6 +161,30 @@ def model_inputs(name: str, b: int, s: int, dtype: torch.dtype, device: str, gen
     return {param: inputs[param] for param in MODELS[name].shapes(b, s)}
 
 
+def hugging_face_decoder(name: str, hidden: int, heads: int, vocab: int, positions: int, ffn: int, layers: int = 2):
+    """Hugging Face's ``LlamaModel`` (``"llama"``, SwiGLU width ``ffn``) or ``GPT2Model``
+    (``"gpt2"``, its MLP 4 x ``hidden`` as its config makes it) of ``layers`` layers, random
+    weights from a config (nothing downloaded), SDPA attention, no KV cache, in evaluation
+    mode: the models the PyTorch door is checked (tests/pytorch) and timed
+    (benchmarks/torch_models.py) on."""
+    import transformers
+
+    if name == "llama":
+        config = transformers.LlamaConfig(
+            hidden_size=hidden, intermediate_size=ffn, num_hidden_layers=layers, num_attention_heads=heads,
+            num_key_value_heads=heads, vocab_size=vocab, max_position_embeddings=positions, attn_implementation="sdpa",
+        )  # fmt: skip
+        model = transformers.LlamaModel(config)
+    else:
+        config = transformers.GPT2Config(
+            n_embd=hidden, n_layer=layers, n_head=heads, n_positions=positions, vocab_size=vocab,
+            bos_token_id=0, eos_token_id=0, attn_implementation="sdpa",
+        )  # fmt: skip
+        model = transformers.GPT2Model(config)
+    model.config.use_cache = False
+    return model.eval()
+
+
 def _param(array) -> torch.nn.Parameter:
     return torch.nn.Parameter(torch.as_tensor(array, dtype=torch.float32), requires_grad=False)
 
