@@ -69,11 +69,30 @@ def cupy_stream(cupy: Any, stream: int) -> Any:
         return contextlib.nullcontext()
     external = _EXTERNAL_STREAMS.get(stream)
     if external is None:
-        external = _EXTERNAL_STREAMS[stream] = cupy.cuda.ExternalStream(stream)
+        external = _EXTERNAL_STREAMS[stream] = _external_stream(cupy, stream)
     return external
 
 
 _EXTERNAL_STREAMS: dict[int, Any] = {}
+
+
+def _external_stream(cupy: Any, stream: int) -> Any:
+    """CuPy's stream object for a ``cudaStream_t`` it did not create: through the CUDA
+    stream protocol where CuPy has it (its ``ExternalStream`` is deprecated there)."""
+    from_external = getattr(cupy.cuda.Stream, "from_external", None)
+    if from_external is None:
+        return cupy.cuda.ExternalStream(stream)
+    return from_external(_StreamHandle(stream))
+
+
+@dataclass(frozen=True)
+class _StreamHandle:
+    """A ``cudaStream_t`` as the CUDA stream protocol hands it over (version 0)."""
+
+    address: int
+
+    def __cuda_stream__(self) -> tuple[int, int]:
+        return (0, self.address)
 
 
 def _gemm(cupy: Any, a: Any, b: Any, out: Any) -> GemmCall | None:
