@@ -147,6 +147,18 @@ class MapKind(StrEnum):
     WARPS = "warps"
 
 
+#: the ``loop.kernel`` attribute that says how the CPU runs a kernel other than as its
+#: loops are mapped (``map-cpu``)
+CPU_SCHEDULE = "cpu.schedule"
+
+
+class CpuSchedule(StrEnum):
+    """The CPU's schedules: ``gemm``, a matmul nest as a cache-blocked matrix product
+    with a register tile (``runtime/cpu/codegen_gemm.py``)."""
+
+    GEMM = "gemm"
+
+
 @irdl_attr_definition
 class MapAttr(EnumAttribute[MapKind], SpacedOpaqueSyntaxAttribute):
     """The mapping of a loop: ``#loop<map prange>`` in generic form."""

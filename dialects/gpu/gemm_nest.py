@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerAttr
+from xdsl.dialects.builtin import Float32Type, Float64Type, IndexType, IntegerAttr
 from xdsl.ir import Operation, SSAValue
 
 from dialects import loop
@@ -211,3 +211,16 @@ def match(kernel: loop.KernelOp) -> GemmNest | None:
     needed = _slice([v for s in stores for v in s.operands], top, reduce) - set(stores)
     epilogue = sorted(needed, key=order.__getitem__) + stores
     return GemmNest(band, reduce, product, a, b, a_slice, b_slice, epilogue, roles)
+
+
+def match_wide_floats(kernel: loop.KernelOp) -> GemmNest | None:
+    """The matmul nest of ``kernel`` where its product multiplies two ``f32`` or two
+    ``f64`` factors (the CPU's register tile, ``runtime/cpu/micro_kernel.py``); None
+    otherwise."""
+    nest = match(kernel)
+    if nest is None:
+        return None
+    types = {v.type for v in (*nest.product.operands, *nest.product.results)}
+    if len(types) != 1 or not isinstance(next(iter(types)), Float32Type | Float64Type):
+        return None
+    return nest

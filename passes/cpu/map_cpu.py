@@ -27,12 +27,14 @@ from dataclasses import dataclass
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerType, MemRefType, ModuleOp
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerType, MemRefType, ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
 from dialects import loop
+from dialects.gpu.gemm_nest import match_wide_floats
+from dialects.loop import CPU_SCHEDULE, CpuSchedule
 from passes.loop_nests import collapse, constant_index, contains_loops, defined_outside, loops_in, set_mapping
 
 
@@ -175,7 +177,17 @@ def interchange_reductions(block: Block, depth: int = 0) -> None:
         interchange_reductions(op.body.block, depth + 1)
 
 
-def map_kernel_cpu(kernel: loop.KernelOp, collapse_outer: bool = True, interchange: bool = True) -> None:
+def map_kernel_cpu(
+    kernel: loop.KernelOp, collapse_outer: bool = True, interchange: bool = True, gemm: bool = True
+) -> None:
+    if gemm and match_wide_floats(kernel) is not None:
+        # a cache-blocked product with a register tile: its items are spread over the
+        # cores, not its loops (the outer one stays ``prange``: the kernel is threaded)
+        kernel.attributes[CPU_SCHEDULE] = StringAttr(CpuSchedule.GEMM.value)
+        for op in loops_in(kernel.body.block):
+            set_mapping(op, loop.MapKind.PRANGE)
+            map_inner(op.body.block)
+        return
     if interchange:
         interchange_reductions(kernel.body.block)
     for op in loops_in(kernel.body.block):
@@ -190,13 +202,16 @@ def map_kernel_cpu(kernel: loop.KernelOp, collapse_outer: bool = True, interchan
 
 @dataclass(frozen=True)
 class MapCpuPass(ModulePass):
-    """Marks each kernel's outer loops ``prange`` and its innermost loops ``vector``."""
+    """Marks each kernel's outer loops ``prange`` and its innermost loops ``vector``;
+    a matmul nest of ``f32`` or ``f64`` factors gets the ``gemm`` schedule instead
+    (``gemm=false``: mapped as any nest)."""
 
     name = "map-cpu"
 
     collapse: bool = True
     interchange: bool = True
+    gemm: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in [o for o in op.walk() if isinstance(o, loop.KernelOp)]:
-            map_kernel_cpu(kernel, self.collapse, self.interchange)
+            map_kernel_cpu(kernel, self.collapse, self.interchange, self.gemm)

@@ -1,8 +1,9 @@
-// RUN: fusec-opt %s -p map-cpu | filecheck %s
-// RUN: fusec-opt %s -p 'map-cpu{interchange=false}' | filecheck %s --check-prefix=OFF
+// RUN: fusec-opt %s -p 'map-cpu{gemm=false}' | filecheck %s
+// RUN: fusec-opt %s -p 'map-cpu{gemm=false interchange=false}' | filecheck %s --check-prefix=OFF
 // map-cpu turns a reduction that reads a buffer along the columns (b[k, j]) inside a
 // parallel loop over j into a loop.for over k that updates a row of accumulators:
 // the innermost loop then runs along contiguous memory. The epilogue runs on the row.
+// (gemm=false: this f32 product would otherwise get the gemm schedule, gemm.mlir.)
 
 // CHECK-LABEL: loop.kernel @matmul_relu
 // CHECK:         loop.parallel %[[I:.*]] = {{.*}} map(prange) {

@@ -1,0 +1,167 @@
+"""A CPU ``gemm`` kernel (``passes/cpu/map_cpu.py``) -> Python source for ``numba.njit``: a
+cache-blocked matrix product whose operands, prologue and epilogue come from the loop
+IR, its core the register tile of ``runtime/cpu/micro_kernel.py``.
+
+The output is cut into items of ``CHUNK_M`` rows by ``TILE_N`` columns, one batch index
+each, spread over the cores (``prange``). An item keeps its sums in a buffer of its own
+(``CHUNK_M x TILE_N``, started at the reduction's initial value) and walks the reduction
+``TILE_K`` steps at a time:
+
+1. it packs ``TILE_K`` rows of the ``b`` factor for its columns into panels of ``NR``
+   columns (``NR`` values a step, contiguous), each value through the factor's own ops
+   in the loop IR: its load at its index map, casts, any prologue;
+2. per ``TILE_M`` of its rows, it packs the ``a`` factor the same way into panels of
+   ``MR`` rows (a convolution's window is read here, through its index map: no im2col
+   buffer), then runs the register tile over every ``MR x NR`` piece of the block.
+
+Then the epilogue, per element of the item: every op of the loop IR the stores need
+(bias, activation, residual, casts, the output's index map), with the element's sum for
+the reduction's result. Past the output's edge rows and columns are read clamped to the
+last one and never stored.
+
+Each output element is the reduction's initial value plus its products in increasing
+``k``, each added with one rounding (docs/reference.md, Numerics), so results are the
+same bits on every run, serial or threaded.
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import Operation, SSAValue
+
+from dialects import loop
+from dialects.gpu.gemm_nest import BATCH, Dependences, M, N, match_wide_floats
+from runtime.codegen_scalar import CodegenError, numpy_type_name
+from runtime.cpu.codegen import CpuKernelSource, module_header
+from runtime.cpu.micro_kernel import tile
+
+#: rows of the ``a`` panels packed at once (a multiple of every tile's ``MR``: 8 and 6)
+TILE_M = 96
+#: reduction steps packed at once: the ``b`` panels (``TILE_K x TILE_N``) stay in L2
+TILE_K = 256
+#: columns of an item: the ``b`` panels it packs once per ``TILE_K`` steps
+TILE_N = 256
+#: rows of an item, its share of the cores' work
+CHUNK_M = 4 * TILE_M
+
+
+class CpuGemmSource(CpuKernelSource):
+    """The generator of a CPU gemm kernel's source."""
+
+    def __init__(self, kernel: loop.KernelOp):
+        super().__init__(kernel)
+        nest = match_wide_floats(kernel)
+        if nest is None:
+            raise CodegenError(f"kernel @{kernel.sym_name.data} is not a matmul nest of f32 or f64 factors")
+        self.nest = nest
+        self.deps = Dependences(nest.band, nest.reduce)
+        self.dtype = numpy_type_name(nest.product.results[0].type)  # np.float32, np.float64
+        self.element = self.dtype.removeprefix("np.")
+        self.rows, self.columns, _ = tile(self.element)
+
+    def source(self) -> str:
+        args = self.buffer_arguments()
+        nest, e = self.nest, self.emit
+        for op in self.kernel.body.block.ops:
+            if op is nest.band[0]:
+                break
+            self.op(op, 1)
+        sizes = {role: self.extent(nest.loops(role)) for role in (BATCH, M, N)}
+        k_n = self.name(nest.reduce.ub)
+        mr, nr, dtype = self.rows, self.columns, self.dtype
+        e(1, f"n_c = min({TILE_N}, ({sizes[N]} + {nr - 1}) // {nr} * {nr})")
+        e(1, f"chunks_m = ({sizes[M]} + {CHUNK_M - 1}) // {CHUNK_M}")
+        e(1, "tiles_n = (" + sizes[N] + " + n_c - 1) // n_c if n_c > 0 else 0")
+        e(1, f"for t_p in prange({sizes[BATCH]} * chunks_m * tiles_n):")
+        # a prange index is unsigned in Numba's parallel lowering: int64 before arithmetic
+        e(2, "t_i = np.int64(t_p)")
+        e(2, "b_z = t_i // (chunks_m * tiles_n)")
+        e(2, f"m_0 = (t_i // tiles_n) % chunks_m * {CHUNK_M}")
+        e(2, "n_0 = t_i % tiles_n * n_c")
+        e(2, f"rows = min({CHUNK_M}, {sizes[M]} - m_0)")
+        e(2, f"cols = min(n_c, {sizes[N]} - n_0)")
+        e(2, f"a_p = np.empty({TILE_M * TILE_K}, dtype={dtype})")
+        e(2, f"b_p = np.empty(n_c * {TILE_K}, dtype={dtype})")
+        e(2, f"c_t = np.full(({CHUNK_M}, n_c), {self.name(nest.reduce.inits[0])}, dtype={dtype})")
+        batch = self.bind(nest.loops(BATCH), "b_z", 2)
+        e(2, f"for k_0 in range(0, {k_n}, {TILE_K}):")
+        e(3, f"kk = min({TILE_K}, {k_n} - k_0)")
+        e(3, "for k_b in range(kk):")
+        e(4, "k_v = k_0 + k_b")
+        e(4, "for j_b in range(n_c):")
+        self.names.update(batch)
+        self.names.update(self.bind(nest.loops(N), f"min(n_0 + j_b, {sizes[N]} - 1)", 5))
+        self.names[nest.reduce.iv] = "k_v"
+        self.factor(nest.b, nest.b_slice, f"b_p[j_b // {nr} * kk * {nr} + k_b * {nr} + j_b % {nr}]", 5)
+        e(3, f"for i_0 in range(0, rows, {TILE_M}):")
+        e(4, f"for i_a in range({TILE_M}):")
+        self.names.update(batch)
+        self.names.update(self.bind(nest.loops(M), f"min(m_0 + i_0 + i_a, {sizes[M]} - 1)", 5))
+        reduction = nest.reduce.iv
+        invariant = [o for o in nest.a_slice if reduction not in self.varying(o)]
+        for op in invariant:
+            self.op(op, 5)
+        e(5, "for k_a in range(kk):")
+        e(6, "k_w = k_0 + k_a")
+        self.names[reduction] = "k_w"
+        varying = [o for o in nest.a_slice if o not in invariant]
+        self.factor(nest.a, varying, "a_p[i_a * kk + k_a]", 6)
+        e(4, f"for i_t in range(0, min({TILE_M}, rows - i_0), {mr}):")
+        e(5, f"for j_t in range(0, n_c, {nr}):")
+        e(6, f"micro(a_p, np.int64(i_t * kk), kk, b_p, np.int64(j_t * kk), c_t, np.int64((i_0 + i_t) * n_c + j_t), n_c, kk)")
+        self.epilogue(batch, sizes)
+        header = module_header(self, ["from runtime.cpu.micro_kernel import micro_kernel"])
+        return "\n".join([*header, *self.constant_lines, f"micro = micro_kernel({self.element!r})", "", "", *self.function(args)])
+
+    def extent(self, loops: list[loop.ParallelOp]) -> str:
+        """The product of the loops' trip counts (they count from 0 by 1)."""
+        if not loops:
+            return "1"
+        if len(loops) == 1:
+            return self.name(loops[0].ub)
+        name = self.fresh("n")
+        self.emit(1, f"{name} = {' * '.join(self.name(l.ub) for l in loops)}")
+        return name
+
+    def bind(self, loops: list[loop.ParallelOp], linear: str, indent: int) -> dict[SSAValue, str]:
+        """Names the loops' variables at position ``linear`` of their flattened space
+        (the innermost loop fastest)."""
+        names: dict[SSAValue, str] = {}
+        rest = self.fresh("p")
+        self.emit(indent, f"{rest} = {linear}")
+        for l in reversed(loops[1:]):
+            iv, q = self.fresh("i"), self.fresh("q")
+            self.emit(indent, f"{iv} = {rest} % {self.name(l.ub)}")
+            self.emit(indent, f"{q} = {rest} // {self.name(l.ub)}")
+            names[l.iv], rest = iv, q
+        if loops:
+            names[loops[0].iv] = rest
+        return names
+
+    def varying(self, op: Operation) -> frozenset[SSAValue]:
+        found: frozenset[SSAValue] = frozenset()
+        for result in op.results:
+            found |= self.deps.of(result)
+        return found
+
+    def factor(self, value: SSAValue, ops: list[Operation], slot: str, indent: int) -> None:
+        """``ops`` (the factor's own, in program order), then its value into ``slot``."""
+        for op in ops:
+            self.op(op, indent)
+        self.emit(indent, f"{slot} = {self.name(value)}")
+
+    def epilogue(self, batch: dict[SSAValue, str], sizes: dict[str, str]) -> None:
+        """The ops the stores need and the stores, per element of the item."""
+        nest, e = self.nest, self.emit
+        e(2, "for i_e in range(rows):")
+        self.names.update(batch)
+        self.names.update(self.bind(nest.loops(M), "m_0 + i_e", 3))
+        e(3, "for j_e in range(cols):")
+        self.names.update(self.bind(nest.loops(N), "n_0 + j_e", 4))
+        e(4, f"{self.define(nest.reduce.res[0], 'r')} = c_t[i_e, j_e]")
+        for op in nest.epilogue:
+            self.op(op, 4)
+
+
+def gemm_source(kernel: loop.KernelOp) -> str:
+    """The Python source of a CPU gemm kernel: a module defining ``kernel``."""
+    return CpuGemmSource(kernel).source()
