@@ -1,10 +1,10 @@
 """CPU benchmark: four memory-bound workloads on [4096, 4096] f32, the same on tiny
 inputs, call latency against size, the matmul-bearing samples (MLP, attention,
-transformer block) and the convolution samples (ResNet basic block, conv-bn-relu-maxpool),
+transformer block), the generated GEMM against NumPy's BLAS, and the convolution samples (ResNet basic block, conv-bn-relu-maxpool),
 side by side, and the models (Llama layer, GPT-2 block at S=512, the ResNet block) at
 batch 1 and 8 against PyTorch eager and torch.compile.
 
-    python benchmarks/cpu.py [--size 4096] [--runs 15] [--tables large,small,latency,matmul,conv,models,warm]
+    python benchmarks/cpu.py [--size 4096] [--runs 15] [--tables large,small,latency,matmul,gemm,conv,models,warm]
 
 For each workload it times, in this one process on the same input: NumPy written by
 hand, fusec's fused CPU kernels, fusec `--no-fuse` (one kernel per op), and
@@ -295,6 +295,39 @@ def matmul_table(runs: int) -> str:
     return "\n".join(lines)
 
 
+# The generated GEMM (the CPU's gemm schedule: a cache-blocked product with a register
+# tile) against NumPy's BLAS on the product alone and fusec's library strategy.
+GEMM_SOURCE = """
+fn main(x: f32[N, K], w: f32[K, M], b: f32[M]) -> f32[N, M] {
+    return relu(x @ w + b)
+}
+"""
+GEMM_SIZES = [(1024, 1024, 1024), (2048, 1024, 1024), (512, 1024, 2816), (25088, 576, 64)]
+
+
+def gemm_table(runs: int) -> str:
+    lines = [
+        f"relu(x @ w + b), f32, median ms of {runs} runs, {len(os.sched_getaffinity(0))} cores",
+        "",
+        "| N x K x M | NumPy x @ w | fusec generated | fusec library | generated GFLOP/s | BLAS / generated |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    programs = {m: fusec.compile(GEMM_SOURCE, target="cpu", matmul=m) for m in ("generated", "library")}
+    for n, k, m in GEMM_SIZES:
+        rng = np.random.default_rng(0)
+        x, w, b = (rng.standard_normal(shape, dtype=np.float32) for shape in ((n, k), (k, m), (m,)))
+        expected = np.maximum(x @ w + b, 0)
+        for program in programs.values():
+            np.testing.assert_allclose(program.main(x, w, b), expected, rtol=1e-3, atol=1e-3)
+        t_blas = median_ms(lambda: x @ w, runs)
+        t_gen, t_lib = (median_ms(lambda p=p: p.main(x, w, b), runs) for p in programs.values())
+        lines.append(
+            f"| {n} x {k} x {m} | {t_blas:.2f} | {t_gen:.2f} | {t_lib:.2f} | "
+            f"{2 * n * k * m / t_gen / 1e6:.0f} | {t_blas / t_gen:.2f} |"
+        )
+    return "\n".join(lines)
+
+
 # The convolution samples at the sizes of benchmarks/gpu.py. PyTorch's CPU convolution
 # (oneDNN) is timed in a process of its own: its OpenMP workers spin after each call,
 # and beside fusec's and OpenBLAS's threads they would slow whichever runs next.
@@ -493,7 +526,7 @@ def warm_start_table() -> str:
     return "\n".join(lines)
 
 
-TABLES = ("large", "small", "latency", "matmul", "conv", "models", "warm")
+TABLES = ("large", "small", "latency", "matmul", "gemm", "conv", "models", "warm")
 
 
 def main() -> None:
@@ -511,6 +544,7 @@ def main() -> None:
         "small": small_table,
         "latency": latency_table,
         "matmul": lambda: matmul_table(max(3, args.runs // 3)),
+        "gemm": lambda: gemm_table(max(3, args.runs // 3)),
         "conv": lambda: conv_table(max(3, args.runs // 3)),
         "models": lambda: models_table(max(3, args.runs // 3)),
         "warm": warm_start_table,

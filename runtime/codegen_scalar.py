@@ -216,6 +216,36 @@ class ScalarSource:
     def emit(self, indent: int, text: str) -> None:
         self.lines.append("    " * indent + text)
 
+    def extent(self, loops: Sequence[loop.ParallelOp]) -> str:
+        """The product of the loops' trip counts (they count from 0 by 1), named at the
+        kernel's top (the GEMM generators' flattened rows and columns)."""
+        if not loops:
+            return "1"
+        if len(loops) == 1:
+            return self.name(loops[0].ub)
+        name = self.fresh("n")
+        self.emit(1, f"{name} = {' * '.join(self.name(l.ub) for l in loops)}")
+        return name
+
+    def bind(self, loops: Sequence[loop.ParallelOp], linear: str, indent: int) -> dict[SSAValue, str]:
+        """Names the loops' variables at position ``linear`` (a name or an expression)
+        of their flattened space, the innermost loop fastest."""
+        names: dict[SSAValue, str] = {}
+        rest = linear
+        if not rest.isidentifier():
+            rest = self.fresh("p")
+            self.emit(indent, f"{rest} = {linear}")
+        for l in reversed(loops[1:]):
+            iv, q = self.fresh("i"), self.fresh("q")
+            self.emit(indent, f"{iv} = {rest} % {self.name(l.ub)}")
+            self.emit(indent, f"{q} = {rest} // {self.name(l.ub)}")
+            names[l.iv], rest = iv, q
+        if loops:
+            iv = self.fresh("i")
+            self.emit(indent, f"{iv} = {rest}")
+            names[loops[0].iv] = iv
+        return names
+
     def buffer_arguments(self) -> list[str]:
         """Names the kernel's buffer arguments ``a0, a1, ...``."""
         names = []

@@ -123,6 +123,13 @@ class Dependences:
             self.memo[value] = frozenset(found)
         return self.memo[value]
 
+    def of_op(self, op: Operation) -> frozenset[SSAValue]:
+        """The loop variables any result of ``op`` depends on."""
+        found: frozenset[SSAValue] = frozenset()
+        for result in op.results:
+            found |= self.of(result)
+        return found
+
 
 def _slice(values: list[SSAValue], top: Operation, exclude: Operation) -> set[Operation]:
     """The ops inside ``top`` (not ``exclude``) that ``values`` depend on."""

@@ -52,13 +52,10 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     MemRefType,
-    ModuleOp,
-    StringAttr,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from dialects import loop
-from dialects.loop import CPU_SCHEDULE, CpuSchedule
 from runtime.codegen_scalar import COMBINER_SYMBOL, ScalarSource, numpy_type_name
 from runtime.cpu.threads import pool_threads
 from runtime.half_floats import half_float_source
@@ -575,16 +572,6 @@ def module_header(source: CpuKernelSource, imports: Sequence[str] = ()) -> list[
     ]
 
 
-def kernel_source(kernel: loop.KernelOp) -> str:
-    """The Python source of one kernel: a module defining ``kernel(a0, a1, ...)``, a
-    cache-blocked matrix product where ``map-cpu`` gave it the ``gemm`` schedule."""
-    if kernel.attributes.get(CPU_SCHEDULE) == StringAttr(CpuSchedule.GEMM.value):
-        from runtime.cpu.codegen_gemm import gemm_source
-
-        return gemm_source(kernel)
-    return CpuKernelSource(kernel).source()
-
-
 def has_prange(kernel: loop.KernelOp) -> bool:
     """Whether a loop of the kernel is mapped ``prange``: only then is there a variant
     on threads."""
@@ -598,22 +585,3 @@ def njit_options(kernel: loop.KernelOp) -> dict[str, object]:
     """The ``numba.njit`` options of a kernel: ``NJIT_OPTIONS``, without ``parallel``
     when no loop is mapped ``prange`` (Numba would only warn, and compile slower)."""
     return {**NJIT_OPTIONS, "fastmath": set(FAST_MATH), "parallel": has_prange(kernel)}
-
-
-def module_kernel_sources(module: ModuleOp) -> dict[str, str]:
-    """Every kernel's source, by kernel symbol, in module order (``--emit kernel``)."""
-    return {op.sym_name.data: kernel_source(op) for op in module.walk() if isinstance(op, loop.KernelOp)}
-
-
-def format_kernel_sources(module: ModuleOp) -> str:
-    """All kernels' sources as one text, each under a ``# kernel @name`` banner whose
-    name is quoted as a Python string literal (the only place a name appears)."""
-    parts = []
-    for name, source in module_kernel_sources(module).items():
-        parts.append(f"# ---- kernel {name!r} ----\n{source}")
-    return "\n".join(parts)
-
-
-def module_source(module: ModuleOp) -> str:
-    """The text ``fusec --emit kernel`` prints: every kernel's source, in order."""
-    return format_kernel_sources(module)

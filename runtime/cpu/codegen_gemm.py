@@ -10,9 +10,10 @@ each, spread over the cores (``prange``). An item keeps its sums in a buffer of 
 1. it packs ``TILE_K`` rows of the ``b`` factor for its columns into panels of ``NR``
    columns (``NR`` values a step, contiguous), each value through the factor's own ops
    in the loop IR: its load at its index map, casts, any prologue;
-2. per ``TILE_M`` of its rows, it packs the ``a`` factor the same way into panels of
-   ``MR`` rows (a convolution's window is read here, through its index map: no im2col
-   buffer), then runs the register tile over every ``MR x NR`` piece of the block.
+2. per ``TILE_M`` of its rows, it packs the ``a`` factor the same way, each row's
+   ``TILE_K`` values contiguous (a convolution's window is read here, through its index
+   map: no im2col buffer), then runs the register tile over every ``MR x NR`` piece of
+   the block.
 
 Then the epilogue, per element of the item: every op of the loop IR the stores need
 (bias, activation, residual, casts, the output's index map), with the element's sum for
@@ -97,7 +98,7 @@ class CpuGemmSource(CpuKernelSource):
         self.names.update(batch)
         self.names.update(self.bind(nest.loops(M), f"min(m_0 + i_0 + i_a, {sizes[M]} - 1)", 5))
         reduction = nest.reduce.iv
-        invariant = [o for o in nest.a_slice if reduction not in self.varying(o)]
+        invariant = [o for o in nest.a_slice if reduction not in self.deps.of_op(o)]
         for op in invariant:
             self.op(op, 5)
         e(5, "for k_a in range(kk):")
@@ -107,41 +108,15 @@ class CpuGemmSource(CpuKernelSource):
         self.factor(nest.a, varying, "a_p[i_a * kk + k_a]", 6)
         e(4, f"for i_t in range(0, min({TILE_M}, rows - i_0), {mr}):")
         e(5, f"for j_t in range(0, n_c, {nr}):")
-        e(6, f"micro(a_p, np.int64(i_t * kk), kk, b_p, np.int64(j_t * kk), c_t, np.int64((i_0 + i_t) * n_c + j_t), n_c, kk)")
-        self.epilogue(batch, sizes)
+        e(
+            6,
+            "micro(a_p, np.int64(i_t * kk), kk, b_p, np.int64(j_t * kk), c_t, np.int64((i_0 + i_t) * n_c + j_t), n_c, kk)",
+        )
+        self.epilogue(batch)
         header = module_header(self, ["from runtime.cpu.micro_kernel import micro_kernel"])
-        return "\n".join([*header, *self.constant_lines, f"micro = micro_kernel({self.element!r})", "", "", *self.function(args)])
-
-    def extent(self, loops: list[loop.ParallelOp]) -> str:
-        """The product of the loops' trip counts (they count from 0 by 1)."""
-        if not loops:
-            return "1"
-        if len(loops) == 1:
-            return self.name(loops[0].ub)
-        name = self.fresh("n")
-        self.emit(1, f"{name} = {' * '.join(self.name(l.ub) for l in loops)}")
-        return name
-
-    def bind(self, loops: list[loop.ParallelOp], linear: str, indent: int) -> dict[SSAValue, str]:
-        """Names the loops' variables at position ``linear`` of their flattened space
-        (the innermost loop fastest)."""
-        names: dict[SSAValue, str] = {}
-        rest = self.fresh("p")
-        self.emit(indent, f"{rest} = {linear}")
-        for l in reversed(loops[1:]):
-            iv, q = self.fresh("i"), self.fresh("q")
-            self.emit(indent, f"{iv} = {rest} % {self.name(l.ub)}")
-            self.emit(indent, f"{q} = {rest} // {self.name(l.ub)}")
-            names[l.iv], rest = iv, q
-        if loops:
-            names[loops[0].iv] = rest
-        return names
-
-    def varying(self, op: Operation) -> frozenset[SSAValue]:
-        found: frozenset[SSAValue] = frozenset()
-        for result in op.results:
-            found |= self.deps.of(result)
-        return found
+        return "\n".join(
+            [*header, *self.constant_lines, f"micro = micro_kernel({self.element!r})", "", "", *self.function(args)]
+        )
 
     def factor(self, value: SSAValue, ops: list[Operation], slot: str, indent: int) -> None:
         """``ops`` (the factor's own, in program order), then its value into ``slot``."""
@@ -149,7 +124,7 @@ class CpuGemmSource(CpuKernelSource):
             self.op(op, indent)
         self.emit(indent, f"{slot} = {self.name(value)}")
 
-    def epilogue(self, batch: dict[SSAValue, str], sizes: dict[str, str]) -> None:
+    def epilogue(self, batch: dict[SSAValue, str]) -> None:
         """The ops the stores need and the stores, per element of the item."""
         nest, e = self.nest, self.emit
         e(2, "for i_e in range(rows):")

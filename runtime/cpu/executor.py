@@ -6,7 +6,7 @@
 
 ``CompiledProgram`` reads each host ``func.func`` once into a list of steps (allocate,
 launch, view, copy, free, return) and generates each kernel's source
-(``runtime.cpu.codegen``), loading it through the disk cache
+(``runtime.cpu.sources``), loading it through the disk cache
 (``runtime.kernel_cache``): on its first call a kernel is loaded from the cache, after
 the compile helper put it there when it was missing (``runtime.kernel_compiler``).
 
@@ -42,6 +42,7 @@ from runtime.cpu import codegen as codegen_cpu
 from runtime.cpu import threads as cpu_threads
 from runtime.cpu.host_call import call_function
 from runtime.cpu.loop_work import work_counter
+from runtime.cpu.sources import kernel_source
 from runtime.errors import ExecutionError
 from runtime.host_plan import (
     BF16_BITS,
@@ -103,7 +104,7 @@ class CompiledProgram(Executable):
 
     def kernel_source(self, name: str) -> str:
         if name not in self._sources:
-            self._sources[name] = codegen_cpu.kernel_source(self.kernels[name])
+            self._sources[name] = kernel_source(self.kernels[name])
         return self._sources[name]
 
     def kernel_sources(self) -> dict[str, str]:

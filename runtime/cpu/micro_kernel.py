@@ -12,8 +12,8 @@ and adds each product to its accumulator with one rounding (``llvm.fma``, as the
 NumPy calls does). Each accumulator sums its products in increasing ``k``, so the
 result is the same bits on every run and every thread count.
 
-Panels (``codegen_gemm``): ``A``'s is ``kk`` runs of ``MR`` values (the tile's rows at
-one ``k``), ``B``'s ``kk`` runs of ``NR``; ``C`` is a row-major buffer of row length
+Panels (``codegen_gemm``): ``A``'s ``MR`` rows of ``kk`` contiguous values, ``lda``
+apart; ``B``'s ``kk`` runs of ``NR`` values; ``C`` a row-major buffer of row length
 ``ldc``. On an AVX-512 core the f32 tile of 8 x 32 is 16 ``zmm`` accumulators
 (measured: 125 GFLOP/s on one core of the CI machine's Xeon, 0.75 of its FMA peak).
 """
@@ -72,13 +72,20 @@ def micro_kernel(dtype: str) -> Any:
         def start(array: Any, array_type: Any, at: Any) -> Any:
             return builder.gep(context.make_array(array_type)(context, builder, array).data, [at])
 
-        a_ptr, b_ptr, c_ptr = (start(x, t, at) for x, t, at in zip((a, b, c), (signature.args[i] for i in (0, 3, 5)), (a_at, b_at, c_at)))
+        a_ptr, b_ptr, c_ptr = (
+            start(x, t, at) for x, t, at in zip((a, b, c), (signature.args[i] for i in (0, 3, 5)), (a_at, b_at, c_at))
+        )
 
         def vector_at(base: Any, offset: Any) -> Any:
             return builder.bitcast(builder.gep(base, [offset]), vector.as_pointer())
 
-        tile_at = [[builder.add(builder.mul(ldc, constant(r)), constant(v * lanes)) for v in range(per_row)] for r in range(rows)]
-        initial = [[builder.load(vector_at(c_ptr, tile_at[r][v]), align=align) for v in range(per_row)] for r in range(rows)]
+        tile_at = [
+            [builder.add(builder.mul(ldc, constant(r)), constant(v * lanes)) for v in range(per_row)]
+            for r in range(rows)
+        ]
+        initial = [
+            [builder.load(vector_at(c_ptr, tile_at[r][v]), align=align) for v in range(per_row)] for r in range(rows)
+        ]
         entry = builder.block
         body = builder.function.append_basic_block("micro.step")
         done = builder.function.append_basic_block("micro.done")
@@ -91,14 +98,18 @@ def micro_kernel(dtype: str) -> Any:
         b_values = [builder.load(vector_at(b_row, constant(v * lanes)), align=align) for v in range(per_row)]
         a_rows = [builder.gep(a_ptr, [builder.mul(lda, constant(r))]) for r in range(rows)]
         fma = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(vector, [vector] * 3), f"llvm.fma.v{lanes}{'f32' if dtype == 'float32' else 'f64'}"
+            builder.module,
+            ir.FunctionType(vector, [vector] * 3),
+            f"llvm.fma.v{lanes}{'f32' if dtype == 'float32' else 'f64'}",
         )
         undefined = ir.Constant(vector, ir.Undefined)
         splat = ir.Constant(ir.VectorType(ir.IntType(32), lanes), [0] * lanes)
         updated = []
         for r in range(rows):
             value = builder.load(builder.gep(a_rows[r], [k]))
-            broadcast = builder.shuffle_vector(builder.insert_element(undefined, value, ir.Constant(ir.IntType(32), 0)), undefined, splat)
+            broadcast = builder.shuffle_vector(
+                builder.insert_element(undefined, value, ir.Constant(ir.IntType(32), 0)), undefined, splat
+            )
             updated.append([builder.call(fma, [broadcast, b_values[v], accumulators[r][v]]) for v in range(per_row)])
         following = builder.add(k, constant(1))
         k.add_incoming(constant(0), entry)
@@ -121,7 +132,9 @@ def micro_kernel(dtype: str) -> Any:
             builder.store(phi, vector_at(c_ptr, tile_at[r][v]), align=align)
         return context.get_dummy_value()
 
-    def typer(typingctx: Any, a: Any, a_at: Any, lda: Any, b: Any, b_at: Any, c: Any, c_at: Any, ldc: Any, kk: Any) -> Any:
+    def typer(
+        typingctx: Any, a: Any, a_at: Any, lda: Any, b: Any, b_at: Any, c: Any, c_at: Any, ldc: Any, kk: Any
+    ) -> Any:
         return types.void(a, a_at, lda, b, b_at, c, c_at, ldc, kk), codegen
 
     typer.__name__ = f"micro_{dtype}"

@@ -31,7 +31,7 @@ class CpuTarget(Target):
         return True  # NumPy's matmul (runtime/cpu/gemm.py)
 
     def kernel_source(self, tiled: ModuleOp) -> str:
-        from runtime.cpu.codegen import module_source
+        from runtime.cpu.sources import module_source
 
         return module_source(tiled)
 

@@ -148,32 +148,6 @@ class GemmSource(CudaKernelSource):
 
     # -- index spaces -------------------------------------------------------------------
 
-    def extent(self, loops: list[loop.ParallelOp]) -> str:
-        """The product of the loops' trip counts (they count from 0 by 1)."""
-        if not loops:
-            return "1"
-        if len(loops) == 1:
-            return self.name(loops[0].ub)
-        name = self.fresh("n")
-        self.emit(1, f"{name} = {' * '.join(self.name(l.ub) for l in loops)}")
-        return name
-
-    def bind(self, loops: list[loop.ParallelOp], linear: str, indent: int) -> dict[SSAValue, str]:
-        """Names the loops' variables at position ``linear`` of their flattened space
-        (the innermost loop fastest)."""
-        names: dict[SSAValue, str] = {}
-        rest = linear
-        for l in reversed(loops[1:]):
-            iv, q = self.fresh("i"), self.fresh("q")
-            self.emit(indent, f"{iv} = {rest} % {self.name(l.ub)}")
-            self.emit(indent, f"{q} = {rest} // {self.name(l.ub)}")
-            names[l.iv], rest = iv, q
-        if loops:
-            iv = self.fresh("i")
-            self.emit(indent, f"{iv} = {rest}")
-            names[loops[0].iv] = iv
-        return names
-
     def position(self, start: str, role: str, indent: int) -> str:
         """A row (column) of the output to compute: in the ``loop`` variant clamped to
         the last one, so every read stays inside the buffers (see ``epilogue``)."""
@@ -306,7 +280,7 @@ class GemmSource(CudaKernelSource):
         """Per slot: the row it reads, and the factor's ops that do not depend on the
         reduction index, evaluated once for the whole reduction."""
         side.names, side.registers = [], []
-        invariant = [o for o in side.ops if self.nest.reduce.iv not in self.varying(o)]
+        invariant = [o for o in side.ops if self.nest.reduce.iv not in self.deps.of_op(o)]
         for _, row in side.slots:
             at = self.position(f"{start} + {row}", side.role, indent)
             self.names.update(batch)
@@ -320,12 +294,6 @@ class GemmSource(CudaKernelSource):
             self.emit(indent, f"{register} = {self.zero}")
             side.registers.append(register)
 
-    def varying(self, op: Operation) -> frozenset[SSAValue]:
-        found: frozenset[SSAValue] = frozenset()
-        for result in op.results:
-            found |= self.deps.of(result)
-        return found
-
     def stage(self, side: Side, start: str, indent: int) -> None:
         """Loads the staging step at reduction index ``start`` into the side's registers.
         In the ``loop`` variant, slots past the reduction's end are then set to 0 (both
@@ -333,7 +301,7 @@ class GemmSource(CudaKernelSource):
         compile time grows with the branches of a function."""
         k_size = self.sizes["k"]
         reduction = self.nest.reduce.iv
-        varying = [o for o in side.ops if reduction in self.varying(o)]
+        varying = [o for o in side.ops if reduction in self.deps.of_op(o)]
         # more than a load (a convolution's window: an input position from the
         # reduction index, its bounds): a device function per slot, ``outline``
         if len(varying) > 1 and side.element is None:

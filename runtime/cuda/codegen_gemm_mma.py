@@ -206,7 +206,7 @@ class MmaGemmSource(GemmSource):
         assert isinstance(load, loop.LoadOp)  # copyable
         reduction = self.nest.reduce.iv
         axis = next(n for n, i in enumerate(load.indices) if i is reduction)
-        varying = [o for o in side.ops if o is not load and reduction in self.varying(o)]
+        varying = [o for o in side.ops if o is not load and reduction in self.deps.of_op(o)]
         buffer = self.name(load.buffer)
         self.stage_name = "0"
         copies = self.copies[side.name] = []

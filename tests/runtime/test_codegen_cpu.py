@@ -11,6 +11,7 @@ import numpy as np
 import fusec
 from dialects import loop
 from runtime.cpu import codegen as codegen_cpu
+from runtime.cpu import sources as cpu_sources
 from runtime.cpu.executor import CompiledProgram
 from tests.loops.cases import CASES
 from tests.loops.harness import (  # noqa: F401  (kernel_cache is a fixture)
@@ -24,7 +25,7 @@ from tests.loops.harness import (  # noqa: F401  (kernel_cache is a fixture)
 
 
 def sources(name: str, spec: str = "lower-to-loops,map-cpu,plan-memory") -> list[str]:
-    return list(codegen_cpu.module_kernel_sources(lowered(CASES[name].text, spec)).values())
+    return list(cpu_sources.module_kernel_sources(lowered(CASES[name].text, spec)).values())
 
 
 def test_softmax_source_shape():
@@ -57,7 +58,7 @@ def test_float32_constants_are_typed():
 def test_serial_kernels_are_not_compiled_parallel():
     module = lowered(CASES["softmax_rows"].text, "lower-to-loops")
     (kernel,) = [op for op in module.ops if isinstance(op, loop.KernelOp)]
-    assert "prange(" not in codegen_cpu.kernel_source(kernel)
+    assert "prange(" not in cpu_sources.kernel_source(kernel)
     assert codegen_cpu.njit_options(kernel)["parallel"] is False
     module = lowered(CASES["softmax_rows"].text)
     (kernel,) = [op for op in module.ops if isinstance(op, loop.KernelOp)]
@@ -69,8 +70,8 @@ def test_serial_kernels_are_not_compiled_parallel():
 def test_identical_kernels_have_identical_sources():
     """The source depends on what a kernel computes, not on what it is called."""
     text = CASES["softmax_rows"].text
-    a = codegen_cpu.module_kernel_sources(lowered(text))
-    b = codegen_cpu.module_kernel_sources(lowered(text.replace("k0_softmax", "another_name")))
+    a = cpu_sources.module_kernel_sources(lowered(text))
+    b = cpu_sources.module_kernel_sources(lowered(text.replace("k0_softmax", "another_name")))
     assert list(a.values()) == list(b.values())
 
 
@@ -119,7 +120,7 @@ def test_hostile_names_never_reach_the_source(kernel_cache):
     module = lowered(text)
     kernels = [op for op in module.ops if isinstance(op, loop.KernelOp)]
     assert [k.sym_name.data for k in kernels] == [HOSTILE[0]]
-    (src,) = codegen_cpu.module_kernel_sources(module).values()
+    (src,) = cpu_sources.module_kernel_sources(module).values()
     identifiers = set(re.findall(r"[^\W\d]\w*", src))
     allowed = {"import", "math", "numpy", "as", "np", "from", "numba", "prange", "runtime", "cpu_math", *codegen_cpu.CPU_MATH_IMPORTS, "def", "kernel", "for", "in",
                "range", "max", "min", "empty", "dtype", "float32", "exp", "shape", "inf", "item", "Generated", "by",
@@ -132,7 +133,7 @@ def test_hostile_names_never_reach_the_source(kernel_cache):
     assert "'" not in src and '"' not in src and "\\" not in src
     assert src.isascii()
     # The listing quotes names as Python literals, so even it cannot be broken out of.
-    listing = codegen_cpu.module_source(module)
+    listing = cpu_sources.module_source(module)
     assert repr(HOSTILE[0]) in listing
     assert "import os" not in listing.splitlines()
     # And it runs, on the right numbers.
@@ -163,7 +164,7 @@ def test_laned_sums_vectorise_without_reassoc():
 
     module = lowered(CASES["layernorm_rows"].text, "lower-to-loops")  # the serial variant
     (kernel,) = [op for op in module.ops if isinstance(op, loop.KernelOp)]
-    src = codegen_cpu.kernel_source(kernel)
+    src = cpu_sources.kernel_source(kernel)
     assert "lane_start(" in src and "lane_fold_sum(" in src
     namespace: dict = {}
     exec(compile(src, "<layernorm>", "exec"), namespace)
