@@ -57,7 +57,7 @@ class CpuGemmSource(CpuKernelSource):
         self.deps = Dependences(nest.band, nest.reduce)
         self.dtype = numpy_type_name(nest.product.results[0].type)  # np.float32, np.float64
         self.element = self.dtype.removeprefix("np.")
-        self.rows, self.columns, _ = tile(self.element)
+        self.rows, self.columns, self.lanes = tile(self.element)
 
     def source(self) -> str:
         args = self.buffer_arguments()
@@ -115,7 +115,14 @@ class CpuGemmSource(CpuKernelSource):
         self.epilogue(batch)
         header = module_header(self, ["from runtime.cpu.micro_kernel import micro_kernel"])
         return "\n".join(
-            [*header, *self.constant_lines, f"micro = micro_kernel({self.element!r})", "", "", *self.function(args)]
+            [
+                *header,
+                *self.constant_lines,
+                f"micro = micro_kernel({self.element!r}, {self.rows}, {self.columns}, {self.lanes})",
+                "",
+                "",
+                *self.function(args),
+            ]
         )
 
     def factor(self, value: SSAValue, ops: list[Operation], slot: str, indent: int) -> None:

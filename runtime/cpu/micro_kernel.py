@@ -48,15 +48,15 @@ def tile(dtype: str) -> tuple[int, int, int]:
 
 
 @functools.cache
-def micro_kernel(dtype: str) -> Any:
-    """The intrinsic ``micro(a, a_at, lda, b, b_at, c, c_at, ldc, kk)`` of ``dtype``'s
-    tile: ``A``'s rows start at flat element ``a_at`` of ``a``, ``lda`` apart, ``B``'s
+def micro_kernel(dtype: str, rows: int, columns: int, lanes: int) -> Any:
+    """The intrinsic ``micro(a, a_at, lda, b, b_at, c, c_at, ldc, kk)`` of a ``rows x
+    columns`` tile of ``dtype`` in vectors of ``lanes`` (``tile``; the kernel's source
+    names them, so that it alone says what it computes): ``A``'s rows start at flat element ``a_at`` of ``a``, ``lda`` apart, ``B``'s
     panel at ``b_at`` of ``b``, the tile at flat element ``c_at`` of ``c``."""
     from llvmlite import ir
     from numba.core import cgutils, types
     from numba.extending import intrinsic
 
-    rows, columns, lanes = tile(dtype)
     element = ir.FloatType() if dtype == "float32" else ir.DoubleType()
     vector = ir.VectorType(element, lanes)
     align = 4 if dtype == "float32" else 8  # the element's: the panels are not vector-aligned
