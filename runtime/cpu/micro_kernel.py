@@ -51,8 +51,9 @@ def tile(dtype: str) -> tuple[int, int, int]:
 def micro_kernel(dtype: str, rows: int, columns: int, lanes: int) -> Any:
     """The intrinsic ``micro(a, a_at, lda, b, b_at, c, c_at, ldc, kk)`` of a ``rows x
     columns`` tile of ``dtype`` in vectors of ``lanes`` (``tile``; the kernel's source
-    names them, so that it alone says what it computes): ``A``'s rows start at flat element ``a_at`` of ``a``, ``lda`` apart, ``B``'s
-    panel at ``b_at`` of ``b``, the tile at flat element ``c_at`` of ``c``."""
+    names them, so that it alone says what it computes): ``A``'s rows start at flat
+    element ``a_at`` of ``a``, ``lda`` apart, ``B``'s panel at ``b_at`` of ``b``, the
+    tile at flat element ``c_at`` of ``c``."""
     from llvmlite import ir
     from numba.core import cgutils, types
     from numba.extending import intrinsic
