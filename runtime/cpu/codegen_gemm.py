@@ -57,7 +57,7 @@ class CpuGemmSource(CpuKernelSource):
         self.deps = Dependences(nest.band, nest.reduce)
         self.dtype = numpy_type_name(nest.product.results[0].type)  # np.float32, np.float64
         self.element = self.dtype.removeprefix("np.")
-        self.rows, self.columns, self.lanes = tile(self.element)
+        self.rows, self.columns, self.vector_lanes = tile(self.element)
 
     def source(self) -> str:
         args = self.buffer_arguments()
@@ -118,7 +118,7 @@ class CpuGemmSource(CpuKernelSource):
             [
                 *header,
                 *self.constant_lines,
-                f"micro = micro_kernel({self.element!r}, {self.rows}, {self.columns}, {self.lanes})",
+                f"micro = micro_kernel({self.element!r}, {self.rows}, {self.columns}, {self.vector_lanes})",
                 "",
                 "",
                 *self.function(args),
