@@ -82,7 +82,9 @@ class CpuGemmSource(CpuKernelSource):
         e(2, f"cols = min(n_c, {sizes[N]} - n_0)")
         e(2, f"a_p = np.empty({TILE_M * TILE_K}, dtype={dtype})")
         e(2, f"b_p = np.empty(n_c * {TILE_K}, dtype={dtype})")
-        e(2, f"c_t = np.full(({CHUNK_M}, n_c), {self.name(nest.reduce.inits[0])}, dtype={dtype})")
+        # the item's rows up to a whole tile: what the register tile writes
+        e(2, f"rows_t = (rows + {mr - 1}) // {mr} * {mr}")
+        e(2, f"c_t = np.full((rows_t, n_c), {self.name(nest.reduce.inits[0])}, dtype={dtype})")
         batch = self.bind(nest.loops(BATCH), "b_z", 2)
         e(2, f"for k_0 in range(0, {k_n}, {TILE_K}):")
         e(3, f"kk = min({TILE_K}, {k_n} - k_0)")
@@ -94,7 +96,8 @@ class CpuGemmSource(CpuKernelSource):
         self.names[nest.reduce.iv] = "k_v"
         self.factor(nest.b, nest.b_slice, f"b_p[j_b // {nr} * kk * {nr} + k_b * {nr} + j_b % {nr}]", 5)
         e(3, f"for i_0 in range(0, rows, {TILE_M}):")
-        e(4, f"for i_a in range({TILE_M}):")
+        e(4, f"rows_a = min({TILE_M}, rows_t - i_0)")
+        e(4, "for i_a in range(rows_a):")
         self.names.update(batch)
         self.names.update(self.bind(nest.loops(M), f"min(m_0 + i_0 + i_a, {sizes[M]} - 1)", 5))
         reduction = nest.reduce.iv
@@ -106,7 +109,7 @@ class CpuGemmSource(CpuKernelSource):
         self.names[reduction] = "k_w"
         varying = [o for o in nest.a_slice if o not in invariant]
         self.factor(nest.a, varying, "a_p[i_a * kk + k_a]", 6)
-        e(4, f"for i_t in range(0, min({TILE_M}, rows - i_0), {mr}):")
+        e(4, f"for i_t in range(0, rows_a, {mr}):")
         e(5, f"for j_t in range(0, n_c, {nr}):")
         e(
             6,
