@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerAttr
+from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from dialects import loop
+from dialects.gpu.gemm_nest import constant_index
 
 
 def loops_in(block: Block) -> list[loop.LoopOp]:
@@ -27,15 +28,6 @@ def set_mapping(op: loop.LoopOp, kind: loop.MapKind | None) -> None:
         op.properties.pop("map", None)
     else:
         op.properties["map"] = loop.MapAttr(kind)
-
-
-def constant_index(value: SSAValue) -> int | None:
-    owner = value.owner
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr) and isinstance(
-        value.type, IndexType
-    ):
-        return owner.value.value.data
-    return None
 
 
 def sinkable(op: Operation) -> bool:

@@ -66,7 +66,7 @@ class GemmNest:
         """The product of the trip counts of ``role``'s loops, where all are constants."""
         total = 1
         for l in self.loops(role):
-            size = _constant_index(l.ub)
+            size = constant_index(l.ub)
             if size is None:
                 return None
             total *= size
@@ -86,7 +86,8 @@ class GemmNest:
         return "k" if self.reduce.iv in deps.of(loads[0].indices[-1]) else own
 
 
-def _constant_index(value: SSAValue) -> int | None:
+def constant_index(value: SSAValue) -> int | None:
+    """The value of an ``index`` constant, None for any other value."""
     owner = value.owner
     if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr) and isinstance(value.type, IndexType):
         return owner.value.value.data
@@ -169,7 +170,7 @@ def _counts_from_zero(op: Operation, top: Operation) -> bool:
     lb, ub, step = op.operands[:3]
     owner = ub.owner
     outside = not isinstance(owner, Operation) or not _inside(owner, top)
-    return _constant_index(lb) == 0 and _constant_index(step) == 1 and outside
+    return constant_index(lb) == 0 and constant_index(step) == 1 and outside
 
 
 def match(kernel: loop.KernelOp) -> GemmNest | None:

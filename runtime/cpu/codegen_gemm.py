@@ -27,10 +27,11 @@ same bits on every run, serial or threaded.
 
 from __future__ import annotations
 
+from xdsl.dialects import arith
 from xdsl.ir import Operation, SSAValue
 
 from dialects import loop
-from dialects.gpu.gemm_nest import BATCH, Dependences, M, N, match_wide_floats
+from dialects.gpu.gemm_nest import BATCH, Dependences, M, N, constant_index, match_wide_floats
 from runtime.codegen_scalar import CodegenError, numpy_type_name
 from runtime.cpu.codegen import CpuKernelSource, module_header
 from runtime.cpu.micro_kernel import tile
@@ -90,11 +91,16 @@ class CpuGemmSource(CpuKernelSource):
         e(3, f"kk = min({TILE_K}, {k_n} - k_0)")
         e(3, "for k_b in range(kk):")
         e(4, "k_v = k_0 + k_b")
-        e(4, "for j_b in range(n_c):")
         self.names.update(batch)
-        self.names.update(self.bind(nest.loops(N), f"min(n_0 + j_b, {sizes[N]} - 1)", 5))
         self.names[nest.reduce.iv] = "k_v"
-        self.factor(nest.b, nest.b_slice, f"b_p[j_b // {nr} * kk * {nr} + k_b * {nr} + j_b % {nr}]", 5)
+        columns = {l.iv for l in nest.loops(N)}
+        per_k = [o for o in nest.b_slice if not self.deps.of_op(o) & columns]
+        for op in per_k:
+            self.op(op, 4)
+        e(4, "for j_b in range(n_c):")
+        self.names.update(self.bind(nest.loops(N), f"min(n_0 + j_b, {sizes[N]} - 1)", 5))
+        per_column = [o for o in nest.b_slice if o not in per_k]
+        self.factor(nest.b, per_column, f"b_p[j_b // {nr} * kk * {nr} + k_b * {nr} + j_b % {nr}]", 5)
         e(3, f"for i_0 in range(0, rows, {TILE_M}):")
         e(4, f"rows_a = min({TILE_M}, rows_t - i_0)")
         e(4, "for i_a in range(rows_a):")
@@ -104,11 +110,8 @@ class CpuGemmSource(CpuKernelSource):
         invariant = [o for o in nest.a_slice if reduction not in self.deps.of_op(o)]
         for op in invariant:
             self.op(op, 5)
-        e(5, "for k_a in range(kk):")
-        e(6, "k_w = k_0 + k_a")
-        self.names[reduction] = "k_w"
         varying = [o for o in nest.a_slice if o not in invariant]
-        self.factor(nest.a, varying, "a_p[i_a * kk + k_a]", 6)
+        self.pack_a(varying)
         e(4, f"for i_t in range(0, rows_a, {mr}):")
         e(5, f"for j_t in range(0, n_c, {nr}):")
         e(
@@ -134,6 +137,49 @@ class CpuGemmSource(CpuKernelSource):
             self.op(op, indent)
         self.emit(indent, f"{slot} = {self.name(value)}")
 
+    def pack_a(self, varying: list[Operation]) -> None:
+        """Row ``i_a``'s ``kk`` values of the ``a`` factor into ``a_p``: ``varying``
+        are the factor's ops that depend on the reduction.
+
+        Where they split the reduction index ``k`` into ``k // R`` and ``k % R`` by a
+        constant (a convolution's window over ``R`` channels), the values are packed
+        in runs of ``R``: what depends on ``k // R`` alone (the tap, its padding test
+        and its clamped position) once per run, and the run's loop is a contiguous
+        read. Otherwise each value is computed on its own."""
+        e, reduction = self.emit, self.nest.reduce.iv
+        split = run_split(varying, reduction)
+        if split is None:
+            e(5, "for k_a in range(kk):")
+            e(6, "k_w = k_0 + k_a")
+            self.names[reduction] = "k_w"
+            self.factor(self.nest.a, varying, "a_p[i_a * kk + k_a]", 6)
+            return
+        remainder, quotient = split
+        run = self.name(remainder.rhs)
+        e(5, f"for k_h in range(k_0 // {run}, (k_0 + kk + {run} - 1) // {run}):")
+        e(6, f"k_s = k_h * {run}")
+        e(6, "k_lo = max(k_0 - k_s, 0)")
+        e(6, f"k_hi = min(k_0 + kk - k_s, {run})")
+        self.names[remainder.result] = "k_l"
+        if quotient is not None:
+            self.names[quotient.result] = "k_h"
+        within = {reduction, remainder.result}
+        per_run, per_value = [], []
+        for op in varying:
+            if op is remainder or op is quotient:
+                continue
+            inner = any(v in within for v in op.operands)
+            (per_value if inner else per_run).append(op)
+            if inner:
+                within.update(op.results)
+        for op in per_run:
+            self.op(op, 6)
+        e(6, "for k_l in range(k_lo, k_hi):")
+        self.names[reduction] = "k_w"
+        if any(reduction in o.operands for o in per_value):
+            e(7, "k_w = k_s + k_l")
+        self.factor(self.nest.a, per_value, "a_p[i_a * kk + k_s - k_0 + k_l]", 7)
+
     def epilogue(self, batch: dict[SSAValue, str]) -> None:
         """The ops the stores need and the stores, per element of the item."""
         nest, e = self.nest, self.emit
@@ -145,6 +191,17 @@ class CpuGemmSource(CpuKernelSource):
         e(4, f"{self.define(nest.reduce.res[0], 'r')} = c_t[i_e, j_e]")
         for op in nest.epilogue:
             self.op(op, 4)
+
+
+def run_split(ops: list[Operation], k: SSAValue) -> tuple[arith.RemUIOp, arith.DivUIOp | None] | None:
+    """``k % R`` among ``ops`` for a constant ``R > 0``, and ``k // R`` where they hold
+    it too; None where no op takes ``k``'s remainder by a constant."""
+    remainders = [o for o in ops if isinstance(o, arith.RemUIOp) and o.lhs == k and (constant_index(o.rhs) or 0) > 0]
+    if not remainders:
+        return None
+    remainder = remainders[0]
+    quotients = [o for o in ops if isinstance(o, arith.DivUIOp) and o.lhs == k and o.rhs == remainder.rhs]
+    return remainder, quotients[0] if quotients else None
 
 
 def gemm_source(kernel: loop.KernelOp) -> str:
