@@ -132,18 +132,19 @@ GPU_H200 = DeviceModel(
 #: library, docs/pipeline.md, "Kernels on the CPU"); a serial kernel's launch costs some
 #: microseconds (a parallel one, which wakes the thread pool in tens, runs only where its
 #: work pays for that, runtime/cpu/threads.py).
-#: NumPy's OpenBLAS reaches about 140 GFLOP/s of fp32 matmul there (512^3, two cores);
-#: fusec's generated loops (row times row, vectorised, no cache blocking) about 27; its
-#: fused attention kernel recomputes each score row per output column, so it is not
-#: offered on the CPU.
+#: NumPy's OpenBLAS reaches about 250 GFLOP/s of fp32 matmul on the 2-core AVX-512 VM
+#: (1024^3), fusec's generated cache-blocked product (runtime/cpu/codegen_gemm.py) about
+#: 130 there, a convolution's included; sibling matmuls get no register tile (row-times-row
+#: loops, about 25). Its fused attention kernel recomputes each score row per output
+#: column, so it is not offered on the CPU.
 CPU_2CORE = DeviceModel(
     "cpu-2core",
     bandwidth=128 * 2**20 / 11e-3,
     flops=20e9,
     launch_overhead=10e-6,
-    gemm_library=120e9,
-    gemm_generated=25e9,
-    gemm_generated_siblings=25e9,  # the same row-times-row loops, one per matmul
+    gemm_library=250e9,
+    gemm_generated=130e9,
+    gemm_generated_siblings=25e9,  # row-times-row loops, one per matmul: no register tile
 )
 
 #: the device models by name, as the ``device=`` option of ``fuse`` and

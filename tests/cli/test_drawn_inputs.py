@@ -122,7 +122,8 @@ def test_the_suggested_sizes_fit(monkeypatch):
         check_memory(bytes_at, {"N": 100_000}, fixed=["N"])
 
 
-#: runs in a fresh process (arguments: sample, sizes as JSON, --check or not): a run at
+#: runs in a fresh process (arguments: sample, sizes as JSON, --check or not, the matmul
+#: strategy): a run at
 #: half the sizes first, which loads the kernels' variants and starts Numba's threads,
 #: then the resident memory before drawing and its peak since (Linux's VmHWM, reset
 #: there: a peak of the compilation before is not the run's)
@@ -133,8 +134,8 @@ from compiler.memory_check import estimate
 from runtime.process_memory import rss_bytes
 from runtime.reference.interpreter import evaluate
 
-path, sizes, check = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3] == "1"
-program = fusec.compile(path, target="cpu")
+path, sizes, check, matmul = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3] == "1", sys.argv[4]
+program = fusec.compile(path, target="cpu", matmul=matmul)
 program.run("main", program.draw_inputs("main", dims={n: max(1, v // 2) for n, v in sizes.items()}))
 bytes_at = estimate(program, "main", reference=check, unfused=False, drawn=[p.name for p in program.params("main")])
 with open("/proc/self/clear_refs", "w") as clear:
@@ -151,20 +152,21 @@ print(json.dumps({"estimate": bytes_at(sizes).total, "measured": peak - base}))
 
 
 @pytest.mark.parametrize(
-    "sample, sizes, check",
+    "sample, sizes, check, matmul",
     [
-        ("softmax", {"B": 8192, "N": 2048}, False),
-        ("resnet_block", {"N": 8, "H": 56, "W": 56}, False),
-        ("resnet_block", {"N": 4, "H": 56, "W": 56}, True),
-        ("mlp", {"T": 2048, "D": 768, "F": 3072}, True),
+        ("softmax", {"B": 8192, "N": 2048}, False, "auto"),
+        # the library strategy's im2col buffer is among the plan's buffers
+        ("resnet_block", {"N": 8, "H": 56, "W": 56}, False, "library"),
+        ("resnet_block", {"N": 4, "H": 56, "W": 56}, True, "library"),
+        ("mlp", {"T": 2048, "D": 768, "F": 3072}, True, "auto"),
     ],
 )
 @pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="measures through Linux's /proc")
-def test_the_estimate_is_near_the_measured_peak(sample, sizes, check, tmp_path):
+def test_the_estimate_is_near_the_measured_peak(sample, sizes, check, matmul, tmp_path):
     """Within a factor of 1.5 either way of what the process grew by (its arrays, the
     allocator's and BLAS's own slack)."""
     out = subprocess.run(
-        [sys.executable, "-c", _MEASURE, str(ROOT / "samples" / f"{sample}.tdsl"), json.dumps(sizes), str(int(check))],
+        [sys.executable, "-c", _MEASURE, str(ROOT / "samples" / f"{sample}.tdsl"), json.dumps(sizes), str(int(check)), matmul],
         capture_output=True, text=True, timeout=600, check=False, cwd=ROOT,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
