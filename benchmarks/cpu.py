@@ -342,7 +342,6 @@ import sys, json, statistics, time
 import numpy as np, torch, torch.nn.functional as F
 sys.path.insert(0, sys.argv[1])
 import fusec
-from runtime.inputs import draw_inputs
 def bn(x, m, v, g, b):
     return F.batch_norm(x, m, v, g, b, False, 0.0, 1e-5)
 def block(x, w1, m1, v1, g1, b1, w2, m2, v2, g2, b2):
@@ -350,7 +349,7 @@ def block(x, w1, m1, v1, g1, b1, w2, m2, v2, g2, b2):
 def chain(x, w, m, v, g, b):
     return F.max_pool2d(F.relu(bn(F.conv2d(x, w, padding=1), m, v, g, b)), 2)
 program = fusec.compile(sys.argv[2], target="numpy")
-arrays = draw_inputs(program.params("main"), {}, json.loads(sys.argv[3]), 0, "main")
+arrays = program.draw_inputs("main", dims=json.loads(sys.argv[3]))
 tensors = [torch.from_numpy(a).permute(0, 3, 1, 2) if a.ndim == 4 and i == 0 else
            torch.from_numpy(a).permute(3, 2, 0, 1).contiguous(memory_format=torch.channels_last) if a.ndim == 4 else
            torch.from_numpy(a) for i, a in enumerate(arrays)]
@@ -374,8 +373,6 @@ def blas_rate() -> float:
 
 
 def conv_table(runs: int) -> str:
-    from runtime.inputs import draw_inputs
-
     rate = blas_rate()
     lines = [
         f"convolution samples, f32 NHWC, median ms of {runs} runs, {len(os.sched_getaffinity(0))} cores; "
@@ -391,7 +388,7 @@ def conv_table(runs: int) -> str:
         for name, options in (("fused", {}), ("library", {"matmul": "library"}), ("generated", {"matmul": "generated"}),
                               ("unfused", {"fuse": False})):
             program = fusec.compile(path, target="cpu", **options)
-            arrays = arrays or draw_inputs(program.params("main"), {}, dims, 0, "main")
+            arrays = arrays or program.draw_inputs("main", dims=dims)
             row[name] = median_ms(lambda: program.main(*arrays), runs)
         floor = flops / rate * 1e3
         try:
@@ -477,12 +474,11 @@ def models_table(runs: int) -> str:
 
 
 def resnet_row(n: int, runs: int) -> str:
-    """The ResNet basic block sample at N=n, 56x56x64, against PyTorch's (TORCH_CONV)."""
-    from runtime.inputs import draw_inputs
-
+    """The ResNet basic block sample at N=n, 56x56x64, against PyTorch's (TORCH_CONV): the
+    inputs drawn as the sample's ``# draw:`` lines say (a batch norm's variance positive)."""
     path, dims = ROOT / "samples" / "resnet_block.tdsl", {"N": n, "H": 56, "W": 56}
     program = fusec.compile(path, target="cpu")
-    arrays = draw_inputs(program.params("main"), {}, dims, 0, "main")
+    arrays = program.draw_inputs("main", dims=dims)
     fused_ms = median_ms(lambda: program.main(*arrays), runs)
     torch_ms = [
         float(subprocess.run([sys.executable, "-c", TORCH_CONV, str(ROOT), str(path), json.dumps(dims), str(runs), *mode],
@@ -549,7 +545,8 @@ def main() -> None:
         "models": lambda: models_table(max(3, args.runs // 3)),
         "warm": warm_start_table,
     }
-    print("\n\n".join(tables[name]() for name in TABLES if name in chosen))
+    for name in (n for n in TABLES if n in chosen):  # each as it is done: a long run shows its progress
+        print(tables[name](), end="\n\n", flush=True)
 
 
 if __name__ == "__main__":

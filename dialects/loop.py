@@ -154,9 +154,12 @@ CPU_SCHEDULE = "cpu.schedule"
 
 class CpuSchedule(StrEnum):
     """The CPU's schedules: ``gemm``, a matmul nest as a cache-blocked matrix product
-    with a register tile (``runtime/cpu/codegen_gemm.py``)."""
+    with a register tile (``runtime/cpu/codegen_gemm.py``); ``flash``, an attention
+    kernel with an online softmax, its products on that tile
+    (``runtime/cpu/codegen_flash.py``)."""
 
     GEMM = "gemm"
+    FLASH = "flash"
 
 
 @irdl_attr_definition

@@ -48,7 +48,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
 
 from dialects import loop
 from dialects.tensor_types import NUMPY_DTYPES, dtype_name, is_half_float
@@ -245,6 +245,31 @@ class ScalarSource:
             self.emit(indent, f"{iv} = {rest}")
             names[loops[0].iv] = iv
         return names
+
+    def ops_needed(self, wanted: Sequence[SSAValue], known: set[SSAValue]) -> list[Operation]:
+        """The ops that compute ``wanted`` from the values of ``known``, in an order that
+        defines each value before its use (the flash kernels evaluate an index map or a
+        score's modification at indices of their own)."""
+        done: set[Operation] = set()
+        order: list[Operation] = []
+
+        def visit(value: SSAValue) -> None:
+            if value in known:
+                return
+            if isinstance(value, BlockArgument):
+                raise CodegenError(f"an index the kernel's schedule does not give: {value}")
+            assert isinstance(value, OpResult)  # a value is a block's argument or an op's result
+            op = value.owner
+            if op in done:
+                return
+            for operand in op.operands:
+                visit(operand)
+            done.add(op)
+            order.append(op)
+
+        for value in wanted:
+            visit(value)
+        return order
 
     def buffer_arguments(self) -> list[str]:
         """Names the kernel's buffer arguments ``a0, a1, ...``."""

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, FloatAttr, IndexType, IntegerAttr, IntegerType
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, IntegerType
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
 from dialects import loop
@@ -327,8 +327,6 @@ def _with_roles(kernel, band, column, keys, scores, q, k, logits, raw, pv, v, ou
     inputs = set(kernel.inputs)
     loads = [q, k, v, *[o for o in logits.body.block.ops if isinstance(o, loop.LoadOp)][1:]]
     if not all(o.buffer in inputs for o in loads) or out.buffer in inputs:
-        return None
-    if any(not isinstance(o.result.type, BFloat16Type | Float16Type | Float32Type) for o in (q, k, v)):
         return None
     groups = [l for l in band if l is not row and l is not column]
     head_dim, value_dim = constant_value(scores.ub), constant_value(column.ub)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerType, MemRefType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import DYNAMIC_INDEX, Float32Type, Float64Type, IntegerType, MemRefType, ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
@@ -35,7 +35,15 @@ from xdsl.rewriter import InsertPoint
 from dialects import loop
 from dialects.gpu.gemm_nest import match_wide_floats
 from dialects.loop import CPU_SCHEDULE, CpuSchedule
-from passes.loop_nests import collapse, constant_index, contains_loops, defined_outside, loops_in, set_mapping
+from passes.loop_nests import (
+    collapse,
+    constant_index,
+    contains_loops,
+    defined_outside,
+    loops_in,
+    match_flash,
+    set_mapping,
+)
 
 
 def map_inner(block: Block) -> None:
@@ -177,13 +185,28 @@ def interchange_reductions(block: Block, depth: int = 0) -> None:
         interchange_reductions(op.body.block, depth + 1)
 
 
+def _wide_float_attention(kernel: loop.KernelOp) -> bool:
+    """Whether ``kernel`` is attention (its heads split out of a merged band loop) whose
+    queries, keys, values and output are all ``f32`` or all ``f64``."""
+    attention = match_flash(kernel)
+    if attention is None:
+        return False
+    types = {v.type for v in (attention.q.result, attention.k.result, attention.v.result, attention.out.value)}
+    return len(types) == 1 and isinstance(next(iter(types)), Float32Type | Float64Type)
+
+
 def map_kernel_cpu(
     kernel: loop.KernelOp, collapse_outer: bool = True, interchange: bool = True, gemm: bool = True
 ) -> None:
+    schedule = None
     if gemm and match_wide_floats(kernel) is not None:
-        # a cache-blocked product with a register tile: its items are spread over the
-        # cores, not its loops (the outer one stays ``prange``: the kernel is threaded)
-        kernel.attributes[CPU_SCHEDULE] = StringAttr(CpuSchedule.GEMM.value)
+        schedule = CpuSchedule.GEMM
+    elif gemm and _wide_float_attention(kernel):
+        schedule = CpuSchedule.FLASH
+    if schedule is not None:
+        # work items on a register tile: they are spread over the cores, not the
+        # loops (the outer one stays ``prange``: the kernel is threaded)
+        kernel.attributes[CPU_SCHEDULE] = StringAttr(schedule.value)
         for op in loops_in(kernel.body.block):
             set_mapping(op, loop.MapKind.PRANGE)
             map_inner(op.body.block)
@@ -203,8 +226,8 @@ def map_kernel_cpu(
 @dataclass(frozen=True)
 class MapCpuPass(ModulePass):
     """Marks each kernel's outer loops ``prange`` and its innermost loops ``vector``;
-    a matmul nest of ``f32`` or ``f64`` factors gets the ``gemm`` schedule instead
-    (``gemm=false``: mapped as any nest)."""
+    a matmul nest of ``f32`` or ``f64`` factors gets the ``gemm`` schedule instead, an
+    attention kernel of them ``flash`` (``gemm=false``: both mapped as any nest)."""
 
     name = "map-cpu"
 

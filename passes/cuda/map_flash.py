@@ -2,14 +2,8 @@
 as one thread block per (batch, head, tile of query rows), keys and values streamed
 through shared memory with an online softmax (``runtime.cuda.codegen_flash``).
 
-Before matching, a band loop whose index is only ever split as ``%i / C`` and
-``%i % C`` (a head merge: the output's columns ``h * Dv + c``) becomes two loops,
-``%h`` over ``E / C`` and ``%c`` over ``C``: the heads then are a group of the band
-and the columns a loop of their own, as attention needs them.
-
-    loop.parallel %x = 0 to 256 {          loop.parallel %h = 0 to 4 {
-      %c = arith.remui %x, 64        ->      loop.parallel %c = 0 to 64 {
-      %h = arith.divui %x, 64                  %x = %h * 64 + %c   (only if %x has other uses)
+Before matching, a band loop that merges heads becomes two loops
+(``passes.loop_nests.split_heads``).
 
 The mapping written: ``gpu.schedule = "flash"``, ``gpu.threads``, ``gpu.per_thread``
 (query rows a thread) and ``gpu.tile = [rows, keys]``; the band's group and row loops
@@ -25,86 +19,21 @@ the score modification is a causal mask (``dialects.gpu.attention.causal``),
 
 from __future__ import annotations
 
-from xdsl.builder import Builder
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, StringAttr, UnitAttr, i64
-from xdsl.rewriter import InsertPoint
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    IntegerAttr,
+    StringAttr,
+    UnitAttr,
+    i64,
+)
 
 from dialects import loop
-from dialects.gpu.attention import Attention, band_of, causal, choose_mma_tiles, choose_tiles, constant_value, match
+from dialects.gpu.attention import Attention, causal, choose_mma_tiles, choose_tiles
 from dialects.gpu.mapping import CAUSAL, MMA, MMA_TYPES, PER_THREAD, SCHEDULE, THREADS, TILE, Schedule
-from passes.loop_nests import loops_in, set_mapping
-
-
-def _head_split(l: loop.ParallelOp) -> int | None:
-    """The divisor ``C`` when ``l``'s index is used as ``/ C`` and ``% C`` (and the
-    extent is a multiple of ``C`` greater than it), else None."""
-    extent = constant_value(l.ub)
-    divisors = {
-        constant_value(u.operation.rhs)
-        for u in l.iv.uses
-        if isinstance(u.operation, arith.DivUIOp | arith.RemUIOp) and u.operation.lhs is l.iv
-    }
-    if len(divisors) != 1 or not isinstance(extent, int):
-        return None
-    (divisor,) = divisors
-    if not isinstance(divisor, int) or divisor <= 1 or extent <= divisor or extent % divisor:
-        return None
-    return divisor
-
-
-def split_heads(top: loop.ParallelOp) -> bool:
-    """Splits each band loop of ``top`` that merges heads (module docstring); returns
-    whether one was split."""
-    split = False
-    for l in band_of(top):
-        divisor = _head_split(l)
-        if divisor is None:
-            continue
-        extent = constant_value(l.ub)
-        assert isinstance(extent, int)  # as _head_split found it
-        before = Builder(InsertPoint.before(top))  # the kernel's top loop, split or not
-        heads = before.insert(arith.ConstantOp(IntegerAttr(extent // divisor, IndexType())))
-        width = before.insert(arith.ConstantOp(IntegerAttr(divisor, IndexType())))
-        outer = loop.ParallelOp(l.lb, heads.result, l.step)
-        inner = loop.ParallelOp(l.lb, width.result, l.step)
-        outer.body.block.add_op(inner)
-        body = inner.body.block
-        for use in list(l.iv.uses):
-            op = use.operation
-            if isinstance(op, arith.DivUIOp | arith.RemUIOp) and op.lhs is l.iv:
-                op.result.replace_all_uses_with(outer.iv if isinstance(op, arith.DivUIOp) else inner.iv)
-                op.detach()
-                op.erase()
-        if l.iv.uses:
-            scaled = arith.MuliOp(outer.iv, width.result)
-            merged = arith.AddiOp(scaled.result, inner.iv)
-            body.add_ops([scaled, merged])
-            l.iv.replace_all_uses_with(merged.result)
-        for op in list(l.body.block.ops):
-            op.detach()
-            body.add_op(op)
-        block = l.parent_block()
-        assert block is not None  # a loop of the band, in the kernel
-        block.insert_op_before(outer, l)
-        if l is top:  # (a merge of batch and rows: the top loop itself)
-            top = outer
-        l.detach()
-        l.erase()
-        split = True
-    return split
-
-
-def match_flash(kernel: loop.KernelOp) -> Attention | None:
-    """The kernel's attention pieces, its heads split out of a merged band loop first."""
-    found = match(kernel)
-    if found is not None:
-        return found
-    top = loops_in(kernel.body.block)
-    if len(top) == 1 and isinstance(top[0], loop.ParallelOp) and split_heads(top[0]):
-        return match(kernel)
-    return None
-
+from passes.loop_nests import match_flash, set_mapping
 
 #: the ``gpu.mma`` types the flash kernel stages (``runtime/cuda/codegen_flash_mma.py``):
 #: both halves, ``bf16`` as its bits (``codegen_gemm_mma.TILE_STORAGE``)
@@ -119,11 +48,16 @@ def tensor_core_type(attention: Attention) -> str | None:
     return half if half in FLASH_MMA else None
 
 
+def _computed_in_float32(load: loop.LoadOp) -> bool:
+    """Whether the kernel computes ``load``'s values in float32 (``f32``, ``f16``, ``bf16``)."""
+    return isinstance(load.result.type, BFloat16Type | Float16Type | Float32Type)
+
+
 def map_flash(kernel: loop.KernelOp) -> bool:
     """Maps an attention kernel ``flash``; False (the kernel unchanged but for a
     head split, which keeps its meaning) where it is not one or no tile fits."""
     attention = match_flash(kernel)
-    if attention is None:
+    if attention is None or not all(_computed_in_float32(load) for load in (attention.q, attention.k, attention.v)):
         return False
     half = tensor_core_type(attention)
     mma_tiles = choose_mma_tiles(attention.head_dim, attention.value_dim) if half else None

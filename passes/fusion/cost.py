@@ -135,8 +135,8 @@ GPU_H200 = DeviceModel(
 #: NumPy's OpenBLAS reaches about 250 GFLOP/s of fp32 matmul on the 2-core AVX-512 VM
 #: (1024^3), fusec's generated cache-blocked product (runtime/cpu/codegen_gemm.py) about
 #: 130 there, a convolution's included; sibling matmuls get no register tile (row-times-row
-#: loops, about 25). Its fused attention kernel recomputes each score row per output
-#: column, so it is not offered on the CPU.
+#: loops, about 25); its flash attention kernel (runtime/cpu/codegen_flash.py) about 130
+#: unmasked and 170 under a causal mask, the skipped half counted as the model counts it.
 CPU_2CORE = DeviceModel(
     "cpu-2core",
     bandwidth=128 * 2**20 / 11e-3,
@@ -145,6 +145,7 @@ CPU_2CORE = DeviceModel(
     gemm_library=250e9,
     gemm_generated=130e9,
     gemm_generated_siblings=25e9,  # row-times-row loops, one per matmul: no register tile
+    attention_generated=160e9,
 )
 
 #: the device models by name, as the ``device=`` option of ``fuse`` and

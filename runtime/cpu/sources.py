@@ -1,6 +1,7 @@
 """Every CPU kernel's source, by the schedule ``map-cpu`` gave it: a cache-blocked matrix
-product (``codegen_gemm``, ``cpu.schedule = "gemm"``) or the loop nest as mapped
-(``codegen``, whose pieces the other builds on)."""
+product (``codegen_gemm``, ``cpu.schedule = "gemm"``), an attention kernel
+(``codegen_flash``, ``"flash"``) or the loop nest as mapped (``codegen``, whose pieces
+the others build on)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,18 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from dialects import loop
 from dialects.loop import CPU_SCHEDULE, CpuSchedule
 from runtime.cpu.codegen import CpuKernelSource
+from runtime.cpu.codegen_flash import flash_source
 from runtime.cpu.codegen_gemm import gemm_source
+
+#: the generator of each schedule's kernels
+GENERATORS = {CpuSchedule.GEMM: gemm_source, CpuSchedule.FLASH: flash_source}
 
 
 def kernel_source(kernel: loop.KernelOp) -> str:
     """The Python source of one kernel: a module defining ``kernel(a0, a1, ...)``."""
-    if kernel.attributes.get(CPU_SCHEDULE) == StringAttr(CpuSchedule.GEMM.value):
-        return gemm_source(kernel)
+    schedule = kernel.attributes.get(CPU_SCHEDULE)
+    if isinstance(schedule, StringAttr):
+        return GENERATORS[CpuSchedule(schedule.data)](kernel)
     return CpuKernelSource(kernel).source()
 
 

@@ -41,7 +41,7 @@ from collections.abc import Sequence
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import ArrayAttr, BFloat16Type, Float16Type, Float32Type, IntegerAttr
-from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from dialects import loop
 from dialects.gpu.attention import Attention, FlashTiles, match
@@ -130,28 +130,9 @@ class FlashSourceBase(ScalarSource):
         return [self.name(v) for v in wanted]
 
     def band_ops(self, wanted: Sequence[SSAValue], bound: set[SSAValue]) -> list[Operation]:
-        """The ops inside the band that ``wanted`` needs, in an order that defines each
-        value before its use, given the values of ``bound`` and those of the whole kernel."""
-        done: set[Operation] = set()
-        order: list[Operation] = []
-
-        def visit(value: SSAValue) -> None:
-            if value in bound or value in self.top:
-                return
-            if isinstance(value, BlockArgument):
-                raise CodegenError(f"flash: an index no block or thread gives: {value}")
-            assert isinstance(value, OpResult)  # a value is a block's argument or an op's result
-            op = value.owner
-            if op in done:
-                return
-            for operand in op.operands:
-                visit(operand)
-            done.add(op)
-            order.append(op)
-
-        for value in wanted:
-            visit(value)
-        return order
+        """The ops inside the band that ``wanted`` needs, given the values of ``bound``
+        and those of the whole kernel."""
+        return self.ops_needed(wanted, bound | self.top)
 
     def copier(self, load: loop.LoadOp, ivs: tuple[SSAValue, SSAValue]) -> tuple[str, list[str]]:
         """A device function ``name(x, y, first, limit, ...)``, written once per load:
