@@ -2,18 +2,17 @@
 cache-blocked matrix product whose operands, prologue and epilogue come from the loop
 IR, its core the register tile of ``runtime/cpu/micro_kernel.py``.
 
-The output is cut into items of ``CHUNK_M`` rows by ``TILE_N`` columns, one batch index
-each, spread over the cores (``prange``). An item keeps its sums in a buffer of its own
-(``CHUNK_M x TILE_N``, started at the reduction's initial value) and walks the reduction
-``TILE_K`` steps at a time:
-
-1. it packs ``TILE_K`` rows of the ``b`` factor for its columns into panels of ``NR``
-   columns (``NR`` values a step, contiguous), each value through the factor's own ops
-   in the loop IR: its load at its index map, casts, any prologue;
-2. per ``TILE_M`` of its rows, it packs the ``a`` factor the same way, each row's
-   ``TILE_K`` values contiguous (a convolution's window is read here, through its index
-   map: no im2col buffer), then runs the register tile over every ``MR x NR`` piece of
-   the block.
+First the ``b`` factor is packed, once, in parallel: per batch index, column tile of
+``TILE_N`` columns and block of ``TILE_K`` reduction steps, into panels of ``NR`` columns
+(``NR`` values a step, contiguous), each value through the factor's own ops in the loop
+IR: its load at its index map, casts, any prologue. Then the output is cut into items of
+up to ``CHUNK_M`` rows (fewer where there would be fewer than ``ITEMS`` items) by ``TILE_N`` columns, one batch index each, spread over the cores
+(``prange``). An item keeps its sums in a buffer of its own (started at the reduction's
+initial value) and walks the reduction ``TILE_K`` steps at a time: per ``TILE_M`` of its
+rows, it packs the ``a`` factor the same way, each row's ``TILE_K`` values contiguous (a
+convolution's window is read here, through its index map: no im2col buffer; a window's
+channels are copied a run at a time, ``pack_a``), then runs the register tile over every
+``MR x NR`` piece of the block against the packed ``b`` panels.
 
 Then the epilogue, per element of the item: every op of the loop IR the stores need
 (bias, activation, residual, casts, the output's index map), with the element's sum for
@@ -44,6 +43,10 @@ TILE_K = 256
 TILE_N = 256
 #: rows of an item, its share of the cores' work
 CHUNK_M = 4 * TILE_M
+#: the items a product is cut into at least, rows allowing (an item has at least 4 tiles'
+#: rows): four a thread on 16 cores. A constant, not the thread count: a kernel that calls
+#: Numba's ``get_num_threads`` cannot be cached
+ITEMS = 64
 
 
 class CpuGemmSource(CpuKernelSource):
@@ -71,36 +74,51 @@ class CpuGemmSource(CpuKernelSource):
         k_n = self.name(nest.reduce.ub)
         mr, nr, dtype = self.rows, self.columns, self.dtype
         e(1, f"n_c = min({TILE_N}, ({sizes[N]} + {nr - 1}) // {nr} * {nr})")
-        e(1, f"chunks_m = ({sizes[M]} + {CHUNK_M - 1}) // {CHUNK_M}")
         e(1, "tiles_n = (" + sizes[N] + " + n_c - 1) // n_c if n_c > 0 else 0")
-        e(1, f"for t_p in prange({sizes[BATCH]} * chunks_m * tiles_n):")
+        # 1. the b factor, packed once: a panel per (batch, column tile, block of k)
+        e(1, f"kblocks = ({k_n} + {TILE_K - 1}) // {TILE_K}")
+        e(1, f"b_all = np.empty({sizes[BATCH]} * tiles_n * {k_n} * n_c, dtype={dtype})")
+        e(1, f"for t_p in prange({sizes[BATCH]} * tiles_n * kblocks):")
         # a prange index is unsigned in Numba's parallel lowering: int64 before arithmetic
         e(2, "t_i = np.int64(t_p)")
+        e(2, "b_z = t_i // (tiles_n * kblocks)")
+        e(2, "n_0 = t_i // kblocks % tiles_n * n_c")
+        e(2, f"k_0 = t_i % kblocks * {TILE_K}")
+        e(2, f"kk = min({TILE_K}, {k_n} - k_0)")
+        e(2, f"b_at = (t_i // kblocks * {k_n} + k_0) * n_c")
+        self.names.update(self.bind(nest.loops(BATCH), "b_z", 2))
+        e(2, "for k_b in range(kk):")
+        e(3, "k_v = k_0 + k_b")
+        self.names[nest.reduce.iv] = "k_v"
+        columns = {l.iv for l in nest.loops(N)}
+        per_k = [o for o in nest.b_slice if not self.deps.of_op(o) & columns]
+        for op in per_k:
+            self.op(op, 3)
+        e(3, "for j_b in range(n_c):")
+        self.names.update(self.bind(nest.loops(N), f"min(n_0 + j_b, {sizes[N]} - 1)", 4))
+        per_column = [o for o in nest.b_slice if o not in per_k]
+        self.factor(nest.b, per_column, f"b_all[b_at + j_b // {nr} * kk * {nr} + k_b * {nr} + j_b % {nr}]", 4)
+        # 2. the items: fewer rows than CHUNK_M where there would be fewer than ITEMS (the
+        # rows an item takes change no sum's order)
+        e(1, f"per_item = ({sizes[BATCH]} * tiles_n * {sizes[M]} + {ITEMS - 1}) // {ITEMS}")
+        e(1, f"chunk_m = min({CHUNK_M}, max({4 * mr}, (per_item + {mr - 1}) // {mr} * {mr}))")
+        e(1, f"chunks_m = ({sizes[M]} + chunk_m - 1) // chunk_m")
+        e(1, f"for t_p in prange({sizes[BATCH]} * chunks_m * tiles_n):")
+        e(2, "t_i = np.int64(t_p)")
         e(2, "b_z = t_i // (chunks_m * tiles_n)")
-        e(2, f"m_0 = (t_i // tiles_n) % chunks_m * {CHUNK_M}")
-        e(2, "n_0 = t_i % tiles_n * n_c")
-        e(2, f"rows = min({CHUNK_M}, {sizes[M]} - m_0)")
+        e(2, "m_0 = (t_i // tiles_n) % chunks_m * chunk_m")
+        e(2, "t_n = t_i % tiles_n")
+        e(2, "n_0 = t_n * n_c")
+        e(2, f"rows = min(chunk_m, {sizes[M]} - m_0)")
         e(2, f"cols = min(n_c, {sizes[N]} - n_0)")
         e(2, f"a_p = np.empty({TILE_M * TILE_K}, dtype={dtype})")
-        e(2, f"b_p = np.empty(n_c * {TILE_K}, dtype={dtype})")
         # the item's rows up to a whole tile: what the register tile writes
         e(2, f"rows_t = (rows + {mr - 1}) // {mr} * {mr}")
         e(2, f"c_t = np.full((rows_t, n_c), {self.name(nest.reduce.inits[0])}, dtype={dtype})")
         batch = self.bind(nest.loops(BATCH), "b_z", 2)
         e(2, f"for k_0 in range(0, {k_n}, {TILE_K}):")
         e(3, f"kk = min({TILE_K}, {k_n} - k_0)")
-        e(3, "for k_b in range(kk):")
-        e(4, "k_v = k_0 + k_b")
-        self.names.update(batch)
-        self.names[nest.reduce.iv] = "k_v"
-        columns = {l.iv for l in nest.loops(N)}
-        per_k = [o for o in nest.b_slice if not self.deps.of_op(o) & columns]
-        for op in per_k:
-            self.op(op, 4)
-        e(4, "for j_b in range(n_c):")
-        self.names.update(self.bind(nest.loops(N), f"min(n_0 + j_b, {sizes[N]} - 1)", 5))
-        per_column = [o for o in nest.b_slice if o not in per_k]
-        self.factor(nest.b, per_column, f"b_p[j_b // {nr} * kk * {nr} + k_b * {nr} + j_b % {nr}]", 5)
+        e(3, f"b_at = ((b_z * tiles_n + t_n) * {k_n} + k_0) * n_c")
         e(3, f"for i_0 in range(0, rows, {TILE_M}):")
         e(4, f"rows_a = min({TILE_M}, rows_t - i_0)")
         e(4, "for i_a in range(rows_a):")
@@ -116,7 +134,7 @@ class CpuGemmSource(CpuKernelSource):
         e(5, f"for j_t in range(0, n_c, {nr}):")
         e(
             6,
-            "micro(a_p, np.int64(i_t * kk), kk, b_p, np.int64(j_t * kk), c_t, np.int64((i_0 + i_t) * n_c + j_t), n_c, kk)",
+            "micro(a_p, np.int64(i_t * kk), kk, b_all, np.int64(b_at + j_t * kk), c_t, np.int64((i_0 + i_t) * n_c + j_t), n_c, kk)",
         )
         self.epilogue(batch)
         header = module_header(self, ["from runtime.cpu.micro_kernel import micro_kernel"])
@@ -164,7 +182,8 @@ class CpuGemmSource(CpuKernelSource):
         if quotient is not None:
             self.names[quotient.result] = "k_h"
         within = {reduction, remainder.result}
-        per_run, per_value = [], []
+        per_run: list[Operation] = []
+        per_value: list[Operation] = []
         for op in varying:
             if op is remainder or op is quotient:
                 continue

@@ -1,10 +1,10 @@
 // RUN: fusec-opt %s -p fuse | filecheck %s --check-prefix=LIBRARY
 // RUN: fusec-opt %s -p 'fuse{library=false}' | filecheck %s --check-prefix=GPU
-// RUN: fusec-opt %s -p 'fuse{device=cpu-2core library=false}' | filecheck %s --check-prefix=LIBRARY
+// RUN: fusec-opt %s -p 'fuse{device=cpu-2core library=false}' | filecheck %s --check-prefix=GPU
 // Sibling matmuls (Q, K, V projections of one input) share a kernel where they can run as
 // calls of the GEMM library, or where the device's generated kernel of several matmuls is
-// as fast as its tiled GEMM (the CPU). Without the library on the GPU, one kernel of them
-// would have no tiled GEMM: each projection keeps its own.
+// as fast as its tiled GEMM (no device now). Without the library, one kernel of them would
+// have no tiled GEMM (the GPU's, the CPU's register tile): each projection keeps its own.
 
 !x = tensor<?x?xf16, ["T", "D"]>
 !w = tensor<?x?xf16, ["D", "F"]>
