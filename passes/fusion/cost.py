@@ -85,8 +85,9 @@ class DeviceModel:
         """The model of matmuls whose factors are of type ``element``: the half rates
         for ``f16`` and ``bf16`` where the device has them (tensor cores take both, in
         the generated GEMM and attention kernels alike, and cuBLAS has a bfloat16 GEMM:
-        runtime/cuda/gemm.py). A device without half rates (the CPU: NumPy has no
-        bfloat16 GEMM, fusec widens the factors) keeps ``f32``'s."""
+        runtime/cuda/gemm.py; on the CPU NumPy has no bfloat16 GEMM, fusec widens the
+        factors, and its register tile takes no half floats). A device without half
+        rates keeps ``f32``'s."""
         if self.half is None or not isinstance(element, Float16Type | BFloat16Type):
             return self
         rates = self.half
@@ -146,6 +147,10 @@ CPU_2CORE = DeviceModel(
     gemm_generated=130e9,
     gemm_generated_siblings=25e9,  # row-times-row loops, one per matmul: no register tile
     attention_generated=160e9,
+    # half factors: the BLAS on factors widened to f32; the register tile and the flash
+    # kernel take f32 and f64 only, so a generated product is the loop nest and no fused
+    # attention kernel is offered
+    half=HalfRates(gemm_library=250e9, gemm_generated=25e9, attention_generated=0.0),
 )
 
 #: the device models by name, as the ``device=`` option of ``fuse`` and
