@@ -38,10 +38,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 # fusec first: it sets how long idle BLAS workers spin, which OpenBLAS reads when NumPy
-# loads (docs/reference.md, Environment); the NumPy baseline runs with it too
-import numpy as np  # noqa: E402
+# loads (docs/reference.md, Environment); the NumPy baseline runs with it too. (NumPy
+# imported first, as this file did until the tables of docs/pipeline.md's "The models",
+# left OpenBLAS's 0.1 s spin: its threads took the cores from fusec's kernels after each
+# library call, 1024^3 generated 19.9 ms against 11.5.)
+import fusec  # noqa: E402  isort: skip
 
-import fusec  # noqa: E402
+import numpy as np  # noqa: E402
 
 
 def np_sincos(x):

@@ -18,9 +18,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np
+# fusec before NumPy: it sets how long idle BLAS workers spin, which OpenBLAS reads as NumPy loads (docs/reference.md, Environment)
+import fusec  # isort: skip
 
-import fusec
+import numpy as np
 
 #: name: (the program's expression of x, NumPy's, whether x must be positive)
 CASES = {

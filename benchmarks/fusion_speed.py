@@ -29,12 +29,13 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import fusec
+# fusec before NumPy: it sets how long idle BLAS workers spin, which OpenBLAS reads as NumPy loads (docs/reference.md, Environment)
+import fusec  # isort: skip
+
+import numpy as np
 from compiler.bench import device_runner, group_measured_us, measure_kernels
 from compiler.report import device_model
 from passes.fusion.report import fusion_report

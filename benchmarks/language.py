@@ -21,12 +21,13 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import fusec  # noqa: E402
+# fusec before NumPy: it sets how long idle BLAS workers spin, which OpenBLAS reads as NumPy loads (docs/reference.md, Environment)
+import fusec  # noqa: E402  isort: skip
+
+import numpy as np  # noqa: E402
 from tests.samples.reference import rope_tables  # noqa: E402
 
 SAMPLES = ROOT / "samples"

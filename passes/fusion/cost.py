@@ -134,8 +134,10 @@ GPU_H200 = DeviceModel(
 #: microseconds (a parallel one, which wakes the thread pool in tens, runs only where its
 #: work pays for that, runtime/cpu/threads.py).
 #: NumPy's OpenBLAS reaches about 250 GFLOP/s of fp32 matmul on the 2-core AVX-512 VM
-#: (1024^3), fusec's generated cache-blocked product (runtime/cpu/codegen_gemm.py) about
-#: 130 there, a convolution's included; sibling matmuls get no register tile (row-times-row
+#: (1024^3), fusec's generated cache-blocked product (runtime/cpu/codegen_gemm.py) 160-200
+#: there (0.7-0.8 of it) and a convolution's about 130. The model takes 130: at 190 the
+#: decoder samples' projections went generated and ran 3-8% slower (their epilogues are
+#: light, the BLAS the faster product); sibling matmuls get no register tile (row-times-row
 #: loops, about 25); its flash attention kernel (runtime/cpu/codegen_flash.py) about 130
 #: unmasked and 170 under a causal mask, the skipped half counted as the model counts it.
 CPU_2CORE = DeviceModel(
