@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, IntegerType
-from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
 
 from dialects import loop
 
@@ -59,6 +59,13 @@ class Attention:
     out: loop.StoreOp
     head_dim: int
     value_dim: int
+
+    @property
+    def value_type(self) -> Attribute | None:
+        """The element type queries, keys, values and the output share, None where they
+        differ."""
+        types = {v.type for v in (self.q.result, self.k.result, self.v.result, self.out.value)}
+        return next(iter(types)) if len(types) == 1 else None
 
     @property
     def modification(self) -> list[Operation]:

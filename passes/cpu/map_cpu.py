@@ -189,10 +189,7 @@ def _wide_float_attention(kernel: loop.KernelOp) -> bool:
     """Whether ``kernel`` is attention (its heads split out of a merged band loop) whose
     queries, keys, values and output are all ``f32`` or all ``f64``."""
     attention = match_flash(kernel)
-    if attention is None:
-        return False
-    types = {v.type for v in (attention.q.result, attention.k.result, attention.v.result, attention.out.value)}
-    return len(types) == 1 and isinstance(next(iter(types)), Float32Type | Float64Type)
+    return attention is not None and isinstance(attention.value_type, Float32Type | Float64Type)
 
 
 def map_kernel_cpu(

@@ -57,6 +57,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from dialects import loop
 from runtime.codegen_scalar import COMBINER_SYMBOL, ScalarSource, numpy_type_name
+from runtime.cpu.micro_kernel import tile
 from runtime.cpu.threads import pool_threads
 from runtime.half_floats import half_float_source
 
@@ -132,7 +133,11 @@ class CpuKernelSource(ScalarSource):
             return
         if isinstance(op, loop.LoadOp):
             # a[()] of a 0-d array is a 0-d array in Numba, not a scalar
-            value = f"{self.name(op.buffer)}[{self.subscript(op.indices)}]" if op.indices else f"{self.name(op.buffer)}.item()"
+            value = (
+                f"{self.name(op.buffer)}[{self.subscript(op.indices)}]"
+                if op.indices
+                else f"{self.name(op.buffer)}.item()"
+            )
             if isinstance(op.result.type, BFloat16Type) and not isinstance(op.buffer.owner, loop.ScratchOp):
                 value = self.half_call("bf16_value", value)  # a tensor's bf16 buffer holds its bits
             self.emit(indent, f"{self.define(op.result)} = {value}")
@@ -286,7 +291,9 @@ class CpuKernelSource(ScalarSource):
         self.emit(indent + 1, f"{high} = min({low} + {width}, {ub})")
         sums = [self.fresh("s") for _ in accs]
         for total, combiner, result in zip(sums, op.combiner_kinds, op.res):
-            self.emit(indent + 1, f"{total} = {self.const_of(loop.combiner_identity(combiner, result.type), result.type)}")
+            self.emit(
+                indent + 1, f"{total} = {self.const_of(loop.combiner_identity(combiner, result.type), result.type)}"
+            )
         self.serial_reduce(op, sums, low, high, indent + 1)
         for partial, total in zip(partials, sums):
             self.emit(indent + 1, f"{partial}[{block}] = {total}")
@@ -404,6 +411,34 @@ class CpuKernelSource(ScalarSource):
             self.emit(indent, f"{acc} {COMBINER_SYMBOL[combiner.value]}= {value}")
 
 
+class TiledKernelSource(CpuKernelSource):
+    """What the generators built on the register tile of ``runtime/cpu/micro_kernel.py``
+    share (``codegen_gemm``, ``codegen_flash``): the tile of their element type (``f32``
+    or ``f64``) on this machine, and the module that defines it as ``micro``."""
+
+    def __init__(self, kernel: loop.KernelOp, element_type: Attribute):
+        super().__init__(kernel)
+        self.float_type = element_type
+        self.dtype = numpy_type_name(element_type)  # np.float32, np.float64
+        self.element = self.dtype.removeprefix("np.")
+        self.rows, self.columns, self.vector_lanes = tile(self.element)
+
+    def tiled_module(self, args: list[str]) -> str:
+        """The kernel's module, its body written: the header, the constants, ``micro``
+        (the tile, named in full, so that the source alone says what it computes) and
+        the kernel function."""
+        return "\n".join(
+            [
+                *module_header(self, ["from runtime.cpu.micro_kernel import micro_kernel"]),
+                *self.constant_lines,
+                f"micro = micro_kernel({self.element!r}, {self.rows}, {self.columns}, {self.vector_lanes})",
+                "",
+                "",
+                *self.function(args),
+            ]
+        )
+
+
 class LaneIntrinsics(NamedTuple):
     """The runtime/cpu_math.py intrinsics of one laned combiner (``CpuKernelSource.lanes``)."""
 
@@ -496,7 +531,7 @@ def lane_count(op: loop.ReduceOp) -> int:
     step, else 0 (one)."""
     step = op.step.owner
     unit = isinstance(step, arith.ConstantOp) and isinstance(step.value, IntegerAttr) and step.value.value.data == 1
-    widths = [_float_bytes(op.res[index].type) for index in _laned_results(op)]
+    widths = [float_bytes(op.res[index].type) for index in _laned_results(op)]
     return LANE_BYTES // max(widths) if widths and unit and _innermost(op) else 0
 
 
@@ -505,7 +540,7 @@ def _innermost(op: loop.ReduceOp) -> bool:
     return not any(isinstance(o, loop.LoopOp | loop.ScratchOp) for o in op.body.block.walk())
 
 
-def _float_bytes(type_) -> int:
+def float_bytes(type_) -> int:
     """The bytes a float takes in a CPU kernel (f16 and bf16 are computed in float32)."""
     return 8 if isinstance(type_, Float64Type) else 4
 
@@ -567,7 +602,11 @@ def module_header(source: CpuKernelSource, imports: Sequence[str] = ()) -> list[
         "from numba import prange",
         f"from runtime.cpu_math import {', '.join(CPU_MATH_IMPORTS)}",
         *imports,
-        *(["from numba import njit", *half_float_source(source.half_calls, HALF_FLOAT_DECORATOR)] if source.half_calls else []),
+        *(
+            ["from numba import njit", *half_float_source(source.half_calls, HALF_FLOAT_DECORATOR)]
+            if source.half_calls
+            else []
+        ),
         "",
     ]
 
@@ -576,8 +615,7 @@ def has_prange(kernel: loop.KernelOp) -> bool:
     """Whether a loop of the kernel is mapped ``prange``: only then is there a variant
     on threads."""
     return any(
-        isinstance(op, loop.ParallelOp | loop.ReduceOp) and op.mapping == loop.MapKind.PRANGE
-        for op in kernel.walk()
+        isinstance(op, loop.ParallelOp | loop.ReduceOp) and op.mapping == loop.MapKind.PRANGE for op in kernel.walk()
     )
 
 

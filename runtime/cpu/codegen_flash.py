@@ -38,9 +38,8 @@ from xdsl.ir import SSAValue
 
 from dialects import loop
 from dialects.gpu.attention import Attention, causal, match
-from runtime.codegen_scalar import CodegenError, numpy_type_name
-from runtime.cpu.codegen import LANE_BYTES, CpuKernelSource, module_header
-from runtime.cpu.micro_kernel import tile
+from runtime.codegen_scalar import CodegenError
+from runtime.cpu.codegen import LANE_BYTES, TiledKernelSource, float_bytes
 
 #: query rows of an item (a multiple of every tile's ``MR``: 8 and 6)
 BQ = 48
@@ -48,22 +47,18 @@ BQ = 48
 BK = 256
 
 
-class CpuFlashSource(CpuKernelSource):
+class CpuFlashSource(TiledKernelSource):
     """The generator of a CPU flash kernel's source."""
 
     def __init__(self, kernel: loop.KernelOp):
-        super().__init__(kernel)
         found = match(kernel)
         if found is None:
             raise CodegenError(f"kernel @{kernel.sym_name.data} is mapped flash but is not attention")
-        self.a: Attention = found
-        types = {v.type for v in (found.q.result, found.k.result, found.v.result, found.out.value)}
-        if len(types) != 1 or not isinstance(next(iter(types)), Float32Type | Float64Type):
+        element_type = found.value_type
+        if not isinstance(element_type, Float32Type | Float64Type):
             raise CodegenError(f"kernel @{kernel.sym_name.data}: a CPU flash kernel reads and writes one of f32 or f64")
-        self.float_type = next(iter(types))
-        self.dtype = numpy_type_name(self.float_type)
-        self.element = self.dtype.removeprefix("np.")
-        self.mr, self.nr, self.vector_lanes = tile(self.element)
+        super().__init__(kernel, element_type)
+        self.a: Attention = found
         self.top: set[SSAValue] = set(kernel.body.block.args)
 
     def values(self, wanted: Sequence[SSAValue], bound: dict[SSAValue, str], indent: int) -> list[str]:
@@ -89,7 +84,7 @@ class CpuFlashSource(CpuKernelSource):
                 break
             self.op(op, 1)
             self.top.update(op.results)
-        dt, mr, nr = self.dtype, self.mr, self.nr
+        dt, mr, nr = self.dtype, self.rows, self.columns
         head, width = a.head_dim, -(-a.value_dim // nr) * nr  # the output's columns up to a whole tile
         zero, minus_inf = (self.const_of(v, self.float_type) for v in (0.0, float("-inf")))
         nrows, nkeys = self.name(a.row.ub), self.name(a.keys.ub)
@@ -160,25 +155,15 @@ class CpuFlashSource(CpuKernelSource):
         out = a.out
         indices = self.values(list(out.indices), {**group_names, a.row.iv: "row", a.column.iv: "c"}, 4)
         e(4, f"{self.name(out.buffer)}[{', '.join(indices)}] = o_t[i * {width} + c] / l_r[i]")
-        header = module_header(self, ["from runtime.cpu.micro_kernel import micro_kernel"])
-        return "\n".join(
-            [
-                *header,
-                *self.constant_lines,
-                f"micro = micro_kernel({self.element!r}, {mr}, {nr}, {self.vector_lanes})",
-                "",
-                "",
-                *self.function(args),
-            ]
-        )
+        return self.tiled_module(args)
 
     def online_softmax(self, group_names: dict[SSAValue, str], nkeys: str, minus_inf: str, zero: str) -> None:
         """Per row of the item: the block's modified scores and their maximum, then its
         probabilities (the left panel of ``p V``) and their sum, the row's running
         maximum, sum and outputs rescaled."""
         a, e = self.a, self.emit
-        lanes = LANE_BYTES // (8 if isinstance(self.float_type, Float64Type) else 4)
-        width = -(-a.value_dim // self.nr) * self.nr
+        lanes = LANE_BYTES // float_bytes(self.float_type)
+        width = -(-a.value_dim // self.columns) * self.columns
         minus_zero = self.const_of(-0.0, self.float_type)
         e(3, f"blocks = (kk + {lanes - 1}) // {lanes}")
         e(3, "for i in range(rows):")

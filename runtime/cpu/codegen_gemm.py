@@ -6,8 +6,8 @@ First the ``b`` factor is packed, once, in parallel: per batch index, column til
 ``TILE_N`` columns and block of ``TILE_K`` reduction steps, into panels of ``NR`` columns
 (``NR`` values a step, contiguous), each value through the factor's own ops in the loop
 IR: its load at its index map, casts, any prologue. Then the output is cut into items of
-up to ``CHUNK_M`` rows (fewer where there would be fewer than ``ITEMS`` items) by ``TILE_N`` columns, one batch index each, spread over the cores
-(``prange``). An item keeps its sums in a buffer of its own (started at the reduction's
+up to ``CHUNK_M`` rows (fewer where there would be fewer than ``ITEMS`` items) by
+``TILE_N`` columns, one batch index each, spread over the cores (``prange``). An item keeps its sums in a buffer of its own (started at the reduction's
 initial value) and walks the reduction ``TILE_K`` steps at a time: per ``TILE_M`` of its
 rows, it packs the ``a`` factor the same way, each row's ``TILE_K`` values contiguous (a
 convolution's window is read here, through its index map: no im2col buffer; a window's
@@ -31,9 +31,8 @@ from xdsl.ir import Operation, SSAValue
 
 from dialects import loop
 from dialects.gpu.gemm_nest import BATCH, Dependences, M, N, constant_index, match_wide_floats
-from runtime.codegen_scalar import CodegenError, numpy_type_name
-from runtime.cpu.codegen import CpuKernelSource, module_header
-from runtime.cpu.micro_kernel import tile
+from runtime.codegen_scalar import CodegenError
+from runtime.cpu.codegen import TiledKernelSource
 
 #: rows of the ``a`` panels packed at once (a multiple of every tile's ``MR``: 8 and 6)
 TILE_M = 96
@@ -49,19 +48,16 @@ CHUNK_M = 4 * TILE_M
 ITEMS = 64
 
 
-class CpuGemmSource(CpuKernelSource):
+class CpuGemmSource(TiledKernelSource):
     """The generator of a CPU gemm kernel's source."""
 
     def __init__(self, kernel: loop.KernelOp):
-        super().__init__(kernel)
         nest = match_wide_floats(kernel)
         if nest is None:
             raise CodegenError(f"kernel @{kernel.sym_name.data} is not a matmul nest of f32 or f64 factors")
+        super().__init__(kernel, nest.product.results[0].type)
         self.nest = nest
         self.deps = Dependences(nest.band, nest.reduce)
-        self.dtype = numpy_type_name(nest.product.results[0].type)  # np.float32, np.float64
-        self.element = self.dtype.removeprefix("np.")
-        self.rows, self.columns, self.vector_lanes = tile(self.element)
 
     def source(self) -> str:
         args = self.buffer_arguments()
@@ -137,17 +133,7 @@ class CpuGemmSource(CpuKernelSource):
             "micro(a_p, np.int64(i_t * kk), kk, b_all, np.int64(b_at + j_t * kk), c_t, np.int64((i_0 + i_t) * n_c + j_t), n_c, kk)",
         )
         self.epilogue(batch)
-        header = module_header(self, ["from runtime.cpu.micro_kernel import micro_kernel"])
-        return "\n".join(
-            [
-                *header,
-                *self.constant_lines,
-                f"micro = micro_kernel({self.element!r}, {self.rows}, {self.columns}, {self.vector_lanes})",
-                "",
-                "",
-                *self.function(args),
-            ]
-        )
+        return self.tiled_module(args)
 
     def factor(self, value: SSAValue, ops: list[Operation], slot: str, indent: int) -> None:
         """``ops`` (the factor's own, in program order), then its value into ``slot``."""
