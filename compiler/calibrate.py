@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from passes.fusion.calibration import (
+    FACTOR_KEYS,
     FACTOR_RANGE,
     HISTORY,
     MARGIN,
@@ -76,7 +77,8 @@ def load(target: Target) -> DeviceCalibration | None:
     if device is None:
         return None
     entries = CalibrationFile().load(device)
-    factors = {kind: e["factor"] for kind, e in entries.kinds.items()}
+    # (a key no fusec writes, from a hand-edited file, is left out: no plan reads it)
+    factors = {kind: e["factor"] for kind, e in entries.kinds.items() if kind in FACTOR_KEYS}
     kernels = {signature: e["measured_us"] for signature, e in entries.kernels.items()}
     return DeviceCalibration(device, Calibration(factors, kernels))
 
@@ -169,12 +171,19 @@ def record(device: str, groups: list[Mapping], verdicts: Sequence[Verdict]) -> N
 
     kept = {v.kernel: v.measured_us for v in verdicts if v.rejected is None}
     measured = {
-        g["signature"]: {"kind": g["kind"], "kernel": g["kernel"], "predicted_us": g["predicted_us"],
-                         "measured_us": kept[g["kernel"]]}
+        g["signature"]: {
+            "kind": g["kind"],
+            "strategy": g.get("strategy"),
+            "kernel": g["kernel"],
+            "predicted_us": g["predicted_us"],
+            "measured_us": kept[g["kernel"]],
+        }
         for g in groups
         if g["kernel"] in kept and "signature" in g and g["predicted_us"] > 0
     }
-    ratios = run_ratios(Observation(m["kind"], m["predicted_us"], m["measured_us"]) for m in measured.values())
+    ratios = run_ratios(
+        Observation(m["kind"], m["predicted_us"], m["measured_us"], m["strategy"]) for m in measured.values()
+    )
     if not ratios:
         return
     file = CalibrationFile()
@@ -204,10 +213,10 @@ def show() -> str:
         return "\n".join(lines)
     for device, entries in devices.items():
         lines += ["", f"{device}: {len(entries.kernels)} kernel(s) measured"]
-        lines.append(f"  {'kind':<12} {'factor':>7} {'runs':>5}  last moved")
+        lines.append(f"  {'kind':<18} {'factor':>7} {'runs':>5}  last moved")
         for kind, e in sorted(entries.kinds.items()):
             when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e["time"]))
-            lines.append(f"  {kind:<12} {e['factor']:>7.3f} {len(e['history']):>5}  {when}")
+            lines.append(f"  {kind:<18} {e['factor']:>7.3f} {len(e['history']):>5}  {when}")
     low, high = FACTOR_RANGE
     bounds = (
         f"(a factor is the median of the last {HISTORY} runs' ratios, within {low:g}..{high:g}, "

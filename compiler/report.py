@@ -9,6 +9,7 @@ from compiler.stages import Compilation
 from passes.fusion.cost import DeviceModel, device_by_name
 from passes.fusion.fuse import calibrated_decisions
 from passes.fusion.report import entry_functions, fusion_report
+from passes.fusion.select_strategy import calibrated_strategies
 from runtime.target import Target
 
 
@@ -44,4 +45,6 @@ def kernel_counts(program, compilation: Compilation) -> tuple[int, int]:
 def calibrated_changes(compilation: Compilation) -> list[str]:
     """The run summary's lines on the decisions calibration changed (``fusion.calibrated``)."""
     functions = entry_functions(compilation.module("fused"), compilation.options.entry)
-    return [record["decision"] for fn in functions for record in calibrated_decisions(fn)]
+    return [
+        record["decision"] for fn in functions for record in (*calibrated_decisions(fn), *calibrated_strategies(fn))
+    ]

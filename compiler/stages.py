@@ -109,18 +109,21 @@ def _fused(c: Compilation, opt: ModuleOp) -> ModuleOp:
     o = c.options
     device = o.target.device_model
     library = o.target.gemm_library_available()
+    calibration = Calibration(dict(o.calibration)).spec()
     fusion = (
         FusePass(
             dims=o.dims_spec,
             device=device,
             disable_rules=",".join(o.disabled_rules),
-            calibration=Calibration(dict(o.calibration)).spec(),
+            calibration=calibration,
             library=library and o.matmul != GroupStrategy.GENERATED,
         )
         if o.fuse
         else NoFusePass()
     )
-    strategy = SelectStrategyPass(device=device, dims=o.dims_spec, library=library, prefer=o.matmul)
+    strategy = SelectStrategyPass(
+        device=device, dims=o.dims_spec, library=library, prefer=o.matmul, calibration=calibration
+    )
     return c.run_passes(opt, [fusion, strategy])
 
 

@@ -3,15 +3,16 @@ the driver calibrates the fusion cost model (``passes/fusion/calibration.py``,
 ``compiler/calibrate.py``; docs/cache.md, "Calibration").
 
     {DEVICE: {"kinds": {KIND: {"factor": 1.3, "history": [1.2, 1.3], "time": 1718000000.0}},
-              "kernels": {SIGNATURE: {"kind": "reduction", "kernel": "k0_softmax",
+              "kernels": {SIGNATURE: {"kind": "reduction", "strategy": null, "kernel": "k0_softmax",
                                       "predicted_us": 41.2, "measured_us": 88.0,
                                       "time": 1718000000.0}}}}
 
 ``DEVICE`` is the cost model's device and the hardware it ran on
 (``cpu-2core/AMD EPYC 7B13, 2 threads``). ``kinds`` holds each kernel kind's factor
-(``default``: of the kinds not measured), the bounded ratios of the last runs it is
+(``default``: of the kinds not measured; ``matmul:library``: of a kind's groups lowered
+by one strategy), the bounded ratios of the last runs it is
 the median of, and when a run last moved it. ``kernels`` holds each kernel measured
-(``SIGNATURE``: its code and sizes): the cost model's time before any correction,
+(``SIGNATURE``: its code and sizes), its kind and strategy, the cost model's time before any correction,
 the fastest trusted time measured of it and when it was last measured (the oldest
 go past ``MAX_KERNELS`` per device).
 

@@ -2,6 +2,11 @@
 
     T_actual = T_predicted × factor(kind)
 
+and, for a group holding a matmul, ``factor(kind:strategy)`` where its strategy was
+measured (``matmul:generated``, ``conv:library``): how fast fusec's generated product
+and the target's GEMM library run is the machine's, so ``select-strategy`` weighs the
+two by these factors (a kind's plain factor counts every strategy's kernels).
+
 The roofline of ``cost.py`` knows bytes, FLOPs and a launch cost, not caches, bank
 conflicts, divergence or how well Numba vectorises a loop; measured kernel times do.
 Each ``Observation`` pairs a kernel's predicted and measured time, as one ``--bench``
@@ -39,7 +44,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.printer import Printer
 
 from dialects import graph
-from dialects.group_kinds import FUSED_KINDS, GroupKind
+from dialects.group_kinds import FUSED_KINDS, GroupKind, GroupStrategy
 from dialects.tensor_types import shape_of
 from passes.fusion.cost import FusionScore, KernelCost, dim_value
 
@@ -68,24 +73,46 @@ def _geometric_median(values: Iterable[float]) -> float:
     return math.exp(statistics.median(math.log(v) for v in values))
 
 
+def factor_key(kind: str, strategy: str | None = None) -> str:
+    """The key a factor is kept under: the kind as written (``matmul``), or with the
+    strategy its groups were lowered by (``matmul:library``)."""
+    written = GroupKind(kind).written.value
+    return written if strategy is None else f"{written}:{GroupStrategy(strategy).value}"
+
+
+#: every key a factor may have: each fused kind, each kind with each strategy, the default
+FACTOR_KEYS: tuple[str, ...] = (
+    *(factor_key(k) for k in FUSED_KINDS),
+    *(factor_key(k, s) for k in FUSED_KINDS for s in GroupStrategy),
+    DEFAULT,
+)
+
+
 @dataclass(frozen=True)
 class Observation:
-    """One kernel as predicted by the cost model (before any correction) and as timed."""
+    """One kernel as predicted by the cost model (before any correction) and as timed;
+    ``strategy``: how its group was lowered, for a group holding a matmul."""
 
     kind: str
     predicted_us: float
     measured_us: float
+    strategy: str | None = None
 
 
 def run_ratios(observations: Iterable[Observation]) -> dict[str, float]:
     """What one run measured: per kind, the median of measured / predicted over its
     kernels (a ratio: a kernel of 10 us and one of 10 ms count alike; the median: one
-    disturbed kernel moves it little), and under ``DEFAULT`` the median over all."""
+    disturbed kernel moves it little), the same per kind and strategy for the groups
+    that have one, and under ``DEFAULT`` the median over all."""
     ratios: dict[str, list[float]] = {}
+    every = []
     for o in observations:
-        ratios.setdefault(GroupKind(o.kind).written.value, []).append(o.measured_us / o.predicted_us)
-    every = [r for rs in ratios.values() for r in rs]
-    medians = {kind: _geometric_median(rs) for kind, rs in ratios.items()}
+        ratio = o.measured_us / o.predicted_us
+        every.append(ratio)
+        ratios.setdefault(factor_key(o.kind), []).append(ratio)
+        if o.strategy is not None:
+            ratios.setdefault(factor_key(o.kind, o.strategy), []).append(ratio)
+    medians = {key: _geometric_median(rs) for key, rs in ratios.items()}
     return {**medians, DEFAULT: _geometric_median(every)} if every else {}
 
 
@@ -128,22 +155,27 @@ class Calibration:
     def __bool__(self) -> bool:
         return bool(self.factors or self.kernels)
 
-    def factor(self, kind: str) -> float:
+    def factor(self, kind: str, strategy: str | None = None) -> float:
         """The factor of ``kind`` (a ``GroupKind`` or its name, as the report and the
-        cache keep it): the planner's ``index_map`` is reported, and measured, as
-        ``injective``."""
-        return self.factors.get(GroupKind(kind).written, self.factors.get(DEFAULT, 1.0))
+        cache keep it; the planner's ``index_map`` is reported, and measured, as
+        ``injective``) lowered by ``strategy``: the kind's and strategy's where kept,
+        else the kind's, else the default."""
+        fallback = self.factors.get(factor_key(kind), self.factors.get(DEFAULT, 1.0))
+        return fallback if strategy is None else self.factors.get(factor_key(kind, strategy), fallback)
 
     def correct(self, kind: str, cost: KernelCost) -> KernelCost:
         """``cost`` with its time scaled by the kind's factor."""
         factor = self.factor(kind)
         return cost if factor == 1.0 else dataclasses.replace(cost, seconds=cost.seconds * factor)
 
-    def corrected_us(self, kind: str, predicted_us: float, signature: str | None = None) -> float:
-        """A kernel's own measurement when there is one, else its kind's correction."""
+    def corrected_us(
+        self, kind: str, predicted_us: float, signature: str | None = None, strategy: str | None = None
+    ) -> float:
+        """A kernel's own measurement when there is one, else its kind's (and
+        strategy's) correction."""
         if signature is not None and signature in self.kernels:
             return self.kernels[signature]
-        return predicted_us * self.factor(kind)
+        return predicted_us * self.factor(kind, strategy)
 
     def spec(self) -> str:
         """The factors as the ``fuse`` pass's ``calibration`` option: ``"elementwise=1.4,default=1.2"``."""
@@ -181,14 +213,16 @@ def calibrated_verdict(model: FusionScore, corrected: FusionScore, corrected_pai
 
 
 def parse_factors(spec: str) -> dict[str, float]:
-    """``"reduction=2.5,default=1.1"`` -> ``{"reduction": 2.5, "default": 1.1}``;
-    ``ValueError`` for an unknown kind or a factor that is not a positive number."""
+    """``"reduction=2.5,matmul:library=0.8,default=1.1"`` -> ``{"reduction": 2.5,
+    "matmul:library": 0.8, "default": 1.1}``; ``ValueError`` for an unknown kind or
+    strategy or a factor that is not a positive number."""
     factors: dict[str, float] = {}
     for item in filter(None, (part.strip() for part in spec.split(","))):
         kind, sep, value = (part.strip() for part in item.partition("="))
-        if not sep or kind not in (*FUSED_KINDS, DEFAULT):
+        if not sep or kind not in FACTOR_KEYS:
             raise ValueError(
-                f"bad calibration factor {item!r}: expected KIND=FACTOR, KIND one of {', '.join(FUSED_KINDS)}, {DEFAULT}"
+                f"bad calibration factor {item!r}: expected KIND=FACTOR or KIND:STRATEGY=FACTOR, KIND one of "
+                f"{', '.join(FUSED_KINDS)}, {DEFAULT}; STRATEGY one of {', '.join(GroupStrategy)}"
             )
         try:
             factor = float(value)

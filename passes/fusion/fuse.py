@@ -146,27 +146,29 @@ def fuse_function(fn: func.FuncOp, options: FusionOptions) -> Plan:
     g = FuncGraph.build(fn)
     plan = plan_function(g, options)
     emit(plan, rewriter)
-    fn.attributes[NOT_FUSED_ATTR] = _records_attr(plan.not_fused_records())
+    fn.attributes[NOT_FUSED_ATTR] = records_attr(plan.not_fused_records())
     if plan.calibrated:
-        fn.attributes[CALIBRATED_ATTR] = _records_attr(plan.calibrated_records())
+        fn.attributes[CALIBRATED_ATTR] = records_attr(plan.calibrated_records())
     return plan
 
 
-def _records_attr(records: list[dict[str, str]]) -> ArrayAttr:
+def records_attr(records: list[dict[str, str]]) -> ArrayAttr:
+    """Records of strings as a function attribute (``fusion.not_fused``, ``fusion.calibrated``,
+    ``strategy.calibrated``); ``function_records`` reads them back."""
     return ArrayAttr([DictionaryAttr({k: StringAttr(v) for k, v in record.items()}) for record in records])
 
 
 def not_fused_reasons(fn: func.FuncOp) -> list[dict[str, str]]:
     """The ``fusion.not_fused`` records of a fused function (empty when absent)."""
-    return _records(fn, NOT_FUSED_ATTR)
+    return function_records(fn, NOT_FUSED_ATTR)
 
 
 def calibrated_decisions(fn: func.FuncOp) -> list[dict[str, str]]:
     """The ``fusion.calibrated`` records of a fused function (empty when absent)."""
-    return _records(fn, CALIBRATED_ATTR)
+    return function_records(fn, CALIBRATED_ATTR)
 
 
-def _records(fn: func.FuncOp, name: str) -> list[dict[str, str]]:
+def function_records(fn: func.FuncOp, name: str) -> list[dict[str, str]]:
     attr = fn.attributes.get(name)
     if not isinstance(attr, ArrayAttr):
         return []

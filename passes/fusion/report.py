@@ -56,7 +56,7 @@ from passes.fusion.cost import (
 )
 from passes.fusion.fuse import calibrated_decisions, not_fused_reasons
 from passes.fusion.graph_view import ROW_KINDS
-from passes.fusion.select_strategy import has_matmul, strategy_report
+from passes.fusion.select_strategy import calibrated_strategies, has_matmul, strategy_report
 
 
 def entry_functions(module: ModuleOp, entry: str | None = None) -> list[func.FuncOp]:
@@ -204,7 +204,9 @@ def fusion_report(
                     "rule": "none",
                 }
             record["corrected_us"] = (
-                calibration.corrected_us(record["kind"], record["predicted_us"], record.get("signature"))
+                calibration.corrected_us(
+                    record["kind"], record["predicted_us"], record.get("signature"), record.get("strategy")
+                )
                 if calibration is not None
                 else record["predicted_us"]
             )
@@ -215,6 +217,8 @@ def fusion_report(
             not_fused.append({"producer": tag + r["producer"], "consumer": tag + r["consumer"], "reason": r["reason"]})
         for r in calibrated_decisions(fn):
             calibrated.append({"first": tag + r["first"], "second": tag + r["second"], "decision": r["decision"]})
+        for r in calibrated_strategies(fn):
+            calibrated.append({"kernel": tag + r["kernel"], "decision": r["decision"]})
 
     if unfused_module_or_counts is None:
         unfused = unfused_counts(fused_module, dims, entry)

@@ -50,6 +50,7 @@ from dialects import graph
 from dialects.group_kinds import GroupKind, GroupStrategy
 from dialects.sizes import Size
 from dialects.tensor_types import shape_of
+from passes.fusion.calibration import MARGIN, Calibration, parse_factors
 from passes.fusion.classify import is_free
 from passes.fusion.cost import (
     DEFAULT_DIM,
@@ -60,9 +61,12 @@ from passes.fusion.cost import (
     parse_dims,
     value_bytes,
 )
+from passes.fusion.fuse import function_records, records_attr
 
 #: the large end of the sizes a symbolic dimension is judged at (``size_scenarios``)
 LARGE_DIM = 4096
+#: the function attribute listing the strategies calibration chose against the model
+CALIBRATED_ATTR = "strategy.calibrated"
 
 
 # ---------------------------------------------------------------------------
@@ -168,7 +172,8 @@ def split_at_matmuls(block: Block) -> list[LibraryCall | KernelPart]:
         if isinstance(op, graph.MatmulOp):
             continue
         used_elsewhere = any(
-            r in yielded or any(u.operation not in chain_ops and not isinstance(u.operation, graph.MatmulOp) for u in r.uses)
+            r in yielded
+            or any(u.operation not in chain_ops and not isinstance(u.operation, graph.MatmulOp) for u in r.uses)
             for r in op.results
         )
         if op in chain_ops and not used_elsewhere:
@@ -209,7 +214,9 @@ def library_temporaries(group: graph.FusionGroupOp, dims: Mapping[str, int]) -> 
     return sum(value_bytes(v, dims) for v in set(made) - yielded)
 
 
-def library_outgrows_memory(group: graph.FusionGroupOp, device: DeviceModel, scenarios: Sequence[Mapping[str, int]]) -> bool:
+def library_outgrows_memory(
+    group: graph.FusionGroupOp, device: DeviceModel, scenarios: Sequence[Mapping[str, int]]
+) -> bool:
     """Whether the library path's temporaries no longer fit in the device's memory at
     the large end, where the group's data does: at bound sizes, or where they grow faster
     than the data (the scores of attention: S^2 against S). It would fail there where
@@ -322,16 +329,65 @@ def size_scenarios(group: graph.FusionGroupOp, dims: Mapping[str, int]) -> list[
     return [{**dims, **{n: size for n in unbound}} for size in (DEFAULT_DIM, LARGE_DIM)]
 
 
-def choose_for(
-    group: graph.FusionGroupOp, device: DeviceModel, dims: Mapping[str, int], prefer: str = "auto"
-) -> GroupStrategy:
-    """``choose`` over the group's size scenarios, without the library where its
-    temporaries outgrow the device's memory (``library_outgrows_memory``)."""
+def scenario_times(
+    group: graph.FusionGroupOp, device: DeviceModel, dims: Mapping[str, int]
+) -> list[dict[GroupStrategy, float]]:
+    """Each strategy's predicted seconds in each of the group's size scenarios, the
+    library's infinite where its temporaries outgrow the device's memory
+    (``library_outgrows_memory``)."""
     scenarios = size_scenarios(group, dims)
     times = [predicted_times(group, device, d) for d in scenarios]
     if library_outgrows_memory(group, device, scenarios) and all(t[GroupStrategy.GENERATED] < inf for t in times):
         times = [{**t, GroupStrategy.LIBRARY: inf} for t in times]
-    return choose(times, prefer)
+    return times
+
+
+def choose_for(
+    group: graph.FusionGroupOp, device: DeviceModel, dims: Mapping[str, int], prefer: str = "auto"
+) -> GroupStrategy:
+    """``choose`` over the group's size scenarios (``scenario_times``)."""
+    return choose(scenario_times(group, device, dims), prefer)
+
+
+def calibrated_choice(
+    group: graph.FusionGroupOp,
+    device: DeviceModel,
+    dims: Mapping[str, int],
+    calibration: Calibration,
+    prefer: str = "auto",
+) -> tuple[GroupStrategy, str | None]:
+    """The strategy by the model's times, or by the times corrected with the factors
+    calibration measured on this machine for the group's kind under each strategy
+    (``matmul:generated``, ``matmul:library``) where the two differ and the corrected
+    choice's lead, in regret over the scenarios, exceeds ``MARGIN`` of the model's
+    choice's corrected time; with the decision described where calibration changed it."""
+    times = scenario_times(group, device, dims)
+    model = choose(times, prefer)
+    kind = group.kind or GroupKind.MATMUL
+    corrected = [{s: t * calibration.factor(kind, s) for s, t in ts.items()} for ts in times]
+    best = choose(corrected, prefer)
+    if best is model:
+        return model, None
+
+    def regret(strategy: GroupStrategy) -> float:
+        return max(c[strategy] - min(c.values()) for c in corrected)
+
+    at = max(range(len(times)), key=lambda i: corrected[i][model])  # the scenario the choice weighs most
+    if regret(model) - regret(best) <= MARGIN * corrected[at][model]:
+        return model, None
+    m, c = times[at], corrected[at]
+    decision = (
+        f"calibration chose {best} for {group.kernel_name}: model {model} {m[model] * 1e6:.3f} us "
+        f"({best} {m[best] * 1e6:.3f} us), calibrated {best} {c[best] * 1e6:.3f} us "
+        f"({model} {c[model] * 1e6:.3f} us), margin {MARGIN:.0%}"
+    )
+    return best, decision
+
+
+def calibrated_strategies(fn: func.FuncOp) -> list[dict[str, str]]:
+    """The ``strategy.calibrated`` records of a function (``{kernel, decision}``; empty
+    when calibration changed no strategy)."""
+    return function_records(fn, CALIBRATED_ATTR)
 
 
 def has_matmul(group: graph.FusionGroupOp) -> bool:
@@ -355,24 +411,31 @@ class SelectStrategyPass(ModulePass):
     dims: str = ""
     library: bool = True
     prefer: str = "auto"
+    calibration: str = ""
 
     def __post_init__(self) -> None:
         self.settings()  # raises ValueError, which fusec-opt reports as a usage error
 
-    def settings(self) -> tuple[DeviceModel, dict[str, int]]:
+    def settings(self) -> tuple[DeviceModel, dict[str, int], Calibration]:
         if self.prefer not in ("auto", *GroupStrategy):
             raise ValueError(f"select-strategy: prefer must be auto, {' or '.join(GroupStrategy)}, not {self.prefer!r}")
         device = device_by_name(self.device)
-        return (device if self.library else device.without_library()), parse_dims(self.dims)
+        calibration = Calibration(parse_factors(self.calibration))
+        return (device if self.library else device.without_library()), parse_dims(self.dims), calibration
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        device, dims = self.settings()
+        device, dims, calibration = self.settings()
         for fn in op.ops:
             if not isinstance(fn, func.FuncOp) or fn.is_declaration:
                 continue
+            records = []
             for group in fn.body.block.ops:
                 if isinstance(group, graph.FusionGroupOp) and has_matmul(group):
-                    group.strategy = choose_for(group, device, dims, self.prefer)
+                    group.strategy, decision = calibrated_choice(group, device, dims, calibration, self.prefer)
+                    if decision is not None:
+                        records.append({"kernel": group.kernel_name or "", "decision": decision})
+            if records:
+                fn.attributes[CALIBRATED_ATTR] = records_attr(records)
 
 
 def strategy_report(group: graph.FusionGroupOp, device: DeviceModel, dims: Mapping[str, int]) -> dict[str, object]:
@@ -389,6 +452,8 @@ __all__: Sequence[str] = [
     "KernelPart",
     "LibraryCall",
     "SelectStrategyPass",
+    "calibrated_choice",
+    "calibrated_strategies",
     "choose",
     "choose_for",
     "has_matmul",

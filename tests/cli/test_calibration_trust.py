@@ -158,3 +158,17 @@ def test_bench_says_what_it_rejected_and_keeps_nothing_of_it(calibrating, capsys
     measured = json.loads(report.read_text())["calibration"]["measured"]
     assert measured["kept"] == [] and list(measured["rejected"].values()) == ["with repeats that disagree (spread 300% > 25%)"]
     assert calibrate.reset() == "calibration: nothing kept; nothing to clear"
+
+
+def test_bench_keeps_a_products_factor_under_its_strategy_too(calibrating, capsys, tmp_path):
+    _, injected = calibrating
+    program = tmp_path / "product.tdsl"
+    program.write_text("fn main(x: f32[N, D], w: f32[D, D]) -> f32[N, D] {\n    return relu(x @ w)\n}\n")
+    injected.update(rounds=[1e6, 1e6, 1e6], whole_us=2e6)
+    out = bench_run(program, capsys, "--matmul", "generated")
+    assert "calibration: 1 kernel time(s) kept for cpu-2core/" in out
+    (entries,) = CalibrationFile().devices().values()
+    (kept,) = entries.kernels.values()
+    assert kept["kind"] == "matmul" and kept["strategy"] == "generated"
+    assert set(entries.kinds) == {"matmul", "matmul:generated", "default"}
+    assert entries.kinds["matmul:generated"]["factor"] == pytest.approx(STEP)

@@ -150,6 +150,34 @@ def test_a_decision_calibration_changed_is_printed_reported_and_summarised(tmp_p
     assert ran.returncode == 0 and change["decision"] in ran.stdout.splitlines()
 
 
+PRODUCT = "fn main(x: f32[N, D], w: f32[D, D]) -> f32[N, D] {\n    return relu(x @ w)\n}\n"
+
+
+def test_a_strategy_calibration_changed_is_printed_reported_and_summarised(tmp_path, calibrating):
+    env, _ = calibrating
+    program = tmp_path / "product.tdsl"
+    program.write_text(PRODUCT)
+    dims = ("--dims", "N=256,D=256", "--target", "cpu")
+    report = tmp_path / "r.json"
+    assert fusec_cli(program, *dims, "--emit", "fused", "--report", report, env=env).returncode == 0
+    data = report_of(report)
+    (group,) = data["groups"]
+    assert group["strategy"] == "library" and data["calibrated"] == []
+    # this machine's BLAS measured 4x slower than the model's, its generated product 4x faster
+    kinds = {"matmul:library": {"factor": 4.0, "history": [4.0]}, "matmul:generated": {"factor": 0.25, "history": [0.25]}}
+    CalibrationFile(tmp_path / "cache").store(data["calibration"]["device"], kinds, {})
+
+    fused = fusec_cli(program, *dims, "--emit", "fused", "--report", report, env=env)
+    assert fused.returncode == 0, fused.stderr
+    assert 'strategy = "generated"' in fused.stdout and "strategy.calibrated = [{" in fused.stdout
+    data = report_of(report)
+    (change,) = data["calibrated"]
+    assert data["groups"][0]["strategy"] == "generated"
+    assert change["decision"].startswith(f"calibration chose generated for {change['kernel']}: model library ")
+    ran = fusec_cli(program, *dims, env=env)
+    assert ran.returncode == 0 and change["decision"] in ran.stdout.splitlines()
+
+
 def test_a_damaged_calibration_file_is_a_warning(tmp_path, calibrating):
     env, program = calibrating
     (tmp_path / "cache").mkdir(mode=0o700)
