@@ -10,7 +10,9 @@ and the bandwidth's JSON) goes through here, so every cache file is
   renamed over the target, so concurrent writers and readers never see a part;
 - checked when read (``seal`` / ``unseal``): a file starts with the SHA-256 of its
   content, so a truncated or bit-flipped file is noticed before anything is unpickled
-  or run from it, and is then treated as absent (recompiled, rewritten).
+  or run from it, and is then treated as absent (recompiled, rewritten);
+- made once when many processes want it at the same time (``exclusive``: a lock file
+  beside it), as the Dask workers of one machine do with one program's kernels.
 
 The seal is a checksum, not a signature: it catches damage, not a user who edits their
 own cache on purpose; the folder's permissions keep other users out.
@@ -22,16 +24,24 @@ message and process).
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import stat
 import sys
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+#: how long ``exclusive`` waits for another process to finish before it goes on without
+#: the lock (a holder that hangs must not stop every other process for good)
+LOCK_WAIT_S = 600.0
+#: how often a waiting process tries the lock again
+_LOCK_POLL_S = 0.05
 
 #: the first bytes of a sealed file, then the hex SHA-256 of the rest and a newline
 SEAL_MAGIC = b"fusec-sealed-1 "
@@ -189,3 +199,35 @@ def write_json(path: Path | None, data: dict) -> None:
         write_atomic(path, seal(json.dumps(data, indent=1, sort_keys=True).encode("utf-8")))
     except OSError as error:
         warn(f"kernel cache: cannot write {path}: {reason(error)}")
+
+
+@contextmanager
+def exclusive(path: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[bool]:
+    """Holds the lock file ``path`` (an advisory ``flock``, which the system releases
+    when its holder exits, however it ends) for the block: one process at a time, and
+    one thread, each taking it through its own open. Yields whether it got the lock:
+    after ``wait_s`` of waiting, or where the file cannot be made, the block runs
+    without it (at worst doing twice what the lock would have done once)."""
+    try:
+        handle = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        yield False
+        return
+    try:
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                locked = True
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    locked = False
+                    break
+                time.sleep(_LOCK_POLL_S)
+            except OSError:  # a file system without locks
+                locked = False
+                break
+        yield locked
+    finally:
+        os.close(handle)  # (releases the lock)

@@ -263,7 +263,10 @@ def compile_here(source: str, options: dict[str, object], function: str, directo
     """Compiles ``function`` of ``source`` for ``signature`` into the cache in
     ``directory`` (what ``load_kernel``'s ``compile_aside`` has a helper process do),
     with the decorator named ``jit`` (``_qualified_name``: ``numba.core.decorators.njit``,
-    or numba-cuda's ``jit`` for a GPU kernel)."""
+    or numba-cuda's ``jit`` for a GPU kernel). Processes sharing the cache compile a
+    kernel once: the compile holds the kernel's lock file, and a process that waited
+    for it loads what the holder compiled (Numba's compile looks in the cache first),
+    as the Dask workers of a machine do, each running the same program (docs/cache.md)."""
     root = cache_files.private_directory(Path(directory))  # made again if it was deleted
     with _LOCK:
         _unregister_unused()  # the modules of the kernels compiled before this one
@@ -272,5 +275,6 @@ def compile_here(source: str, options: dict[str, object], function: str, directo
                                      key_extra)
     if cached:
         numba_cache.attach(dispatcher)
-    with fewer_collections():  # Numba's compile allocates as much as fusec's passes
-        dispatcher.compile(signature)
+    modname = f"{MODULE_PREFIX}{kernel_key(source, {**options, **key_extra})}"
+    with cache_files.exclusive(root / f"{modname}.lock"), fewer_collections():
+        dispatcher.compile(signature)  # (fewer collections: Numba's compile allocates as much as fusec's passes)

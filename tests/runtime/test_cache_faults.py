@@ -7,7 +7,8 @@ between the helper's compile and the load; a sound file that cannot be loaded; a
 forked child; a damaged or invalid autotuner file. In fresh processes (a damaged Numba
 file once crashed the process that loaded it): cold and warm runs giving the same bits;
 truncated, bit-flipped and tampered files of each kind; processes compiling one kernel
-into one cold cache at the same time.
+into one cold cache at the same time, and compiles of one kernel taking turns (the
+later one loading what the first compiled).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import pickle
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numba
@@ -356,6 +358,39 @@ def test_processes_compiling_into_one_cold_cache_at_once(tmp_path):
     assert all(r["ok"] and r["helper_compiled"] <= 1 for r in reports)
     assert len({r["y"] for r in reports}) == 1
     assert not list(cache.glob("*.tmp.*"))
-    assert sorted(p.suffix for p in cache.iterdir()) == [".nbc", ".nbi", ".py"]
+    assert sorted(p.suffix for p in cache.iterdir()) == [".lock", ".nbc", ".nbi", ".py"]
     for path in cache.glob("*.nb[ic]"):
         assert cache_files.unseal(path.read_bytes()) is not None, path
+
+
+def test_compiles_of_one_kernel_take_turns_and_the_later_loads(tmp_path, monkeypatch):
+    """Two compiles of one kernel at once (in threads here; the lock file is taken
+    through each one's own open, as by two processes): one compiles, the other waits
+    for it and loads its code from the cache, saving nothing."""
+    from runtime import numba_cache
+
+    saves = []
+    save = numba_cache._VerifiedCache.save_overload
+    monkeypatch.setattr(numba_cache._VerifiedCache, "save_overload", lambda self, sig, data: (saves.append(sig), save(self, sig, data)))
+    options, signature = {**OPTIONS, "parallel": False}, (numba.float32[::1], numba.float32[::1])
+    request = (SOURCE, options, "kernel", str(tmp_path), {}, "numba.core.decorators.njit", signature)
+    key = kernel_cache.kernel_key(SOURCE, options)
+    done = []
+    with cache_files.exclusive(tmp_path / f"fusec_{key}.lock") as locked:
+        assert locked
+        waiting = [threading.Thread(target=lambda: done.append(kernel_cache.compile_here(*request))) for _ in range(2)]
+        for thread in waiting:
+            thread.start()
+        waiting[0].join(timeout=0.5)
+        assert not done  # both wait while the lock is held
+    for thread in waiting:
+        thread.join(timeout=600)
+    assert len(done) == 2 and len(saves) == 1
+
+
+def test_a_lock_not_had_in_time_runs_the_block_without_it(tmp_path):
+    path = tmp_path / "k.lock"
+    with cache_files.exclusive(path) as first, cache_files.exclusive(path, wait_s=0.1) as second:
+        assert first and not second
+    with cache_files.exclusive(tmp_path / "missing" / "k.lock") as unmade:
+        assert not unmade
