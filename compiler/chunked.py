@@ -74,6 +74,32 @@ def dask_array():
     return da
 
 
+def _cupy():
+    try:
+        import cupy
+    except ImportError:
+        raise InputError("chunks on GPUs are CuPy arrays: pip install cupy-cuda12x (or -cuda13x)") from None
+    return cupy
+
+
+def to_gpu(array):
+    """`array` (a Dask array) with each chunk a CuPy array on the GPU of the worker that
+    makes it: read from Zarr or received there, a chunk is copied to that card once, and
+    every task on that worker reading it (and every result made from it) stays there.
+    With a worker per GPU (dask-cuda's `LocalCUDACluster`, `--dask local-cuda`), the
+    chunks are spread over the cards as Dask spreads its tasks."""
+    cupy = _cupy()
+    return array.map_blocks(cupy.asarray, dtype=array.dtype, meta=cupy.empty((0,) * array.ndim, array.dtype))
+
+
+def to_host(array):
+    """`array` with each chunk copied back to host memory (NumPy), where its worker
+    holds it: what a result's chunks need before they are written to Zarr or gathered
+    by a process without the GPU."""
+    cupy = _cupy()
+    return array.map_blocks(cupy.asnumpy, dtype=array.dtype, meta=np.empty((0,) * array.ndim, array.dtype))
+
+
 # -- what a task runs -------------------------------------------------------------------
 
 
@@ -124,9 +150,10 @@ class ChunkCall:
     single: bool = False
 
     def __call__(self, *blocks):
-        share_cores()
+        program = self.program.program()
+        share_cores(program)
         blocks = [contiguous(one_block(b)) for b in blocks]
-        results = [as_chunk(r) for r in self.program.program().run(self.function, blocks)]
+        results = [as_chunk(r) for r in program.run(self.function, blocks)]
         if self.stacked:
             results = [r[None] for r in results]
         return results[0] if self.single else tuple(results)
@@ -158,11 +185,14 @@ def as_chunk(result):
     return cupy.asarray(result)
 
 
-def share_cores() -> None:
-    """In a Dask worker running N tasks at once, a task's kernels take 1/N of the
+def share_cores(program: Program) -> None:
+    """In a Dask worker running N tasks at once, a task's CPU kernels take 1/N of the
     threads Numba has (`NUMBA_NUM_THREADS`, by default every core), so that the
     worker's tasks together use the cores once instead of N times over. Numba keeps
-    the count per thread; a task runs on one of the worker's threads."""
+    the count per thread; a task runs on one of the worker's threads. (A GPU program's
+    kernels run on its GPU: its worker's cores are left alone.)"""
+    if program.backend.takes_device_arrays:
+        return
     try:
         from distributed import get_worker
 
@@ -186,8 +216,8 @@ class CombineCall:
     program: ProgramText
 
     def __call__(self, partials, axis=None, keepdims=False):
-        share_cores()
         program = self.program.program()
+        share_cores(program)
         return as_chunk(program.run("keep" if keepdims else "drop", [contiguous(partials)])[0])
 
 

@@ -129,8 +129,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="on cuda: time each kernel's launch parameters first and keep the best (cached)")
     p.add_argument("--no-graphs", action="store_true",
                    help="on cuda: launch kernels one by one instead of replaying a CUDA graph")
-    p.add_argument("--dask", type=cli_dask.scheduler, metavar="local:N|ADDRESS",
-                   help="run over Dask arrays: on N local worker processes, or on the scheduler at ADDRESS")
+    p.add_argument("--dask", type=cli_dask.scheduler, metavar="local:N|local-cuda[:N]|ADDRESS",
+                   help="run over Dask arrays: on N local worker processes, on a worker per GPU of this machine "
+                        "(with --target cuda), or on the scheduler at ADDRESS")
     p.add_argument("--chunks", type=_chunks, default={}, metavar="B=64,N=4096",
                    help="with --dask: chunk length per size (sizes not named stay one chunk)")
     p.add_argument("--time-passes", action="store_true",
@@ -170,6 +171,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
             parser.error(f"{' and '.join(conflicting)} {verb} the program on this machine, so not with --dask")
         if not registry.runs_kernels(args.target):
             parser.error(f"--dask runs compiled kernels on its workers: choose --target {registry.kernel_choices()}")
+        if cli_dask.on_gpus(args.dask) and args.target == registry.AUTO:
+            args.target = "cuda"
+        elif cli_dask.on_gpus(args.dask) and args.target != "cuda":
+            parser.error(f"--dask {args.dask} runs a worker per GPU: give --target cuda (or no --target)")
     return args
 
 
@@ -405,7 +410,10 @@ def run_dask(args: argparse.Namespace, program, compilation, entry: str, arrays,
     """The entry run over Dask arrays (`--dask`, compiler/cli_dask.py): the graph built
     and the split checked before the cluster starts; a Zarr `--output` written by the
     workers, anything else gathered here."""
-    job = cli_dask.DaskRun(program, entry, arrays, args.chunks)
+    gpus = cli_dask.on_gpus(args.dask)
+    if gpus:
+        cli_dask.gpu_workers(args.dask)  # what the cluster needs, said before the graph is built
+    job = cli_dask.DaskRun(program, entry, arrays, args.chunks, gpus=gpus)
     print(f"fusec: note: {job.describe()}", file=sys.stderr)
     store = args.output if cli_dask.is_zarr(args.output) else None
     with cli_dask.connect(args.dask) as cluster:

@@ -28,25 +28,32 @@ from runtime.errors import ExecutionError, FusecError, InputError
 from runtime.inputs import InputDefaults, Param, bind_sizes, draw_inputs
 
 _LOCAL = re.compile(r"local:([0-9]{1,4})")
+_LOCAL_CUDA = re.compile(r"local-cuda(?::([0-9]{1,4}))?")
 _ADDRESS = re.compile(r"(?:(?:tcp|tls|ws|wss)://)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):([0-9]{1,5})")
 #: seconds to wait for a scheduler that `--dask ADDRESS` names
 CONNECT_TIMEOUT = 10
 
 
 def scheduler(text: str) -> str:
-    """`--dask`'s value: `local:N` (N worker processes started here) or a scheduler's
+    """`--dask`'s value: `local:N` (N worker processes started here), `local-cuda[:N]`
+    (a worker process per GPU of this machine, or for the first N) or a scheduler's
     address (`tcp://HOST:PORT`, `HOST:PORT`)."""
-    if local := _LOCAL.fullmatch(text):
-        if int(local[1]) < 1:
-            raise argparse.ArgumentTypeError("local:N needs at least one worker")
+    if local := _LOCAL.fullmatch(text) or _LOCAL_CUDA.fullmatch(text):
+        if local[1] is not None and int(local[1]) < 1:
+            raise argparse.ArgumentTypeError(f"{text.partition(':')[0]}:N needs at least one worker")
         return text
     address = _ADDRESS.fullmatch(text)
     if address and 0 < int(address[1]) < 2**16:
         return text
     raise argparse.ArgumentTypeError(
-        f"expected local:N (N worker processes on this machine) or a scheduler address "
-        f"like tcp://HOST:8786, got {text!r}"
+        f"expected local:N (N worker processes on this machine), local-cuda[:N] (one worker process "
+        f"per GPU of this machine, or for N of them) or a scheduler address like tcp://HOST:8786, got {text!r}"
     )
+
+
+def on_gpus(spec: str) -> bool:
+    """Whether `--dask`'s value starts a worker per GPU (`local-cuda[:N]`)."""
+    return _LOCAL_CUDA.fullmatch(spec) is not None
 
 
 def is_zarr(path: str | None) -> bool:
@@ -130,12 +137,14 @@ def arguments(
 
 class DaskRun:
     """The entry's Dask graph on the command's arguments (NumPy arrays or Zarr arrays),
-    each chunked along the sizes `chunks` names and whole along the others."""
+    each chunked along the sizes `chunks` names and whole along the others; with
+    `gpus`, each chunk moved onto the GPU of the worker that reads it (or reads it from
+    Zarr) and the results' chunks back to host memory only to be gathered or written."""
 
-    def __init__(self, program, entry: str, arrays: Sequence, chunks: Mapping[str, int]):
+    def __init__(self, program, entry: str, arrays: Sequence, chunks: Mapping[str, int], gpus: bool = False):
         # here, not at the top: the chunked compiler (partitions, splits) is a third of a
         # plain run's imports, which the fusec command makes before it knows of --dask
-        from compiler.chunked import DaskProgram, dask_array
+        from compiler.chunked import DaskProgram, dask_array, to_gpu, to_host
 
         da = dask_array()
         self.function = DaskProgram(program, entry)
@@ -150,8 +159,9 @@ class DaskRun:
                 self.arguments.append(da.from_array(array, chunks=lengths))
             else:
                 self.arguments.append(da.from_zarr(array, chunks=lengths))
-        results = self.function(*self.arguments)
-        self.results = results if isinstance(results, tuple) else (results,)
+        results = self.function(*(to_gpu(a) for a in self.arguments) if gpus else self.arguments)
+        results = results if isinstance(results, tuple) else (results,)
+        self.results = tuple(to_host(r) for r in results) if gpus else results
 
     def _check_split(self) -> None:
         """`fusec.dask`'s refusals of a split, before any cluster starts, with the
@@ -201,13 +211,18 @@ def _compute(collections: Sequence) -> tuple:
 @contextmanager
 def connect(spec: str) -> Iterator[str]:
     """A Dask client for the run, the default scheduler until the block ends: of a
-    `LocalCluster` on 127.0.0.1 for `local:N`, started and closed here, or of the
-    scheduler at the address `spec`. Yields what the summary says of it."""
+    `LocalCluster` on 127.0.0.1 for `local:N` or a `dask_cuda.LocalCUDACluster` for
+    `local-cuda[:N]`, started and closed here, or of the scheduler at the address
+    `spec`. Yields what the summary says of it."""
     try:
         import dask
         import distributed
     except ImportError:
         raise InputError("--dask needs Dask's distributed scheduler: pip install 'dask[array]' distributed") from None
+    if on_gpus(spec):
+        with _local_cuda(spec, distributed) as described:
+            yield described
+        return
     if local := _LOCAL.fullmatch(spec):
         workers = int(local[1])
         # Numba reads NUMBA_NUM_THREADS when imported: set before the worker processes
@@ -237,3 +252,50 @@ def connect(spec: str) -> Iterator[str]:
     with client:
         workers = len(client.nthreads())
         yield f"{spec} ({workers} worker{'s' if workers != 1 else ''})"
+
+
+def gpu_workers(spec: str) -> int:
+    """The workers `local-cuda[:N]` starts, one per GPU; an `InputError` where this
+    machine cannot: dask-cuda or CuPy missing, no usable GPU, fewer GPUs than N."""
+    from runtime.cuda import device
+
+    try:
+        import dask_cuda  # noqa: F401
+    except ImportError:
+        raise InputError(f"--dask {spec} needs dask-cuda: pip install dask-cuda") from None
+    gpus = device.gpu_count()
+    if gpus == 0:
+        raise InputError(f"--dask {spec} runs a worker per GPU: {device.cuda_unavailable_reason()}")
+    wanted = _LOCAL_CUDA.fullmatch(spec)[1]  # type: ignore[index]  # on_gpus(spec) holds
+    workers = gpus if wanted is None else int(wanted)
+    if workers > gpus:
+        raise InputError(
+            f"--dask {spec} asks for {workers} GPU workers, but this machine has {gpus} GPU{'s' if gpus > 1 else ''} "
+            "(with CUDA_VISIBLE_DEVICES applied)"
+        )
+    return workers
+
+
+@contextmanager
+def _local_cuda(spec: str, distributed) -> Iterator[str]:
+    """dask-cuda's `LocalCUDACluster` for `local-cuda[:N]`: a worker process per GPU
+    (of the first N), each seeing its own card as device 0 (`CUDA_VISIBLE_DEVICES`), of
+    one thread, on 127.0.0.1 over TCP, no dashboard; dask-cuda spills a worker's chunks
+    to host memory past 80% of its card's."""
+    import dask_cuda
+
+    workers = gpu_workers(spec)
+    try:
+        cluster = dask_cuda.LocalCUDACluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            host="127.0.0.1",
+            protocol="tcp",
+            dashboard_address=None,
+            scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+            silence_logs=logging.CRITICAL,
+        )
+    except (OSError, TimeoutError, RuntimeError) as error:
+        raise InputError(f"cannot start a local Dask cluster of {workers} GPU workers: {error}") from None
+    with cluster, distributed.Client(cluster):
+        yield f"{spec} ({workers} worker process{'es' if workers > 1 else ''} on this machine, one per GPU)"

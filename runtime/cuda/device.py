@@ -54,6 +54,12 @@ def cuda_usable() -> bool:
         return False
 
 
+def gpu_count() -> int:
+    """How many GPUs this process sees (``CUDA_VISIBLE_DEVICES`` applied); 0 without a
+    usable one."""
+    return len(cuda_module().gpus) if cuda_usable() else 0
+
+
 def cuda_module():
     """``numba.cuda`` (numba-cuda's, not the copy bundled with Numba)."""
     from numba import cuda

@@ -57,6 +57,9 @@ def store(path, **arrays):
         (("--dask", "local:2", "--target", "numpy"), "choose --target cpu, cuda or auto"),
         (("--dask", "local:2", "--emit", "opt"), "so --dask cannot apply"),
         (("--dask", "local:2", "--chunks", "B=4,Q=2"), "--chunks sets Q, but main has no size of that name"),
+        (("--dask", "local-cuda:0"), "local-cuda:N needs at least one worker"),
+        (("--dask", "local-gpu"), "local-cuda[:N] (one worker process per GPU"),
+        (("--dask", "local-cuda", "--target", "cpu"), "--dask local-cuda runs a worker per GPU: give --target cuda"),
     ],
 )
 def test_usage_errors(capsys, args, message):
@@ -95,6 +98,30 @@ def test_without_dask_installed(capsys, monkeypatch):
     status, _, err = run_here(capsys, SOFTMAX, "--dask", "local:2", "--dims", "B=2,N=4", "--target", "cpu")
     assert status == 1
     assert "pip install 'dask[array]' distributed" in err
+
+
+def test_local_cuda_without_dask_cuda_installed(capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "dask_cuda", None)
+    status, _, err = run_here(capsys, SOFTMAX, "--dask", "local-cuda", "--dims", "B=2,N=4")
+    assert status == 1
+    assert "fusec: error: --dask local-cuda needs dask-cuda: pip install dask-cuda" in err
+
+
+@pytest.mark.parametrize(
+    "gpus, spec, message",
+    [
+        (0, "local-cuda", "--dask local-cuda runs a worker per GPU: no usable CUDA GPU"),
+        (1, "local-cuda:2", "--dask local-cuda:2 asks for 2 GPU workers, but this machine has 1 GPU "),
+    ],
+)
+def test_local_cuda_needs_as_many_gpus(capsys, monkeypatch, gpus, spec, message):
+    from runtime.cuda import device
+
+    monkeypatch.setitem(sys.modules, "dask_cuda", type(sys)("dask_cuda"))  # (whether installed or not)
+    monkeypatch.setattr(device, "gpu_count", lambda: gpus)
+    status, _, err = run_here(capsys, SOFTMAX, "--dask", spec, "--dims", "B=2,N=4", "--target", "cuda")
+    assert status == 1
+    assert f"fusec: error: {message}" in err
 
 
 @pytest.mark.parametrize("dask", [(), ("--dask", "127.0.0.1:1")])
