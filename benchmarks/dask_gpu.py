@@ -16,23 +16,26 @@ Workloads, f32, each split so that a chunk of its input is about CHUNK_MIB:
 Tables:
 
 - scaling: for each workload and each count of GPUs N (`--gpus`, those the machine has),
-  N x CHUNKS_PER_GPU chunks made on the workers (CuPy's random numbers on each card,
-  persisted there before anything is timed) and the weights moved once
+  N x CHUNKS_PER_GPU chunks made on the workers (CuPy's random numbers, CHUNKS_PER_GPU on
+  each card, before anything is timed) and the weights moved once
   (`fusec.dask.to_gpu`, persisted). A run is the program over them with its results
-  persisted on the workers (nothing gathered); the time is the median of `--repeats`
+  persisted on the workers (nothing gathered) and every card synchronised (a task ends
+  when its kernels are queued); the time is the median of `--repeats`
   runs after a first one, which compiles (one worker; the others wait for it and load
   the kernels from the shared disk cache) and whose time is given apart. "One GPU" is
   `program.main` on the same chunk shapes in this process, one after another on the
   first card, synchronised (the median chunk's time); efficiency = one GPU's time for
-  all the chunks / (N x the cluster's). From Dask's task stream: the share of the run's
-  wall time that each worker spent in fusec's tasks (mean over workers), and the seconds
-  spent moving data between workers.
+  all the chunks / (N x the cluster's). From Dask's task stream: how many tasks each
+  worker ran, and the seconds spent moving data between workers.
 - ooc: layernorm on a Zarr input of `--ooc-gib` GiB (written by the cluster, chunks of
   CHUNK_MIB), every worker's device memory limited to `--ooc-limit-gib` GiB (dask-cuda's
   `device_memory_limit`: past it a worker spills the chunks it holds to host memory):
   `from_zarr`, onto the cards, the program, back to host, `to_zarr`. Each card's used
-  memory is sampled every 0.05 s (NVML) and its peak given against the limit, with
-  what the workers spilled, and the largest difference from `program.main` on three
+  memory is sampled every 0.05 s (NVML): before the run (the CUDA contexts and memory
+  pools of the worker, and on the first card of this process) and its peak; and each
+  worker's CuPy pool, emptied before the run, holds at its end the most it held at once
+  (the chunks and the programs' results: CuPy's memory), against the limit; then the
+  chunks written, and the largest difference from `program.main` on three
   chunks read back (first, middle, last).
 
 Nothing is asserted: timings on a machine shared with others are noisy; read the ratios.
@@ -100,10 +103,31 @@ def weights(program, workload: Workload) -> list[np.ndarray]:
 
 def random_chunk(block, block_id=None):
     """A chunk of standard normal numbers times 0.1 made on the worker's card (seeded by its place)."""
+    return random_on_card(block.shape, hash(tuple(block_id)) & 0xFFFFFFFF)
+
+
+def random_on_card(shape, seed: int):
     import cupy
 
-    seed = hash(tuple(block_id)) & 0xFFFFFFFF
-    return cupy.random.default_rng(seed).standard_normal(block.shape, dtype=cupy.float32) * np.float32(0.1)
+    return cupy.random.default_rng(seed).standard_normal(shape, dtype=cupy.float32) * np.float32(0.1)
+
+
+def spread_over_cards(client, shape, axis: int, length: int):
+    """An f32 array of `shape` in chunks of `length` along `axis`, made on the cards in
+    turn (the first chunk on the first worker, the next on the second, ...): the tasks
+    reading them then run there, as many on each card. (Left to the scheduler, 8 root
+    tasks went 6/2 and 3/5 on two workers.)"""
+    import cupy
+    import dask
+    import dask.array as da
+
+    workers = list(client.scheduler_info()["workers"])
+    parts = []
+    for i, start in enumerate(range(0, shape[axis], length)):
+        part = (*shape[:axis], min(length, shape[axis] - start), *shape[axis + 1 :])
+        made = client.submit(random_on_card, part, i, workers=[workers[i % len(workers)]], pure=False)
+        parts.append(da.from_delayed(dask.delayed(made), part, dtype=np.float32, meta=cupy.empty((0,) * len(shape), np.float32)))
+    return da.concatenate(parts, axis=axis)
 
 
 def on_workers(shape, chunks):
@@ -132,19 +156,15 @@ def gpu_cluster(gpus: int, device_memory_limit=None):
         yield client
 
 
-def task_stream_summary(stream, wall: float, workers: int) -> tuple[float, float]:
-    """(mean share of `wall` each worker spent computing fusec's tasks, seconds spent
-    moving data between workers) from Dask's task stream."""
-    busy: dict[str, float] = {}
+def task_stream_summary(stream, workers: list[str]) -> tuple[str, float]:
+    """(how many tasks each worker ran, "5/3"; seconds spent moving data between
+    workers) from Dask's task stream."""
+    ran = dict.fromkeys(workers, 0)
     moving = 0.0
     for task in stream:
-        for part in task["startstops"]:
-            seconds = part["stop"] - part["start"]
-            if part["action"] == "compute" and task["key"].startswith("('fusec-"):
-                busy[task["worker"]] = busy.get(task["worker"], 0.0) + seconds
-            elif part["action"] == "transfer":
-                moving += seconds
-    return sum(busy.values()) / max(1, workers) / wall, moving
+        ran[task["worker"]] = ran.get(task["worker"], 0) + 1
+        moving += sum(p["stop"] - p["start"] for p in task["startstops"] if p["action"] == "transfer")
+    return "/".join(str(n) for n in ran.values()), moving
 
 
 def one_gpu_chunk_seconds(program, workload: Workload, length: int, repeats: int) -> float:
@@ -168,15 +188,34 @@ def one_gpu_chunk_seconds(program, workload: Workload, length: int, repeats: int
     return statistics.median(times)
 
 
+def synchronize(dask_worker=None) -> None:
+    """Waits for the work queued on this process's card."""
+    import cupy
+
+    cupy.cuda.runtime.deviceSynchronize()
+
+
 def persisted_run(client, call, arguments) -> float:
-    """Seconds of one run of `call` whose results are persisted on the workers."""
+    """Seconds of one run of `call` whose results are persisted on the workers. The
+    results are then released and waited for until the scheduler has forgotten them: a
+    run builds the same keys again, which a scheduler still holding them would not
+    compute."""
+    from dask.core import flatten
     from distributed import wait
 
     results = call(*arguments)
     results = results if isinstance(results, tuple) else (results,)
     start = time.perf_counter()
-    wait(client.persist(list(results)))
-    return time.perf_counter() - start
+    done = client.persist(list(results))
+    wait(done)
+    client.run(synchronize)  # a task ends when its kernels are queued: until they have run
+    seconds = time.perf_counter() - start
+    keys = [key for array in done for key in flatten(array.__dask_keys__())]
+    del done
+    deadline = time.monotonic() + 30
+    while any(client.who_has(keys).values()) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return seconds
 
 
 def timed_runs(client, call, arguments, repeats: int) -> tuple[float, list[float], list]:
@@ -191,7 +230,7 @@ def timed_runs(client, call, arguments, repeats: int) -> tuple[float, list[float
 
 def table_scaling(args, names: list[str], counts: list[int]) -> None:
     import dask.array as da
-    from distributed import wait
+    from distributed import futures_of, wait
 
     rows = []
     singles = {}
@@ -208,27 +247,28 @@ def table_scaling(args, names: list[str], counts: list[int]) -> None:
                 chunks_count = gpus * args.chunks_per_gpu
                 shape = workload.input_shape(length * chunks_count)
                 split_axis = len(shape) - 1 if workload.split == "D" else 0
-                chunks = tuple(length if i == split_axis else -1 for i in range(len(shape)))
-                x = client.persist(on_workers(shape, chunks))
-                rest = client.persist([fusec.dask.to_gpu(da.from_array(w, chunks=-1)) for w in weights(program, workload)])
-                wait([x, *rest])
+                x = spread_over_cards(client, shape, split_axis, length)
+                drawn = weights(program, workload)  # (the Llama layer's 49 MB go in the graph once: Dask warns)
+                rest = client.persist([fusec.dask.to_gpu(da.from_array(w, chunks=-1)) for w in drawn]) if drawn else []
+                wait([*futures_of(x), *rest])
                 call = fusec.dask.compile(program)
 
                 first, walls, stream = timed_runs(client, call, [x, *rest], args.repeats)
                 wall = statistics.median(walls)
-                busy, moving = task_stream_summary(stream, sum(walls), gpus)
+                held, moving = task_stream_summary(stream, list(client.scheduler_info()["workers"]))
                 single = singles[name] * chunks_count
                 rows.append((workload.name, gpus, chunks_count, length * 4 * np.prod(workload.row) / MiB,
-                             single * 1e3, wall * 1e3, first, single / (gpus * wall), busy, moving / args.repeats))
+                             single * 1e3, wall * 1e3, first, single / (gpus * wall), moving / args.repeats,
+                             len(stream) / args.repeats, held))
                 del x, rest
                 print(f"  {workload.name} on {gpus} GPU(s): {wall * 1e3:.1f} ms", file=sys.stderr, flush=True)
     print("\nfusec.dask on GPUs, a worker per card (dask-cuda), f32, median of", args.repeats, "runs\n")
     print("| workload | GPUs | chunks | chunk MiB | one GPU, main (ms) | cluster (ms) | first run (s) "
-          "| efficiency | workers busy | transfers (s/run) |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    for name, gpus, count, mib, single, wall, first, efficiency, busy, moving in rows:
+          "| efficiency | tasks per card (all runs) | transfers (s/run) | tasks/run |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for name, gpus, count, mib, single, wall, first, efficiency, moving, tasks, held in rows:
         print(f"| {name} | {gpus} | {count} | {mib:.0f} | {single:.1f} | {wall:.1f} | {first:.1f} "
-              f"| {efficiency:.2f} | {busy:.0%} | {moving:.3f} |")
+              f"| {efficiency:.2f} | {held} | {moving:.3f} | {tasks:.0f} |")
 
 
 # -- out of core ------------------------------------------------------------------------
@@ -243,7 +283,8 @@ class CardMemory:
         pynvml.nvmlInit()
         self.nvml = pynvml
         self.handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(pynvml.nvmlDeviceGetCount())]
-        self.peak = [0] * len(self.handles)
+        self.before = [pynvml.nvmlDeviceGetMemoryInfo(h).used for h in self.handles]  # contexts, pools
+        self.peak = list(self.before)
         self.every = every
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -263,6 +304,20 @@ class CardMemory:
         self.thread.join()
 
 
+def free_pools(dask_worker=None) -> None:
+    """Returns a worker's (or this process's) CuPy pool's unused memory to the card."""
+    import cupy
+
+    cupy.get_default_memory_pool().free_all_blocks()
+
+
+def pool_bytes(dask_worker=None) -> int:
+    """What a worker's CuPy pool holds: after `free_pools`, the most it held at once."""
+    import cupy
+
+    return cupy.get_default_memory_pool().total_bytes()
+
+
 def table_ooc(args, gpus: int, workdir: Path) -> None:
     import dask.array as da
     import zarr
@@ -276,17 +331,19 @@ def table_ooc(args, gpus: int, workdir: Path) -> None:
     source, target = workdir / "x.zarr", workdir / "y.zarr"
     limit = int(args.ooc_limit_gib * 2**30)
     gamma, beta = weights(program, workload)
-    with gpu_cluster(gpus, device_memory_limit=limit):
+    with gpu_cluster(gpus, device_memory_limit=limit) as client:
         start = time.perf_counter()
         da.to_zarr(fusec.dask.to_host(on_workers(shape, chunks)), str(source), overwrite=True)
         written = time.perf_counter() - start
         call = fusec.dask.compile(program)
         x = fusec.dask.to_gpu(da.from_zarr(str(source)))
         y = call(x, fusec.dask.to_gpu(da.from_array(gamma, chunks=-1)), fusec.dask.to_gpu(da.from_array(beta, chunks=-1)))
+        client.run(free_pools)
         with CardMemory() as memory:
             start = time.perf_counter()
             da.to_zarr(fusec.dask.to_host(y), str(target), overwrite=True)
             wall = time.perf_counter() - start
+        pools = list(client.run(pool_bytes).values())
     stored_x, stored_y = zarr.open_array(str(source), mode="r"), zarr.open_array(str(target), mode="r")
     differences = []
     for index in (0, rows // length // 2, rows // length - 1):
@@ -296,10 +353,10 @@ def table_ooc(args, gpus: int, workdir: Path) -> None:
     print(f"\nout of core: layernorm, x f32{list(shape)} ({rows * 4 * workload.row[0] / 2**30:.1f} GiB) in Zarr "
           f"at {workdir}, chunks of {length} rows ({args.chunk_mib} MiB), {gpus} GPU workers, each limited to "
           f"{args.ooc_limit_gib} GiB of device memory (input written in {written:.1f} s)\n")
-    print("| GPU | peak used (GiB) | limit (GiB) |")
-    print("| --- | --- | --- |")
-    for i, peak in enumerate(memory.peak[:gpus]):
-        print(f"| {i} | {peak / 2**30:.2f} | {args.ooc_limit_gib} |")
+    print("| GPU | used before the run (GiB) | peak used (GiB) | its worker's CuPy pool at most (GiB) | limit (GiB) |")
+    print("| --- | --- | --- | --- | --- |")
+    for i, (before, peak, pool) in enumerate(zip(memory.before, memory.peak, pools)):
+        print(f"| {i} | {before / 2**30:.2f} | {peak / 2**30:.2f} | {pool / 2**30:.2f} | {args.ooc_limit_gib} |")
     print(f"\nrun {wall:.1f} s ({rows * 4 * workload.row[0] * 2 / 2**30 / wall:.2f} GiB/s read and written); "
           f"chunks written {stored_y.nchunks_initialized} of {stored_y.nchunks}; largest difference from "
           f"program.main on three chunks: {max(differences):.3g}")
