@@ -71,6 +71,10 @@ ROOT = HERE.parent
 # this file is named dask.py: its folder must not shadow the dask package
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))  # for this folder's peak_sampler.py only: its dask.py would shadow Dask
+from peak_sampler import PeakSampler  # noqa: E402  isort: skip
+
+sys.path.remove(str(HERE))
 
 import numpy as np
 
@@ -224,32 +228,21 @@ def baseline(
 # -- the cluster -----------------------------------------------------------------------
 
 
-class Monitor:
-    """Samples the resident memory of the workers' processes every `every` seconds."""
+def resident_memory(pids: dict[str, int]):
+    """A `PeakSampler` read of the resident memory of the workers' processes (a worker
+    that has died is left out)."""
+    import psutil
 
-    def __init__(self, pids: dict[str, int], every: float = 0.1):
-        import psutil
+    procs = {addr: psutil.Process(pid) for addr, pid in pids.items()}
 
-        self.procs = {addr: psutil.Process(pid) for addr, pid in pids.items()}
-        self.peak = dict.fromkeys(pids, 0)
-        self.every = every
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
+    def read() -> dict[str, int]:
+        sizes = {}
+        for addr, proc in procs.items():
+            with contextlib.suppress(psutil.Error):
+                sizes[addr] = proc.memory_info().rss
+        return sizes
 
-    def _run(self):
-        while not self.stop.is_set():
-            for addr, proc in self.procs.items():
-                with contextlib.suppress(Exception):
-                    self.peak[addr] = max(self.peak[addr], proc.memory_info().rss)
-            self.stop.wait(self.every)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        self.thread.join()
+    return read
 
 
 @contextlib.contextmanager
@@ -408,7 +401,7 @@ def table_ooc(args, workloads, workdir: Path):
             out = zarr_array(ypath, y.shape, wl.shape(chunk_rows))
             spill_before = spilled(client)
             failed = ""
-            with Monitor(pids) as monitor:
+            with PeakSampler(resident_memory(pids)) as monitor:
                 start = time.perf_counter()
                 try:
                     da.store(y, out, lock=False)

@@ -48,7 +48,6 @@ import contextlib
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,6 +56,10 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]  # (benchmarks/dask.py shadows dask)
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))  # for this folder's peak_sampler.py only: its dask.py would shadow Dask
+from peak_sampler import PeakSampler
+
+sys.path.remove(str(HERE))
 
 # fusec first: it sets how long idle BLAS workers spin, which OpenBLAS reads when NumPy
 # loads (docs/reference.md, Environment)
@@ -274,34 +277,13 @@ def table_scaling(args, names: list[str], counts: list[int]) -> None:
 # -- out of core ------------------------------------------------------------------------
 
 
-class CardMemory:
-    """The peak used memory of each card, sampled every `every` seconds through NVML."""
+def card_memory():
+    """A `PeakSampler` read of each card's used memory (NVML), by the card's index."""
+    import pynvml
 
-    def __init__(self, every: float = 0.05):
-        import pynvml
-
-        pynvml.nvmlInit()
-        self.nvml = pynvml
-        self.handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(pynvml.nvmlDeviceGetCount())]
-        self.before = [pynvml.nvmlDeviceGetMemoryInfo(h).used for h in self.handles]  # contexts, pools
-        self.peak = list(self.before)
-        self.every = every
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self):
-        while not self.stop.is_set():
-            for i, handle in enumerate(self.handles):
-                self.peak[i] = max(self.peak[i], self.nvml.nvmlDeviceGetMemoryInfo(handle).used)
-            self.stop.wait(self.every)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        self.thread.join()
+    pynvml.nvmlInit()
+    handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(pynvml.nvmlDeviceGetCount())]
+    return lambda: {str(i): pynvml.nvmlDeviceGetMemoryInfo(h).used for i, h in enumerate(handles)}
 
 
 def free_pools(dask_worker=None) -> None:
@@ -339,7 +321,7 @@ def table_ooc(args, gpus: int, workdir: Path) -> None:
         x = fusec.dask.to_gpu(da.from_zarr(str(source)))
         y = call(x, fusec.dask.to_gpu(da.from_array(gamma, chunks=-1)), fusec.dask.to_gpu(da.from_array(beta, chunks=-1)))
         client.run(free_pools)
-        with CardMemory() as memory:
+        with PeakSampler(card_memory(), every=0.05) as memory:
             start = time.perf_counter()
             da.to_zarr(fusec.dask.to_host(y), str(target), overwrite=True)
             wall = time.perf_counter() - start
@@ -355,7 +337,8 @@ def table_ooc(args, gpus: int, workdir: Path) -> None:
           f"{args.ooc_limit_gib} GiB of device memory (input written in {written:.1f} s)\n")
     print("| GPU | used before the run (GiB) | peak used (GiB) | its worker's CuPy pool at most (GiB) | limit (GiB) |")
     print("| --- | --- | --- | --- | --- |")
-    for i, (before, peak, pool) in enumerate(zip(memory.before, memory.peak, pools)):
+    for i, pool in enumerate(pools):
+        before, peak = memory.first[str(i)], memory.peak[str(i)]
         print(f"| {i} | {before / 2**30:.2f} | {peak / 2**30:.2f} | {pool / 2**30:.2f} | {args.ooc_limit_gib} |")
     print(f"\nrun {wall:.1f} s ({rows * 4 * workload.row[0] * 2 / 2**30 / wall:.2f} GiB/s read and written); "
           f"chunks written {stored_y.nchunks_initialized} of {stored_y.nchunks}; largest difference from "
