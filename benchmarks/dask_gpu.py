@@ -3,7 +3,7 @@ against one GPU running `program.main` chunk after chunk.
 
     python benchmarks/dask_gpu.py [--gpus 1,2,4] [--chunk-mib 256] [--chunks-per-gpu 4] [--repeats 3]
                                   [--workloads transformer,llama,layernorm,rowsum] [--tables scaling,ooc]
-                                  [--ooc-gib 8] [--ooc-limit-gib 2] [--quick] [--dir /tmp]
+                                  [--ooc-gib 8] [--ooc-limit-gib 2] [--quick] [--dir /tmp] [--reports DIR]
 
 Workloads, f32, each split so that a chunk of its input is about CHUNK_MIB:
 
@@ -221,12 +221,14 @@ def persisted_run(client, call, arguments) -> float:
     return seconds
 
 
-def timed_runs(client, call, arguments, repeats: int) -> tuple[float, list[float], list]:
-    """(the first run's seconds, the next `repeats` runs' seconds, their task stream)."""
-    from distributed import get_task_stream
+def timed_runs(client, call, arguments, repeats: int, report: Path | None) -> tuple[float, list[float], list]:
+    """(the first run's seconds, the next `repeats` runs' seconds, their task stream);
+    with `report`, Dask's performance report of those runs written there (HTML)."""
+    from distributed import get_task_stream, performance_report
 
     first = persisted_run(client, call, arguments)
-    with get_task_stream(client) as stream:
+    reporting = contextlib.nullcontext() if report is None else performance_report(filename=str(report))
+    with reporting, get_task_stream(client) as stream:
         walls = [persisted_run(client, call, arguments) for _ in range(repeats)]
     return first, walls, stream.data
 
@@ -256,7 +258,8 @@ def table_scaling(args, names: list[str], counts: list[int]) -> None:
                 wait([*futures_of(x), *rest])
                 call = fusec.dask.compile(program)
 
-                first, walls, stream = timed_runs(client, call, [x, *rest], args.repeats)
+                report = None if args.reports is None else Path(args.reports) / f"{name}-{gpus}gpu.html"
+                first, walls, stream = timed_runs(client, call, [x, *rest], args.repeats, report)
                 wall = statistics.median(walls)
                 held, moving = task_stream_summary(stream, list(client.scheduler_info()["workers"]))
                 single = singles[name] * chunks_count
@@ -357,6 +360,8 @@ def main() -> None:
     parser.add_argument("--ooc-limit-gib", type=float, default=2.0)
     parser.add_argument("--quick", action="store_true", help="a smoke run: small chunks")
     parser.add_argument("--dir", default=None, help="where the out-of-core Zarr stores go")
+    parser.add_argument("--reports", default=None, metavar="DIR",
+                        help="write Dask's performance report of each scaling row's timed runs there (HTML)")
     args = parser.parse_args()
     if args.quick:
         args.chunk_mib, args.chunks_per_gpu, args.repeats, args.ooc_gib, args.ooc_limit_gib = 8, 2, 2, 0.25, 0.125
