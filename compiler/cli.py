@@ -172,9 +172,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         if not registry.runs_kernels(args.target):
             parser.error(f"--dask runs compiled kernels on its workers: choose --target {registry.kernel_choices()}")
         if cli_dask.on_gpus(args.dask) and args.target == registry.AUTO:
-            args.target = "cuda"
-        elif cli_dask.on_gpus(args.dask) and args.target != "cuda":
-            parser.error(f"--dask {args.dask} runs a worker per GPU: give --target cuda (or no --target)")
+            args.target = registry.gpu_target()
+        elif cli_dask.on_gpus(args.dask) and not registry.resolve(args.target).takes_device_arrays:
+            parser.error(f"--dask {args.dask} runs a worker per GPU: give --target {registry.gpu_target()} (or no --target)")
     return args
 
 

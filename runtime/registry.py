@@ -50,6 +50,12 @@ def runs_kernels(name: str) -> bool:
     return name == AUTO or TARGETS[name].runs_kernels
 
 
+def gpu_target() -> str:
+    """The name of the target whose programs run on a GPU and take its arrays (what
+    ``--dask local-cuda`` runs on each card)."""
+    return next(name for name, target in TARGETS.items() if target.takes_device_arrays)
+
+
 def kernel_choices() -> str:
     """``cpu, cuda or auto``: the choices of ``--target`` that run compiled kernels,
     for the messages of what needs them (``--dask``)."""
