@@ -112,12 +112,14 @@ def test_local_cuda_without_dask_cuda_installed(capsys, monkeypatch):
     [
         (0, "local-cuda", "--dask local-cuda runs a worker per GPU: no usable CUDA GPU"),
         (1, "local-cuda:2", "--dask local-cuda:2 asks for 2 GPU workers, but this machine has 1 GPU "),
+        (2, "local-cuda", "--dask local-cuda moves the chunks onto the cards as CuPy arrays: pip install cupy"),
     ],
 )
-def test_local_cuda_needs_as_many_gpus(capsys, monkeypatch, gpus, spec, message):
+def test_local_cuda_needs_gpus_and_cupy(capsys, monkeypatch, gpus, spec, message):
     from runtime.cuda import device
 
     monkeypatch.setitem(sys.modules, "dask_cuda", type(sys)("dask_cuda"))  # (whether installed or not)
+    monkeypatch.setitem(sys.modules, "cupy", None)  # (not installed)
     monkeypatch.setattr(device, "gpu_count", lambda: gpus)
     status, _, err = run_here(capsys, SOFTMAX, "--dask", spec, "--dims", "B=2,N=4", "--target", "cuda")
     assert status == 1
