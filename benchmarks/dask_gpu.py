@@ -235,7 +235,7 @@ def timed_runs(client, call, arguments, repeats: int, report: Path | None) -> tu
 
 def table_scaling(args, names: list[str], counts: list[int]) -> None:
     import dask.array as da
-    from distributed import futures_of, wait
+    from distributed import wait
 
     rows = []
     singles = {}
@@ -252,10 +252,12 @@ def table_scaling(args, names: list[str], counts: list[int]) -> None:
                 chunks_count = gpus * args.chunks_per_gpu
                 shape = workload.input_shape(length * chunks_count)
                 split_axis = len(shape) - 1 if workload.split == "D" else 0
-                x = spread_over_cards(client, shape, split_axis, length)
+                # (persisted: the 2 alias tasks a chunk of from_delayed and concatenate run
+                # once, where the chunk is, not in every timed run)
+                x = client.persist(spread_over_cards(client, shape, split_axis, length))
                 drawn = weights(program, workload)  # (the Llama layer's 49 MB go in the graph once: Dask warns)
                 rest = client.persist([fusec.dask.to_gpu(da.from_array(w, chunks=-1)) for w in drawn]) if drawn else []
-                wait([*futures_of(x), *rest])
+                wait([x, *rest])
                 call = fusec.dask.compile(program)
 
                 report = None if args.reports is None else Path(args.reports) / f"{name}-{gpus}gpu.html"
