@@ -16,8 +16,8 @@ calls (`passes/split_chunks.py`):
   `dask.array.blockwise`, arguments lacking the size (weights) passed whole;
 - chunks along one reduction size: each round of cuts is a blockwise of
   `NAME.partialK` returning a partial per chunk, stacked along a new leading axis, and
-  a `dask.array.reduction` of the stack whose combine step is a fusec-compiled
-  reduction; the next round and `NAME.chunk` read the combined values;
+  one task per block of the other sizes folds every chunk's partial with a
+  fusec-compiled reduction; the next round and `NAME.chunk` read the combined values;
 - chunks along an unsplittable size, along two reduction sizes, or along a fixed size
   are refused with an `InputError` naming the size, the op and the rechunk that makes
   the call legal.
@@ -210,29 +210,35 @@ def share_cores(program: Program) -> None:
 
 @dataclass(frozen=True)
 class CombineCall:
-    """A `dask.array.reduction` step: reduces stacked partials along axis 0 with a
-    fusec-compiled reduction (the one whose fold combines them: `sum` for `add`)."""
+    """Folds the partials of every chunk of a reduction size (blocks with a leading axis
+    of 1, NumPy's or CuPy's) along that axis with a fusec-compiled reduction (the one
+    whose fold combines them: `sum` for `add`)."""
 
     program: ProgramText
 
-    def __call__(self, partials, axis=None, keepdims=False):
+    def __call__(self, partials: list):
+        from dask.array.dispatch import concatenate_lookup
+
         program = self.program.program()
         share_cores(program)
-        return as_chunk(program.run("keep" if keepdims else "drop", [contiguous(partials)])[0])
+        stack = concatenate_lookup.dispatch(type(partials[0]))(partials, axis=0)
+        return as_chunk(program.run(COMBINE_FUNCTION, [contiguous(stack)])[0])
+
+
+#: the function of a `combine_program`
+COMBINE_FUNCTION = "combine"
 
 
 def combine_program(combiner: str, dtype: str, rank: int, target: str) -> ProgramText:
-    """A module with `@keep` and `@drop`: the reduction that folds by `combiner` (a
+    """A module with `@combine`: the reduction that folds by `combiner` (a
     `dialects.reductions.Fold`) over axis 0 of a stack of partials of `rank` dimensions
-    after it, keeping axis 0 or not."""
-    module = ModuleOp([])
-    for name, keepdims in (("keep", True), ("drop", False)):
-        body = Block(arg_types=[tensor_type(dtype, ("K", *(f"P{i}" for i in range(rank))))])
-        body.args[0].name_hint = "partials"
-        reduce = graph.ReduceOp(body.args[0], BY_FOLD[combiner].kind, [0], keepdims)
-        body.add_ops([reduce, func.ReturnOp(reduce.result)])
-        module.body.block.add_op(func.FuncOp(name, ([body.args[0].type], [reduce.result.type]), Region(body)))
-    return ProgramText(str(module), target)
+    after it."""
+    body = Block(arg_types=[tensor_type(dtype, ("K", *(f"P{i}" for i in range(rank))))])
+    body.args[0].name_hint = "partials"
+    reduce = graph.ReduceOp(body.args[0], BY_FOLD[combiner].kind, [0], False)
+    body.add_ops([reduce, func.ReturnOp(reduce.result)])
+    function = func.FuncOp(COMBINE_FUNCTION, ([body.args[0].type], [reduce.result.type]), Region(body))
+    return ProgramText(str(ModuleOp([function])), target)
 
 
 # -- the plan of a call -----------------------------------------------------------------
@@ -366,19 +372,24 @@ class DaskProgram:
         return arrays_out[0] if len(arrays_out) == 1 else arrays_out
 
     def _combine(self, stack, combiner: str, dtype: str):
-        da = dask_array()
+        """`stack` (axis 0: one block, one partial, per chunk of the reduction size)
+        folded along axis 0: one task per block of the other axes, reading the partial
+        of every chunk. (`dask.array.reduction` added an identity task per partial and a
+        tree of combines: 25 tasks in all for samples/reductions.tdsl split into 4 chunks
+        along its rows' length, where this makes 17; each task costs the scheduler about
+        a millisecond, docs/reference.md "On several GPUs".)"""
+        from dask.array.core import Array
+        from dask.base import tokenize
+        from dask.highlevelgraph import HighLevelGraph
+
         step = CombineCall(combine_program(combiner, dtype, stack.ndim - 1, self.program.target))
-        return da.reduction(
-            stack,
-            chunk=_keep_block,
-            combine=step,
-            aggregate=step,
-            axis=0,
-            keepdims=False,
-            dtype=stack.dtype,
-            concatenate=True,
-            meta=stack._meta.reshape((0,) * (stack.ndim - 1)),
-        )
+        name = f"fusec-combine-{tokenize(stack.name, step.program.digest)}"
+        layer = {
+            (name, *index): (step, [(stack.name, k, *index) for k in range(stack.numblocks[0])])
+            for index in itertools.product(*(range(n) for n in stack.numblocks[1:]))
+        }
+        graph_ = HighLevelGraph.from_collections(name, layer, dependencies=[stack])
+        return Array(graph_, name, chunks=stack.chunks[1:], meta=stack._meta.reshape((0,) * (stack.ndim - 1)))
 
     def _run(
         self,
@@ -461,12 +472,6 @@ class DaskProgram:
             graph_ = HighLevelGraph.from_collections(leaf, layer, dependencies=[tmp])
             results.append((Array(graph_, leaf, chunks=tuple(dims), meta=meta), ind))
         return results
-
-
-def _keep_block(block, axis=None, keepdims=True):
-    """The chunk step of a reduction of stacked partials: each block is one chunk's
-    partial already."""
-    return block
 
 
 def _token(text: ProgramText, function: str, operands) -> str:
