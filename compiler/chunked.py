@@ -381,10 +381,11 @@ class DaskProgram:
         from dask.array.core import Array
         from dask.base import tokenize
         from dask.highlevelgraph import HighLevelGraph
+        from dask.typing import Key
 
         step = CombineCall(combine_program(combiner, dtype, stack.ndim - 1, self.program.target))
         name = f"fusec-combine-{tokenize(stack.name, step.program.digest)}"
-        layer = {
+        layer: dict[Key, tuple] = {
             (name, *index): (step, [(stack.name, k, *index) for k in range(stack.numblocks[0])])
             for index in itertools.product(*(range(n) for n in stack.numblocks[1:]))
         }

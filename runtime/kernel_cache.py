@@ -268,11 +268,11 @@ def compile_here(source: str, options: dict[str, object], function: str, directo
     for it loads what the holder compiled (Numba's compile looks in the cache first),
     as the Dask workers of a machine do, each running the same program (docs/cache.md)."""
     root = cache_files.private_directory(Path(directory))  # made again if it was deleted
-    with _LOCK:
-        _unregister_unused()  # the modules of the kernels compiled before this one
     module, _, name = jit.rpartition(".")
-    dispatcher, cached = _dispatcher(source, options, function, root, getattr(importlib.import_module(module), name),
-                                     key_extra)
+    decorator = getattr(importlib.import_module(module), name)
+    with _LOCK:  # (a kernel module is registered and executed by one thread at a time, as in load_kernel)
+        _unregister_unused()  # the modules of the kernels compiled before this one
+        dispatcher, cached = _dispatcher(source, options, function, root, decorator, key_extra)
     if cached:
         numba_cache.attach(dispatcher)
     modname = f"{MODULE_PREFIX}{kernel_key(source, {**options, **key_extra})}"
