@@ -215,18 +215,16 @@ def exclusive(path: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[bool]:
         return
     try:
         deadline = time.monotonic() + wait_s
-        while True:
+        locked = False
+        while not locked:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 locked = True
-                break
-            except BlockingIOError:
+            except BlockingIOError:  # held by another: wait, up to the deadline
                 if time.monotonic() >= deadline:
-                    locked = False
                     break
                 time.sleep(_LOCK_POLL_S)
             except OSError:  # a file system without locks
-                locked = False
                 break
         yield locked
     finally:

@@ -275,6 +275,5 @@ def compile_here(source: str, options: dict[str, object], function: str, directo
         dispatcher, cached = _dispatcher(source, options, function, root, decorator, key_extra)
     if cached:
         numba_cache.attach(dispatcher)
-    modname = f"{MODULE_PREFIX}{kernel_key(source, {**options, **key_extra})}"
-    with cache_files.exclusive(root / f"{modname}.lock"), fewer_collections():
+    with cache_files.exclusive(root / f"{dispatcher.py_func.__module__}.lock"), fewer_collections():
         dispatcher.compile(signature)  # (fewer collections: Numba's compile allocates as much as fusec's passes)

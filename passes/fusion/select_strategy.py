@@ -305,12 +305,13 @@ def choose(
     scenarios = [times] if isinstance(times, Mapping) else list(times)
     if prefer in tuple(GroupStrategy) and all(t[GroupStrategy(prefer)] < inf for t in scenarios):
         return GroupStrategy(prefer)
+    best = min(GroupStrategy, key=lambda s: regret(scenarios, s))  # a tie goes to the first, generated
+    return best if regret(scenarios, best) < inf else GroupStrategy.GENERATED
 
-    def regret(strategy: GroupStrategy) -> float:
-        return max(t[strategy] - min(t.values()) for t in scenarios)
 
-    best = min(GroupStrategy, key=regret)  # a tie goes to the first, generated
-    return best if regret(best) < inf else GroupStrategy.GENERATED
+def regret(scenarios: Sequence[Mapping[GroupStrategy, float]], strategy: GroupStrategy) -> float:
+    """How far ``strategy`` is behind the best strategy, at the scenario where it is furthest."""
+    return max(t[strategy] - min(t.values()) for t in scenarios)
 
 
 def size_scenarios(group: graph.FusionGroupOp, dims: Mapping[str, int]) -> list[dict[str, int]]:
@@ -368,12 +369,8 @@ def calibrated_choice(
     best = choose(corrected, prefer)
     if best is model:
         return model, None
-
-    def regret(strategy: GroupStrategy) -> float:
-        return max(c[strategy] - min(c.values()) for c in corrected)
-
     at = max(range(len(times)), key=lambda i: corrected[i][model])  # the scenario the choice weighs most
-    if regret(model) - regret(best) <= MARGIN * corrected[at][model]:
+    if regret(corrected, model) - regret(corrected, best) <= MARGIN * corrected[at][model]:
         return model, None
     m, c = times[at], corrected[at]
     decision = (
