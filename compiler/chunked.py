@@ -38,6 +38,7 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
@@ -212,15 +213,19 @@ def share_cores(program: Program) -> None:
 class CombineCall:
     """Folds the partials of every chunk of a reduction size (blocks with a leading axis
     of 1, NumPy's or CuPy's) along that axis with a fusec-compiled reduction (the one
-    whose fold combines them: `sum` for `add`)."""
+    whose fold combines them: `sum` for `add`). With `pick`, each chunk's block is the
+    tuple of all its partials, of which the `pick`th is folded."""
 
     program: ProgramText
+    pick: int | None = None
 
     def __call__(self, partials: list):
         from dask.array.dispatch import concatenate_lookup
 
         program = self.program.program()
         share_cores(program)
+        if self.pick is not None:
+            partials = [p[self.pick] for p in partials]
         stack = concatenate_lookup.dispatch(type(partials[0]))(partials, axis=0)
         return as_chunk(program.run(COMBINE_FUNCTION, [contiguous(stack)])[0])
 
@@ -291,6 +296,17 @@ def reduction_size(split: Sequence[str], axes: dict[str, AxisPartition], remedy:
             f"reduction size at a time; {remedy(reductions[-1])}"
         )
     return reductions[0] if reductions else ""
+
+
+@dataclass(frozen=True)
+class Picked:
+    """A result of a call with several: the `index`th of each block of `call` (a Dask
+    array of tuples); `blocks` maps each of the result's block keys to the call's block
+    it is picked from."""
+
+    call: Any  # a dask.array.Array (Dask is imported where it is used)
+    index: int
+    blocks: dict
 
 
 class _Letters:
@@ -365,31 +381,37 @@ class DaskProgram:
             names = listed_names(function, RESULTS_ATTR)
             dtypes = [dtype_of(t) for t in function.function_type.outputs.data]
             stacks = self._run(text, function, values, letters, sizes, stacked=reduction)
-            for name, combiner, dtype, (stack, ind) in zip(names, combiners, dtypes, stacks):
-                values[name] = (self._combine(stack, combiner, dtype), ind[1:])
+            for name, combiner, dtype, (stack, ind, picked) in zip(names, combiners, dtypes, stacks):
+                values[name] = (self._combine(stack, picked, combiner, dtype), ind[1:])
         results = self._run(text, functions[chunk_name(self.entry)], values, letters, sizes, stacked="")
-        arrays_out = tuple(a for a, _ in results)
+        arrays_out = tuple(a for a, _, _ in results)
         return arrays_out[0] if len(arrays_out) == 1 else arrays_out
 
-    def _combine(self, stack, combiner: str, dtype: str):
+    def _combine(self, stack, picked: Picked | None, combiner: str, dtype: str):
         """`stack` (axis 0: one block, one partial, per chunk of the reduction size)
         folded along axis 0: one task per block of the other axes, reading the partial
-        of every chunk. (`dask.array.reduction` added an identity task per partial and a
-        tree of combines: 25 tasks in all for samples/reductions.tdsl split into 4 chunks
-        along its rows' length, where this makes 17; each task costs the scheduler about
-        a millisecond, docs/reference.md "On several GPUs".)"""
+        of every chunk; where `stack` is one result of a call with several (`picked`),
+        reading the call's blocks, so that no task picks the result out of each.
+        (`dask.array.reduction` added an identity task per partial and a tree of
+        combines; samples/reductions.tdsl split into 4 chunks along its rows' length
+        makes 10 tasks here, 25 there; each task costs the scheduler about a
+        millisecond, docs/reference.md "On several GPUs".)"""
         from dask.array.core import Array
         from dask.base import tokenize
         from dask.highlevelgraph import HighLevelGraph
         from dask.typing import Key
 
-        step = CombineCall(combine_program(combiner, dtype, stack.ndim - 1, self.program.target))
+        step = CombineCall(
+            combine_program(combiner, dtype, stack.ndim - 1, self.program.target),
+            None if picked is None else picked.index,
+        )
         name = f"fusec-combine-{tokenize(stack.name, step.program.digest)}"
+        read = (lambda key: key) if picked is None else picked.blocks.__getitem__
         layer: dict[Key, tuple] = {
-            (name, *index): (step, [(stack.name, k, *index) for k in range(stack.numblocks[0])])
+            (name, *index): (step, [read((stack.name, k, *index)) for k in range(stack.numblocks[0])])
             for index in itertools.product(*(range(n) for n in stack.numblocks[1:]))
         }
-        graph_ = HighLevelGraph.from_collections(name, layer, dependencies=[stack])
+        graph_ = HighLevelGraph.from_collections(name, layer, dependencies=[stack if picked is None else picked.call])
         return Array(graph_, name, chunks=stack.chunks[1:], meta=stack._meta.reshape((0,) * (stack.ndim - 1)))
 
     def _run(
@@ -402,8 +424,9 @@ class DaskProgram:
         stacked: str,
     ):
         """Blockwise calls of `function` over the values it reads: its results as
-        (Dask array, index names); with `stacked`, each result gains a leading axis
-        along the reduction size `stacked`, one element per chunk of it."""
+        (Dask array, index names, `Picked` where the call has several results, else
+        None); with `stacked`, each result gains a leading axis along the reduction
+        size `stacked`, one element per chunk of it."""
         da = dask_array()
         from dask.array.core import Array
         from dask.array.utils import meta_from_array
@@ -445,7 +468,7 @@ class DaskProgram:
                 meta=meta,
                 name=name,
             )
-            return [(array, ind)]
+            return [(array, ind, None)]
         tmp = da.blockwise(
             ChunkCall(text, function.sym_name.data, stacked=bool(stacked)),
             out_ind,
@@ -462,16 +485,16 @@ class DaskProgram:
                 for k, (x, d) in enumerate(zip(ind, shape))
             ]
             leaf = f"{tmp.name}-{i}"
-            layer: dict[Key, tuple] = {}
+            blocks: dict[Key, Key] = {}
             for index in itertools.product(*(range(len(c)) for c in dims)):
                 at = dict(zip(ind, index))
                 # a result without one of the mapped sizes is the same in every chunk
                 # of it (it reads nothing along it): the first chunk's serves
-                block = (tmp.name, *(at.get(x, 0) for x in out_ind))
                 key: Key = (leaf, *index)
-                layer[key] = (operator.getitem, block, i)
+                blocks[key] = (tmp.name, *(at.get(x, 0) for x in out_ind))
+            layer: dict[Key, tuple] = {key: (operator.getitem, block, i) for key, block in blocks.items()}
             graph_ = HighLevelGraph.from_collections(leaf, layer, dependencies=[tmp])
-            results.append((Array(graph_, leaf, chunks=tuple(dims), meta=meta), ind))
+            results.append((Array(graph_, leaf, chunks=tuple(dims), meta=meta), ind, Picked(tmp, i, blocks)))
         return results
 
 

@@ -191,6 +191,23 @@ def test_gpu_kernels_run_the_chunks_too():
     np.testing.assert_allclose(got, program.main(x), rtol=2e-6, atol=1e-7)
 
 
+def test_a_reduction_split_is_a_task_per_chunk_and_per_combine():
+    """samples/reductions.tdsl (sum, max and mean of each row) split into 4 chunks along
+    the rows' length: each chunk's call gives its partials, one task per partial folds
+    them (reading the calls' tuples: no task picks each partial out), one call gives
+    the results, and one task picks each of its 3 out: 4 + 2 + 1 + 3 tasks. Every task
+    costs a distributed scheduler about a millisecond."""
+    from dask.highlevelgraph import HighLevelGraph
+
+    program = fusec.compile(SAMPLES_DIR / "reductions.tdsl", target="cpu")
+    x = np.random.default_rng(5).standard_normal((6, 20)).astype(np.float32)
+    results = fusec.dask.compile(program)(da.from_array(x, chunks=(-1, 5)))
+    graph = HighLevelGraph.merge(*(r.__dask_graph__() for r in results))
+    assert len([key for key in graph if key[0].startswith("fusec-")]) == 4 + 2 + 1 + 3
+    for got, want in zip(compute(results), program.main(x)):
+        np.testing.assert_allclose(got, want, rtol=2e-6)
+
+
 EMBED = """
 fn main(table: f32[V, D], ids: i32[T], gamma: f32[D], beta: f32[D]) -> f32[T, D] {
     return layernorm(gather(table, ids), gamma, beta)
