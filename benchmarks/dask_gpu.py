@@ -26,7 +26,10 @@ Tables:
   `program.main` on the same chunk shapes in this process, one after another on the
   first card, synchronised (the median chunk's time); efficiency = one GPU's time for
   all the chunks / (N x the cluster's). From Dask's task stream: how many tasks each
-  worker ran, and the seconds spent moving data between workers.
+  worker ran, the seconds the busiest worker spent in tasks a run (a GPU task's host
+  seconds: it ends when its kernels are queued), and the seconds spent moving data
+  between workers. A last row a count of GPUs runs a task doing nothing on each chunk
+  of the last workload: what Dask alone costs that run.
 - ooc: layernorm on a Zarr input of `--ooc-gib` GiB (written by the cluster, chunks of
   CHUNK_MIB), every worker's device memory limited to `--ooc-limit-gib` GiB (dask-cuda's
   `device_memory_limit`: past it a worker spills the chunks it holds to host memory):
@@ -129,7 +132,9 @@ def spread_over_cards(client, shape, axis: int, length: int):
     for i, start in enumerate(range(0, shape[axis], length)):
         part = (*shape[:axis], min(length, shape[axis] - start), *shape[axis + 1 :])
         made = client.submit(random_on_card, part, i, workers=[workers[i % len(workers)]], pure=False)
-        parts.append(da.from_delayed(dask.delayed(made), part, dtype=np.float32, meta=cupy.empty((0,) * len(shape), np.float32)))
+        parts.append(
+            da.from_delayed(dask.delayed(made), part, dtype=np.float32, meta=cupy.empty((0,) * len(shape), np.float32))
+        )
     return da.concatenate(parts, axis=axis)
 
 
@@ -153,21 +158,34 @@ def gpu_cluster(gpus: int, device_memory_limit=None):
 
     options = {} if device_memory_limit is None else {"device_memory_limit": device_memory_limit}
     with (
-        LocalCUDACluster(n_workers=gpus, host="127.0.0.1", protocol="tcp", dashboard_address=None, **options) as cluster,
+        LocalCUDACluster(
+            n_workers=gpus, host="127.0.0.1", protocol="tcp", dashboard_address=None, **options
+        ) as cluster,
         Client(cluster) as client,
     ):
         yield client
 
 
-def task_stream_summary(stream, workers: list[str]) -> tuple[str, float]:
+def task_stream_summary(stream, workers: list[str]) -> tuple[str, float, float]:
     """(how many tasks each worker ran, "5/3"; seconds spent moving data between
-    workers) from Dask's task stream."""
+    workers; the busiest worker's seconds in its tasks) from Dask's task stream. A GPU
+    task's seconds are its host's: it ends when its kernels are queued."""
     ran = dict.fromkeys(workers, 0)
+    busy = dict.fromkeys(workers, 0.0)
     moving = 0.0
     for task in stream:
         ran[task["worker"]] = ran.get(task["worker"], 0) + 1
-        moving += sum(p["stop"] - p["start"] for p in task["startstops"] if p["action"] == "transfer")
-    return "/".join(str(n) for n in ran.values()), moving
+        for part in task["startstops"]:
+            if part["action"] == "transfer":
+                moving += part["stop"] - part["start"]
+            elif part["action"] == "compute":
+                busy[task["worker"]] = busy.get(task["worker"], 0.0) + part["stop"] - part["start"]
+    return "/".join(str(n) for n in ran.values()), moving, max(busy.values())
+
+
+def same_chunk(block):
+    """A task that does nothing: what Dask costs a chunk, without fusec."""
+    return block
 
 
 def one_gpu_chunk_seconds(program, workload: Workload, length: int, repeats: int) -> float:
@@ -262,21 +280,72 @@ def table_scaling(args, names: list[str], counts: list[int]) -> None:
 
                 report = None if args.reports is None else Path(args.reports) / f"{name}-{gpus}gpu.html"
                 first, walls, stream = timed_runs(client, call, [x, *rest], args.repeats, report)
-                wall = statistics.median(walls)
-                held, moving = task_stream_summary(stream, list(client.scheduler_info()["workers"]))
                 single = singles[name] * chunks_count
-                rows.append((workload.name, gpus, chunks_count, length * 4 * np.prod(workload.row) / MiB,
-                             single * 1e3, wall * 1e3, first, single / (gpus * wall), moving / args.repeats,
-                             len(stream) / args.repeats, held))
+                rows.append(
+                    row(
+                        workload.name,
+                        client,
+                        gpus,
+                        length * 4 * np.prod(workload.row),
+                        single,
+                        first,
+                        walls,
+                        stream,
+                        args,
+                    )
+                )
+                if name == names[-1]:  # Dask alone: a task doing nothing on each of the same chunks
+                    first, walls, stream = timed_runs(
+                        client, lambda a: a.map_blocks(same_chunk), [x], args.repeats, None
+                    )
+                    rows.append(
+                        row(
+                            "nothing (Dask's cost)",
+                            client,
+                            gpus,
+                            length * 4 * np.prod(workload.row),
+                            0.0,
+                            first,
+                            walls,
+                            stream,
+                            args,
+                        )
+                    )
                 del x, rest
-                print(f"  {workload.name} on {gpus} GPU(s): {wall * 1e3:.1f} ms", file=sys.stderr, flush=True)
+                print(f"  {workload.name} on {gpus} GPU(s): {rows[-1][5]:.1f} ms", file=sys.stderr, flush=True)
     print("\nfusec.dask on GPUs, a worker per card (dask-cuda), f32, median of", args.repeats, "runs\n")
-    print("| workload | GPUs | chunks | chunk MiB | one GPU, main (ms) | cluster (ms) | first run (s) "
-          "| efficiency | tasks per card (all runs) | transfers (s/run) | tasks/run |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    for name, gpus, count, mib, single, wall, first, efficiency, moving, tasks, held in rows:
-        print(f"| {name} | {gpus} | {count} | {mib:.0f} | {single:.1f} | {wall:.1f} | {first:.1f} "
-              f"| {efficiency:.2f} | {held} | {moving:.3f} | {tasks:.0f} |")
+    print(
+        "| workload | GPUs | chunks | chunk MiB | one GPU, main (ms) | cluster (ms) | first run (s) "
+        "| efficiency | busiest worker in tasks (ms/run) | transfers (s/run) | tasks/run | tasks per card (all runs) |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for name, gpus, count, mib, single, wall, first, efficiency, busy, moving, tasks, held in rows:
+        print(
+            f"| {name} | {gpus} | {count} | {mib:.0f} | {single:.1f} | {wall:.1f} | {first:.1f} "
+            f"| {f'{efficiency:.2f}' if single else '-'} | {busy:.1f} | {moving:.3f} | {tasks:.0f} | {held} |"
+        )
+
+
+def row(
+    name: str, client, gpus: int, chunk_bytes: float, single: float, first: float, walls: list[float], stream, args
+):
+    """A line of the scaling table."""
+    wall = statistics.median(walls)
+    held, moving, busy = task_stream_summary(stream, list(client.scheduler_info()["workers"]))
+    return (
+        name,
+        gpus,
+        gpus * args.chunks_per_gpu,
+        chunk_bytes / MiB,
+        single * 1e3,
+        wall * 1e3,
+        first,
+        single / (gpus * wall),
+        busy * 1e3 / args.repeats,
+        moving / args.repeats,
+        len(stream) / args.repeats,
+        held,
+    )
 
 
 # -- out of core ------------------------------------------------------------------------
@@ -324,7 +393,9 @@ def table_ooc(args, gpus: int, workdir: Path) -> None:
         written = time.perf_counter() - start
         call = fusec.dask.compile(program)
         x = fusec.dask.to_gpu(da.from_zarr(str(source)))
-        y = call(x, fusec.dask.to_gpu(da.from_array(gamma, chunks=-1)), fusec.dask.to_gpu(da.from_array(beta, chunks=-1)))
+        y = call(
+            x, fusec.dask.to_gpu(da.from_array(gamma, chunks=-1)), fusec.dask.to_gpu(da.from_array(beta, chunks=-1))
+        )
         client.run(free_pools)
         with PeakSampler(card_memory(), every=0.05) as memory:
             start = time.perf_counter()
@@ -337,17 +408,21 @@ def table_ooc(args, gpus: int, workdir: Path) -> None:
         part = slice(index * length, (index + 1) * length)
         want = program.main(np.asarray(stored_x[part]), gamma, beta)
         differences.append(float(np.max(np.abs(np.asarray(stored_y[part]) - want))))
-    print(f"\nout of core: layernorm, x f32{list(shape)} ({rows * 4 * workload.row[0] / 2**30:.1f} GiB) in Zarr "
-          f"at {workdir}, chunks of {length} rows ({args.chunk_mib} MiB), {gpus} GPU workers, each limited to "
-          f"{args.ooc_limit_gib} GiB of device memory (input written in {written:.1f} s)\n")
+    print(
+        f"\nout of core: layernorm, x f32{list(shape)} ({rows * 4 * workload.row[0] / 2**30:.1f} GiB) in Zarr "
+        f"at {workdir}, chunks of {length} rows ({args.chunk_mib} MiB), {gpus} GPU workers, each limited to "
+        f"{args.ooc_limit_gib} GiB of device memory (input written in {written:.1f} s)\n"
+    )
     print("| GPU | used before the run (GiB) | peak used (GiB) | its worker's CuPy pool at most (GiB) | limit (GiB) |")
     print("| --- | --- | --- | --- | --- |")
     for i, pool in enumerate(pools):
         before, peak = memory.first[str(i)], memory.peak[str(i)]
         print(f"| {i} | {before / 2**30:.2f} | {peak / 2**30:.2f} | {pool / 2**30:.2f} | {args.ooc_limit_gib} |")
-    print(f"\nrun {wall:.1f} s ({rows * 4 * workload.row[0] * 2 / 2**30 / wall:.2f} GiB/s read and written); "
-          f"chunks written {stored_y.nchunks_initialized} of {stored_y.nchunks}; largest difference from "
-          f"program.main on three chunks: {max(differences):.3g}")
+    print(
+        f"\nrun {wall:.1f} s ({rows * 4 * workload.row[0] * 2 / 2**30 / wall:.2f} GiB/s read and written); "
+        f"chunks written {stored_y.nchunks_initialized} of {stored_y.nchunks}; largest difference from "
+        f"program.main on three chunks: {max(differences):.3g}"
+    )
 
 
 def main() -> None:
@@ -362,8 +437,12 @@ def main() -> None:
     parser.add_argument("--ooc-limit-gib", type=float, default=2.0)
     parser.add_argument("--quick", action="store_true", help="a smoke run: small chunks")
     parser.add_argument("--dir", default=None, help="where the out-of-core Zarr stores go")
-    parser.add_argument("--reports", default=None, metavar="DIR",
-                        help="write Dask's performance report of each scaling row's timed runs there (HTML)")
+    parser.add_argument(
+        "--reports",
+        default=None,
+        metavar="DIR",
+        help="write Dask's performance report of each scaling row's timed runs there (HTML)",
+    )
     args = parser.parse_args()
     if args.quick:
         args.chunk_mib, args.chunks_per_gpu, args.repeats, args.ooc_gib, args.ooc_limit_gib = 8, 2, 2, 0.25, 0.125
