@@ -405,7 +405,7 @@ class DaskProgram:
             combine_program(combiner, dtype, stack.ndim - 1, self.program.target),
             None if picked is None else picked.index,
         )
-        name = f"fusec-combine-{tokenize(stack.name, step.program.digest)}"
+        name = f"{TASK_PREFIX}combine-{tokenize(stack.name, step.program.digest)}"
         read = (lambda key: key) if picked is None else picked.blocks.__getitem__
         layer: dict[Key, tuple] = {
             (name, *index): (step, [read((stack.name, k, *index)) for k in range(stack.numblocks[0])])
@@ -451,7 +451,7 @@ class DaskProgram:
             if stacked:
                 shape, ind = (stacked, *shape), (stacked, *ind)
             outputs.append((shape, ind, meta_from_array(like, ndim=len(shape), dtype=NUMPY_DTYPES[dtype_of(t)])))
-        name = f"fusec-{function.sym_name.data}-{_token(text, function.sym_name.data, operands)}"
+        name = f"{TASK_PREFIX}{function.sym_name.data}-{_token(text, function.sym_name.data, operands)}"
         arguments = list(itertools.chain.from_iterable(operands))
         if len(outputs) == 1 and set(out_ind) <= set(outputs[0][1]):
             # one result with every mapped size: the blockwise call is the result,
@@ -496,6 +496,21 @@ class DaskProgram:
             graph_ = HighLevelGraph.from_collections(leaf, layer, dependencies=[tmp])
             results.append((Array(graph_, leaf, chunks=tuple(dims), meta=meta), ind, Picked(tmp, i, blocks)))
         return results
+
+
+#: the start of the name of every task a `DaskProgram` adds to a graph
+TASK_PREFIX = "fusec-"
+
+
+def program_tasks(arrays) -> int:
+    """How many of the tasks of Dask arrays `arrays` (results of `DaskProgram` calls)
+    run the program (its calls, combines and the picks of a call's several results),
+    before Dask's optimisation: what a distributed run of it costs the scheduler, about
+    a millisecond each (docs/reference.md "On several GPUs")."""
+    from dask.highlevelgraph import HighLevelGraph
+
+    graph = HighLevelGraph.merge(*(a.__dask_graph__() for a in arrays))
+    return sum(1 for key in graph if isinstance(key, tuple) and str(key[0]).startswith(TASK_PREFIX))
 
 
 def _token(text: ProgramText, function: str, operands) -> str:

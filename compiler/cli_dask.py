@@ -172,13 +172,19 @@ class DaskRun:
 
     def describe(self) -> str:
         """How the entry is split, for a note before the run."""
+        from compiler.chunked import program_tasks
+
+        tasks = f"the program is {program_tasks(self.results)} tasks"
         if not self.splits:
-            return "one chunk: --chunks splits no size"
+            return f"one chunk: --chunks splits no size; {tasks}"
         partition = self.function.partition
-        return "split along " + ", ".join(
-            f"{name} ({partition[name].describe()}) "
-            f"into {math.ceil(self.sizes[name] / length)} chunks of {length}"
-            for name, length in self.splits.items()
+        return (
+            "split along "
+            + ", ".join(
+                f"{name} ({partition[name].describe()}) into {math.ceil(self.sizes[name] / length)} chunks of {length}"
+                for name, length in self.splits.items()
+            )
+            + f"; {tasks}"
         )
 
     def compute(self, store: str | None) -> list[np.ndarray] | None:
