@@ -444,6 +444,11 @@ def main() -> None:
         help="write Dask's performance report of each scaling row's timed runs there (HTML)",
     )
     args = parser.parse_args()
+    if args.reports is not None:
+        try:
+            import bokeh  # noqa: F401  # (Dask's performance report draws with it)
+        except ImportError:
+            parser.error("--reports needs bokeh: pip install bokeh")
     if args.quick:
         args.chunk_mib, args.chunks_per_gpu, args.repeats, args.ooc_gib, args.ooc_limit_gib = 8, 2, 2, 0.25, 0.125
     from runtime.cuda import device

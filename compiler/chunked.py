@@ -392,10 +392,9 @@ class DaskProgram:
         folded along axis 0: one task per block of the other axes, reading the partial
         of every chunk; where `stack` is one result of a call with several (`picked`),
         reading the call's blocks, so that no task picks the result out of each.
-        (`dask.array.reduction` added an identity task per partial and a tree of
-        combines; samples/reductions.tdsl split into 4 chunks along its rows' length
-        makes 10 tasks here, 25 there; each task costs the scheduler about a
-        millisecond, docs/reference.md "On several GPUs".)"""
+        (`dask.array.reduction` adds an identity task per partial and a tree of
+        combines; each task costs a distributed scheduler about a millisecond,
+        docs/reference.md "On several GPUs".)"""
         from dask.array.core import Array
         from dask.base import tokenize
         from dask.highlevelgraph import HighLevelGraph

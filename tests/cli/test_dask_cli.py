@@ -182,20 +182,8 @@ def test_a_failed_task_is_one_error(tmp_path):
 
 
 def test_split_along_the_batch_with_check(tmp_path):
-    result = fusec(
-        LAYERNORM,
-        "--dask",
-        "local:2",
-        "--target",
-        "cpu",
-        "--chunks",
-        "N=16",
-        "--dims",
-        "N=64,D=32",
-        "--check",
-        "--output",
-        tmp_path / "out.npz",
-    )
+    result = fusec(LAYERNORM, "--dask", "local:2", "--target", "cpu", "--chunks", "N=16",
+                   "--dims", "N=64,D=32", "--check", "--output", tmp_path / "out.npz")
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
     assert "fusec: note: split along N (parallel) into 4 chunks of 16; the program is 4 tasks" in result.stderr
@@ -209,19 +197,8 @@ def test_a_row_reduction_split_across_chunks_into_zarr(tmp_path):
     inputs = store(tmp_path / "x.zarr", x=x)
     single = fusec(SOFTMAX, "--target", "cpu", "--inputs", inputs, "--output", tmp_path / "single.npz")
     assert single.returncode == 0, single.stderr
-    result = fusec(
-        SOFTMAX,
-        "--dask",
-        "local:2",
-        "--target",
-        "cpu",
-        "--inputs",
-        inputs,
-        "--chunks",
-        "B=4,N=32",
-        "--output",
-        tmp_path / "out.zarr",
-    )
+    result = fusec(SOFTMAX, "--dask", "local:2", "--target", "cpu", "--inputs", inputs,
+                   "--chunks", "B=4,N=32", "--output", tmp_path / "out.zarr")
     assert result.returncode == 0, result.stderr
     assert "split along B (parallel) into 2 chunks of 4, N (reduction(max, add; 2 passes)) into 3 chunks of 32" in (
         result.stderr
@@ -233,20 +210,8 @@ def test_a_row_reduction_split_across_chunks_into_zarr(tmp_path):
 
 
 def test_several_results_into_zarr_checked_as_read_back(tmp_path):
-    result = fusec(
-        REDUCTIONS,
-        "--dask",
-        "local:2",
-        "--target",
-        "cpu",
-        "--chunks",
-        "D=16",
-        "--dims",
-        "N=8,D=64",
-        "--output",
-        tmp_path / "out.zarr",
-        "--check",
-    )
+    result = fusec(REDUCTIONS, "--dask", "local:2", "--target", "cpu", "--chunks", "D=16",
+                   "--dims", "N=8,D=64", "--output", tmp_path / "out.zarr", "--check")
     assert result.returncode == 0, result.stderr
     # a call per chunk, a combine per partial, a call and a pick per result (docs/reference.md)
     assert "split along D (reduction(add, max; 1 pass)) into 4 chunks of 16; the program is 10 tasks" in result.stderr
