@@ -114,13 +114,32 @@ def argument(obj: Any) -> Any:
     return as_device_array(obj) if is_on_device(obj) else np.asarray(obj)
 
 
-def as_device_array(obj: Any):
-    """A Numba device array viewing ``obj`` (no copy): ``obj`` itself when it is one."""
+def as_device_array(obj: Any, stream: int | None = None):
+    """A Numba device array viewing ``obj`` (no copy): ``obj`` itself when it is one.
+    ``stream``: the raw handle of the stream the caller's work on it goes to (0 for the
+    legacy default). The host waits for the stream the array's interface names (where
+    its maker's work is queued) only where that is another: work queued on the same
+    stream runs after the maker's anyway (the interface's rule), and waiting would stall
+    the host until the GPU caught up, where a call is meant to queue its kernels and
+    return (docs/gpu.md, "Arrays, streams and results")."""
     if is_device_array(obj):
         return obj
     if _is_tensor(obj):
         obj = obj.detach()  # the same memory, without the gradient's bookkeeping
-    return cuda_module().as_cuda_array(obj)
+    interface = obj.__cuda_array_interface__
+    ordered = stream is not None and same_stream(interface.get("stream"), stream)
+    return cuda_module().from_cuda_array_interface(interface, owner=obj, sync=not ordered)
+
+
+#: how `__cuda_array_interface__` names the legacy default stream (its raw handle is 0,
+#: which the interface leaves out: 0 there is no stream)
+INTERFACE_LEGACY_STREAM = 1
+
+
+def same_stream(named: int | None, stream: int) -> bool:
+    """Whether the stream an array interface names (None: none, 1: the legacy default,
+    2: the per-thread default, else a handle) is the stream of raw handle ``stream``."""
+    return named is not None and named == (stream or INTERFACE_LEGACY_STREAM)
 
 
 def copy_bandwidth(cache_dir=None) -> float:

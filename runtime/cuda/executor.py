@@ -385,7 +385,7 @@ class CudaProgram(Executable):
         cuda = cuda_module()
         dtype = param.dtype
         if is_on_device(array):
-            device = storage_view(as_device_array(array), param)
+            device = storage_view(as_device_array(array, stream), param)
             if device.dtype != param.storage:
                 raise ExecutionError(f"@{entry}: argument #{i} must be {_device_name(param)}, got {device.dtype}")
             if not device.is_c_contiguous():
@@ -440,7 +440,7 @@ class CudaProgram(Executable):
         if plan.result_params:
             for k, param, shape in result_shapes(plan, sizes, out, entry):
                 if out is not None:
-                    target = storage_view(as_device_array(out[k]), param)
+                    target = storage_view(as_device_array(out[k], stream), param)
                     if tuple(target.shape) != shape or target.dtype != param.storage:
                         raise ExecutionError(
                             f"@{entry}: out[{k}] must be {_device_name(param)}{list(shape)}, "
@@ -449,7 +449,7 @@ class CudaProgram(Executable):
                     results.append(out[k])
                 elif kind is not None:
                     results.append(kind.empty(shape, param.dtype, param.storage, like))
-                    target = storage_view(as_device_array(results[-1]), param)
+                    target = storage_view(as_device_array(results[-1], stream), param)
                 else:
                     target = cuda.device_array(shape, param.storage)
                     results.append(target)
@@ -801,7 +801,7 @@ def _fresh_copy(buffer: Any, dtype: np.dtype, kind: ArrayKind | None, like: Any,
         copy = cuda_module().device_array(buffer.shape, buffer.dtype)
     else:
         made = kind.empty(tuple(buffer.shape), dtype, buffer.dtype, like)
-        copy = as_device_array(made)
+        copy = as_device_array(made, stream)
         copy = copy.view(buffer.dtype) if copy.dtype != buffer.dtype else copy
     copy.copy_to_device(buffer, stream=numba_stream(stream))
     return copy if kind is None else made

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import fusec
-from runtime.cuda.device import cuda_module, cuda_usable, is_device_array
+from runtime.cuda.device import as_device_array, cuda_module, cuda_usable, is_device_array, same_stream
 from runtime.errors import FusecError
 
 SCALE = """
@@ -112,6 +112,21 @@ def test_kernels_run_on_the_callers_current_stream():
             got = y.cpu()  # ordered on the side stream
         torch.testing.assert_close(got, expected.cpu())
 
+
+
+def test_the_host_waits_for_an_arrays_stream_only_where_the_call_goes_to_another():
+    """Viewing a framework's array waits for the stream its interface names (1 for the
+    legacy default) unless the call's kernels go to that stream, after its work anyway."""
+    assert same_stream(1, 0) and same_stream(2, 2) and same_stream(0x5A0, 0x5A0)
+    assert not same_stream(None, 0) and not same_stream(1, 0x5A0) and not same_stream(0x5A0, 0)
+    torch = _torch_cuda()
+    x = torch.ones(1024, device="cuda")
+    current = torch.cuda.current_stream()
+    torch.cuda._sleep(2_000_000_000)  # about a second of GPU time queued before the view
+    as_device_array(x, current.cuda_stream)
+    assert not current.query()  # the host did not wait
+    as_device_array(x, torch.cuda.Stream().cuda_stream)
+    assert current.query()  # it did: the call's work would go to another stream
 
 def test_a_library_gemm_runs_on_the_callers_current_stream():
     """As the kernels: cuBLAS through CuPy, which sets its handle to CuPy's current
