@@ -110,8 +110,15 @@ def is_on_device(obj: Any) -> bool:
 
 def argument(obj: Any) -> Any:
     """A call's argument as the GPU target takes it: a device array (anything with
-    ``__cuda_array_interface__``) viewed in place, anything else as a NumPy array."""
-    return as_device_array(obj) if is_on_device(obj) else np.asarray(obj)
+    ``__cuda_array_interface__``) viewed in place, anything else as a NumPy array. The
+    view is for the stream a call with it goes to (its kind's current stream), so the
+    host does not wait for work queued there."""
+    if not is_on_device(obj):
+        return np.asarray(obj)
+    from runtime.cuda.array_kinds import kind_of
+
+    kind = kind_of(obj)
+    return as_device_array(obj, kind.stream(obj) if kind is not None else 0)
 
 
 def as_device_array(obj: Any, stream: int | None = None):

@@ -120,13 +120,15 @@ def test_the_host_waits_for_an_arrays_stream_only_where_the_call_goes_to_another
     assert same_stream(1, 0) and same_stream(2, 2) and same_stream(0x5A0, 0x5A0)
     assert not same_stream(None, 0) and not same_stream(1, 0x5A0) and not same_stream(0x5A0, 0)
     torch = _torch_cuda()
-    x = torch.ones(1024, device="cuda")
-    current = torch.cuda.current_stream()
+    cupy = pytest.importorskip("cupy")
+    x = cupy.ones(1024, np.float32)  # (CuPy's interface names its stream; PyTorch's names none)
+    current = torch.cuda.current_stream()  # the legacy default stream, CuPy's too
     torch.cuda._sleep(2_000_000_000)  # about a second of GPU time queued before the view
-    as_device_array(x, current.cuda_stream)
+    as_device_array(x, 0)
     assert not current.query()  # the host did not wait
     as_device_array(x, torch.cuda.Stream().cuda_stream)
     assert current.query()  # it did: the call's work would go to another stream
+
 
 def test_a_library_gemm_runs_on_the_callers_current_stream():
     """As the kernels: cuBLAS through CuPy, which sets its handle to CuPy's current
