@@ -113,7 +113,6 @@ def test_kernels_run_on_the_callers_current_stream():
         torch.testing.assert_close(got, expected.cpu())
 
 
-
 def test_the_host_waits_for_an_arrays_stream_only_where_the_call_goes_to_another():
     """Viewing a framework's array waits for the stream its interface names (1 for the
     legacy default) unless the call's kernels go to that stream, after its work anyway."""
