@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime.cuda.device import cuda_module, is_device_array
+from runtime.cuda.device import as_device_array, cuda_module, is_device_array, is_on_device
 from runtime.host_plan import BF16_BITS
 
 
@@ -114,6 +114,17 @@ class _CuPy(ArrayKind):
 
 
 TORCH, CUPY, NUMBA = _Torch("torch"), _CuPy("cupy"), ArrayKind("numba")
+
+
+def argument(obj: Any) -> Any:
+    """A call's argument as the GPU target takes it: a device array (anything with
+    ``__cuda_array_interface__``) viewed in place, anything else as a NumPy array. The
+    view is for the stream a call with it goes to (its kind's current stream), so the
+    host does not wait for work queued there."""
+    if not is_on_device(obj):
+        return np.asarray(obj)
+    kind = kind_of(obj)
+    return as_device_array(obj, kind.stream(obj) if kind is not None else 0)
 
 
 def kind_of(array: Any) -> ArrayKind | None:

@@ -108,19 +108,6 @@ def is_on_device(obj: Any) -> bool:
     return hasattr(obj, "__cuda_array_interface__") or is_device_array(obj)
 
 
-def argument(obj: Any) -> Any:
-    """A call's argument as the GPU target takes it: a device array (anything with
-    ``__cuda_array_interface__``) viewed in place, anything else as a NumPy array. The
-    view is for the stream a call with it goes to (its kind's current stream), so the
-    host does not wait for work queued there."""
-    if not is_on_device(obj):
-        return np.asarray(obj)
-    from runtime.cuda.array_kinds import kind_of
-
-    kind = kind_of(obj)
-    return as_device_array(obj, kind.stream(obj) if kind is not None else 0)
-
-
 def as_device_array(obj: Any, stream: int | None = None):
     """A Numba device array viewing ``obj`` (no copy): ``obj`` itself when it is one.
     ``stream``: the raw handle of the stream the caller's work on it goes to (0 for the

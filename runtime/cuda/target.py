@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from runtime.cuda import device
+from runtime.cuda import array_kinds, device
 from runtime.host_plan import BF16_BITS
 from runtime.target import Executable, Target
 
@@ -29,7 +29,7 @@ class CudaTarget(Target):
     # ten calls bring the clocks up from idle; a kernel's time is the median of twenty
     timing_warmup_calls = 10
     timing_min_calls = 20
-    argument = staticmethod(device.argument)
+    argument = staticmethod(array_kinds.argument)
 
     def unavailable_reason(self) -> str | None:
         return None if device.cuda_runnable() else device.cuda_unavailable_reason()
