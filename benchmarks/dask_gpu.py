@@ -454,7 +454,11 @@ def main() -> None:
     from runtime.cuda import device
 
     have = device.gpu_count()
+    if have == 0:
+        parser.error("no usable GPU here: this benchmark runs a worker per GPU")
     counts = [n for n in map(int, args.gpus.split(",")) if n <= have]
+    if not counts:
+        parser.error(f"--gpus {args.gpus}: this machine has {have} GPU(s)")
     print(f"{have} x {device.gpu_name()}; counts of GPUs run: {counts}")
     names = [n for n in args.workloads.split(",") if n]
     if "scaling" in args.tables:
