@@ -279,38 +279,12 @@ def table_scaling(args, names: list[str], counts: list[int]) -> None:
                 call = fusec.dask.compile(program)
 
                 report = None if args.reports is None else Path(args.reports) / f"{name}-{gpus}gpu.html"
-                first, walls, stream = timed_runs(client, call, [x, *rest], args.repeats, report)
-                single = singles[name] * chunks_count
-                rows.append(
-                    row(
-                        workload.name,
-                        client,
-                        gpus,
-                        length * 4 * np.prod(workload.row),
-                        single,
-                        first,
-                        walls,
-                        stream,
-                        args,
-                    )
-                )
+                chunk_bytes = length * 4 * np.prod(workload.row)
+                timed = timed_runs(client, call, [x, *rest], args.repeats, report)
+                rows.append(row(workload.name, client, gpus, chunk_bytes, singles[name] * chunks_count, timed, args))
                 if name == names[-1]:  # Dask alone: a task doing nothing on each of the same chunks
-                    first, walls, stream = timed_runs(
-                        client, lambda a: a.map_blocks(same_chunk), [x], args.repeats, None
-                    )
-                    rows.append(
-                        row(
-                            "nothing (Dask's cost)",
-                            client,
-                            gpus,
-                            length * 4 * np.prod(workload.row),
-                            0.0,
-                            first,
-                            walls,
-                            stream,
-                            args,
-                        )
-                    )
+                    timed = timed_runs(client, lambda a: a.map_blocks(same_chunk), [x], args.repeats, None)
+                    rows.append(row("nothing (Dask's cost)", client, gpus, chunk_bytes, 0.0, timed, args))
                 del x, rest
                 print(f"  {workload.name} on {gpus} GPU(s): {rows[-1][5]:.1f} ms", file=sys.stderr, flush=True)
     print("\nfusec.dask on GPUs, a worker per card (dask-cuda), f32, median of", args.repeats, "runs\n")
@@ -326,10 +300,9 @@ def table_scaling(args, names: list[str], counts: list[int]) -> None:
         )
 
 
-def row(
-    name: str, client, gpus: int, chunk_bytes: float, single: float, first: float, walls: list[float], stream, args
-):
-    """A line of the scaling table."""
+def row(name: str, client, gpus: int, chunk_bytes: float, single: float, timed: tuple, args):
+    """A line of the scaling table: `timed` is what `timed_runs` gave."""
+    first, walls, stream = timed
     wall = statistics.median(walls)
     held, moving, busy = task_stream_summary(stream, list(client.scheduler_info()["workers"]))
     return (

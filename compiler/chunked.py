@@ -75,11 +75,13 @@ def dask_array():
     return da
 
 
-def _cupy():
+def cupy_module(why: str = "chunks on GPUs are CuPy arrays"):
+    """CuPy; an `InputError` saying `why` it is needed and how to install it where it
+    is missing."""
     try:
         import cupy
     except ImportError:
-        raise InputError("chunks on GPUs are CuPy arrays: pip install cupy-cuda12x (or -cuda13x)") from None
+        raise InputError(f"{why}: pip install cupy-cuda12x (or -cuda13x)") from None
     return cupy
 
 
@@ -89,7 +91,7 @@ def to_gpu(array):
     every task on that worker reading it (and every result made from it) stays there.
     With a worker per GPU (dask-cuda's `LocalCUDACluster`, `--dask local-cuda`), the
     chunks are spread over the cards as Dask spreads its tasks."""
-    cupy = _cupy()
+    cupy = cupy_module()
     return array.map_blocks(cupy.asarray, dtype=array.dtype, meta=cupy.empty((0,) * array.ndim, array.dtype))
 
 
@@ -97,7 +99,7 @@ def to_host(array):
     """`array` with each chunk copied back to host memory (NumPy), where its worker
     holds it: what a result's chunks need before they are written to Zarr or gathered
     by a process without the GPU."""
-    cupy = _cupy()
+    cupy = cupy_module()
     return array.map_blocks(cupy.asnumpy, dtype=array.dtype, meta=np.empty((0,) * array.ndim, array.dtype))
 
 

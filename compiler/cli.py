@@ -171,10 +171,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
             parser.error(f"{' and '.join(conflicting)} {verb} the program on this machine, so not with --dask")
         if not registry.runs_kernels(args.target):
             parser.error(f"--dask runs compiled kernels on its workers: choose --target {registry.kernel_choices()}")
-        if cli_dask.on_gpus(args.dask) and args.target == registry.AUTO:
-            args.target = registry.gpu_target()
-        elif cli_dask.on_gpus(args.dask) and not registry.resolve(args.target).takes_device_arrays:
-            parser.error(f"--dask {args.dask} runs a worker per GPU: give --target {registry.gpu_target()} (or no --target)")
+        if cli_dask.on_gpus(args.dask):
+            if args.target == registry.AUTO:
+                args.target = registry.gpu_target()
+            elif not registry.resolve(args.target).takes_device_arrays:
+                gpu = registry.gpu_target()
+                parser.error(f"--dask {args.dask} runs a worker per GPU: give --target {gpu} (or no --target)")
     return args
 
 

@@ -279,12 +279,9 @@ def gpu_workers(spec: str) -> int:
             f"--dask {spec} asks for {workers} GPU workers, but this machine has {gpus} GPU{'s' if gpus > 1 else ''} "
             "(with CUDA_VISIBLE_DEVICES applied)"
         )
-    try:
-        import cupy  # noqa: F401
-    except ImportError:
-        raise InputError(
-            f"--dask {spec} moves the chunks onto the cards as CuPy arrays: pip install cupy-cuda12x (or -cuda13x)"
-        ) from None
+    from compiler.chunked import cupy_module
+
+    cupy_module(f"--dask {spec} moves the chunks onto the cards as CuPy arrays")
     return workers
 
 
