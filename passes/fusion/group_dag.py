@@ -8,6 +8,13 @@ a path from ``x`` to ``y`` only visits groups placed between them, so the search
 is bounded by that window. A merge then re-places the groups of the window that
 must move: those ``x`` reaches go after the merged group, those reaching ``y``
 before it, in the positions they held.
+
+Such a path is looked for backwards, from ``y`` through the groups reaching it,
+until one that ``x`` feeds: the groups ``x`` feeds may be thousands (the readers of
+a weight broadcast once, spread over the whole program), and walking forward from
+each of them would visit much of the window before the one near ``y`` that joins
+them; the groups reaching ``y`` near it are few, and one of them is fed by ``x``
+wherever a path joins the two.
 """
 
 from __future__ import annotations
@@ -65,45 +72,52 @@ class GroupDag:
                     stack.append(s)
         return False
 
+    def _joined_back(self, earlier: int, later: int, reaching: set[int], budget: float = math.inf) -> bool:
+        """Whether a path through another group joins ``earlier`` to ``later``, looked
+        for back from ``later`` through the groups placed after ``earlier``: one that
+        ``earlier`` feeds closes it. ``reaching`` gathers the groups visited, which
+        reach ``later`` (all of them, where no path joins the two), at most ``budget``
+        of them."""
+        low = self.position[earlier]
+        stack = [later]
+        while stack and len(reaching) <= budget:
+            for p in self.pred[stack.pop()]:
+                if p == earlier or p in reaching or self.position[p] <= low:
+                    continue
+                if earlier in self.pred[p]:
+                    return True
+                reaching.add(p)
+                stack.append(p)
+        return False
+
     def joined_nearby(self, x: int, y: int, budget: int) -> bool:
         """Whether a path through another group joins ``x`` and ``y`` (merging them
         would close a cycle), found among the first ``budget`` groups searched:
         False may also mean that the search stopped there."""
-        earlier, later = self._ordered(x, y)
-        reached: set[int] = set()
-        for hop in self.succ[earlier]:
-            if hop != later and self._reaches(hop, later, reached, budget):
-                return True
-            if len(reached) > budget:
-                break
-        return False
+        return self._joined_back(*self._ordered(x, y), set(), budget)
 
-    def _forward(self, earlier: int, later: int) -> set[int] | None:
-        """The groups placed before ``later`` that ``earlier`` reaches, or None where
-        one of them reaches ``later``."""
+    def _fed(self, earlier: int, later: int) -> set[int]:
+        """The groups placed before ``later`` that ``earlier`` reaches."""
+        high = self.position[later]
         reached: set[int] = set()
-        if any(self._reaches(hop, later, reached) for hop in self.succ[earlier] if hop != later):
-            return None
+        stack = [earlier]
+        while stack:
+            for s in self.succ[stack.pop()]:
+                if s not in reached and self.position[s] < high:
+                    reached.add(s)
+                    stack.append(s)
         return reached
 
     def window(self, x: int, y: int) -> MergeWindow | None:
         """What merging ``x`` and ``y`` moves, or None where a path through another
         group joins them."""
         earlier, later = self._ordered(x, y)
-        reached = self._forward(earlier, later)
-        if reached is None:
-            return None
-        low = self.position[earlier]
         reaching: set[int] = set()
-        stack = [p for p in self.pred[later] if p != earlier and self.position[p] > low]
-        reaching.update(stack)
-        while stack:
-            for p in self.pred[stack.pop()]:
-                if p not in reaching and self.position[p] > low:
-                    reaching.add(p)
-                    stack.append(p)
+        if self._joined_back(earlier, later, reaching):
+            return None
         by_position = self.position.__getitem__
-        return MergeWindow(earlier, later, sorted(reaching, key=by_position), sorted(reached, key=by_position))
+        after = sorted(self._fed(earlier, later), key=by_position)
+        return MergeWindow(earlier, later, sorted(reaching, key=by_position), after)
 
     def path_via(self, x: int, y: int, first: Callable[[int], int]) -> int | None:
         """Where a path through another group joins ``x`` and ``y``: the group it

@@ -5,40 +5,14 @@ kernel)."""
 
 from __future__ import annotations
 
-import random
-
 import pytest
 from xdsl.dialects.builtin import StringAttr
 from xdsl.utils.exceptions import VerifyException
 
 import fusec
 from dialects import loop
-from passes.fusion import planner
-
-
-def long_program(statements: int, seed: int = 0) -> str:
-    """Elementwise statements over recent values, a weight broadcast along rows and
-    the input read again and again (a value many groups read), now and then a row
-    mean subtracted (a row kernel)."""
-    rng = random.Random(seed)
-    lines = ["fn main(x: f32[N, D], w: f32[D]) -> f32[N, D] {", "    t0 = x * 0.5"]
-    for i in range(1, statements):
-        a, b = (f"t{rng.randint(max(0, i - 8), i - 1)}" for _ in range(2))
-        lines.append(
-            f"    t{i} = "
-            + rng.choice(
-                [
-                    f"{a} + {b} * 0.5",
-                    f"tanh({a}) - {b}",
-                    f"{a} * w",
-                    f"maximum({a}, {b})",
-                    f"{a} - x",
-                    f"{a} - mean({b}, axis=-1, keepdims=true)",
-                ]
-            )
-        )
-    lines += [f"    return t{statements - 1}", "}"]
-    return "\n".join(lines) + "\n"
+from passes.fusion import group_dag, planner
+from tests.passes.long_program import long_program
 
 
 def test_the_planners_work_grows_linearly_with_the_program(monkeypatch):
@@ -62,6 +36,46 @@ def test_the_planners_work_grows_linearly_with_the_program(monkeypatch):
         assert any(isinstance(op, loop.KernelOp) for op in loops.walk())
     small, large = judged
     assert small > 0 and large < 8 * small, judged
+
+
+def test_merge_windows_visit_groups_in_proportion_to_the_program(monkeypatch):
+    """Finding what a merge moves (GroupDag.window) looks at about as many groups per
+    statement in a program four times as long (issue 46, item 17). It used to walk
+    forward from every group the earlier one feeds: a weight's broadcast feeds a sixth
+    of the program, and each merge with one of its readers walked much of the program
+    before the reader near the later group that joins the two: 20 times the groups for
+    4 times the statements, the planner's time 6 times for 3 (10,000 to 30,000
+    statements). Counted: the edge lists of groups looked up while a window is found."""
+    looked_up = [0]
+    finding = [False]
+
+    class CountedEdges(dict):
+        def __getitem__(self, group):
+            looked_up[0] += finding[0]
+            return super().__getitem__(group)
+
+    made, window = group_dag.GroupDag.__init__, group_dag.GroupDag.window
+
+    def counting_edges(self, op_succs):
+        made(self, op_succs)
+        self.succ, self.pred = CountedEdges(self.succ), CountedEdges(self.pred)
+
+    def counted_window(self, x, y):
+        finding[0] = True
+        try:
+            return window(self, x, y)
+        finally:
+            finding[0] = False
+
+    monkeypatch.setattr(group_dag.GroupDag, "__init__", counting_edges)
+    monkeypatch.setattr(group_dag.GroupDag, "window", counted_window)
+    counts = []
+    for statements in (500, 2000):
+        looked_up[0] = 0
+        fusec.compile(long_program(statements), target="cpu").compilation("main").stage("fused")
+        counts.append(looked_up[0])
+    small, large = counts
+    assert small > 0 and large < 6 * small, counts
 
 
 def test_launches_find_their_kernel_when_kernels_change():
