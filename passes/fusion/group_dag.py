@@ -54,24 +54,6 @@ class GroupDag:
     def _ordered(self, x: int, y: int) -> tuple[int, int]:
         return (x, y) if self.position[x] < self.position[y] else (y, x)
 
-    def _reaches(self, hop: int, later: int, reached: set[int], budget: float = math.inf) -> bool:
-        """Whether ``later`` is reachable from ``hop`` through groups placed before
-        it; ``reached`` gathers the groups visited (shared between calls: a group
-        visited before did not reach ``later``), at most ``budget`` of them."""
-        high = self.position[later]
-        if self.position[hop] >= high or hop in reached:
-            return False
-        reached.add(hop)
-        stack = [hop]
-        while stack and len(reached) <= budget:
-            for s in self.succ[stack.pop()]:
-                if s == later:
-                    return True
-                if s not in reached and self.position[s] < high:
-                    reached.add(s)
-                    stack.append(s)
-        return False
-
     def _joined_back(self, earlier: int, later: int, reaching: set[int], budget: float = math.inf) -> bool:
         """Whether a path through another group joins ``earlier`` to ``later``, looked
         for back from ``later`` through the groups placed after ``earlier``: one that
@@ -96,9 +78,8 @@ class GroupDag:
         False may also mean that the search stopped there."""
         return self._joined_back(*self._ordered(x, y), set(), budget)
 
-    def _fed(self, earlier: int, later: int) -> set[int]:
-        """The groups placed before ``later`` that ``earlier`` reaches."""
-        high = self.position[later]
+    def _fed(self, earlier: int, high: int) -> set[int]:
+        """The groups placed before position ``high`` that ``earlier`` reaches."""
         reached: set[int] = set()
         stack = [earlier]
         while stack:
@@ -116,17 +97,28 @@ class GroupDag:
         if self._joined_back(earlier, later, reaching):
             return None
         by_position = self.position.__getitem__
-        after = sorted(self._fed(earlier, later), key=by_position)
+        after = sorted(self._fed(earlier, self.position[later]), key=by_position)
         return MergeWindow(earlier, later, sorted(reaching, key=by_position), after)
 
-    def path_via(self, x: int, y: int, first: Callable[[int], int]) -> int | None:
-        """Where a path through another group joins ``x`` and ``y``: the group it
-        leaves the earlier one by (of several, the one with the smallest ``first``),
-        or None."""
-        earlier, later = self._ordered(x, y)
-        reached: set[int] = set()
-        hops = sorted((s for s in self.succ[earlier] if s != later), key=first)
-        return next((hop for hop in hops if self._reaches(hop, later, reached)), None)
+    def paths_via(self, earlier: int, laters: list[int], first: Callable[[int], int]) -> dict[int, int | None]:
+        """Where a path through another group joins ``earlier`` to each of ``laters``
+        (groups placed after it): the group the path leaves ``earlier`` by (of several,
+        the one with the smallest ``first``), or None. One walk over the groups
+        ``earlier`` reaches before the last of ``laters`` answers for all of them (a
+        weight's broadcast feeds thousands of groups: a walk for each would cross the
+        program as often), each group taking the best hop among those of the groups
+        feeding it."""
+        hops = self.succ[earlier]
+        by_position = self.position.__getitem__
+        best: dict[int, tuple[int, int]] = {}  # group reached -> (first, hop) of its best hop
+        for group in sorted(self._fed(earlier, max(map(by_position, laters))), key=by_position):
+            came = [best[p] for p in self.pred[group] if p in best]
+            best[group] = min(came + [(first(group), group)] if group in hops else came)
+        paths: dict[int, int | None] = {}
+        for later in laters:
+            came = [best[p] for p in self.pred[later] if p in best]
+            paths[later] = min(came)[1] if came else None
+        return paths
 
     def merge(self, keep: int, gone: int, window: MergeWindow) -> None:
         """``gone`` becomes part of ``keep``: edges move over, and the window's groups

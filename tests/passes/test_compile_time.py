@@ -5,6 +5,8 @@ kernel)."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 from xdsl.dialects.builtin import StringAttr
 from xdsl.utils.exceptions import VerifyException
@@ -38,44 +40,71 @@ def test_the_planners_work_grows_linearly_with_the_program(monkeypatch):
     assert small > 0 and large < 8 * small, judged
 
 
-def test_merge_windows_visit_groups_in_proportion_to_the_program(monkeypatch):
+#: the planner's steps whose look-ups of groups' edges (GroupDag.succ and .pred) are
+#: counted while it plans long programs: finding what a merge moves, and the end's
+#: search for the paths that keep pairs apart (the report's reasons)
+COUNTED_STEPS = ((group_dag.GroupDag, "window"), (planner.Planner, "finish"))
+COUNTED_LENGTHS = (500, 2000)
+
+
+@pytest.fixture(scope="module")
+def edge_lookups() -> dict[int, Counter[str]]:
+    """Per length of tests.passes.long_program (statements), how many groups' edges each
+    of COUNTED_STEPS looked up while the planner planned it."""
+    counts: dict[int, Counter[str]] = {}
+    counting: list[str] = []  # the counted step running now (empty: none)
+
+    class CountedEdges(dict):
+        def __getitem__(self, group):
+            if counting:
+                counts[statements][counting[0]] += 1
+            return super().__getitem__(group)
+
+    def counted(step, name):
+        def step_counting(*args):
+            counting.append(name)
+            try:
+                return step(*args)
+            finally:
+                counting.pop()
+
+        return step_counting
+
+    made = group_dag.GroupDag.__init__
+
+    def counting_edges(self, op_succs):
+        made(self, op_succs)
+        self.succ, self.pred = CountedEdges(self.succ), CountedEdges(self.pred)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(group_dag.GroupDag, "__init__", counting_edges)
+        for owner, name in COUNTED_STEPS:
+            patch.setattr(owner, name, counted(getattr(owner, name), name))
+        for statements in COUNTED_LENGTHS:
+            counts[statements] = Counter()
+            fusec.compile(long_program(statements), target="cpu").compilation("main").stage("fused")
+    return counts
+
+
+def test_merge_windows_visit_groups_in_proportion_to_the_program(edge_lookups):
     """Finding what a merge moves (GroupDag.window) looks at about as many groups per
     statement in a program four times as long (issue 46, item 17). It used to walk
     forward from every group the earlier one feeds: a weight's broadcast feeds a sixth
     of the program, and each merge with one of its readers walked much of the program
     before the reader near the later group that joins the two: 20 times the groups for
     4 times the statements, the planner's time 6 times for 3 (10,000 to 30,000
-    statements). Counted: the edge lists of groups looked up while a window is found."""
-    looked_up = [0]
-    finding = [False]
+    statements)."""
+    small, large = (edge_lookups[statements]["window"] for statements in COUNTED_LENGTHS)
+    assert small > 0 and large < 6 * small, (small, large)
 
-    class CountedEdges(dict):
-        def __getitem__(self, group):
-            looked_up[0] += finding[0]
-            return super().__getitem__(group)
 
-    made, window = group_dag.GroupDag.__init__, group_dag.GroupDag.window
-
-    def counting_edges(self, op_succs):
-        made(self, op_succs)
-        self.succ, self.pred = CountedEdges(self.succ), CountedEdges(self.pred)
-
-    def counted_window(self, x, y):
-        finding[0] = True
-        try:
-            return window(self, x, y)
-        finally:
-            finding[0] = False
-
-    monkeypatch.setattr(group_dag.GroupDag, "__init__", counting_edges)
-    monkeypatch.setattr(group_dag.GroupDag, "window", counted_window)
-    counts = []
-    for statements in (500, 2000):
-        looked_up[0] = 0
-        fusec.compile(long_program(statements), target="cpu").compilation("main").stage("fused")
-        counts.append(looked_up[0])
-    small, large = counts
-    assert small > 0 and large < 6 * small, counts
+def test_the_reasons_pairs_stay_apart_visit_groups_in_proportion_to_the_program(edge_lookups):
+    """The plan's end, which finds for the report the path that keeps each legal pair
+    apart, looks at about as many groups per statement in a program four times as long
+    (issue 46, item 17). It searched from each pair anew: the broadcast of a weight
+    kept apart from its thousands of readers walked the program to each of them."""
+    small, large = (edge_lookups[statements]["finish"] for statements in COUNTED_LENGTHS)
+    assert small > 0 and large < 6 * small, (small, large)
 
 
 def test_launches_find_their_kernel_when_kernels_change():
