@@ -4,20 +4,20 @@
 statements, each in a fresh process, the median of ``--repeat`` runs per size.
 
     python benchmarks/compile_scaling.py [--sizes 1000,3000,10000,30000] [--repeat 3]
-        [--program long|layers] [--emit fused] [--tree PATH ...]
+        [--program long|layers|attention] [--emit fused] [--tree PATH ...]
 
 The programs are tests/passes/long_program.py's: ``long`` (the default), elementwise
 statements over recent values, a weight broadcast along rows, the input read again and
 again, now and then a row mean subtracted; ``layers``, an unrolled stack of layers (a
 layernorm, its scale and shift by weights every layer reads, an activation, the residual
-add), each reading the last. Each row gives the seconds of the stages of
-``--time-passes`` (docs/reference.md, "Where the time goes") that take any: the front
-end, the graph rewrites, the fusion passes and, for a later ``--emit``, the lowering;
-"wall" is the whole command, imports and printing the IR included. A stage that grows
-linearly keeps its seconds per 1,000 statements ("wall / 1k") flat down the table.
-``--tree`` times other checkouts of fusec beside this one (a commit exported with ``git
-archive``, say), each size run by each tree in turn so that a busy machine slows all
-alike.
+add), each reading the last; ``attention``, a stack of attention patterns on a residual
+stream. Each row gives the seconds of the stages of ``--time-passes``
+(docs/reference.md, "Where the time goes") that take any: the front end, the graph
+rewrites, the fusion passes and, for a later ``--emit``, the lowering; "wall" is the
+whole command, imports and printing the IR included. A stage that grows linearly keeps
+its seconds per 1,000 statements ("wall / 1k") flat down the table. ``--tree`` times
+other checkouts of fusec beside this one (a commit exported with ``git archive``, say),
+each size run by each tree in turn so that a busy machine slows all alike.
 """
 
 from __future__ import annotations
@@ -35,10 +35,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.passes.long_program import long_program, unrolled_layers  # noqa: E402
+from tests.passes.long_program import long_program, unrolled_attention, unrolled_layers  # noqa: E402
 
 #: the program families, by --program
-PROGRAMS = {"long": long_program, "layers": unrolled_layers}
+PROGRAMS = {"long": long_program, "layers": unrolled_layers, "attention": unrolled_attention}
 
 #: the --time-passes rows shown, by their step (the phase's total for the front end)
 STAGES = {

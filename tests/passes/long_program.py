@@ -46,11 +46,25 @@ LAYER = [
     "h{i} = h{p} + a{i}",
 ]
 
+#: one layer of an unrolled stack of attentions whose residual stream is their queries,
+#: keys and values: the scores, their softmax, the probabilities times the values, the add
+ATTENTION_LAYER = [
+    "s{i} = h{p} @ transpose(h{p}, (0, 1, 3, 2)) * 0.125",
+    "a{i} = softmax(s{i}, axis=-1)",
+    "h{i} = a{i} @ h{p} + h{p}",
+]
+
 
 def unrolled_layers(statements: int) -> str:
     """A long unrolled chain with reductions: whole layers of ``LAYER``, about
     ``statements`` lines in all."""
     return _unrolled("x: f32[N, D], g: f32[D], b: f32[D]", "f32[N, D]", LAYER, statements)
+
+
+def unrolled_attention(statements: int) -> str:
+    """A long chain of attention patterns: whole layers of ``ATTENTION_LAYER``, about
+    ``statements`` lines in all."""
+    return _unrolled("x: f32[B, H, S, 64]", "f32[B, H, S, 64]", ATTENTION_LAYER, statements)
 
 
 def _unrolled(params: str, result: str, layer: list[str], statements: int) -> str:
