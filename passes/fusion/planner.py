@@ -48,7 +48,7 @@ from passes.fusion.cost import (
     fusion_score,
     value_bytes,
 )
-from passes.fusion.facts import PatternMatch
+from passes.fusion.facts import PatternMatch, in_found_order
 from passes.fusion.graph_view import FuncGraph, OpSet
 from passes.fusion.group_dag import GroupDag, MergeWindow
 from passes.fusion.patterns import find_patterns
@@ -385,13 +385,13 @@ class Planner:
         for index, handle in enumerate(order):
             group = self.groups[handle]
             ops = frozenset(group.members)
-            pattern = next((p.rule for p in self.patterns if p.core <= ops), None)
+            matches = in_found_order(group.patterns)
             groups.append(
                 PlannedGroup(
                     ops=ops,
                     kind=group.kind,
                     rule=dominant_rule(self.rules[handle]),
-                    pattern=pattern,
+                    pattern=matches[0].rule if matches else None,
                     description=describe(g, ops, group.kind),
                     index=index,
                 )
@@ -402,12 +402,16 @@ class Planner:
         kernels = {handle: grp.kernel for handle, grp in zip(order, groups)}
         pairs = {(j, i): (self.group_of[j], self.group_of[i]) for j in range(len(g.ops)) for i in sorted(g.succs[j])}
         reasons = self.reasons({pair for pair in pairs.values() if pair[0] != pair[1]}, kernels)
+        switched_off = _matched_by(self.switched_off)
         not_fused: list[NotFused] = []
         for (j, i), (ga, gb) in pairs.items():
             if ga == gb:
                 continue
-            switched_off = next((p.rule for p in self.switched_off if {i, j} <= p.core), None)
-            reason = DISABLED_RULE_REASON.format(switched_off) if switched_off else reasons[ga, gb]
+            match = switched_off.get(j)
+            if match is not None and switched_off.get(i) == match:  # both in one match's core
+                reason = DISABLED_RULE_REASON.format(self.switched_off[match].rule)
+            else:
+                reason = reasons[ga, gb]
             not_fused.append(NotFused(j, i, reason))
         not_fused.sort(key=lambda n: (position[n.producer], position[n.consumer]))
         return Plan(g, groups, not_fused, labels, self._calibrated_merges + self._calibrated_splits())
@@ -450,6 +454,12 @@ class Planner:
                 else:
                     reasons[a, b] = f"{CYCLE_REASON} through {kernels[via]}"
         return reasons
+
+
+def _matched_by(matches: tuple[PatternMatch, ...]) -> dict[int, int]:
+    """Op id -> the index of the match whose core holds it (``find_patterns``'s
+    matches never overlap)."""
+    return {i: index for index, match in enumerate(matches) for i in match.core}
 
 
 def _anchor_name(g: FuncGraph, group: GroupSummary) -> str:

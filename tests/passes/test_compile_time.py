@@ -123,13 +123,20 @@ ATTENTION_LENGTHS = (150, 600)
 @pytest.fixture(scope="module")
 def pattern_work() -> dict[int, Counter[str]]:
     """Per length of ATTENTION_LENGTHS, how many ops' edges (FuncGraph.preds and .succs)
-    finding the pattern matches looked up ("edges"), on one compile."""
+    finding the pattern matches looked up ("edges"), and how many matches the planner
+    went through in the list of them all ("matches"), on one compile."""
     counts: dict[int, Counter[str]] = {}
 
     class CountedEdges(list):
         def __getitem__(self, i):
             counts[statements]["edges"] += 1
             return super().__getitem__(i)
+
+    class CountedMatches(tuple):
+        def __iter__(self):
+            for match in super().__iter__():
+                counts[statements]["matches"] += 1
+                yield match
 
     find = planner.find_patterns
 
@@ -141,8 +148,15 @@ def pattern_work() -> dict[int, Counter[str]]:
         finally:
             g.preds, g.succs = edges
 
+    made = planner.Planner.__init__
+
+    def counting_matches(self, g, options):
+        made(self, g, options)
+        self.patterns = CountedMatches(self.patterns)
+
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(planner, "find_patterns", counting_find)
+        patch.setattr(planner.Planner, "__init__", counting_matches)
         for statements in ATTENTION_LENGTHS:
             counts[statements] = Counter()
             fused = fusec.compile(unrolled_attention(statements), target="cpu").compilation("main").stage("fused")
@@ -158,6 +172,15 @@ def test_pattern_matching_visits_ops_in_proportion_to_the_program(pattern_work):
     whole program both ways: the fuse pass took 26 s on 400 layers of attention (1,200
     statements), most of it matching."""
     small, large = (pattern_work[statements]["edges"] for statements in ATTENTION_LENGTHS)
+    assert small > 0 and large < 6 * small, (small, large)
+
+
+def test_the_planner_goes_through_the_pattern_matches_a_few_times(pattern_work):
+    """The planner goes through the list of every pattern match a few times, not once a
+    judgement or a group (issue 46, item 17): the kind of a union, the check of an
+    attention group and the pattern each kernel names asked every match of the function
+    whether the groups held it."""
+    small, large = (pattern_work[statements]["matches"] for statements in ATTENTION_LENGTHS)
     assert small > 0 and large < 6 * small, (small, large)
 
 
