@@ -19,8 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import reproducer
 from ..compare import mismatch
-from ..gen import NP, OracleError, Program, V, generate
+from ..gen import OracleError, Program, V, generate
 from ..outcome import TRACEBACK, WRONG, Case, Failure, stable, where
 
 COUNT = 3472
@@ -200,61 +201,17 @@ def check(program: Program, targets, shrinking: bool = True) -> list[Failure]:
 
 
 def npz(program: Program, results: list[V], call: int) -> bytes:
-    """The call's inputs as `fusec --inputs` reads them (bf16 as its raw two bytes)."""
-    import io
-
+    """The call's inputs as `fusec --inputs` reads them."""
     inputs = program.inputs(call)
-    buffer = io.BytesIO()
-    np.savez(buffer, **{p.name: _savable(inputs[p.name]) for p in program.params_of(results)})
-    return buffer.getvalue()
-
-
-def _savable(a: np.ndarray) -> np.ndarray:
-    return a.view(np.dtype("V2")) if a.dtype == NP["bf16"] else a
-
-
-def _literal(a: np.ndarray) -> str:
-    """An expression that rebuilds `a` bit for bit."""
-    name = next(n for n, d in NP.items() if d == a.dtype)
-    dtype = "ml_dtypes.bfloat16" if name == "bf16" else f"np.{a.dtype.name}"
-    return f"np.frombuffer(bytes.fromhex({a.tobytes().hex()!r}), {dtype}).reshape({a.shape!r})"
+    return reproducer.npz({p.name: inputs[p.name] for p in program.params_of(results)})
 
 
 def repro(program: Program, results: list[V], target: str, fuse: bool, call: int) -> str:
     """A script that runs the program on the target and compares with the expected values."""
     inputs = program.inputs(call)
-    args = ",\n    ".join(_literal(inputs[p.name]) for p in program.params_of(results))
     want = expected(program, call, results)
-    if isinstance(want, OracleError):
-        expect = f"EXPECTED = None  # NumPy raises: {want}"
-    else:
-        expect = "EXPECTED = [\n    " + ",\n    ".join(map(_literal, want)) + ",\n]"
-    return f'''"""A fusec campaign reproducer: {label(target, fuse)}, sizes {program.calls[call]}.
-Run from the repository root: PYTHONPATH=. python repro.py"""
-import ml_dtypes
-import numpy as np
-
-import fusec
-from tests.adversarial.compare import mismatch
-
-SOURCE = """\\
-{program.source(results)}"""
-ARGS = [
-    {args},
-]
-{expect}
-
-program = fusec.compile(SOURCE, target={target!r}, fuse={fuse!r})
-try:
-    got = program.run({program.entry!r}, ARGS)
-except fusec.FusecError as error:
-    print("raised", type(error).__name__, error)
-    print("expected:", "an error" if EXPECTED is None else EXPECTED)
-else:
-    if EXPECTED is None:
-        print("expected an error (NumPy raises), got", got)
-    for i, (g, w) in enumerate(zip(got, EXPECTED or [])):
-        print(f"result {{i}}:", mismatch(g, w) or "agrees", "\\n got", g, "\\nwant", w)
-'''
-
-
+    return reproducer.script(
+        f"{label(target, fuse)}, sizes {program.calls[call]}", program.source(results), program.entry,
+        [inputs[p.name] for p in program.params_of(results)], str(want) if isinstance(want, OracleError) else want,
+        target, fuse,
+    )  # fmt: skip
