@@ -91,3 +91,15 @@ def stable(text: str) -> str:
     text = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", text)
     text = re.sub(r"(/[\w.+-]+)+", "PATH", text)
     return re.sub(r"\d+(\.\d+)?(e[-+]?\d+)?", "N", text)[:160]
+
+
+#: the address space a command the campaign starts may take: one reading a file that never
+#: ends (/dev/zero) must fail on its own, not take the machine's memory with it
+MEMORY_LIMIT = 8 << 30
+
+
+def limit_memory() -> None:
+    """`preexec_fn` of the commands a kind starts."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..outcome import CLOBBERED, HANG, ROOT, TRACEBACK, TRACEBACK_TEXT, WRONG, Case, Failure, last_exception_line, stable
+from ..outcome import CLOBBERED, HANG, ROOT, TRACEBACK, TRACEBACK_TEXT, WRONG, Case, Failure, last_exception_line, limit_memory, stable
 
 TIMEOUT_S = 300.0
 ENVIRONMENT: dict[str, str] = {}
@@ -394,7 +394,7 @@ def run(case: Case) -> list[Failure]:
         shown = "fusec " + " ".join(a.replace(scratch, "$TMP") for a in setup.args)
         try:
             result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=STEP_S, errors="replace",
-                                    stdin=subprocess.DEVNULL)  # fmt: skip
+                                    stdin=subprocess.DEVNULL, preexec_fn=limit_memory)  # fmt: skip
         except subprocess.TimeoutExpired:
             return [Failure(HANG, f"{name}: over {STEP_S:g} s", shown, {"command.sh": shown + "\n"})]
         finally:
