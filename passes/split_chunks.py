@@ -49,7 +49,8 @@ from xdsl.utils.exceptions import PassFailedException
 from xdsl.utils.hints import isa
 
 from dialects import graph
-from dialects.tensor_types import dtype_of, shape_of
+from dialects.reductions import Fold
+from dialects.tensor_types import dtype_of, is_half_float, shape_of, tensor_type
 from passes.partition_axes import SplitKind, cuts, signature_sizes
 
 #: attributes of the functions the pass adds (see the module docstring)
@@ -146,6 +147,30 @@ def _build(
     return result
 
 
+def widen_half_partials(function: func.FuncOp, size: str) -> None:
+    """sum(x) = cast(sum(cast(x, f32))) for each half-float sum or product cut along
+    ``size`` (rewritten in place): a whole sum of ``f16`` or ``bf16`` adds in ``f32`` and
+    rounds once, so a chunk's partial sum is kept in ``f32`` too, and so is their
+    combination; rounding each partial to the half float would round twice and may
+    overflow where the whole does not."""
+    _, found = cuts(function, size)
+    for cut in found:
+        op = cut.op
+        if not (isinstance(op, graph.ReduceOp) and cut.combiner in (Fold.ADD, Fold.MUL)):
+            continue
+        if not is_half_float(op.result.type):
+            continue
+        wide_input = graph.CastOp(op.input, tensor_type("f32", shape_of(op.input.type)))
+        wide = graph.ReduceOp(wide_input, op.reduction.kind, op.axes_list, op.keepdims is not None)
+        narrow = graph.CastOp(wide, op.result.type)
+        block = op.parent_block()
+        assert block is not None  # an op of the function's body
+        block.insert_ops_before([wide_input, wide, narrow], op)
+        op.result.replace_all_uses_with(narrow.result)
+        op.detach()
+        op.erase()
+
+
 def split_function(function: func.FuncOp, size: str, sizes: dict[str, int]) -> list[func.FuncOp]:
     """The partial functions of each round and the chunk function of ``function``
     split along the reduction size ``size`` ("" for none), with the ``graph.dim_size``
@@ -157,6 +182,8 @@ def split_function(function: func.FuncOp, size: str, sizes: dict[str, int]) -> l
         raise PassFailedException(
             f"split-chunks: {unknown[0]} is no size of {entry} (sizes: {', '.join(known) or 'none'})"
         )
+    if size:
+        widen_half_partials(function, size)
     axis, cut_list = cuts(function, size) if size else (None, [])
     if axis is not None and axis.kind is SplitKind.UNSPLITTABLE:
         raise PassFailedException(f"split-chunks: {entry} cannot be split along {size}: {axis.reason}")
@@ -185,7 +212,9 @@ def split_function(function: func.FuncOp, size: str, sizes: dict[str, int]) -> l
 class SplitChunksPass(ModulePass):
     """Adds to the module the functions a chunked run of ``entry`` calls when its
     arguments are split along the reduction size ``size`` ("" for none) and along
-    parallel sizes; ``sizes`` (``N=4096,...``) gives the whole size of each split size."""
+    parallel sizes; ``sizes`` (``N=4096,...``) gives the whole size of each split size.
+    A half-float sum or product cut along ``size`` is first written as an ``f32`` one
+    between casts, in ``entry`` itself (``widen_half_partials``: the same values)."""
 
     name = "split-chunks"
 
