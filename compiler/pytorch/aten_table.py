@@ -440,8 +440,10 @@ def _logical(symbol: str) -> Callable[[Operands], str]:
 def _index(ops: Operands) -> str:
     """Advanced indexing by integer index tensors on the leading axes (`x[i]`, `x[i, j]`,
     the index tensors broadcast): NumPy's take along one axis, of the leading axes
-    flattened into one, at the index each position's indices make (a negative index
-    counted from the end of its axis, as PyTorch does)."""
+    flattened into one, at the index each position's indices make. Each index is
+    checked against its own axis and counted from the end there when negative (aten's
+    rule, NumPy's take's) by a take from `arange` of the axis, so one outside its axis
+    is an error even where the flattened index would land inside."""
     indices = ops.raw("indices")
     given = [k for k, i in enumerate(indices) if i is not None]
     if not given or given != list(range(len(given))) or any(value_of(indices[k]).dtype == torch.bool for k in given):
@@ -452,9 +454,8 @@ def _index(ops: Operands) -> str:
     linear = ""
     for k in given:
         size = size_text(shape[k], ops.names)
-        index = ops.expressions[indices[k]]
-        wrapped = f"where({index} < 0, {index} + {size}, {index})"
-        linear = wrapped if not linear else f"({linear}) * {size} + {wrapped}"
+        position = f"gather(arange({size}), {ops.expressions[indices[k]]})"
+        linear = position if not linear else f"({linear}) * {size} + {position}"
     leading = "*".join(size_text(shape[k], ops.names) for k in given)
     rest = [size_text(d, ops.names) for d in shape[len(given) :]]
     flat = f"reshape({ops.x('self')}, {tuple_text([leading, *rest])})"
@@ -462,11 +463,14 @@ def _index(ops: Operands) -> str:
 
 
 def _embedding(ops: Operands) -> str:
-    return f"gather({ops.x('weight')}, {ops.x('indices')})"
+    """aten's ids are in [0, n): a negative one is out of range (eager's IndexError, as
+    fusec's IndexOutOfRangeError is one), not counted from the end."""
+    return f"gather({ops.x('weight')}, {ops.x('indices')}, wraparound=false)"
 
 
 def _index_select(ops: Operands) -> str:
-    return f"gather({ops.x('self')}, {ops.x('index')}, axis={ops.axis('dim')})"
+    """As `_embedding`: indices in [0, n)."""
+    return f"gather({ops.x('self')}, {ops.x('index')}, axis={ops.axis('dim')}, wraparound=false)"
 
 
 def _layer_norm(ops: Operands) -> tuple[str, str, str]:
@@ -642,7 +646,7 @@ def _table() -> dict[Any, AtenRule]:
     declare([aten.mm.default, aten.bmm.default], "x @ y", _matmul("self", "mat2"))
     declare([aten.matmul.default], "x @ y", _matmul("self", "other"))
     declare([aten.addmm.default], "b + x @ y", _addmm)
-    declare([aten.embedding.default], "gather(weight, ids)", _embedding)
+    declare([aten.embedding.default], "gather(weight, ids, wraparound=false)", _embedding)
     declare([aten.arange.default, aten.arange.start], "arange(n, dtype=DTYPE)", _arange)
     declare([aten.scalar_tensor.default], "cast(number, DTYPE)", _scalar_tensor, compute=False)
     declare(
@@ -655,7 +659,7 @@ def _table() -> dict[Any, AtenRule]:
     declare([aten.bitwise_and.Tensor], "x and y (bool)", _logical("and"))
     declare([aten.bitwise_or.Tensor], "x or y (bool)", _logical("or"))
     declare([aten.index.Tensor], "gather(x, ids, axis=A)", _index)
-    declare([aten.index_select.default], "gather(x, ids, axis=A)", _index_select)
+    declare([aten.index_select.default], "gather(x, ids, axis=A, wraparound=false)", _index_select)
     declare([aten.native_layer_norm.default], "layernorm(x, gamma, beta, eps=E)", _layer_norm)
     if hasattr(aten, "_fused_rms_norm"):
         declare([aten._fused_rms_norm.default], "rmsnorm(x, gamma, eps=E)", _rms_norm)

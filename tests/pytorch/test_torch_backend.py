@@ -149,6 +149,72 @@ def test_the_ops_of_a_mask_construction_compile():
     assert len(report.parts) == 1 and not report.fallbacks, str(report)
 
 
+def _compile_with_report(fn):
+    """`fn` compiled by the fusec backend, and the report of what ran where."""
+    import functools
+
+    from compiler.pytorch.backend import Report, backend
+
+    report = Report()
+    torch._dynamo.reset()
+    return torch.compile(fn, backend=functools.partial(backend, report=report)), report
+
+
+def _raised(fn, *inputs):
+    """The exception `fn(*inputs)` raises (without gradients), or None."""
+    try:
+        with torch.no_grad():
+            fn(*inputs)
+    except Exception as error:
+        return error
+    return None
+
+
+class IndexSelect(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.table = nn.Parameter(torch.randn(10, 4))
+
+    def forward(self, ids):
+        return torch.index_select(self.table, 0, ids.flatten()) * 2.0
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("make", [lambda: nn.Embedding(10, 4), IndexSelect], ids=["embedding", "index_select"])
+def test_embedding_and_index_select_take_ids_in_range_only(make, device):
+    """aten's ids are [0, n): a negative one raises as eager's does (IndexError on the
+    CPU; eager's CUDA kernels assert on the device instead), not counting from the end
+    as NumPy's take (fusec's gather) would."""
+    lookup = make().eval().to(device)
+    compiled, report = _compile_with_report(lookup)
+    good = torch.tensor([[1, 9], [0, 3]], device=device)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(good), lookup(good))
+    assert len(report.parts) == 1 and not report.fallbacks, str(report)
+    for bad in (-1, -10, 10):
+        ids = torch.tensor([[1, bad]], device=device)
+        with pytest.raises(IndexError, match=rf"index {bad} is out of range for an axis of size 10"):
+            with torch.no_grad():
+                compiled(ids)
+        if device == "cpu":
+            assert isinstance(_raised(lookup, ids), IndexError)
+
+
+def test_indexing_by_several_tensors_checks_each_index_against_its_axis():
+    """`x[rows, cols]`: a column past its axis is an error, as eager's, though the
+    flattened index it makes lies inside `x`; a negative one counts from the end."""
+    compiled, report = _compile_with_report(lambda x, rows, cols: x[rows, cols] * 2.0)
+    x = torch.randn(6, 8)
+    rows, cols = torch.tensor([0, -6, 5]), torch.tensor([7, -8, -1])
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x, rows, cols), x[rows, cols] * 2.0)
+        for bad_rows, bad_cols in ((rows, torch.tensor([8, 0, 0])), (rows, torch.tensor([0, -9, 0])), (rows + 6, cols)):
+            with pytest.raises(IndexError, match="is out of range for an axis of size"):
+                compiled(x, bad_rows, bad_cols)
+            assert isinstance(_raised(lambda: x[bad_rows, bad_cols]), IndexError)
+    assert len(report.parts) == 1 and not report.fallbacks, str(report)
+
+
 def test_bf16_through_the_backend_within_half_tolerance():
     model = _eval(Mlp(), "cpu").to(torch.bfloat16)
     x = torch.randn(4, 8, 32, dtype=torch.bfloat16)
