@@ -1153,29 +1153,44 @@ def gather_shape(source: Shape, indices: Shape, axis: int) -> Shape:
 @irdl_op_definition
 class GatherOp(IRDLOperation):
     """NumPy's ``take(input, indices, axis)``: the slices of ``input`` along ``axis``
-    at each (integer) index, a negative one counting from the end.
+    at each (integer) index, a negative one counting from the end; with
+    ``no_wraparound`` (the language's ``wraparound=false``) a negative index is out of
+    range too, as PyTorch's ``index_select`` and ``embedding`` have it.
 
         %y = graph.gather %table[%ids] axis = 0 : tensor<100x64xf32>, tensor<?xi64, ["T"]> -> tensor<?x64xf32, ["T", ""]>
+        %z = graph.gather %table[%ids] axis = 0 no_wraparound : tensor<100x64xf32>, tensor<?xi64, ["T"]> -> tensor<?x64xf32, ["T", ""]>
     """
 
     name = "graph.gather"
     input = operand_def(TensorConstraint)
     indices = operand_def(TensorConstraint)
     axis = prop_def(IntegerAttr[I64])
+    no_wraparound = opt_prop_def(UnitAttr)
     result = result_def(TensorConstraint)
     traits = traits_def(Pure())
     assembly_format = (
-        "$input `[` $indices `]` `axis` `=` $axis attr-dict `:` type($input) `,` type($indices) `->` type($result)"
+        "$input `[` $indices `]` `axis` `=` $axis (`no_wraparound` $no_wraparound^)? attr-dict "
+        "`:` type($input) `,` type($indices) `->` type($result)"
     )
 
-    def __init__(self, input: SSAValue | Operation, indices: SSAValue | Operation, axis: int):
+    def __init__(
+        self, input: SSAValue | Operation, indices: SSAValue | Operation, axis: int, wraparound: bool = True
+    ):
         input, indices = SSAValue.get(input), SSAValue.get(indices)
         shape = gather_shape(shape_of(input.type), shape_of(indices.type), axis)
+        properties: dict[str, Attribute] = {"axis": IntegerAttr(axis, i64)}
+        if not wraparound:
+            properties["no_wraparound"] = UnitAttr()
         super().__init__(
             operands=[input, indices],
             result_types=[tensor_type(dtype_of(input.type), shape)],
-            properties={"axis": IntegerAttr(axis, i64)},
+            properties=properties,
         )
+
+    @property
+    def wraparound(self) -> bool:
+        """Whether a negative index counts from the end (NumPy's), or is out of range."""
+        return self.no_wraparound is None
 
     @staticmethod
     def empty_axis_error(axis: int, size: Dim) -> str:

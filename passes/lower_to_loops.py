@@ -902,7 +902,10 @@ def _gather(e: _KernelEmitter, op: graph.GatherOp, idx):
     size = e.size(shape_of(op.input.type)[axis])
     name = f" of {op.input.name_hint}" if op.input.name_hint else ""
     what = f"gather{name} along axis {axis}"
-    position = e.scalar(("check_index", what), (raw, size), lambda: loop.CheckIndexOp(raw, size, what))
+    wraparound = op.wraparound
+    position = e.scalar(
+        ("check_index", what, wraparound), (raw, size), lambda: loop.CheckIndexOp(raw, size, what, wraparound)
+    )
     # it varies with the loops its indices' index does
     e.deps[position] = frozenset().union(*(e.deps[i] for i in inner))
     return e.value_at(op.input, (*idx[:axis], position, *idx[axis + rank :]))

@@ -321,14 +321,16 @@ class ScalarSource:
         return [*names, self.ERROR_RECORD] if loop.run_checks(self.kernel) else list(names)
 
     def check_index(self, op: loop.CheckIndexOp, indent: int) -> None:
-        """``loop.check_index``: the index counted from the end when negative; out of
-        range, the check is recorded in the error record and index 0 is used."""
+        """``loop.check_index``: the index counted from the end when negative (unless the
+        check has no wraparound); out of range, the check is recorded in the error record
+        and index 0 is used."""
         value, size = self.name(op.value), self.name(op.size)
         j = self.define(op.result, "j")
         number = loop.run_checks(self.kernel).index(op) + 1
         self.emit(indent, f"{j} = np.int64({value})")
-        self.emit(indent, f"if {j} < 0:")
-        self.emit(indent + 1, f"{j} += {size}")
+        if op.wraparound:
+            self.emit(indent, f"if {j} < 0:")
+            self.emit(indent + 1, f"{j} += {size}")
         self.emit(indent, f"if {j} < 0 or {j} >= {size}:")
         self.record_error(indent + 1, number, value, size)
         self.emit(indent + 1, f"{j} = 0")

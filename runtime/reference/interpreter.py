@@ -237,7 +237,7 @@ def _gather(op: graph.GatherOp, args, frame):
     size = x.shape[axis]
     if size == 0 and np.prod(frame.resolve(op.result.type)):
         raise EvaluationError(graph.GatherOp.empty_axis_error(axis, shape_of(op.input.type)[axis]))
-    bad = (indices < -size) | (indices >= size)
+    bad = (indices < (-size if op.wraparound else 0)) | (indices >= size)
     # NumPy's take checks the indices wherever the axes before `axis` hold elements
     if bad.any() and np.prod(x.shape[:axis]):
         raise ValueError(f"index {indices[bad].flat[0]} is out of range for axis {axis} of size {size}")
