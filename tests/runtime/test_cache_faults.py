@@ -6,9 +6,9 @@ by others; a full disk (simulated); the helper unable to write; the folder delet
 between the helper's compile and the load; a sound file that cannot be loaded; a
 forked child; a damaged or invalid autotuner file. In fresh processes (a damaged Numba
 file once crashed the process that loaded it): cold and warm runs giving the same bits;
-truncated, bit-flipped and tampered files of each kind; processes compiling one kernel
-into one cold cache at the same time, and compiles of one kernel taking turns (the
-later one loading what the first compiled).
+truncated, bit-flipped and tampered files of each kind; two kernels' files swapped;
+processes compiling one kernel into one cold cache at the same time, and compiles of
+one kernel taking turns (the later one loading what the first compiled).
 """
 
 from __future__ import annotations
@@ -165,7 +165,8 @@ def test_sound_file_that_cannot_be_loaded_is_recompiled(tmp_path, payload, capsy
     options, signature = {**OPTIONS, "parallel": False}, (numba.float32[::1], numba.float32[::1])
     kernel_cache.compile_here(SOURCE, options, "kernel", str(tmp_path), {}, "numba.core.decorators.njit", signature)
     (data,) = tmp_path.glob("*.nbc")
-    data.write_bytes(cache_files.seal(payload))  # its checksum matches
+    stamp, key, _ = pickle.loads(cache_files.unseal(data.read_bytes()))
+    data.write_bytes(cache_files.seal(pickle.dumps((stamp, key, payload))))  # its checksum and entry match
     kernel_cache.compile_here(SOURCE, options, "kernel", str(tmp_path), {}, "numba.core.decorators.njit", signature)
     err = capsys.readouterr().err
     assert "fusec: warning: kernel cache: cannot load" in err and "; recompiling" in err
@@ -314,6 +315,29 @@ def test_damaged_files_are_recompiled(populated, tmp_path, damage):
             assert path.read_bytes() == original
         else:
             assert cache_files.unseal(path.read_bytes()) is not None
+
+
+@pytest.mark.parametrize("swapped", [(".nbc",), (".nbi", ".nbc"), (".py", ".nbi", ".nbc")],
+                         ids=["code", "index-and-code", "whole-entries"])
+def test_two_kernels_files_swapped_are_recompiled_and_repaired(populated, tmp_path, swapped):
+    """Sound files under another kernel's names (each checksum right): the process
+    loading both kernels once ran one's machine code as the other's, and crashed."""
+    cache = copy_of(populated, tmp_path)
+    (first,), (second,) = (populated[1][sample]["modules"] for sample in ("layernorm", "softmax"))
+    for suffix in swapped:
+        a, b = files_of(cache, first)[suffix], files_of(cache, second)[suffix]
+        a_bytes = a.read_bytes()
+        a.write_bytes(b.read_bytes())
+        b.write_bytes(a_bytes)
+
+    report, stderr = run_probe(cache, "layernorm", "softmax")
+    for sample, result in report["samples"].items():
+        assert result["ok"] and result["crc"] == populated[1][sample]["crc"], sample
+    assert report["helper_compiled"] == 2
+    if swapped == (".nbc",):  # an index that is right, and a code file that is not its entry
+        assert stderr.count("it is not this kernel's entry; recompiling") == 2, stderr
+    repaired, stderr = run_probe(cache, "layernorm", "softmax")
+    assert repaired["helper_compiled"] == 0 and stderr == ""
 
 
 def test_tampered_source_is_never_run(populated, tmp_path):
