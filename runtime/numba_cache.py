@@ -74,6 +74,12 @@ class _Locator:
         return str(self._lineno)
 
 
+#: the largest index and code files read (``cache_files.read_bounded``): far above what
+#: Numba writes (an index holds an entry per signature, a code file one kernel's machine code)
+MAX_INDEX_BYTES = 64 << 20
+MAX_CODE_BYTES = 1 << 30
+
+
 class _SealedFiles(_NumbaCacheFile):
     """Over Numba's ``IndexDataCacheFile``: the index and data files sealed, read
     only when their checksum matches, and each data file bound to its entry."""
@@ -83,7 +89,7 @@ class _SealedFiles(_NumbaCacheFile):
     LAYOUT = "fusec-bound-entries-1"
 
     def _load_index(self) -> dict:
-        payload = cache_files.read_sealed(Path(self._index_path))
+        payload = cache_files.read_sealed(Path(self._index_path), MAX_INDEX_BYTES)
         if payload is None:
             return {}
         try:
@@ -111,7 +117,7 @@ class _SealedFiles(_NumbaCacheFile):
         if name is None:
             return None
         path = Path(self._data_path(name))
-        payload = cache_files.read_sealed(path)
+        payload = cache_files.read_sealed(path, MAX_CODE_BYTES)
         if payload is None:
             return None
         try:
