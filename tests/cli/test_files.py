@@ -151,7 +151,8 @@ def test_an_output_that_is_no_regular_file_is_refused_and_kept(program, tmp_path
 
 def test_a_drawing_whose_dot_text_would_replace_a_fifo_is_refused(program, tmp_path):
     os.mkfifo(tmp_path / "g.dot")
-    one_line_error(fusec(program, *RUN, "--viz", tmp_path / "g.png"), 1, f"--viz {tmp_path / 'g.dot'}: is not a regular file")
+    one_line_error(fusec(program, *RUN, "--viz", tmp_path / "g.png"), 1,
+                   f"--viz {tmp_path / 'g.dot'}: is not a regular file")
     assert stat.S_ISFIFO(os.lstat(tmp_path / "g.dot").st_mode)
 
 
