@@ -50,7 +50,7 @@ from dialects.graph import (
     SubOp,
     TransposeOp,
 )
-from dialects.graph_semantics import COMPARE, numpy_dtype
+from dialects.graph_semantics import COMPARE, astype, numpy_dtype
 from dialects.graph_semantics import ELEMENTWISE as MEANINGS
 from dialects.sizes import MAX_SIZE, Linear
 from dialects.tensor_types import Dim, dtype_of, is_float, shape_of, tensor_type
@@ -100,7 +100,7 @@ def constant_elements(op: ConstantOp) -> np.ndarray:
     values: Sequence[int | float] = op.value.get_values()
     if numpy_dtype(op.result.type) == np.bool_:  # i1 true is stored as -1
         values = [v != 0 for v in values]
-    return np.array(values, dtype=numpy_dtype(op.result.type)).reshape(op.value.get_shape())
+    return astype(np.array(values), numpy_dtype(op.result.type)).reshape(op.value.get_shape())
 
 
 def static_constant(value: SSAValue) -> np.ndarray | None:
@@ -144,7 +144,7 @@ def evaluate(op: Operation, args: Sequence[np.ndarray]) -> np.ndarray | None:
                 result = args[0]
             else:
                 return None
-            return np.asarray(result).astype(result_dtype)
+            return astype(np.asarray(result), result_dtype)
     except (ValueError, ArithmeticError):  # e.g. an integer to a negative power
         return None
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dialects.graph_semantics import astype
 from dialects.sizes import MAX_SIZE, Size, SizeError, evaluate_dim, is_derived, solve
 from dialects.tensor_types import NUMPY_DTYPES, Shape, float_limits, format_shape
 from runtime.errors import InputError
@@ -163,7 +164,7 @@ class Draw:
         if why is not None:
             raise InputError(f"cannot draw '{param.name}' from {self.describe()}: {why}")
         with np.errstate(over="ignore"):
-            return np.asarray(distribution.sample(rng, first, second, shape)).astype(dtype)
+            return astype(np.asarray(distribution.sample(rng, first, second, shape)), dtype)
 
 
 @dataclass(frozen=True)
@@ -288,4 +289,4 @@ def random_array(rng: np.random.Generator, dtype: str, shape: tuple[int, ...]) -
         return rng.random(shape) < 0.5
     if dtype.startswith("i"):
         return rng.integers(-8, 8, size=shape).astype(NUMPY_DTYPES[dtype])
-    return rng.standard_normal(shape).astype(NUMPY_DTYPES[dtype])
+    return astype(rng.standard_normal(shape), NUMPY_DTYPES[dtype])
