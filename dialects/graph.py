@@ -75,13 +75,13 @@ from dialects.tensor_types import (
     Shape,
     broadcast_shapes,
     dtype_of,
-    encoding_is_valid,
     format_shape,
     is_bool,
     is_float,
     num_elements,
     shape_of,
     tensor_type,
+    tensor_type_problem,
 )
 
 if TYPE_CHECKING:
@@ -93,10 +93,8 @@ TensorConstraint = base(TensorType)
 
 def _verify_tensor(value: SSAValue | Attribute, what: str) -> None:
     type_ = value.type if isinstance(value, SSAValue) else value
-    if isinstance(type_, TensorType) and not encoding_is_valid(type_):
-        raise VerifyException(
-            f"{what} type {type_} must name each dynamic size, and only those, in its encoding"
-        )
+    if isinstance(type_, TensorType) and (problem := tensor_type_problem(type_)):
+        raise VerifyException(f"{what} type {type_} {problem}")
 
 
 def _verify_all_tensors(op: Operation) -> None:

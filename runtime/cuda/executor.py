@@ -398,7 +398,10 @@ class CudaProgram(Executable):
         staging = self._staging.get(key)
         if staging is None:
             staging = self._staging[key] = cuda.device_array(host.shape, param.storage)
-        staging.copy_to_device(np.ascontiguousarray(host).view(param.storage), stream=numba_stream(stream))
+        # a zero-size argument has nothing to copy; a zero-size view (x[:0]) keeps its
+        # base's strides, which the simulator's copy compared with its buffer's and refused
+        if host.size:
+            staging.copy_to_device(np.ascontiguousarray(host).view(param.storage), stream=numba_stream(stream))
         return staging
 
     # -- running ----------------------------------------------------------------------------
