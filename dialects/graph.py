@@ -52,12 +52,16 @@ from xdsl.irdl import (
     var_result_def,
 )
 from xdsl.traits import (
+    ConditionallySpeculatable,
     ConstantLike,
+    EffectInstance,
     HasCanonicalizationPatternsTrait,
     HasFolder,
     HasParent,
     IsolatedFromAbove,
     IsTerminator,
+    MemoryEffect,
+    MemoryEffectKind,
     Pure,
     RecursivelySpeculatable,
     RecursiveMemoryEffect,
@@ -147,6 +151,31 @@ class GraphCanonicalization(HasCanonicalizationPatternsTrait):
 
 #: the traits of an op that canonicalize may fold and rewrite
 _CANONICAL = (GraphFolder(), GraphCanonicalization())
+
+
+# ---------------------------------------------------------------------------
+# Run-time checks: the ops that check their operands' values as they run
+
+
+class RunTimeCheck(MemoryEffect, ConditionallySpeculatable):
+    """The effects of an op that may check its operands' values as it runs
+    (``checks_at_run_time``): none where it does not check; where it does, a failed
+    check is an error of the run (a kernel writes it into its error record), an effect
+    beyond the op's result. So ``dce`` and ``canonicalize`` keep such an op while
+    nothing reads its result, ``cse`` merges none, and no rewrite hoists it: every
+    value the program computes is checked, as NumPy evaluates it (docs/reference.md,
+    "Numerics")."""
+
+    @classmethod
+    def get_effects(cls, op: Operation) -> frozenset[EffectInstance]:
+        return _FAILED_CHECK if checks_at_run_time(op) else frozenset()
+
+    @classmethod
+    def is_speculatable(cls, op: Operation) -> bool:
+        return not checks_at_run_time(op)
+
+
+_FAILED_CHECK = frozenset((EffectInstance(MemoryEffectKind.WRITE),))
 
 
 # ---------------------------------------------------------------------------
@@ -241,7 +270,7 @@ class BinaryOp(IRDLOperation):
     lhs = operand_def(T)
     rhs = operand_def(T)
     result = result_def(T)
-    traits = traits_def(Pure(), *_CANONICAL)
+    traits = traits_def(RunTimeCheck(), *_CANONICAL)  # pure but for an integer power
     assembly_format = "$lhs `,` $rhs attr-dict `:` type($result)"
 
     ENTRY: ClassVar[Elementwise]
@@ -1165,7 +1194,7 @@ class GatherOp(IRDLOperation):
     axis = prop_def(IntegerAttr[I64])
     no_wraparound = opt_prop_def(UnitAttr)
     result = result_def(TensorConstraint)
-    traits = traits_def(Pure())
+    traits = traits_def(RunTimeCheck())
     assembly_format = (
         "$input `[` $indices `]` `axis` `=` $axis (`no_wraparound` $no_wraparound^)? attr-dict "
         "`:` type($input) `,` type($indices) `->` type($result)"
@@ -1208,6 +1237,24 @@ class GatherOp(IRDLOperation):
             raise VerifyException(
                 f"result type {self.result.type} should be {dtype_of(self.input.type)}{format_shape(expected)}"
             )
+
+
+def checks_at_run_time(op: Operation) -> bool:
+    """Whether ``op`` checks its operands' values as it runs, and may fail (the errors of
+    docs/reference.md, "Numerics"): a gather, whose indices must lie in their axis (and
+    whose axis must not be empty), and an integer power, whose exponents must not be
+    negative, unless they are a constant of none (``x ** 3``)."""
+    if isinstance(op, GatherOp):
+        return True
+    return isinstance(op, PowOp) and not is_float(op.result.type) and not _nonnegative_constant(op.rhs)
+
+
+def _nonnegative_constant(value: SSAValue) -> bool:
+    """Whether ``value`` is a constant, seen through layout ops, of no negative element."""
+    owner = value.owner
+    while isinstance(owner, BroadcastOp | ReshapeOp | TransposeOp | SliceOp):
+        owner = owner.input.owner
+    return isinstance(owner, ConstantOp) and all(v >= 0 for v in owner.value.get_values())
 
 
 # ---------------------------------------------------------------------------

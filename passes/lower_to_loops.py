@@ -680,7 +680,7 @@ def _pow(e: _KernelEmitter, op: graph.PowOp, idx):
     if c is not None and is_f and c in (0.5, -0.5):
         return b("sqrt" if c > 0 else "rsqrt", x)
     y = e.value_at(op.rhs, idx)
-    if not is_f and (c is None or c < 0):  # NumPy refuses a negative integer exponent
+    if graph.checks_at_run_time(op):  # NumPy refuses a negative integer exponent
         hints = [v.name_hint for v in (op.lhs, op.rhs)]
         what = f"{hints[0]} ** {hints[1]}" if all(hints) else "an integer power"
         y = e.scalar(("check_exponent", what), (y,), lambda: loop.CheckExponentOp(y, what))

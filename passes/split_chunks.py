@@ -13,7 +13,9 @@ the function becomes:
   the partials of that round's cuts from the chunk's arguments and the combined values
   of earlier rounds;
 - ``@NAME.chunk``: the function's results on a chunk, every cut read as its combined
-  value.
+  value; it also computes each op that checks its operands and that nothing reads (an
+  unused gather: ``graph.checks_at_run_time``), whose check every chunk makes all the
+  same (docs/reference.md, "Numerics").
 
 Softmax along its rows ``N`` is two rounds, its max then its sum of exponentials:
 
@@ -37,7 +39,7 @@ Run it on inlined, decomposed IR (``mean`` is then a sum and a division), as
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -94,12 +96,13 @@ def _build(
     outputs: list[SSAValue],
     cut_inputs: Mapping[SSAValue, int],
     sizes: dict[str, int],
+    unread: Sequence[SSAValue] = (),
 ) -> func.FuncOp:
-    """A function computing ``outputs`` from the parameters of ``function`` and the
-    combined values of the cuts in ``cut_inputs`` (value -> cut index), taking only
-    those it reads."""
+    """A function computing ``outputs`` (and ``unread``, values it computes for their
+    checks alone) from the parameters of ``function`` and the combined values of the
+    cuts in ``cut_inputs`` (value -> cut index), taking only those it reads."""
     ops = [op for op in function.body.block.ops if not isinstance(op, func.ReturnOp)]
-    needed: set[SSAValue] = set(outputs)
+    needed: set[SSAValue] = {*outputs, *unread}
     kept: list[Operation] = []
     for op in reversed(ops):
         if not any(r in needed for r in op.results) or op.results[0] in cut_inputs:
@@ -204,7 +207,11 @@ def split_function(function: func.FuncOp, size: str, sizes: dict[str, int]) -> l
     ret = function.body.block.last_op
     assert isinstance(ret, func.ReturnOp)  # a func.func's body ends with its return
     returned = list(ret.operands)
-    functions.append(_build(function, chunk_name(entry), returned, {v: k for k, v in enumerate(values)}, sizes))
+    # an op that checks its operands is computed though nothing reads it (docs/reference.md,
+    # "Numerics"): on every chunk, by the chunk's function
+    unread = [r for op in function.body.block.ops if graph.checks_at_run_time(op) for r in op.results if not r.uses]
+    cut_values = {v: k for k, v in enumerate(values)}
+    functions.append(_build(function, chunk_name(entry), returned, cut_values, sizes, unread))
     return functions
 
 
