@@ -1195,7 +1195,9 @@ def lower_function(fn: func.FuncOp, module: ModuleOp, taken: set[str]) -> func.F
             outs.append(alloc.result)
             if result.name_hint:
                 alloc.result.name_hint = result.name_hint
-        host_block.add_op(loop.LaunchOp(name, [*[buffers[v] for v in op.operands], *outs]))
+        # the group's inputs, not the op's operands: a single op's group reads an operand
+        # it uses twice (``x * x``) once
+        host_block.add_op(loop.LaunchOp(name, [*[buffers[v] for v in group.inputs], *outs]))
     for old, new in zip(block.args, host_block.args):
         if old.name_hint:
             new.name_hint = old.name_hint

@@ -22,6 +22,12 @@ def test_scalar_operands_on_the_gpu(case, target, fuse):
 
 
 @pytest.mark.parametrize("target, fuse", GPU, ids=GPU_IDS)
+@pytest.mark.parametrize("case", ["power-of-an-index", "twice-and-beside-a-kernel"])
+def test_scalars_of_constants_on_the_gpu(case, target, fuse):
+    host.test_scalars_of_constants_give_numpys_answer(case, target, fuse)
+
+
+@pytest.mark.parametrize("target, fuse", GPU, ids=GPU_IDS)
 @pytest.mark.parametrize("case", ["sum", "mean", "any-all", "matmul-k0"])
 def test_empty_axes_values_on_the_gpu(case, target, fuse):
     source, want = host.EMPTY_VALUES[case]
