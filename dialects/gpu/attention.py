@@ -368,10 +368,12 @@ def _index_of(value: SSAValue) -> SSAValue:
 
 def causal(attention: Attention) -> bool:
     """Whether the score modification is ``where(row >= key, s, -inf)`` (``>`` too, either
-    side, signed or not): the modified score of every key past the row is ``-inf``, so a
+    side, signed or not; widened to f32 or not): the modified score of every key past the row is ``-inf``, so a
     key tile whose first key is past a block's last row holds ``-inf`` only and the flash
     kernel need not visit it (such a tile changes no row's maximum, sum nor output)."""
     select = attention.logit.owner
+    if isinstance(select, arith.ExtFOp):  # a half-float score widened for its softmax: -inf stays -inf
+        select = select.input.owner
     if not isinstance(select, arith.SelectOp) or not _is_minus_inf(select.rhs):
         return False
     compare = select.cond.owner
