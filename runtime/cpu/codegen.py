@@ -102,6 +102,16 @@ class CpuKernelSource(ScalarSource):
     def extremum(self, kind: str, a: str, b: str) -> str:
         return f"f{kind}imum({a}, {b})"  # llvm.maximum: vectorises, also as a reduction
 
+    def combine(self, combiner: loop.Combiner, acc: str, value: str, type_: Attribute) -> str:
+        """A float sum or product that holds a NaN keeps it, whatever NaN ``value`` holds:
+        the first NaN in the documented order, as the lanes keep theirs
+        (``cpu_math._keeping_a_nan`` says why). A max or min stays ``llvm.maximum``,
+        which LLVM vectorises as a reduction only so."""
+        folded = super().combine(combiner, acc, value, type_)
+        if isinstance(type_, IntegerType) or combiner not in (loop.Combiner.ADD, loop.Combiner.MUL):
+            return folded
+        return f"({acc} if {acc} != {acc} else {folded})"
+
     def expression(self, op: Operation) -> str:
         # Numba's parallel lowering types a prange index unsigned, and its min or max of
         # an unsigned and a signed integer is a float, which cannot index: the clamped

@@ -1,14 +1,18 @@
 """The `fusec` command: options, inputs, outputs and exit statuses
 (docs/reference.md, "The `fusec` command")."""
 
+import io
 import json
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from runtime.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
 SOFTMAX = ROOT / "samples" / "softmax.tdsl"
@@ -254,6 +258,47 @@ def test_inputs_that_are_no_npz_archive(tmp_path, content):
     result = fusec(SOFTMAX, "--target", "numpy", "--inputs", tmp_path / "in.npz")
     assert_clean_error(result, 1, str(tmp_path / "in.npz"))
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def npy_bytes(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=True)
+    return buffer.getvalue()
+
+
+def huge_npy_header() -> bytes:
+    """An .npy header declaring 4 TB of float32, and none of the data."""
+    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000000,), }".ljust(117) + "\n"
+    return b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode("latin1")
+
+
+@pytest.mark.parametrize("members, message", [
+    ({"x.npy": b"garbage, no header"}, "its member x.npy is not an array (no .npy header)"),
+    ({"x.npy": npy_bytes(np.zeros((2, 3), np.float32)), "notes.txt": b"hello"},
+     "its member notes.txt is not an array (.npy); --inputs takes an .npz archive of arrays"),
+    ({"x.npy": npy_bytes(np.array([{"a": 1}, None], dtype=object))},
+     "its member x.npy: Object arrays cannot be loaded when allow_pickle=False"),
+    ({"x.npy": huge_npy_header()}, "its member x.npy: "),
+], ids=["garbage", "not-npy", "pickled-objects", "declared-too-large"])
+def test_an_npz_member_that_is_no_array_is_one_line_naming_it(tmp_path, members, message):
+    inputs = tmp_path / "in.npz"
+    with zipfile.ZipFile(inputs, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    result = fusec(SOFTMAX, "--target", "numpy", "--inputs", inputs)
+    assert_clean_error(result, 1, f"fusec: error: cannot read inputs from {inputs}: {message}")
+    assert len(result.stderr.strip().splitlines()) == 1 and result.stdout == ""
+
+
+def test_an_npz_that_unpacks_to_more_than_memory_is_refused_before_unpacking(tmp_path, monkeypatch):
+    from compiler import cli
+
+    inputs = tmp_path / "in.npz"
+    np.savez(inputs, x=np.zeros((2, 3), np.float32))
+    monkeypatch.setattr(cli, "physical_memory", lambda: 64)
+    refused = r"its arrays unpack to \d+ bytes, more than this machine's memory \(64 bytes\)"
+    with pytest.raises(InputError, match=refused):
+        cli.load_inputs(str(inputs))
 
 
 @pytest.mark.parametrize("option, name", [("--output", "out.npz"), ("--report", "r.json"), ("--viz", "g.dot")])
