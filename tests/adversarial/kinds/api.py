@@ -1,8 +1,11 @@
 """`api`: misuse of the Python API on the reference and the CPU (and through a worker,
-`isolate=True`): wrong argument counts, names, dtypes and shapes, sizes that disagree,
-things that are no arrays, `out=` arrays that are read-only, misshaped, of another dtype
-or too few, an unknown entry, target, stage or option, garbage to compile, and
-`Program.ir` of every stage. The contract (README.md, docs/reference.md "The Python
+`isolate=True`), each on both: wrong argument counts, names, dtypes and shapes, sizes
+that disagree (fixed, derived), things that are no arrays, half floats given as another
+float or their raw bits, integers beyond their width, `out=` arrays that are read-only,
+misshaped, of another dtype, too few, sharing memory or no arrays, the executable called
+directly, a second call after a good one (the bound call of its shapes skips the checks:
+another dtype, other sizes, views of the same shape), an unknown entry, target, stage or
+option, options of the wrong type, garbage to compile, and `Program.ir` of every stage. The contract (README.md, docs/reference.md "The Python
 API"): a `fusec.FusecError` subclass, or an `AttributeError` for a function the program
 lacks (`program.nope`); never another exception. A misuse NumPy would take (a list, a
 non-contiguous array) may also succeed, with the right values.
@@ -11,10 +14,13 @@ non-contiguous array) may also succeed, with the right values.
 from __future__ import annotations
 
 import random
+import tempfile
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 
 from ..compare import mismatch
@@ -147,6 +153,8 @@ for _name, _options in {
     "target 3": {"target": 3},
     "an unknown matmul": {"matmul": "fast"},
     "an unknown rule": {"disable_rules": "nope"},
+    "rules given as a number": {"disable_rules": 3},
+    "matmul None": {"matmul": None},
     "a rule list with a number": {"disable_rules": ["ew_chain", 3]},
     "an unknown target, isolated": {"target": "tpu", "isolate": True},
 }.items():
@@ -177,6 +185,85 @@ for _name, _text in {
     misuse(f"compile of {_name}", may_pass=passes)((lambda t: (lambda c: (_compile(t)(c), None)))(_text) if passes else _compile(_text))
 
 
+# -- a second call after a good one: the bound call of those shapes and dtypes (later
+# calls skip the checks) must still check what its key does not see --
+
+
+def _twice(c, second: list, source: str = SOURCE):
+    program = c(source)
+    program.main(x_arg(), b_arg())
+    return program.main(*second)
+
+
+misuse("a good call, then another dtype")(lambda c: _twice(c, [x_arg(dtype=np.float64), b_arg()]))
+misuse("a good call, then too few arguments")(lambda c: _twice(c, [x_arg()]))
+misuse("a good call, then other sizes", may_pass=True)(lambda c: (_twice(c, [x_arg(4, 5), b_arg(5)]), want(x_arg(4, 5), b_arg(5))))
+misuse("a good call, then a view of the same shape", may_pass=True)(
+    lambda c: (_twice(c, [x_arg(3, 4).T[:2, :3], b_arg()]), want(x_arg(3, 4).T[:2, :3], b_arg())))
+misuse("a good call, then a reversed view", may_pass=True)(
+    lambda c: (_twice(c, [x_arg()[::-1, ::-1], b_arg()[::-1]]), want(x_arg()[::-1, ::-1], b_arg()[::-1])))
+misuse("a good call, then a broadcast view", may_pass=True)(
+    lambda c: (_twice(c, [np.broadcast_to(b_arg(), (2, 3)), b_arg()]), want(np.broadcast_to(b_arg(), (2, 3)), b_arg())))
+
+# -- more arguments --
+FIXED = "fn main(x: f32[4], y: f32[2*N]) -> f32[N] {\n    return sum(reshape(y, [N, 2]), axis=1) + x[0]\n}\n"
+HALF = "fn main(h: bf16[N], g: f16[N]) -> f32[N] {\n    return cast(h, f32) + cast(g, f32)\n}\n"
+misuse("a fixed size given another")(lambda c: c(FIXED).main(np.zeros(5, np.float32), np.zeros(4, np.float32)))
+misuse("a derived size 2*N given an odd length")(lambda c: c(FIXED).main(np.zeros(4, np.float32), np.zeros(5, np.float32)))
+misuse("a bf16 parameter given float32")(lambda c: c(HALF).main(np.zeros(3, np.float32), np.zeros(3, np.float16)))
+misuse("a bf16 parameter given its raw bytes (uint16)")(lambda c: c(HALF).main(np.zeros(3, np.uint16), np.zeros(3, np.float16)))
+misuse("an f16 parameter given bf16")(lambda c: c(HALF).main(*[np.zeros(3, ml_dtypes.bfloat16)] * 2))
+misuse("an i32 parameter given i64")(lambda c: c(SCALAR).main(np.float32(1), np.arange(3, dtype=np.int64)))
+misuse("an i32 parameter given Python ints beyond i32")(lambda c: c(SCALAR).main(np.float32(1), [2**40, 1, 2]))
+misuse("a scalar parameter given None")(lambda c: c(SCALAR).main(None, np.arange(3, dtype=np.int32)))
+misuse("a scalar parameter given a complex number")(lambda c: c(SCALAR).main(1 + 2j, np.arange(3, dtype=np.int32)))
+misuse("a scalar parameter given a vector")(lambda c: c(SCALAR).main(np.ones(3, np.float32), np.arange(3, dtype=np.int32)))
+misuse("a scalar parameter given a 0-d f64 array", may_pass=True)(
+    lambda c: (c(SCALAR).main(np.array(2.5), np.arange(3, dtype=np.int32)), [np.arange(3, dtype=np.int32) * 3 + 2]))
+misuse("x as bytes")(lambda c: c(SOURCE).main(x_arg().tobytes(), b_arg()))
+misuse("x as a memoryview", may_pass=True)(lambda c: (c(SOURCE).main(memoryview(x_arg()), b_arg()), want(x_arg(), b_arg())))
+misuse("x as a set")(lambda c: c(SOURCE).main({1.0, 2.0}, b_arg()))
+misuse("out= given to the function call")(lambda c: c(SOURCE).main(x_arg(), b_arg(), out=[np.empty((2, 3), np.float32)]))
+misuse("run with an entry that is not a string")(lambda c: c(SOURCE).run(3, [x_arg(), b_arg()]))
+misuse("run with arguments as a generator", may_pass=True)(
+    lambda c: (c(SOURCE).run("main", (a for a in [x_arg(), b_arg()])), want(x_arg(), b_arg())))
+misuse("an unfused program given a bad dtype")(lambda c: c(SOURCE, fuse=False).main(x_arg(dtype=np.float64), b_arg()))
+
+# -- the executable directly (no Program.run before it) --
+
+
+def _executable(c, arrays: list, **options):
+    return c(SOURCE).executable("main").run("main", arrays, **options)
+
+
+misuse("executable run with another dtype")(lambda c: _executable(c, [x_arg(dtype=np.float64), b_arg()]))
+misuse("executable run with too few arguments")(lambda c: _executable(c, [x_arg()]))
+misuse("executable run with sizes that disagree")(lambda c: _executable(c, [x_arg(2, 3), b_arg(4)]))
+misuse("out= a tuple", may_pass=True)(
+    lambda c: (_executable(c, [x_arg(), b_arg()], out=(np.empty((2, 3), np.float32), np.empty(2, np.float32))), want(x_arg(), b_arg())))
+misuse("out= a dict")(lambda c: _executable(c, [x_arg(), b_arg()], out={"y": np.empty((2, 3), np.float32)}))
+misuse("out= two results in one buffer")(
+    lambda c: _executable(c, [x_arg(), b_arg()], out=[(buffer := np.empty(8, np.float32))[:6].reshape(2, 3), buffer[4:6]]))
+misuse("out= holding a string")(lambda c: _executable(c, [x_arg(), b_arg()], out=[np.empty((2, 3), np.float32), "y"]))
+
+# -- more options and sources --
+misuse("draw_inputs given an array of the wrong shape")(
+    lambda c: c(SOURCE).draw_inputs("main", given={"x": np.zeros((2, 3), np.float32), "b": np.zeros(4, np.float32)}))
+misuse("draw_inputs with a size that is a string")(lambda c: c(SOURCE).draw_inputs("main", dims={"N": "two", "D": 3}))
+misuse("ir of an entry that is not a string")(lambda c: c(SOURCE).ir("graph", entry=3))
+misuse("signature of None")(lambda c: c(SOURCE).signature(None))
+misuse("compile of a program with a type error")(lambda c: c("fn main(x: f32[N]) -> i32[N] {\n    return x\n}\n"))
+misuse("compile of a pathlib.Path that is missing")(lambda c: c(Path("/nonexistent/prog.tdsl")))
+
+
+@misuse("compile of a path to a non-UTF-8 file")
+def _non_utf8(c):
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "bad.tdsl"
+        path.write_bytes(b"fn main(x: f32[N]) -> f32[N] { return x } \xff\xfe")
+        return c(str(path))
+
+
 @misuse("a worker program given a bad argument")
 def _worker_bad(c):
     import fusec
@@ -184,8 +271,9 @@ def _worker_bad(c):
     return fusec.compile(SOURCE, target="cpu", isolate=True).main(np.zeros((2, 3), np.float64), b_arg())
 
 
-COUNT = 100
 TARGETS = ("numpy", "cpu")
+#: every misuse on every target once
+COUNT = len(MISUSES) * len(TARGETS)
 
 
 def pick(case: Case) -> tuple[Misuse, str]:
@@ -200,8 +288,8 @@ def run(case: Case) -> list[Failure]:
 
     chosen, target = pick(case)
 
-    def compile_(source):
-        return fusec.compile(source, target=target)
+    def compile_(source, **options):
+        return fusec.compile(source, target=target, **options)
 
     name = f"{chosen.name} ({target})"
     try:
