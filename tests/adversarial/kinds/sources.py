@@ -98,7 +98,7 @@ def run_drawn(path: Path, data: bytes, applied: list[str]) -> list[Failure]:
             if sum(math.prod(d if isinstance(d, int) else 3 for d in shape) for _, _, shape in signature) > MOST_ELEMENTS:
                 return failures
             program.run(entry, program.draw_inputs(entry, dims=dims))
-        except fuzz._Timeout:
+        except fuzz.MutantTimeout:
             failures.append(Failure(HANG, f"run on {target}: over {STEP_S:g} s", f"mutations {applied}", {"mutant.tdsl": data}))
         except fusec.FusecError:
             pass
