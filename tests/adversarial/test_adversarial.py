@@ -20,20 +20,21 @@ from . import kinds
 from .outcome import ROOT, Case
 
 SEED = int(os.environ.get("FUSEC_ADVERSARIAL_SEED", "46"))
-#: kind -> (cases in an ordinary run, in a campaign)
-SHARES = {
+#: kind -> (cases in an ordinary run, in a campaign; None: every case of the kind's --scale 1)
+SHARES: dict[str, tuple[int, int | None]] = {
     "programs": (2, 60),
     "cuda_sim": (1, 10),
     "conv": (1, 20),
     "sources": (20, 500),
     "ir": (30, 300),
-    "files": (4, 105),
-    "api": (20, 162),
-    "torch": (3, 86),
-    "cache": (1, 38),
-    "determinism": (0, 3),  # each case is eighteen fresh processes
+    "files": (4, None),
+    "api": (20, None),
+    "torch": (3, None),
+    "cache": (1, None),
+    "determinism": (0, 3),  # each case is sixteen fresh processes
 }
-CASES = [(kind, index) for kind, (ordinary, long) in SHARES.items() for index in range(cases(ordinary, long))]
+CASES = [(kind, index) for kind, (ordinary, long) in SHARES.items()
+         for index in range(cases(ordinary, kinds.load(kind).COUNT if long is None else long))]  # fmt: skip
 
 
 @pytest.mark.parametrize("kind, index", CASES, ids=[f"{k}-{i}" for k, i in CASES])

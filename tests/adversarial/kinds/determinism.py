@@ -36,7 +36,7 @@ COUNT = len(SAMPLES) + GENERATED
 TIMEOUT_S = 3000.0
 ENVIRONMENT: dict[str, str] = {}
 STEP_S = 600.0
-#: sizes of the samples' size names, at most: the modes run each program eighteen times
+#: sizes of the samples' size names, at most: the modes run each program sixteen times (eight modes, twice)
 LARGEST = 64
 
 #: mode -> (bits.py options, environment); "command" runs `fusec`
