@@ -5,8 +5,8 @@ result, a traceback, a crash, a hang, a clobbered file or different bits on two 
 
 `--scale 1` runs each kind's full count (at least the counts of issue 46's campaign:
 3,472 programs, 438 on the CUDA simulator, 340 conv/pool chains, 7,200 mutated
-sources, 3,000 mutated IR files, 105 bad-file cases, 100 API misuses, 86 PyTorch
-checks, 38 cache faults, 24 programs x 8 determinism modes); `--scale 0.05` is a smoke
+sources, 3,000 mutated IR files, 105 bad-file cases, 121 API misuses on two targets
+(242 cases), 87 PyTorch checks, 38 cache faults, 24 programs x 8 determinism modes); `--scale 0.05` is a smoke
 run. `--only I` reruns case I of one kind with its details; each failure group's
 reproducer is saved under `--save`. Exit status 1 when anything failed.
 
