@@ -1016,6 +1016,8 @@ class Builder:
             if name == "prod":
                 if x.mag > 2 and not x.exact:
                     return None
+                if x.special:
+                    return None  # an infinity times a partial product that underflowed to 0 in one order is NaN, in another inf
                 if n * math.log(max(x.mag, 1.0)) > math.log(FMAX[acc] / 4):
                     return None  # where a product overflows may depend on its order
                 big = max(x.mag, 1.0) ** n
