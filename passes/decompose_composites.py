@@ -250,12 +250,12 @@ class TensorBuilder:
 #: (each builder's docstring states the algebra)
 DECOMPOSITIONS: dict[type[Operation], Callable[[Emitter, Any, Sequence[SSAValue]], SSAValue]] = {
     SoftmaxOp: lambda e, op, xs: softmax(e, xs[0], op.axis.value.data),
-    LayerNormOp: lambda e, op, xs: layernorm(e, *xs, op.eps.value.data),
-    RmsNormOp: lambda e, op, xs: rmsnorm(e, *xs, op.eps.value.data),
+    LayerNormOp: lambda e, op, xs: layernorm(e, xs[0], xs[1], xs[2], op.eps.value.data),
+    RmsNormOp: lambda e, op, xs: rmsnorm(e, xs[0], xs[1], op.eps.value.data),
     LogSumExpOp: lambda e, op, xs: logsumexp(e, xs[0], op.axes_list, op.keepdims is not None),
     VarOp: lambda e, op, xs: var(e, xs[0], op.axes_list, op.keepdims is not None, op.ddof.value.data),
     StdOp: lambda e, op, xs: e(SqrtOp(var(e, xs[0], op.axes_list, op.keepdims is not None, op.ddof.value.data))),
-    BatchNormOp: lambda e, op, xs: batchnorm(e, *xs, op.eps.value.data, op.channel_axis),
+    BatchNormOp: lambda e, op, xs: batchnorm(e, xs[0], xs[1], xs[2], xs[3], xs[4], op.eps.value.data, op.channel_axis),
     Conv2DOp: lambda e, op, xs: conv2d(e, op),
     PoolOp: lambda e, op, xs: pool(e, op, xs[0]),
 }
