@@ -159,6 +159,18 @@ def test_nan_and_integer_wrap_as_on_one_machine():
     np.testing.assert_array_equal(got, total.main(ints))
 
 
+def test_a_whole_array_reduction_split_into_chunks_is_rank_0():
+    """A sum or mean of a whole vector split along it: the combined partial is rank 0
+    (its Dask metadata and the block the last step reads were rank 1)."""
+    x = np.arange(8, dtype=np.float32)
+    for body, want in (("sum(x)", x.sum()), ("mean(x)", x.mean()), ("x - mean(x)", x - x.mean())):
+        rank = "f32[N]" if body.startswith("x -") else "f32"
+        run = fusec.dask.compile(f"fn main(x: f32[N]) -> {rank} {{\n    return {body}\n}}\n", target="cpu")
+        got = compute(run(da.from_array(x, chunks=3)))[0]
+        assert got.shape == np.shape(want)
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
 def test_an_unread_or_sliced_checking_op_fails_in_its_chunk_as_on_one_machine():
     """An integer power nothing reads, one read in part, and an unused gather are checked
     on every chunk (docs/reference.md, "Numerics"): the bad element lies in the second."""
