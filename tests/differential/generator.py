@@ -242,7 +242,7 @@ _DOMAINS = {
     "nonneg": lambda v: v.lo >= 0.0,  # log1p: away from its pole at -1
     "tan": lambda v: v.mag <= 1.2,  # tan: away from its poles at +-pi/2
     # rounding and signs jump: only values every backend computes bit for bit
-    "exact": lambda v: v.exact and (v.mag <= ROUNDABLE or not v.is_float),
+    "exact": lambda v: not v.is_float or v.exact and v.mag <= ROUNDABLE,  # integers: always
 }
 
 
