@@ -152,24 +152,30 @@ def _build(
 
 def widen_half_partials(function: func.FuncOp, size: str) -> None:
     """sum(x) = cast(sum(cast(x, f32))) for each half-float sum or product cut along
-    ``size`` (rewritten in place): a whole sum of ``f16`` or ``bf16`` adds in ``f32`` and
-    rounds once, so a chunk's partial sum is kept in ``f32`` too, and so is their
+    ``size``, and a @ b = cast(cast(a, f32) @ cast(b, f32)) for each half-float matmul
+    contracting it (rewritten in place): a whole sum, product or matmul of ``f16`` or
+    ``bf16`` accumulates in ``f32`` and rounds once (the product of two half floats is
+    exact in ``f32``), so a chunk's partial is kept in ``f32`` too, and so is their
     combination; rounding each partial to the half float would round twice and may
     overflow where the whole does not."""
     _, found = cuts(function, size)
     for cut in found:
         op = cut.op
-        if not (isinstance(op, graph.ReduceOp) and cut.combiner in (Fold.ADD, Fold.MUL)):
+        if not is_half_float(op.results[0].type):
             continue
-        if not is_half_float(op.result.type):
+        if isinstance(op, graph.ReduceOp) and cut.combiner in (Fold.ADD, Fold.MUL):
+            widened = [graph.CastOp(op.input, tensor_type("f32", shape_of(op.input.type)))]
+            wide: Operation = graph.ReduceOp(widened[0], op.reduction.kind, op.axes_list, op.keepdims is not None)
+        elif isinstance(op, graph.MatmulOp):
+            widened = [graph.CastOp(v, tensor_type("f32", shape_of(v.type))) for v in (op.lhs, op.rhs)]
+            wide = graph.MatmulOp(*widened, op.transpose_lhs is not None, op.transpose_rhs is not None)
+        else:
             continue
-        wide_input = graph.CastOp(op.input, tensor_type("f32", shape_of(op.input.type)))
-        wide = graph.ReduceOp(wide_input, op.reduction.kind, op.axes_list, op.keepdims is not None)
-        narrow = graph.CastOp(wide, op.result.type)
+        narrow = graph.CastOp(wide, op.results[0].type)
         block = op.parent_block()
         assert block is not None  # an op of the function's body
-        block.insert_ops_before([wide_input, wide, narrow], op)
-        op.result.replace_all_uses_with(narrow.result)
+        block.insert_ops_before([*widened, wide, narrow], op)
+        op.results[0].replace_all_uses_with(narrow.result)
         op.detach()
         op.erase()
 

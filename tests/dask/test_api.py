@@ -171,6 +171,17 @@ def test_a_whole_array_reduction_split_into_chunks_is_rank_0():
         np.testing.assert_allclose(got, want, rtol=1e-6)
 
 
+def test_a_half_matmul_split_along_k_adds_its_partials_in_f32():
+    """Each chunk's partial product of f16 rows of 300s is 360,000, past f16's largest;
+    the partials cancel: one machine's f32 accumulation gives 0, f16 partials gave NaN."""
+    run = fusec.dask.compile("fn main(a: f16[M, K], b: f16[K, N]) -> f16[M, N] {\n    return a @ b\n}\n")
+    a = np.full((2, 16), 300, np.float16)
+    b = np.full((16, 3), 300, np.float16) * np.repeat([1, -1, 1, -1], 4).astype(np.float16)[:, None]
+    got = compute(run(da.from_array(a, chunks=(2, 4)), da.from_array(b, chunks=(4, 3))))[0]
+    np.testing.assert_array_equal(got, run.program.main(a, b))
+    np.testing.assert_array_equal(got, np.zeros((2, 3), np.float16))
+
+
 def test_an_unread_or_sliced_checking_op_fails_in_its_chunk_as_on_one_machine():
     """An integer power nothing reads, one read in part, and an unused gather are checked
     on every chunk (docs/reference.md, "Numerics"): the bad element lies in the second."""
