@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
@@ -168,10 +168,14 @@ def widen_half_partials(function: func.FuncOp, size: str) -> None:
             wide: Operation = graph.ReduceOp(widened[0], op.reduction.kind, op.axes_list, op.keepdims is not None)
         elif isinstance(op, graph.MatmulOp):
             widened = [graph.CastOp(v, tensor_type("f32", shape_of(v.type))) for v in (op.lhs, op.rhs)]
-            wide = graph.MatmulOp(*widened, op.transpose_lhs is not None, op.transpose_rhs is not None)
+            wide = graph.MatmulOp(
+                widened[0], widened[1], op.transpose_lhs is not None, op.transpose_rhs is not None
+            )
         else:
             continue
-        narrow = graph.CastOp(wide, op.results[0].type)
+        half_type = op.results[0].type
+        assert isa(half_type, TensorType)  # graph ops' results are tensors
+        narrow = graph.CastOp(wide, half_type)
         block = op.parent_block()
         assert block is not None  # an op of the function's body
         block.insert_ops_before([*widened, wide, narrow], op)
