@@ -200,6 +200,18 @@ def test_embedding_and_index_select_take_ids_in_range_only(make, device):
             assert isinstance(_raised(lookup, ids), IndexError)
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_index_select_along_a_later_axis_raises_the_runtime_error_eager_raises(device):
+    """Eager's `index_select` along axis 1 raises `RuntimeError` for an id out of range
+    (along axis 0, `IndexError`): the door's error is both (campaign seed 20261205)."""
+    compiled, _ = _compile_with_report(lambda w, ids: torch.index_select(w, 1, ids))
+    w, ids = torch.randn(4, 3, device=device), torch.tensor([-1, 2], device=device)
+    with torch.no_grad(), pytest.raises(RuntimeError, match="index -1 is out of range for an axis of size 3"):
+        compiled(w, ids)
+    if device == "cpu":
+        assert isinstance(_raised(lambda: torch.index_select(w, 1, ids)), RuntimeError)
+
+
 def test_indexing_by_several_tensors_checks_each_index_against_its_axis():
     """`x[rows, cols]`: a column past its axis is an error, as eager's, though the
     flattened index it makes lies inside `x`; a negative one counts from the end."""
@@ -345,3 +357,17 @@ def test_the_docs_list_the_table():
     assert listed == table_markdown(), (
         "docs/pytorch.md's table is stale: paste compiler.pytorch.aten_table.table_markdown()"
     )
+
+
+@pytest.mark.parametrize("affine", ["none", "weight", "bias"])
+def test_a_half_layer_norm_without_weight_or_bias_rounds_once(affine):
+    """`layer_norm` of f16 rows whose variance is past f16's largest (40000, 20000):
+    eager computes in f32 and gives ±1; a missing weight is 1 and a missing bias 0 in the
+    one composite, which keeps its statistics in f32 (campaign seed 20261205)."""
+    x = torch.tensor([[40000.0, 20000.0], [10000.0, 5000.0]], dtype=torch.float16)
+    w = torch.tensor([2.0, 3.0], dtype=torch.float16) if affine == "weight" else None
+    b = torch.tensor([0.5, -0.5], dtype=torch.float16) if affine == "bias" else None
+    norm = lambda x: F.layer_norm(x, (2,), weight=w, bias=b)  # noqa: E731
+    compiled, _ = _compile_with_report(norm)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), norm(x), rtol=0, atol=0)
