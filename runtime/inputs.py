@@ -266,6 +266,9 @@ def input_sizes(
         if (solved := solve(dim, sizes[dim], sizes)) is not None:
             sizes.setdefault(*solved)
     for name, value in dims.items():
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+            raise InputError(f"size {name} must be a whole number of at least 0, got {value!r}")
+        value = int(value)
         if name in sizes and sizes[name] != value:
             raise InputError(f"--dims sets {name}={value}, but the inputs fix {name}={sizes[name]}")
         sizes.setdefault(name, value)

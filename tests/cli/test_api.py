@@ -42,6 +42,31 @@ def test_bad_arguments_by_name(program, args, named, message):
     assert str(info.value) == message
 
 
+@pytest.mark.parametrize("target", ["numpy", "cpu"])
+@pytest.mark.parametrize(
+    "misuse, message",
+    [
+        (lambda p: p.run("main", None), "main takes its arguments as a list of arrays, not NoneType"),
+        (lambda p: p.main([[1.0, 2.0], [3.0]], Y), "argument 1 of main is no array: setting an array element"),
+        (lambda p: p.draw_inputs("main", dims={"N": -1}), "size N must be a whole number of at least 0, got -1"),
+        (lambda p: p.draw_inputs("main", dims={"N": "two"}), "size N must be a whole number of at least 0, got 'two'"),
+    ],
+    ids=["run-None", "ragged-lists", "negative-size", "size-string"],
+)
+def test_arguments_that_are_no_arrays_are_input_errors(target, misuse, message):
+    """What a caller may hand the API by mistake is one InputError, not NumPy's
+    ValueError or TypeError from inside (campaign seed 20261205)."""
+    with pytest.raises(fusec.InputError) as info:
+        misuse(fusec.compile(TWO, target=target))
+    assert str(info.value).startswith(message)
+
+
+@pytest.mark.parametrize("rules", [3, [3], ["reduce_rows", None]])
+def test_fusion_rules_that_are_no_names_are_input_errors(rules):
+    with pytest.raises(fusec.InputError, match="fusion rules are names"):
+        fusec.compile(TWO, target="numpy", disable_rules=rules)
+
+
 def test_an_unknown_function_says_which_exist(program):
     with pytest.raises(AttributeError, match=r"the program has no function 'nope' \(functions: scale, main\)"):
         program.nope
