@@ -83,6 +83,10 @@ KERNEL_FUNCTION = "kernel"
 HALF_FLOAT_DECORATOR = '@njit(forceinline=True, error_model="numpy")'
 
 
+#: the float ops with two operands whose NaN is the first operand's where both are NaN
+FIRST_NAN_OPS = (arith.AddfOp, arith.SubfOp, arith.MulfOp, arith.DivfOp, arith.MaximumfOp, arith.MinimumfOp)
+
+
 class CpuKernelSource(ScalarSource):
     """The generator of one kernel's CPU source."""
 
@@ -119,6 +123,13 @@ class CpuKernelSource(ScalarSource):
         if isinstance(op, arith.MinSIOp | arith.MaxSIOp) and isinstance(op.result.type, IndexType):
             a, b = (self.name(v) for v in op.operands)
             return f"{'min' if isinstance(op, arith.MinSIOp) else 'max'}(np.int64({a}), np.int64({b}))"
+        if isinstance(op, FIRST_NAN_OPS):
+            # LLVM takes fadd, fmul and llvm.maximum as commutative and may swap their
+            # operands, in one variant of a kernel and not in another: of two NaN operands
+            # the first's, as the x86 rule and NumPy's loops give (docs/reference.md,
+            # "Numerics"), is pinned by a select (`a + a`: the NaN quieted, as the op would)
+            first = self.name(op.operands[0])
+            return f"({first} + {first} if {first} != {first} else {super().expression(op)})"
         return super().expression(op)
 
     # -------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """The same bits on any number of threads, NaNs included (docs/reference.md, "Numerics"):
 one process on one thread (every kernel's serial variant) and one on two (its parallel
 variant, whose loop body LLVM optimises twice) give the same NaN, sign and payload, for
-a sum and a variance of rows full of NaNs of both signs; a square root's NaNs are NumPy's
-(an input NaN kept, sqrt of a negative the machine's default NaN)."""
+a sum and a variance of rows full of NaNs of both signs and elementwise ops where NaN
+meets NaN; a square root's NaNs are NumPy's (an input NaN kept, sqrt of a negative the
+machine's default NaN), and so are those of `x * y - y` (of two NaNs, the first's)."""
 
 from __future__ import annotations
 
@@ -32,11 +33,12 @@ bits = np.where(kind < 0.1, nans, bits)
 bits = np.where((kind > 0.1) & (kind < 0.12), np.uint32(0x7F800000), bits)
 bits = np.where((kind > 0.12) & (kind < 0.14), np.uint32(0xFF800000), bits)
 x = bits.view(np.float32)
-source = '''fn main(x: f32[R, C]) -> (f32[C], f32[R], f32[R, C]) {
-    return sum(x, axis=0), var(x, axis=1), sqrt(x)
+y = np.roll(x, 1, axis=1)  # NaN meets NaN of another sign and payload
+source = '''fn main(x: f32[R, C], y: f32[R, C]) -> (f32[C], f32[R], f32[R, C], f32[R, C], f32[R, C]) {
+    return sum(x, axis=0), var(x, axis=1), sqrt(x), x * y - y, sin(x) ** 2 + cos(x) ** 2
 }'''
-results = fusec.compile(source, target="cpu").main(x)
-np.savez(sys.argv[1], x=x, *results)
+results = fusec.compile(source, target="cpu").main(x, y)
+np.savez(sys.argv[1], x=x, y=y, *results)
 """
 
 
@@ -53,9 +55,13 @@ def run(threads: int, parallel_from: str | None, path: Path):
 def test_nan_bits_are_the_same_on_one_thread_and_two(tmp_path):
     serial = run(1, None, tmp_path / "one.npz")
     threaded = run(2, "0", tmp_path / "two.npz")  # a size this small takes the parallel variant only so
-    for name, what in (("arr_0", "column sums"), ("arr_1", "row variances"), ("arr_2", "square roots")):
+    results = (("arr_0", "column sums"), ("arr_1", "row variances"), ("arr_2", "square roots"),
+               ("arr_3", "x * y - y"), ("arr_4", "sin(x) ** 2 + cos(x) ** 2"))  # fmt: skip
+    for name, what in results:
         assert np.isnan(serial[name]).any(), what
         np.testing.assert_array_equal(serial[name].view(np.uint32), threaded[name].view(np.uint32), err_msg=what)
     with np.errstate(invalid="ignore"):
         numpy_sqrt = np.sqrt(serial["x"])
+        numpy_binary = serial["x"] * serial["y"] - serial["y"]  # of two NaNs, the first's
     np.testing.assert_array_equal(serial["arr_2"].view(np.uint32), numpy_sqrt.view(np.uint32))
+    np.testing.assert_array_equal(serial["arr_3"].view(np.uint32), numpy_binary.view(np.uint32))
