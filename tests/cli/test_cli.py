@@ -478,3 +478,22 @@ def test_a_mismatch_says_where_the_nans_differ():
     off[1] = 3.0
     assert difference(off, want) == "max abs diff 2 at [1]: 3.0 vs 1.0"
     assert difference(np.float32(2.0) * np.ones(()), np.ones(())) == "max abs diff 1: 2.0 vs 1.0"
+
+
+def test_given_inputs_are_what_the_compilation_is_planned_for(tmp_path):
+    """`--inputs` of other sizes than the program's `# dims:` line: the plan is for the
+    sizes that run (as the API's `plan_for_inputs` of them), not the line's (the command
+    and the API gave NaNs of other signs from kernels planned for other sizes: campaign
+    seed 20261205)."""
+    rng = np.random.default_rng(0)
+    sizes = {"T": 64, "D": 32, "F": 48}
+    shapes = {"x": ("T", "D"), "w1": ("D", "F"), "b1": ("F",), "w2": ("F", "D"), "b2": ("D",)}
+    inputs = tmp_path / "in.npz"
+    np.savez(inputs, **{n: rng.standard_normal([sizes[d] for d in s]).astype(np.float32) for n, s in shapes.items()})
+    mlp = ROOT / "samples" / "mlp.tdsl"
+    ran = fusec(mlp, "--target", "cpu", "--inputs", inputs, "--report", tmp_path / "ran.json")
+    dims = ",".join(f"{k}={v}" for k, v in sizes.items())
+    planned = fusec(mlp, "--target", "cpu", "--emit", "kernel", "--dims", dims, "--report", tmp_path / "planned.json")
+    assert ran.returncode == 0 and planned.returncode == 0, ran.stderr + planned.stderr
+    ran_report, planned_report = (json.loads((tmp_path / n).read_text()) for n in ("ran.json", "planned.json"))
+    assert ran_report["bytes_fused"] == planned_report["bytes_fused"]
