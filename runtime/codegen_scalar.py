@@ -465,10 +465,13 @@ class ScalarSource:
         if isinstance(op, mathd.TanhOp):
             # expm1(2z) / (expm1(2z) + 2), with 2z capped at 40 (tanh is 1.0 there in f32
             # and f64): expm1 never overflows (inf/inf would be nan), and near 0 it keeps
-            # every digit, where 1 - 2/(exp(2z) + 1) cancelled (tanh(1e-40) was 0).
+            # every digit, where 1 - 2/(exp(2z) + 1) cancelled (tanh(1e-40) was 0). The cap
+            # is a comparison, not min(): a GPU's min is fmin, which drops a NaN (tanh(nan)
+            # was 1 on an H100)
             two = self.const_of(2.0, result_type)
             cap = self.const_of(40.0, result_type)
-            em = f"math.expm1(min({two} * {n[0]}, {cap}))"
+            doubled = f"{two} * {n[0]}"
+            em = f"math.expm1({self.choose(f'{doubled} > {cap}', cap, doubled)})"
             return f"{em} / ({em} + {two})"
         if isinstance(op, mathd.RsqrtOp):  # both steps correctly rounded: no arcp, no afn
             return f"{self.const_of(1.0, result_type)} / math.sqrt({n[0]})"

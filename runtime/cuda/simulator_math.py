@@ -31,5 +31,7 @@ tan = np.tan
 atan = np.arctan
 atan2 = np.arctan2
 isnan = np.isnan
+fmod = np.fmod
+copysign = np.copysign
 #: Python's own: it raises on no float (NumPy has no erf)
 erf = math.erf
