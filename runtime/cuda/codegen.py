@@ -73,8 +73,12 @@ def half_float_functions(source: ScalarSource, gpu: bool) -> list[str]:
     module in and out of its module's globals at every call, under locks the block's
     threads contend for: the bf16 flash kernel's twin, which widens every element it
     multiplies, took 50 s of tests/cuda/test_flash.py's bf16 edge tiles, 15 with plain
-    functions)."""
-    return half_float_source(source.half_calls, HALF_FLOAT_DECORATOR if gpu else "")
+    functions). On a GPU ``round_f16`` is the hardware's conversion instead
+    (``runtime/cuda/half_round.py``)."""
+    if not gpu:
+        return half_float_source(source.half_calls, "")
+    hardware = ["from runtime.cuda.half_round import round_f16"] if "round_f16" in source.half_calls else []
+    return hardware + half_float_source(source.half_calls - {"round_f16"}, HALF_FLOAT_DECORATOR)
 
 
 def schedule_of(kernel: loop.KernelOp) -> Schedule:
