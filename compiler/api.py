@@ -220,6 +220,8 @@ class Program:
         """Runs function NAME. Where the target takes device arrays (`cuda`: anything
         with `__cuda_array_interface__`), they are taken without a copy; results then
         stay there."""
+        if not isinstance(arrays, (list, tuple)):
+            raise InputError(f"{name} takes its arguments as a list of arrays, not {type(arrays).__name__}")
         backend = self.backend
         if backend.takes_device_arrays:
             # device arrays of shapes seen before: straight to the packed launches or
@@ -229,7 +231,7 @@ class Program:
             if results is not None:
                 return results
         given = arrays
-        arrays = list(map(backend.argument, arrays))
+        arrays = [_argument(backend.argument, name, position, a) for position, a in enumerate(arrays)]
         key = (name, *map(_SIGNATURE, arrays))
         call = self._checked.get(key)
         if call is None:
@@ -355,3 +357,12 @@ def compile(
         calibrate=calibrate,
         input_defaults=defaults,
     )
+
+
+def _argument(convert: Callable[[object], object], function: str, position: int, value: object):
+    """Argument ``position`` of a call as the target takes it (`convert`), or the
+    InputError for a value NumPy cannot read as an array (a ragged nest of lists)."""
+    try:
+        return convert(value)
+    except (TypeError, ValueError) as error:
+        raise InputError(f"argument {position + 1} of {function} is no array: {error}") from None

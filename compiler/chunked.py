@@ -175,7 +175,7 @@ def contiguous(block):
     """A block as a kernel takes it: C-contiguous, a GPU array (CuPy's) left where it is."""
     if hasattr(block, "__cuda_array_interface__"):
         return block if block.flags.c_contiguous else block.copy(order="C")
-    return np.ascontiguousarray(block)
+    return np.asarray(block, order="C")  # (np.ascontiguousarray makes a rank-0 block rank 1)
 
 
 def as_chunk(result):
@@ -398,6 +398,7 @@ class DaskProgram:
         combines; each task costs a distributed scheduler about a millisecond,
         docs/reference.md "On several GPUs".)"""
         from dask.array.core import Array
+        from dask.array.utils import meta_from_array
         from dask.base import tokenize
         from dask.highlevelgraph import HighLevelGraph
         from dask.typing import Key
@@ -413,7 +414,7 @@ class DaskProgram:
             for index in itertools.product(*(range(n) for n in stack.numblocks[1:]))
         }
         graph_ = HighLevelGraph.from_collections(name, layer, dependencies=[stack if picked is None else picked.call])
-        return Array(graph_, name, chunks=stack.chunks[1:], meta=stack._meta.reshape((0,) * (stack.ndim - 1)))
+        return Array(graph_, name, chunks=stack.chunks[1:], meta=meta_from_array(stack._meta, ndim=stack.ndim - 1))
 
     def _run(
         self,

@@ -33,7 +33,7 @@ from dialects.sizes import Size
 from dialects.tensor_types import NUMPY_DTYPES
 from runtime import registry, timing
 from runtime.errors import FusecError, InputError
-from runtime.inputs import Param, drawn_shapes, input_sizes
+from runtime.inputs import Param, drawn_shapes, format_bytes, input_sizes, physical_memory
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_MISMATCH = 0, 1, 2, 3
 
@@ -220,12 +220,45 @@ def load_inputs(path: str | None, lazy: bool = False) -> dict:
             )
         if not magic.startswith(_ZIP_MAGIC):
             raise InputError(f"{path} is not an .npz archive (as np.savez writes)")
-        with np.load(path, allow_pickle=False) as data:
-            return {name: from_npz(data[name]) for name in data.files}
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+            _check_unpacked_size(path, members)
+            return {member.filename.removesuffix(".npy"): _read_member(path, archive, member) for member in members}
     except FileNotFoundError:
         raise InputError(f"cannot read inputs: no such file {path}") from None
     except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as error:
         raise InputError(f"cannot read inputs from {path}: {error}") from None
+
+
+def _check_unpacked_size(path: str, members: Sequence[zipfile.ZipInfo]) -> None:
+    """Refuses an archive whose members unpack to more than this machine's memory (as
+    its directory says: reading a member stops there), before any is unpacked."""
+    unpacked, memory = sum(member.file_size for member in members), physical_memory()
+    if memory is not None and unpacked > memory:
+        raise InputError(
+            f"cannot read inputs from {path}: its arrays unpack to {format_bytes(unpacked)}, "
+            f"more than this machine's memory ({format_bytes(memory)})"
+        )
+
+
+def _read_member(path: str, archive: zipfile.ZipFile, member: zipfile.ZipInfo) -> np.ndarray:
+    """The array the archive's `member` holds: an .npy file, never unpickled; an
+    `InputError` naming the member for anything else."""
+    where = f"cannot read inputs from {path}: its member {member.filename}"
+    if member.is_dir() or not member.filename.endswith(".npy"):
+        raise InputError(
+            f"{where} is not an array (.npy); --inputs takes an .npz archive of arrays, as np.savez writes"
+        )
+    try:
+        with archive.open(member) as file:
+            if file.read(len(_NPY_MAGIC)) != _NPY_MAGIC:
+                raise InputError(f"{where} is not an array (no .npy header)")
+            file.seek(0)
+            return from_npz(np.lib.format.read_array(file, allow_pickle=False))
+    except MemoryError as error:  # NumPy's says how much the member's header asks for
+        raise InputError(f"{where}: out of memory: {error}") from None
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as error:
+        raise InputError(f"{where}: {error}") from None
 
 
 def check_files(args: argparse.Namespace) -> None:
@@ -252,6 +285,18 @@ def check_dims(option: str, dims: dict[str, int], params: Sequence[Param], entry
 def bound_by(params: Sequence[Param], given: Mapping) -> list[str]:
     """The size names that the given inputs fix (those of a derived size too)."""
     return [n for p in params if p.name in given for d in p.shape if isinstance(d, str) for n in Size.of(d).names]
+
+
+def planned_sizes(program, entry: str, given: Mapping, args: argparse.Namespace) -> dict[str, int]:
+    """The sizes the given inputs (`--inputs`) bind, which the compilation is planned
+    for over the program's `# dims:` line (what runs is what the plan is for: the API
+    planned for them gives the same kernels, and the same bits); none for Dask's lazy
+    inputs."""
+    if not given or args.dask:
+        return {}
+    params = program.params(entry)
+    sizes = input_sizes(params, given, args.dims, entry, program.input_defaults)
+    return {name: sizes[name] for name in bound_by(params, given)}
 
 
 def note_drawn(params: Sequence[Param], given, arrays, seed: int) -> None:
@@ -313,7 +358,7 @@ def run_program(args: argparse.Namespace, pass_times: PassTimes) -> int:
     params = program.params(entry)
     check_dims("--dims", args.dims, params, entry)
     check_dims("--chunks", args.chunks, params, entry)
-    program.plan_for_inputs(args.dims)
+    program.plan_for_inputs({**planned_sizes(program, entry, given, args), **args.dims})
     compilation = program.compilation(entry)
     if args.print_ir_after_all:
         compilation.after_pass = lambda name, module: print(

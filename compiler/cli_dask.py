@@ -13,6 +13,7 @@ run asks for them, so the command starts as fast without them.
 from __future__ import annotations
 
 import argparse
+import itertools
 import logging
 import math
 import os
@@ -72,7 +73,54 @@ def _zarr():
 # -- Zarr stores ------------------------------------------------------------------------
 
 
-def open_inputs(path: str) -> dict:
+class StoredArray:
+    """An array of a Zarr store, read when indexed, as NumPy (`read_inputs`) and Dask
+    (`da.from_array`, on the worker that reads each chunk) read it: an array that cannot
+    be read is an `InputError` naming the store, the array and the chunk (a damaged chunk
+    file raises whatever its codec raises: Zstd's `RuntimeError`, ...)."""
+
+    def __init__(self, path: str, name: str, array):
+        self.path, self.name, self.array = path, name, array
+        self.shape, self.dtype, self.ndim = array.shape, array.dtype, array.ndim
+
+    def __dask_tokenize__(self) -> tuple:
+        return ("fusec-stored-array", os.path.abspath(self.path), self.name, self.shape, str(self.dtype))
+
+    def __getitem__(self, region) -> np.ndarray:
+        try:
+            return np.asarray(self.array[region])
+        except MemoryError:
+            raise
+        except Exception as error:  # noqa: BLE001 (what a codec raises is any exception)
+            raise self._error(region, error) from None
+
+    def _error(self, region, error: Exception) -> InputError:
+        """`error` of reading `region`, said of the first chunk file in it that cannot be
+        read (each read again alone), else of the array."""
+        where = f"cannot read inputs from {self.path}: array {self.name}"
+        for coords, cell in self._files_of(region):
+            try:
+                self.array[cell]
+            except Exception as file_error:  # noqa: BLE001 (as above)
+                key = f"{self.name}/{self.array.metadata.encode_chunk_key(coords)}"
+                return InputError(f"{where}, chunk {key}: {type(file_error).__name__}: {file_error}")
+        return InputError(f"{where}: {type(error).__name__}: {error}")
+
+    def _files_of(self, region) -> Iterator[tuple[tuple[int, ...], tuple[slice, ...]]]:
+        """The coordinates and the region of each chunk file (a shard, where the array is
+        sharded) that `region` (slices, or `...`) reads."""
+        slices = () if region is Ellipsis else region if isinstance(region, tuple) else (region,)
+        slices += (slice(None),) * (self.ndim - len(slices))
+        grid = self.array.shards or self.array.chunks
+        ranges = []
+        for piece, length, step in zip(slices, self.shape, grid):
+            start, stop, _ = piece.indices(length)
+            ranges.append(range(start // step, -(-stop // step)))
+        for coords in itertools.product(*ranges):
+            yield coords, tuple(slice(c * step, (c + 1) * step) for c, step in zip(coords, grid))
+
+
+def open_inputs(path: str) -> dict[str, StoredArray]:
     """The arrays of the Zarr group at `path` by name, none read yet."""
     zarr = _zarr()
     if not Path(path).exists():
@@ -83,17 +131,18 @@ def open_inputs(path: str) -> dict:
         raise InputError(f"cannot read inputs from {path}: {error}") from None
     if not isinstance(node, zarr.Group):
         raise InputError(f"{path} is a single Zarr array; --inputs takes a Zarr group of arrays by parameter name")
-    if groups := [name for name, _ in node.groups()]:
+    try:
+        groups, arrays = [name for name, _ in node.groups()], dict(node.arrays())
+    except (OSError, ValueError) as error:  # an array's or group's metadata unreadable
+        raise InputError(f"cannot read inputs from {path}: {error}") from None
+    if groups:
         raise InputError(f"{path} holds groups ({', '.join(groups)}); --inputs takes a Zarr group of arrays")
-    return dict(node.arrays())
+    return {name: StoredArray(path, name, array) for name, array in arrays.items()}
 
 
 def read_inputs(path: str) -> dict[str, np.ndarray]:
     """The arrays of the Zarr group at `path`, read into memory (a run without --dask)."""
-    try:
-        return {name: np.asarray(array[...]) for name, array in open_inputs(path).items()}
-    except (OSError, ValueError) as error:
-        raise InputError(f"cannot read inputs from {path}: {error}") from None
+    return {name: array[...] for name, array in open_inputs(path).items()}
 
 
 def check_store(path: str) -> None:
@@ -155,10 +204,7 @@ class DaskRun:
         self.arguments = []
         for param, array in zip(self.function.params, arrays):
             lengths = tuple(self.splits.get(d, -1) if isinstance(d, str) else -1 for d in param.shape)
-            if isinstance(array, np.ndarray):
-                self.arguments.append(da.from_array(array, chunks=lengths))
-            else:
-                self.arguments.append(da.from_zarr(array, chunks=lengths))
+            self.arguments.append(da.from_array(array, chunks=lengths))  # (a StoredArray read by the workers)
         results = self.function(*(to_gpu(a) for a in self.arguments) if gpus else self.arguments)
         results = results if isinstance(results, tuple) else (results,)
         self.results = tuple(to_host(r) for r in results) if gpus else results

@@ -7,6 +7,11 @@ written whole (docs/reference.md, "Files the command reads and writes").
 - An output path that is a symbolic link is refused rather than followed or replaced:
   where it points is not what the command line names, and in a shared folder a link
   planted at a predictable name would make the run overwrite another file.
+- An output path that exists and is no regular file (a device such as `/dev/null`, a
+  FIFO, a socket) is refused rather than written through or replaced: the rename would
+  put a regular file in its place (as root, `/dev/null` itself), and writing into a FIFO
+  blocks until someone reads it. A folder is refused too, but for a Zarr `--output`, a
+  store, which is replaced when it is a Zarr group.
 - A file is written under a temporary name in its folder and renamed over the path, so it
   is whole or absent, and the rename replaces the folder's entry, never a file linked to
   it (a link made between the check and the write included).
@@ -59,14 +64,33 @@ def check_outputs(outputs: Sequence[tuple[str, str]], read: Sequence[tuple[str, 
                 raise InputError(f"{option} {path}: is the file {other} writes too")
 
 
+#: why a folder is not replaced by an output file (`_unreplaceable`)
+_A_FOLDER = "is a folder, not a file"
+
+
+def _unreplaceable(path: str | os.PathLike) -> str | None:
+    """Why the entry at `path` must not be replaced by a new file (it is a symbolic link,
+    a folder, a device, FIFO or socket), or None: there is none, or it is a regular file."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:  # none (or none to see): the folder's checks say what is wrong
+        return None
+    if stat.S_ISLNK(mode):
+        return "is a symbolic link; name the file it points to instead"
+    if stat.S_ISDIR(mode):
+        return _A_FOLDER
+    if not stat.S_ISREG(mode):
+        return "is not a regular file (a device, FIFO or socket), so it is not replaced"
+    return None
+
+
 def _check_writable(option: str, path: str) -> None:
     target = Path(path)
-    if target.is_symlink():
-        raise InputError(f"{option} {path}: is a symbolic link; name the file it points to instead")
-    if cli_dask.is_zarr(path) and option == "--output":
-        cli_dask.check_store(path)
-    elif target.is_dir():
-        raise InputError(f"{option} {path}: is a folder, not a file")
+    unreplaceable = _unreplaceable(path)
+    if option == "--output" and cli_dask.is_zarr(path) and unreplaceable in (None, _A_FOLDER):
+        cli_dask.check_store(path)  # a store is a folder, replaced only when it is a Zarr group
+    elif unreplaceable is not None:
+        raise InputError(f"{option} {path}: {unreplaceable}")
     folder = target.parent
     if not folder.is_dir():
         raise InputError(f"{option} {path}: no such folder {folder}")
@@ -93,13 +117,16 @@ def check_input_file(option: str, path: str) -> None:
 def replacing(path: str | os.PathLike) -> Iterator[Path]:
     """A new, empty temporary file beside `path` for the block to write (by its path),
     renamed over `path` when the block ends, removed if it fails. An `OSError` on the way
-    is an `InputError` naming `path`. The file gets the mode a new file would (0666 less
-    the umask), not a temporary file's 0600."""
+    is an `InputError` naming `path`, as is an entry at `path` that appeared since the
+    outputs were checked and must not be replaced (`_unreplaceable`). The file gets the
+    mode a new file would (0666 less the umask), not a temporary file's 0600."""
     target = Path(path)
     temporary = target.with_name(f".{target.name}.{uuid.uuid4().hex[:12]}.tmp")
     try:
         os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
         yield temporary
+        if (unreplaceable := _unreplaceable(target)) is not None:
+            raise InputError(f"cannot write {path}: it {unreplaceable}")
         os.replace(temporary, target)
     except OSError as error:
         raise InputError(f"cannot write {path}: {error.strerror or error}") from None

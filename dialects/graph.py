@@ -52,12 +52,16 @@ from xdsl.irdl import (
     var_result_def,
 )
 from xdsl.traits import (
+    ConditionallySpeculatable,
     ConstantLike,
+    EffectInstance,
     HasCanonicalizationPatternsTrait,
     HasFolder,
     HasParent,
     IsolatedFromAbove,
     IsTerminator,
+    MemoryEffect,
+    MemoryEffectKind,
     Pure,
     RecursivelySpeculatable,
     RecursiveMemoryEffect,
@@ -75,13 +79,13 @@ from dialects.tensor_types import (
     Shape,
     broadcast_shapes,
     dtype_of,
-    encoding_is_valid,
     format_shape,
     is_bool,
     is_float,
     num_elements,
     shape_of,
     tensor_type,
+    tensor_type_problem,
 )
 
 if TYPE_CHECKING:
@@ -93,10 +97,8 @@ TensorConstraint = base(TensorType)
 
 def _verify_tensor(value: SSAValue | Attribute, what: str) -> None:
     type_ = value.type if isinstance(value, SSAValue) else value
-    if isinstance(type_, TensorType) and not encoding_is_valid(type_):
-        raise VerifyException(
-            f"{what} type {type_} must name each dynamic size, and only those, in its encoding"
-        )
+    if isinstance(type_, TensorType) and (problem := tensor_type_problem(type_)):
+        raise VerifyException(f"{what} type {type_} {problem}")
 
 
 def _verify_all_tensors(op: Operation) -> None:
@@ -149,6 +151,31 @@ class GraphCanonicalization(HasCanonicalizationPatternsTrait):
 
 #: the traits of an op that canonicalize may fold and rewrite
 _CANONICAL = (GraphFolder(), GraphCanonicalization())
+
+
+# ---------------------------------------------------------------------------
+# Run-time checks: the ops that check their operands' values as they run
+
+
+class RunTimeCheck(MemoryEffect, ConditionallySpeculatable):
+    """The effects of an op that may check its operands' values as it runs
+    (``checks_at_run_time``): none where it does not check; where it does, a failed
+    check is an error of the run (a kernel writes it into its error record), an effect
+    beyond the op's result. So ``dce`` and ``canonicalize`` keep such an op while
+    nothing reads its result, ``cse`` merges none, and no rewrite hoists it: every
+    value the program computes is checked, as NumPy evaluates it (docs/reference.md,
+    "Numerics")."""
+
+    @classmethod
+    def get_effects(cls, op: Operation) -> frozenset[EffectInstance]:
+        return _FAILED_CHECK if checks_at_run_time(op) else frozenset()
+
+    @classmethod
+    def is_speculatable(cls, op: Operation) -> bool:
+        return not checks_at_run_time(op)
+
+
+_FAILED_CHECK = frozenset((EffectInstance(MemoryEffectKind.WRITE),))
 
 
 # ---------------------------------------------------------------------------
@@ -243,7 +270,7 @@ class BinaryOp(IRDLOperation):
     lhs = operand_def(T)
     rhs = operand_def(T)
     result = result_def(T)
-    traits = traits_def(Pure(), *_CANONICAL)
+    traits = traits_def(RunTimeCheck(), *_CANONICAL)  # pure but for an integer power
     assembly_format = "$lhs `,` $rhs attr-dict `:` type($result)"
 
     ENTRY: ClassVar[Elementwise]
@@ -1153,29 +1180,44 @@ def gather_shape(source: Shape, indices: Shape, axis: int) -> Shape:
 @irdl_op_definition
 class GatherOp(IRDLOperation):
     """NumPy's ``take(input, indices, axis)``: the slices of ``input`` along ``axis``
-    at each (integer) index, a negative one counting from the end.
+    at each (integer) index, a negative one counting from the end; with
+    ``no_wraparound`` (the language's ``wraparound=false``) a negative index is out of
+    range too, as PyTorch's ``index_select`` and ``embedding`` have it.
 
         %y = graph.gather %table[%ids] axis = 0 : tensor<100x64xf32>, tensor<?xi64, ["T"]> -> tensor<?x64xf32, ["T", ""]>
+        %z = graph.gather %table[%ids] axis = 0 no_wraparound : tensor<100x64xf32>, tensor<?xi64, ["T"]> -> tensor<?x64xf32, ["T", ""]>
     """
 
     name = "graph.gather"
     input = operand_def(TensorConstraint)
     indices = operand_def(TensorConstraint)
     axis = prop_def(IntegerAttr[I64])
+    no_wraparound = opt_prop_def(UnitAttr)
     result = result_def(TensorConstraint)
-    traits = traits_def(Pure())
+    traits = traits_def(RunTimeCheck())
     assembly_format = (
-        "$input `[` $indices `]` `axis` `=` $axis attr-dict `:` type($input) `,` type($indices) `->` type($result)"
+        "$input `[` $indices `]` `axis` `=` $axis (`no_wraparound` $no_wraparound^)? attr-dict "
+        "`:` type($input) `,` type($indices) `->` type($result)"
     )
 
-    def __init__(self, input: SSAValue | Operation, indices: SSAValue | Operation, axis: int):
+    def __init__(
+        self, input: SSAValue | Operation, indices: SSAValue | Operation, axis: int, wraparound: bool = True
+    ):
         input, indices = SSAValue.get(input), SSAValue.get(indices)
         shape = gather_shape(shape_of(input.type), shape_of(indices.type), axis)
+        properties: dict[str, Attribute] = {"axis": IntegerAttr(axis, i64)}
+        if not wraparound:
+            properties["no_wraparound"] = UnitAttr()
         super().__init__(
             operands=[input, indices],
             result_types=[tensor_type(dtype_of(input.type), shape)],
-            properties={"axis": IntegerAttr(axis, i64)},
+            properties=properties,
         )
+
+    @property
+    def wraparound(self) -> bool:
+        """Whether a negative index counts from the end (NumPy's), or is out of range."""
+        return self.no_wraparound is None
 
     @staticmethod
     def empty_axis_error(axis: int, size: Dim) -> str:
@@ -1195,6 +1237,24 @@ class GatherOp(IRDLOperation):
             raise VerifyException(
                 f"result type {self.result.type} should be {dtype_of(self.input.type)}{format_shape(expected)}"
             )
+
+
+def checks_at_run_time(op: Operation) -> bool:
+    """Whether ``op`` checks its operands' values as it runs, and may fail (the errors of
+    docs/reference.md, "Numerics"): a gather, whose indices must lie in their axis (and
+    whose axis must not be empty), and an integer power, whose exponents must not be
+    negative, unless they are a constant of none (``x ** 3``)."""
+    if isinstance(op, GatherOp):
+        return True
+    return isinstance(op, PowOp) and not is_float(op.result.type) and not _nonnegative_constant(op.rhs)
+
+
+def _nonnegative_constant(value: SSAValue) -> bool:
+    """Whether ``value`` is a constant, seen through layout ops, of no negative element."""
+    owner = value.owner
+    while isinstance(owner, BroadcastOp | ReshapeOp | TransposeOp | SliceOp):
+        owner = owner.input.owner
+    return isinstance(owner, ConstantOp) and all(v >= 0 for v in owner.value.get_values())
 
 
 # ---------------------------------------------------------------------------

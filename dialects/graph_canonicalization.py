@@ -50,7 +50,7 @@ from dialects.graph import (
     SubOp,
     TransposeOp,
 )
-from dialects.graph_semantics import COMPARE, numpy_dtype
+from dialects.graph_semantics import COMPARE, astype, numpy_dtype
 from dialects.graph_semantics import ELEMENTWISE as MEANINGS
 from dialects.sizes import MAX_SIZE, Linear
 from dialects.tensor_types import Dim, dtype_of, is_float, shape_of, tensor_type
@@ -100,7 +100,7 @@ def constant_elements(op: ConstantOp) -> np.ndarray:
     values: Sequence[int | float] = op.value.get_values()
     if numpy_dtype(op.result.type) == np.bool_:  # i1 true is stored as -1
         values = [v != 0 for v in values]
-    return np.array(values, dtype=numpy_dtype(op.result.type)).reshape(op.value.get_shape())
+    return astype(np.array(values), numpy_dtype(op.result.type)).reshape(op.value.get_shape())
 
 
 def static_constant(value: SSAValue) -> np.ndarray | None:
@@ -144,7 +144,7 @@ def evaluate(op: Operation, args: Sequence[np.ndarray]) -> np.ndarray | None:
                 result = args[0]
             else:
                 return None
-            return np.asarray(result).astype(result_dtype)
+            return astype(np.asarray(result), result_dtype)
     except (ValueError, ArithmeticError):  # e.g. an integer to a negative power
         return None
 
@@ -319,6 +319,21 @@ class BroadcastOfBroadcast(RewritePattern):
             rewriter.replace(op, BroadcastOp(inner.input, op.result.type))
 
 
+class BroadcastOfCast(RewritePattern):
+    """broadcast(cast(x), t) = cast(broadcast(x, t)): a cast is elementwise, so it
+    converts the same elements either way. Broadcast first, the cast runs in the
+    broadcast's index space, where a fused reduction or matmul kernel computes
+    (a half-float ``gamma`` a ``layernorm`` widens to ``f32`` then joins its row
+    kernel); a splat is left to ``FoldSplats``."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: BroadcastOp, rewriter: PatternRewriter) -> None:
+        if not isinstance(cast := op.input.owner, CastOp) or splat_value(cast.input) is not None:
+            return
+        wide = BroadcastOp(cast.input, tensor_type(dtype_of(cast.input.type), shape_of(op.result.type)))
+        rewriter.replace(op, [wide, CastOp(wide, op.result.type)])
+
+
 class SliceOfSlice(RewritePattern):
     """slice(slice(x, s, t), s', t') = slice(x, s + s' * t, t * t'): the outer window's
     index i reads the inner one's s' + i * t', which reads x's s + (s' + i * t') * t."""
@@ -423,7 +438,7 @@ PATTERNS: dict[type[Operation], tuple[RewritePattern, ...]] = {
     PowOp: (_FOLD_SPLATS, PowByConstant()),
     TransposeOp: (TransposeOfTranspose(), _LAYOUT_OF_SPLAT),
     ReshapeOp: (ReshapeOfReshape(), _LAYOUT_OF_SPLAT),
-    BroadcastOp: (BroadcastOfBroadcast(), _LAYOUT_OF_SPLAT),
+    BroadcastOp: (BroadcastOfBroadcast(), BroadcastOfCast(), _LAYOUT_OF_SPLAT),
     SliceOp: (SliceOfSlice(), SliceOfMatmul(), _LAYOUT_OF_SPLAT),
     DimSizeOp: (DimSizeOfArgument(),),
     **{op: (_FOLD_SPLATS,) for op in ELEMENTWISE if op is not PowOp},

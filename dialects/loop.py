@@ -611,27 +611,38 @@ class StoreOp(IRDLOperation):
 class CheckIndexOp(IRDLOperation):
     """An index read from data (a ``graph.gather``'s), made safe to load with: ``%i``, an
     integer of any width, counts from the end when negative, as NumPy's indices do, and
-    becomes an ``index`` in ``[0, %n)``. An ``%i`` outside ``[-%n, %n)`` is an error of
-    the run, not of the kernel: the kernel records it in its error record (see
-    ``run_checks``) and goes on with index 0, so no load leaves its buffer; the host
-    raises the error, naming ``what``, once the kernel has finished.
+    becomes an ``index`` in ``[0, %n)``. An ``%i`` outside ``[-%n, %n)`` (outside
+    ``[0, %n)`` with ``no_wraparound``, the gather's) is an error of the run, not of the
+    kernel: the kernel records it in its error record (see ``run_checks``) and goes on
+    with index 0, so no load leaves its buffer; the host raises the error, naming
+    ``what``, once the kernel has finished.
 
         %j = loop.check_index %i, %n "gather of %table along axis 0" : i64
+        %k = loop.check_index %i, %n "gather of %table along axis 0" no_wraparound : i64
     """
 
     name = "loop.check_index"
     value = operand_def(base(IntegerType))
     size = operand_def(IndexConstraint)
     what = prop_def(StringAttr)
+    no_wraparound = opt_prop_def(UnitAttr)
     result = result_def(IndexType)
     traits = traits_def(MemoryWriteEffect())  # the error record
-    assembly_format = "$value `,` $size $what attr-dict `:` type($value)"
+    assembly_format = "$value `,` $size $what (`no_wraparound` $no_wraparound^)? attr-dict `:` type($value)"
 
     #: the error the host raises for a failed check (runtime.errors.recorded_error)
     KIND: ClassVar[str] = "index"
 
-    def __init__(self, value: SSAValue | Operation, size: SSAValue | Operation, what: str):
-        super().__init__(operands=[value, size], properties={"what": StringAttr(what)}, result_types=[IndexType()])
+    def __init__(self, value: SSAValue | Operation, size: SSAValue | Operation, what: str, wraparound: bool = True):
+        properties: dict[str, Attribute] = {"what": StringAttr(what)}
+        if not wraparound:
+            properties["no_wraparound"] = UnitAttr()
+        super().__init__(operands=[value, size], properties=properties, result_types=[IndexType()])
+
+    @property
+    def wraparound(self) -> bool:
+        """Whether a negative index counts from the end (NumPy's), or is out of range."""
+        return self.no_wraparound is None
 
     def verify_(self) -> None:
         assert isinstance(self.value.type, IntegerType)

@@ -23,9 +23,12 @@ from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
     BFloat16Type,
+    DictionaryAttr,
     Float16Type,
     Float32Type,
     Float64Type,
+    FunctionType,
+    IndexType,
     IntegerType,
     MemRefType,
     NoneAttr,
@@ -39,7 +42,7 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, ParametrizedAttribute, TypeAttribute
 
 from dialects.sizes import Dim, Size
 
@@ -171,6 +174,58 @@ def encoding_is_valid(type_: TensorType) -> bool:
         if (dim == DYNAMIC_INDEX) != bool(name.data):
             return False
     return True
+
+
+#: the scalar types of fusec's IR: the element types, and ``index`` (a loop's counter, a size)
+SCALAR_TYPES: tuple[Attribute, ...] = (*ELEMENT_TYPES.values(), IndexType())
+
+
+def element_type_problem(type_: TensorType | MemRefType) -> str | None:
+    """Why a tensor's or memref's element type is none of fusec's, or None."""
+    if type_.element_type in ELEMENT_TYPES.values():
+        return None
+    known = ", ".join(str(t) for t in ELEMENT_TYPES.values())
+    return f"has element type {type_.element_type}, which is none of fusec's ({known})"
+
+
+def tensor_type_problem(type_: TensorType) -> str | None:
+    """Why a tensor type is none of fusec's (its element type, or size names that are not
+    its dynamic sizes, which ``shape_of`` reads one per dimension), or None."""
+    if problem := element_type_problem(type_):
+        return problem
+    if not encoding_is_valid(type_):
+        return "must name each dynamic size, and only those, in its encoding"
+    return None
+
+
+def foreign_type(attribute: Attribute) -> tuple[Attribute, str] | None:
+    """The first type in ``attribute`` (a type, or an attribute holding types: a function
+    type, a typed number, a dense literal, an array of them) that fusec's IR does not have,
+    and why; None when there is none. fusec's passes and code generators read only these
+    types: another one (``ui32``, ``complex<f32>``, ``f80``, a rank's worth of size names
+    too few) would reach them as an exception."""
+    problem: str | None = None
+    if isinstance(attribute, TensorType):
+        problem = tensor_type_problem(attribute)
+    elif isinstance(attribute, MemRefType):
+        problem = element_type_problem(attribute)
+    elif isinstance(attribute, TypeAttribute) and not isinstance(attribute, FunctionType):
+        known = ", ".join(str(t) for t in SCALAR_TYPES)
+        problem = None if attribute in SCALAR_TYPES else f"is none of fusec's types (tensors, memrefs and {known})"
+    else:
+        return next((found for part in _parts_of(attribute) if (found := foreign_type(part))), None)
+    return (attribute, problem) if problem else None
+
+
+def _parts_of(attribute: Attribute) -> Sequence[Attribute]:
+    """The attributes ``attribute`` holds: its parameters, or its elements."""
+    if isinstance(attribute, ParametrizedAttribute):
+        return attribute.parameters
+    if isinstance(attribute, ArrayAttr):
+        return attribute.data
+    if isinstance(attribute, DictionaryAttr):
+        return list(attribute.data.values())
+    return ()
 
 
 def broadcast_shapes(*shapes: Shape) -> Shape | None:

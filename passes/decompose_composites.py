@@ -8,6 +8,11 @@ loop level see only primitives: a layernorm is then two row reductions with an
 elementwise prologue and epilogue, which fusion makes one kernel. A convolution becomes
 a matmul of its image's windows (``graph.window``, an index map: the implicit GEMM),
 and a pool a reduction over them.
+
+A composite of ``f16`` or ``bf16`` operands is written out in ``f32`` between a cast of
+its operands and one of its result (``widened``): it means what the reference computes
+(the whole op in ``f32``, its result rounded once), whether fusion makes it one kernel
+or several, or a Dask split stores its partial sums.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from dialects.graph import (
     AbsOp,
     AddOp,
     BatchNormOp,
+    CastOp,
     CompareOp,
     ComparePredicate,
     Conv2DOp,
@@ -64,7 +70,7 @@ from dialects.graph import (
 )
 from dialects.graph_canonicalization import Emitter
 from dialects.reductions import ReduceKind
-from dialects.tensor_types import dtype_of, is_float, shape_of, tensor_type
+from dialects.tensor_types import dtype_of, is_float, is_half_float, shape_of, tensor_type
 
 # ---------------------------------------------------------------------------
 # The decompositions, as functions building ops
@@ -162,17 +168,16 @@ def along(e: Emitter, vector: SSAValue, like: SSAValue, axis: int) -> SSAValue:
     return e.broadcast(vector, like.type)
 
 
-def batchnorm_scale(e: Emitter, op: BatchNormOp) -> SSAValue:
-    """The per-channel scale of a batch norm: gamma / sqrt(var + eps)."""
-    return e(DivOp(op.gamma, e(SqrtOp(e(AddOp(op.var, e.splat(op.eps.value.data, op.var.type)))))))
-
-
-def batchnorm(e: Emitter, op: BatchNormOp) -> SSAValue:
-    """batchnorm(x) = (x - mean) * s + beta along the channel axis, s = gamma / sqrt(var + eps):
-    the statistics' vector ops are per channel, the rest one pass over x."""
-    x, axis = op.input, op.channel_axis
-    centred = e(SubOp(x, along(e, op.mean, x, axis)))
-    return e(AddOp(e(MulOp(centred, along(e, batchnorm_scale(e, op), x, axis))), along(e, op.beta, x, axis)))
+def batchnorm(
+    e: Emitter, x: SSAValue, mean: SSAValue, var: SSAValue, gamma: SSAValue, beta: SSAValue, eps: float, axis: int
+) -> SSAValue:
+    """batchnorm(x) = (x - mean) / sqrt(var + eps) * gamma + beta along the channel axis,
+    in that order (PyTorch's formula, and the reference's): the square root is a vector op
+    per channel, the rest one pass over x."""
+    centred = e(SubOp(x, along(e, mean, x, axis)))
+    root = e(SqrtOp(e(AddOp(var, e.splat(eps, var.type)))))
+    normed = e(DivOp(centred, along(e, root, x, axis)))
+    return e(AddOp(e(MulOp(normed, along(e, gamma, x, axis))), along(e, beta, x, axis)))
 
 
 def _reshaped(e: Emitter, x: SSAValue, shape) -> SSAValue:
@@ -200,10 +205,9 @@ def conv2d(e: Emitter, op: Conv2DOp) -> SSAValue:
     return _reshaped(e, product, (n, oh, ow, o))
 
 
-def pool(e: Emitter, op: PoolOp) -> SSAValue:
+def pool(e: Emitter, op: PoolOp, x: SSAValue) -> SSAValue:
     """max_pool(x) = max(windows(x) padded with -inf, taps); avg_pool(x) = mean(windows(x)
     padded with 0, taps): the padding counts in the mean's divisor."""
-    x = op.input
     window, strides = op.window.get_values(), op.strides.get_values()
     if op.pool_kind == PoolKind.MAX:
         least = -math.inf if is_float(x.type) else -(2 ** (_width(x) - 1))
@@ -242,18 +246,45 @@ class TensorBuilder:
 # Patterns
 
 
-#: composite op -> its decomposition (each builder's docstring states the algebra)
-DECOMPOSITIONS: dict[type[Operation], Callable[[Emitter, Any], SSAValue]] = {
-    SoftmaxOp: lambda e, op: softmax(e, op.input, op.axis.value.data),
-    LayerNormOp: lambda e, op: layernorm(e, op.input, op.gamma, op.beta, op.eps.value.data),
-    RmsNormOp: lambda e, op: rmsnorm(e, op.input, op.gamma, op.eps.value.data),
-    LogSumExpOp: lambda e, op: logsumexp(e, op.input, op.axes_list, op.keepdims is not None),
-    VarOp: lambda e, op: var(e, op.input, op.axes_list, op.keepdims is not None, op.ddof.value.data),
-    StdOp: lambda e, op: e(SqrtOp(var(e, op.input, op.axes_list, op.keepdims is not None, op.ddof.value.data))),
-    BatchNormOp: batchnorm,
-    Conv2DOp: conv2d,
-    PoolOp: pool,
+#: composite op -> its decomposition, a function of the emitter, the op and its operands
+#: (each builder's docstring states the algebra)
+DECOMPOSITIONS: dict[type[Operation], Callable[[Emitter, Any, Sequence[SSAValue]], SSAValue]] = {
+    SoftmaxOp: lambda e, op, xs: softmax(e, xs[0], op.axis.value.data),
+    LayerNormOp: lambda e, op, xs: layernorm(e, xs[0], xs[1], xs[2], op.eps.value.data),
+    RmsNormOp: lambda e, op, xs: rmsnorm(e, xs[0], xs[1], op.eps.value.data),
+    LogSumExpOp: lambda e, op, xs: logsumexp(e, xs[0], op.axes_list, op.keepdims is not None),
+    VarOp: lambda e, op, xs: var(e, xs[0], op.axes_list, op.keepdims is not None, op.ddof.value.data),
+    StdOp: lambda e, op, xs: e(SqrtOp(var(e, xs[0], op.axes_list, op.keepdims is not None, op.ddof.value.data))),
+    BatchNormOp: lambda e, op, xs: batchnorm(e, xs[0], xs[1], xs[2], xs[3], xs[4], op.eps.value.data, op.channel_axis),
+    Conv2DOp: lambda e, op, xs: conv2d(e, op),
+    PoolOp: lambda e, op, xs: pool(e, op, xs[0]),
 }
+
+#: composites whose decomposition only moves, picks or multiplies-and-adds in one op
+#: (a matmul accumulates in f32 by itself), so their half floats need no widening
+_EXACT_IN_ITS_DTYPE: tuple[type[Operation], ...] = (Conv2DOp,)
+
+
+def widened(e: Emitter, op: Operation) -> list[SSAValue]:
+    """``op``'s operands, its ``f16`` and ``bf16`` ones cast to ``f32``: a composite
+    computes in ``f32`` and rounds its result once, as the reference evaluates it, so
+    its intermediates (a layernorm's row sums, a softmax's exponentials) keep ``f32``
+    however fusion groups them, also where they cross a kernel boundary."""
+    if isinstance(op, _EXACT_IN_ITS_DTYPE) or (isinstance(op, PoolOp) and op.pool_kind == PoolKind.MAX):
+        return list(op.operands)
+    return [
+        e(CastOp(x, tensor_type("f32", shape_of(x.type)))) if is_half_float(x.type) else x for x in op.operands
+    ]
+
+
+def narrowed(e: Emitter, value: SSAValue, op: Operation) -> SSAValue:
+    """The decomposition's ``value`` in the type of ``op``'s result: rounded once to
+    its half float where the operands were widened."""
+    result_type = op.results[0].type
+    if value.type == result_type:
+        return value
+    assert isinstance(result_type, TensorType)  # the type of a graph value (graph ops verify it)
+    return e(CastOp(value, result_type))
 
 
 class DecomposeComposite(RewritePattern):
@@ -263,34 +294,36 @@ class DecomposeComposite(RewritePattern):
     rmsnorm(x, g) = x * rsqrt(mean(x*x) + eps) * g;
     logsumexp(x, a) = log(sum(exp(x - s), a)) + s, s = max(x, a) where finite, else 0;
     var(x, a) = sum(c*c, a) / max(n - ddof, 0), c = x - mean(x, a); std(x, a) = sqrt(var(x, a));
-    batchnorm(x) = (x - mean) * gamma / sqrt(var + eps) + beta per channel;
+    batchnorm(x) = (x - mean) / sqrt(var + eps) * gamma + beta per channel;
     conv2d(x, w) = matmul(windows(x), w), both reshaped to [.., K]; max_pool(x) =
     max(windows(x), taps), avg_pool(x) = mean(windows(x), taps); and each elementwise
     composite (gelu, silu, sigmoid, softplus, clip, ...) is its
-    entry's expansion in ``dialects.elementwise``."""
+    entry's expansion in ``dialects.elementwise``. A composite of ``f16`` or ``bf16``
+    operands = cast(its definition on the operands cast to ``f32``) (``widened``)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         e = Emitter()
         if (build := DECOMPOSITIONS.get(type(op))) is not None:
-            result = build(e, op)
+            result = build(e, op, widened(e, op))
         elif isinstance(entry := getattr(op, "ENTRY", None), Elementwise) and entry.expand is not None:
-            result = entry.expand(TensorBuilder(e), *op.operands)
+            result = entry.expand(TensorBuilder(e), *widened(e, op))
         else:
             return
-        rewriter.replace(op, e.ops, [result])
+        rewriter.replace(op, e.ops, [narrowed(e, result, op)])
 
 
 class DecomposeMean(RewritePattern):
     """mean(x, axes) = sum(x, axes) * (1/n) for a static count n, or
-    sum(x, axes) / (dim_size(x, a) * ...) when a reduced size is symbolic."""
+    sum(x, axes) / (dim_size(x, a) * ...) when a reduced size is symbolic; of a half
+    float, cast(mean(cast(x, f32), axes)), so the sum is not rounded to it."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ReduceOp, rewriter: PatternRewriter) -> None:
         if not op.reduction.averages:
             return
         e = Emitter()
-        result = mean(e, op.input, op.axes_list, op.keepdims is not None)
-        rewriter.replace(op, e.ops, [result])
+        result = mean(e, widened(e, op)[0], op.axes_list, op.keepdims is not None)
+        rewriter.replace(op, e.ops, [narrowed(e, result, op)])
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,10 @@ weights, of the NHWC result and of the bias vector ``b``. The pass computes the 
 weights and the shift (NumPy, in their dtype), and the norm costs the convolution's
 kernel one add of a constant per output element.
 
+It changes results (the norm's arithmetic reassociated, ``w * s`` rounded before the
+products), so it is not in ``fusec``'s pipeline: ``fusec-opt -p fold-batchnorm`` runs it
+(docs/convolution.md).
+
 Where the weights or the statistics are inputs the pass leaves the norm alone, and
 ``decompose-composites`` makes it a per-channel affine map that fuses into the
 convolution's epilogue (``conv_bn_act``): Conv → BN → Act is one kernel that computes

@@ -680,7 +680,7 @@ def _pow(e: _KernelEmitter, op: graph.PowOp, idx):
     if c is not None and is_f and c in (0.5, -0.5):
         return b("sqrt" if c > 0 else "rsqrt", x)
     y = e.value_at(op.rhs, idx)
-    if not is_f and (c is None or c < 0):  # NumPy refuses a negative integer exponent
+    if graph.checks_at_run_time(op):  # NumPy refuses a negative integer exponent
         hints = [v.name_hint for v in (op.lhs, op.rhs)]
         what = f"{hints[0]} ** {hints[1]}" if all(hints) else "an integer power"
         y = e.scalar(("check_exponent", what), (y,), lambda: loop.CheckExponentOp(y, what))
@@ -902,7 +902,10 @@ def _gather(e: _KernelEmitter, op: graph.GatherOp, idx):
     size = e.size(shape_of(op.input.type)[axis])
     name = f" of {op.input.name_hint}" if op.input.name_hint else ""
     what = f"gather{name} along axis {axis}"
-    position = e.scalar(("check_index", what), (raw, size), lambda: loop.CheckIndexOp(raw, size, what))
+    wraparound = op.wraparound
+    position = e.scalar(
+        ("check_index", what, wraparound), (raw, size), lambda: loop.CheckIndexOp(raw, size, what, wraparound)
+    )
     # it varies with the loops its indices' index does
     e.deps[position] = frozenset().union(*(e.deps[i] for i in inner))
     return e.value_at(op.input, (*idx[:axis], position, *idx[axis + rank :]))
@@ -1192,7 +1195,9 @@ def lower_function(fn: func.FuncOp, module: ModuleOp, taken: set[str]) -> func.F
             outs.append(alloc.result)
             if result.name_hint:
                 alloc.result.name_hint = result.name_hint
-        host_block.add_op(loop.LaunchOp(name, [*[buffers[v] for v in op.operands], *outs]))
+        # the group's inputs, not the op's operands: a single op's group reads an operand
+        # it uses twice (``x * x``) once
+        host_block.add_op(loop.LaunchOp(name, [*[buffers[v] for v in group.inputs], *outs]))
     for old, new in zip(block.args, host_block.args):
         if old.name_hint:
             new.name_hint = old.name_hint

@@ -13,7 +13,9 @@ the function becomes:
   the partials of that round's cuts from the chunk's arguments and the combined values
   of earlier rounds;
 - ``@NAME.chunk``: the function's results on a chunk, every cut read as its combined
-  value.
+  value; it also computes each op that checks its operands and that nothing reads (an
+  unused gather: ``graph.checks_at_run_time``), whose check every chunk makes all the
+  same (docs/reference.md, "Numerics").
 
 Softmax along its rows ``N`` is two rounds, its max then its sum of exponentials:
 
@@ -37,19 +39,20 @@ Run it on inlined, decomposed IR (``mean`` is then a sum and a division), as
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 from xdsl.utils.hints import isa
 
 from dialects import graph
-from dialects.tensor_types import dtype_of, shape_of
+from dialects.reductions import Fold
+from dialects.tensor_types import dtype_of, is_half_float, shape_of, tensor_type
 from passes.partition_axes import SplitKind, cuts, signature_sizes
 
 #: attributes of the functions the pass adds (see the module docstring)
@@ -93,12 +96,13 @@ def _build(
     outputs: list[SSAValue],
     cut_inputs: Mapping[SSAValue, int],
     sizes: dict[str, int],
+    unread: Sequence[SSAValue] = (),
 ) -> func.FuncOp:
-    """A function computing ``outputs`` from the parameters of ``function`` and the
-    combined values of the cuts in ``cut_inputs`` (value -> cut index), taking only
-    those it reads."""
+    """A function computing ``outputs`` (and ``unread``, values it computes for their
+    checks alone) from the parameters of ``function`` and the combined values of the
+    cuts in ``cut_inputs`` (value -> cut index), taking only those it reads."""
     ops = [op for op in function.body.block.ops if not isinstance(op, func.ReturnOp)]
-    needed: set[SSAValue] = set(outputs)
+    needed: set[SSAValue] = {*outputs, *unread}
     kept: list[Operation] = []
     for op in reversed(ops):
         if not any(r in needed for r in op.results) or op.results[0] in cut_inputs:
@@ -146,6 +150,40 @@ def _build(
     return result
 
 
+def widen_half_partials(function: func.FuncOp, size: str) -> None:
+    """sum(x) = cast(sum(cast(x, f32))) for each half-float sum or product cut along
+    ``size``, and a @ b = cast(cast(a, f32) @ cast(b, f32)) for each half-float matmul
+    contracting it (rewritten in place): a whole sum, product or matmul of ``f16`` or
+    ``bf16`` accumulates in ``f32`` and rounds once (the product of two half floats is
+    exact in ``f32``), so a chunk's partial is kept in ``f32`` too, and so is their
+    combination; rounding each partial to the half float would round twice and may
+    overflow where the whole does not."""
+    _, found = cuts(function, size)
+    for cut in found:
+        op = cut.op
+        if not is_half_float(op.results[0].type):
+            continue
+        if isinstance(op, graph.ReduceOp) and cut.combiner in (Fold.ADD, Fold.MUL):
+            widened = [graph.CastOp(op.input, tensor_type("f32", shape_of(op.input.type)))]
+            wide: Operation = graph.ReduceOp(widened[0], op.reduction.kind, op.axes_list, op.keepdims is not None)
+        elif isinstance(op, graph.MatmulOp):
+            widened = [graph.CastOp(v, tensor_type("f32", shape_of(v.type))) for v in (op.lhs, op.rhs)]
+            wide = graph.MatmulOp(
+                widened[0], widened[1], op.transpose_lhs is not None, op.transpose_rhs is not None
+            )
+        else:
+            continue
+        half_type = op.results[0].type
+        assert isa(half_type, TensorType)  # graph ops' results are tensors
+        narrow = graph.CastOp(wide, half_type)
+        block = op.parent_block()
+        assert block is not None  # an op of the function's body
+        block.insert_ops_before([*widened, wide, narrow], op)
+        op.results[0].replace_all_uses_with(narrow.result)
+        op.detach()
+        op.erase()
+
+
 def split_function(function: func.FuncOp, size: str, sizes: dict[str, int]) -> list[func.FuncOp]:
     """The partial functions of each round and the chunk function of ``function``
     split along the reduction size ``size`` ("" for none), with the ``graph.dim_size``
@@ -157,6 +195,8 @@ def split_function(function: func.FuncOp, size: str, sizes: dict[str, int]) -> l
         raise PassFailedException(
             f"split-chunks: {unknown[0]} is no size of {entry} (sizes: {', '.join(known) or 'none'})"
         )
+    if size:
+        widen_half_partials(function, size)
     axis, cut_list = cuts(function, size) if size else (None, [])
     if axis is not None and axis.kind is SplitKind.UNSPLITTABLE:
         raise PassFailedException(f"split-chunks: {entry} cannot be split along {size}: {axis.reason}")
@@ -177,7 +217,11 @@ def split_function(function: func.FuncOp, size: str, sizes: dict[str, int]) -> l
     ret = function.body.block.last_op
     assert isinstance(ret, func.ReturnOp)  # a func.func's body ends with its return
     returned = list(ret.operands)
-    functions.append(_build(function, chunk_name(entry), returned, {v: k for k, v in enumerate(values)}, sizes))
+    # an op that checks its operands is computed though nothing reads it (docs/reference.md,
+    # "Numerics"): on every chunk, by the chunk's function
+    unread = [r for op in function.body.block.ops if graph.checks_at_run_time(op) for r in op.results if not r.uses]
+    cut_values = {v: k for k, v in enumerate(values)}
+    functions.append(_build(function, chunk_name(entry), returned, cut_values, sizes, unread))
     return functions
 
 
@@ -185,7 +229,9 @@ def split_function(function: func.FuncOp, size: str, sizes: dict[str, int]) -> l
 class SplitChunksPass(ModulePass):
     """Adds to the module the functions a chunked run of ``entry`` calls when its
     arguments are split along the reduction size ``size`` ("" for none) and along
-    parallel sizes; ``sizes`` (``N=4096,...``) gives the whole size of each split size."""
+    parallel sizes; ``sizes`` (``N=4096,...``) gives the whole size of each split size.
+    A half-float sum or product cut along ``size`` is first written as an ``f32`` one
+    between casts, in ``entry`` itself (``widen_half_partials``: the same values)."""
 
     name = "split-chunks"
 

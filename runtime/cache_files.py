@@ -8,6 +8,9 @@ and the bandwidth's JSON) goes through here, so every cache file is
   another user who could write there could make fusec load their code;
 - written whole or not at all (``write_atomic``): a temporary file of a unique name is
   renamed over the target, so concurrent writers and readers never see a part;
+- read only as a regular file of a bounded size (``read_bounded``): a link is not
+  followed, a FIFO or a device not read (a FIFO's open waits for a writer, a link to
+  ``/dev/zero`` never ends), and such a file is treated as absent, as a damaged one;
 - checked when read (``seal`` / ``unseal``): a file starts with the SHA-256 of its
   content, so a truncated or bit-flipped file is noticed before anything is unpickled
   or run from it, and is then treated as absent (recompiled, rewritten);
@@ -42,6 +45,10 @@ from pathlib import Path
 LOCK_WAIT_S = 600.0
 #: how often a waiting process tries the lock again
 _LOCK_POLL_S = 0.05
+
+#: the largest JSON file fusec reads from its caches (``read_json``): far above what it
+#: writes (calibration keeps at most 1,000 kernels a device)
+MAX_JSON_BYTES = 64 << 20
 
 #: the first bytes of a sealed file, then the hex SHA-256 of the rest and a newline
 SEAL_MAGIC = b"fusec-sealed-1 "
@@ -161,11 +168,35 @@ def unseal(blob: bytes) -> bytes | None:
     return payload
 
 
-def read_sealed(path: Path) -> bytes | None:
-    """The verified payload of the sealed file ``path``; ``None`` when it is missing,
-    unreadable or damaged (the last two with a warning)."""
+class RefusedFile(OSError):
+    """A cache file that is not read: no regular file, or larger than its kind may be."""
+
+
+def read_bounded(path: Path, limit: int) -> bytes:
+    """The content of the regular file ``path``, of at most ``limit`` bytes. Raises
+    ``FileNotFoundError`` where there is none, ``RefusedFile`` where it is a link, a
+    folder, a FIFO, a device or socket (none of which is opened: a link is not followed)
+    or is larger than ``limit``, and ``OSError`` where it cannot be read."""
+    refused = RefusedFile("it is not a regular file (a link, folder, FIFO, device or socket)")
+    if not stat.S_ISREG(os.lstat(path).st_mode):
+        raise refused
+    # no link followed nor open waiting, should a FIFO or a link be put there since
+    descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    with open(descriptor, "rb") as file:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise refused
+        data = file.read(limit + 1)
+    if len(data) > limit:
+        raise RefusedFile(f"it is larger than {limit} bytes, more than fusec writes there")
+    return data
+
+
+def read_sealed(path: Path, limit: int) -> bytes | None:
+    """The verified payload of the sealed file ``path`` (``read_bounded``: of at most
+    ``limit`` bytes); ``None`` when it is missing, unreadable or damaged (the last two
+    with a warning)."""
     try:
-        blob = path.read_bytes()
+        blob = read_bounded(path, limit)
     except FileNotFoundError:
         return None
     except OSError as error:
@@ -180,7 +211,7 @@ def read_sealed(path: Path) -> bytes | None:
 def read_json(path: Path | None) -> dict:
     """The object in the sealed JSON file ``path``; empty when there is none or it
     cannot be used."""
-    payload = read_sealed(path) if path is not None else None
+    payload = read_sealed(path, MAX_JSON_BYTES) if path is not None else None
     if payload is None:
         return {}
     try:
@@ -209,7 +240,7 @@ def exclusive(path: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[bool]:
     after ``wait_s`` of waiting, or where the file cannot be made, the block runs
     without it (at worst doing twice what the lock would have done once)."""
     try:
-        handle = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        handle = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
     except OSError:
         yield False
         return

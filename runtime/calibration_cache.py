@@ -90,7 +90,7 @@ class CalibrationFile:
         return root / self.FILE if root is not None else None
 
     def _read(self, path: Path | None) -> dict:
-        payload = cache_files.read_sealed(path) if path is not None else None
+        payload = cache_files.read_sealed(path, cache_files.MAX_JSON_BYTES) if path is not None else None
         if payload is None:
             return {}
         try:

@@ -51,6 +51,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
 
 from dialects import loop
+from dialects.graph_semantics import astype
 from dialects.tensor_types import NUMPY_DTYPES, dtype_name, is_half_float
 
 
@@ -177,7 +178,7 @@ class ScalarSource:
             return self.typed_constant(repr(int(value)), type_)
         if is_half_float(type_):  # the half float nearest the literal, as the reference's constant
             with np.errstate(over="ignore"):  # a literal that overflows is inf, as NumPy's
-                value = float(np.array(value).astype(NUMPY_DTYPES[dtype_name(type_)]).astype(np.float64))
+                value = float(astype(np.array(value), NUMPY_DTYPES[dtype_name(type_)]).astype(np.float64))
         return self.typed_constant(_float_literal(float(value)), type_)
 
     def half_call(self, name: str, value: str) -> str:
@@ -195,14 +196,21 @@ class ScalarSource:
 
     def to_half(self, value: str, source: Attribute, target: Attribute) -> str:
         """A cast of ``value`` from ``source`` to the half float ``target``: rounded once,
-        as NumPy's ``astype`` (a float64 reaches ``f16`` through ``float32`` rounded to
-        odd, which rounds again as the float64 would; ml_dtypes takes a float64 to
-        ``bf16`` through the nearest ``float32``, and so does this)."""
-        if isinstance(source, Float64Type) and isinstance(target, Float16Type):
-            single = self.half_call("float32_round_to_odd", value)
-        else:
-            single = f"np.float32({value})"
-        return self.rounded(single, target)
+        from the exact value, as NumPy's ``astype`` (docs/reference.md#numerics)."""
+        return self.rounded(self.float32_rounded_to_odd(value, source), target)
+
+    def float32_rounded_to_odd(self, value: str, source: Attribute) -> str:
+        """``value`` of ``source`` as a float32 that rounds to a half float as the value
+        itself does: the value where float32 holds every one of ``source`` (a half float,
+        a bool), else rounded to odd (rounding to nearest twice would round some ties
+        wrong: a float64 just above a ``bf16`` tie whose nearest float32 is the tie)."""
+        if isinstance(source, Float64Type):
+            return self.half_call("float32_round_to_odd", value)
+        if isinstance(source, IntegerType) and source.width.data == 64:
+            return self.half_call("float32_round_to_odd", self.half_call("float64_round_to_odd", value))
+        if isinstance(source, IntegerType) and source.width.data > 1:  # float64 holds it
+            return self.half_call("float32_round_to_odd", f"np.float64({value})")
+        return f"np.float32({value})"
 
     def choose(self, condition: str, if_true: str, if_false: str) -> str:
         """``if_true if condition else if_false`` with both sides computed: Python's
@@ -321,14 +329,16 @@ class ScalarSource:
         return [*names, self.ERROR_RECORD] if loop.run_checks(self.kernel) else list(names)
 
     def check_index(self, op: loop.CheckIndexOp, indent: int) -> None:
-        """``loop.check_index``: the index counted from the end when negative; out of
-        range, the check is recorded in the error record and index 0 is used."""
+        """``loop.check_index``: the index counted from the end when negative (unless the
+        check has no wraparound); out of range, the check is recorded in the error record
+        and index 0 is used."""
         value, size = self.name(op.value), self.name(op.size)
         j = self.define(op.result, "j")
         number = loop.run_checks(self.kernel).index(op) + 1
         self.emit(indent, f"{j} = np.int64({value})")
-        self.emit(indent, f"if {j} < 0:")
-        self.emit(indent + 1, f"{j} += {size}")
+        if op.wraparound:
+            self.emit(indent, f"if {j} < 0:")
+            self.emit(indent + 1, f"{j} += {size}")
         self.emit(indent, f"if {j} < 0 or {j} >= {size}:")
         self.record_error(indent + 1, number, value, size)
         self.emit(indent + 1, f"{j} = 0")
@@ -455,10 +465,13 @@ class ScalarSource:
         if isinstance(op, mathd.TanhOp):
             # expm1(2z) / (expm1(2z) + 2), with 2z capped at 40 (tanh is 1.0 there in f32
             # and f64): expm1 never overflows (inf/inf would be nan), and near 0 it keeps
-            # every digit, where 1 - 2/(exp(2z) + 1) cancelled (tanh(1e-40) was 0).
+            # every digit, where 1 - 2/(exp(2z) + 1) cancelled (tanh(1e-40) was 0). The cap
+            # is a comparison, not min(): a GPU's min is fmin, which drops a NaN (tanh(nan)
+            # was 1 on an H100)
             two = self.const_of(2.0, result_type)
             cap = self.const_of(40.0, result_type)
-            em = f"math.expm1(min({two} * {n[0]}, {cap}))"
+            doubled = f"{two} * {n[0]}"
+            em = f"math.expm1({self.choose(f'{doubled} > {cap}', cap, doubled)})"
             return f"{em} / ({em} + {two})"
         if isinstance(op, mathd.RsqrtOp):  # both steps correctly rounded: no arcp, no afn
             return f"{self.const_of(1.0, result_type)} / math.sqrt({n[0]})"

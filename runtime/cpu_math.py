@@ -621,8 +621,25 @@ def _multiply(builder: ir.IRBuilder, a: ir.Value, b: ir.Value, flags: tuple[str,
     return builder.fmul(a, b, flags=flags)
 
 
+def _keeping_a_nan(combine: _Combine) -> _Combine:
+    """``combine`` of ``a`` and ``b``, but ``a`` where ``a`` is NaN: a lane that holds a
+    NaN keeps it, whatever NaN ``b`` holds. LLVM takes ``fadd``, ``fmul`` and
+    ``llvm.maximum``/``minimum`` as commutative and leaves open which of two NaN operands
+    their result carries; it swapped them in a kernel's parallel variant (whose loop
+    body it optimises twice, runtime/kernel_compiler.py) and not in its serial one, so a
+    sum's NaN changed sign and payload with the number of threads. The select pins
+    it: the first NaN in the documented order (docs/reference.md, "Numerics")."""
+
+    def keeping(builder: ir.IRBuilder, a: ir.Value, b: ir.Value, flags: tuple[str, ...]) -> ir.Value:
+        return builder.select(builder.fcmp_unordered("uno", a, a), a, combine(builder, a, b, flags))
+
+    return keeping
+
+
 _maximum, _minimum = _vector_extremum("maximum"), _vector_extremum("minimum")
-lane_fold_sum, lane_sum = _lane_fold(_add), _lane_tree(_add)
-lane_fold_product, lane_product = _lane_fold(_multiply), _lane_tree(_multiply)
-lane_fold_maximum, lane_maximum = _lane_fold(_maximum), _lane_tree(_maximum)
-lane_fold_minimum, lane_minimum = _lane_fold(_minimum), _lane_tree(_minimum)
+_sum, _product = _keeping_a_nan(_add), _keeping_a_nan(_multiply)
+_greatest, _least = _keeping_a_nan(_maximum), _keeping_a_nan(_minimum)
+lane_fold_sum, lane_sum = _lane_fold(_sum), _lane_tree(_sum)
+lane_fold_product, lane_product = _lane_fold(_product), _lane_tree(_product)
+lane_fold_maximum, lane_maximum = _lane_fold(_greatest), _lane_tree(_greatest)
+lane_fold_minimum, lane_minimum = _lane_fold(_least), _lane_tree(_least)

@@ -33,7 +33,6 @@ class IndexOutOfRangeError(ExecutionError, IndexError):
     kernel has finished."""
 
 
-
 class NegativePowerError(ExecutionError, ValueError):
     """An integer raised to a negative integer power, which NumPy refuses: the kernel that
     met it recorded it, and the host raises it once the kernel has finished."""

@@ -4,12 +4,14 @@ bit operations alone.
 The compiled targets compute ``f16`` and ``bf16`` in float32 (docs/reference.md#numerics);
 a value becomes a half float where a cast asks for one or where it is stored, rounded to
 nearest even as NumPy (``float16``) and ml_dtypes (``bfloat16``) round: overflow gives
-inf, NaN stays NaN. Numba's CPU target has no half floats and numba-cuda's ``bfloat16``
-does not run under its simulator, so these functions use only float32/uint32 arithmetic
-and scalar ``view``s, which Numba's CPU and CUDA targets and plain NumPy (the simulator)
-all run. The code generators copy the source of the ones a kernel calls into the kernel's
-module under their own decorator (``HALF_FLOAT_FUNCTIONS``), so one definition serves
-every target.
+inf, NaN stays NaN. A float64 or an integer is rounded once from its exact value: it
+reaches float32 rounded to odd (``float32_round_to_odd``), which rounds to the half
+float as the exact value would. Numba's CPU target has no half floats and numba-cuda's
+``bfloat16`` does not run under its simulator, so these functions use only float and
+integer arithmetic and scalar ``view``s, which Numba's CPU and CUDA targets and plain
+NumPy (the simulator) all run. The code generators copy the source of the ones a kernel
+calls into the kernel's module under their own decorator (``HALF_FLOAT_FUNCTIONS``), so
+one definition serves every target.
 """
 
 from __future__ import annotations
@@ -60,7 +62,9 @@ def round_f16(x):
 def float32_round_to_odd(x):
     """``x`` (float64) as the float32 that rounds to any narrower type as ``x`` itself
     does: truncated, its last bit set where that was inexact (rounding to odd). Rounding
-    to nearest twice (float64 to float32 to f16) would round some ties wrong."""
+    to nearest twice (float64 to float32 to f16 or bf16) would round some ties wrong:
+    1 + 2**-8 + 2**-30 is nearest to bf16's 1.0078125, but its nearest float32 is the tie
+    1 + 2**-8, which rounds to even, 1.0."""
     y = np.float32(x)
     if math.isnan(x) or np.float64(y) == x:
         return y
@@ -68,6 +72,25 @@ def float32_round_to_odd(x):
     if abs(np.float64(y)) > abs(x):  # rounded away from zero (inf included): step back
         u = np.uint32(u - np.uint32(1))
     return np.uint32(u | np.uint32(1)).view(np.float32)
+
+
+def float64_round_to_odd(n):
+    """``n`` (int64) as the float64 that rounds to any narrower float as ``n`` itself
+    does (``float32_round_to_odd`` of it, then to a half float): ``n`` where float64 holds
+    it, else truncated, its last bit set. Every int64 is below 2**63, so a float64 of
+    2**63 was rounded up (and no int64 holds it to compare)."""
+    y = np.float64(n)
+    if y < np.float64(9.223372036854775808e18):
+        nearest = np.int64(y)
+        if nearest == n:
+            return y
+        away = nearest > n if n > 0 else nearest < n
+    else:
+        away = True
+    u = y.view(np.uint64)
+    if away:  # step back toward zero
+        u = np.uint64(u - np.uint64(1))
+    return np.uint64(u | np.uint64(1)).view(np.float64)
 
 
 def bf16_bits(x):
@@ -86,6 +109,7 @@ HALF_FLOAT_FUNCTIONS = {
     "round_bf16": (),
     "round_f16": (),
     "float32_round_to_odd": (),
+    "float64_round_to_odd": (),
     "bf16_bits": ("round_bf16",),
     "bf16_value": (),
 }

@@ -236,12 +236,9 @@ def read_program(
     return kernels, functions
 
 
-def result_shapes(plan: HostPlan, sizes: dict[str, int], out: Sequence | None, entry: str):
-    """(number, parameter, shape) of each result a call writes into a caller's buffer,
-    after checking that ``out`` (when given) has one array per result."""
-    if out is not None and len(out) != len(plan.result_params):
-        raise ExecutionError(f"@{entry} has {len(plan.result_params)} results, out= has {len(out)}")
-    return [(k, p, tuple(evaluate_dim(d, sizes) for d in p.dims)) for k, p in enumerate(plan.result_params)]
+def result_shapes(plan: HostPlan, sizes: dict[str, int]) -> list[tuple[HostParam, tuple[int, ...]]]:
+    """(parameter, shape) of each result a call writes into a caller's buffer."""
+    return [(p, tuple(evaluate_dim(d, sizes) for d in p.dims)) for p in plan.result_params]
 
 
 def peak_buffer_bytes(plan: HostPlan, sizes: dict[str, int]) -> int:

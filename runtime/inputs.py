@@ -1,4 +1,5 @@
-"""Binding a call's arrays to a function's signature: shapes, dtypes and symbolic sizes.
+"""Binding a call's arrays to a function's signature: shapes, dtypes and symbolic sizes,
+and the arrays a call writes its results into (``out=``).
 
 Used by every target, so the same call fails with the same one-line message
 whether it runs on NumPy, the CPU or the GPU.
@@ -6,13 +7,16 @@ whether it runs on NumPy, the CPU or the GPU.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
+from dialects.graph_semantics import astype
 from dialects.sizes import MAX_SIZE, Size, SizeError, evaluate_dim, is_derived, solve
 from dialects.tensor_types import NUMPY_DTYPES, Shape, float_limits, format_shape
 from runtime.errors import InputError
@@ -80,6 +84,71 @@ def _bf16_bits(param: Param, array) -> bool:
         and not isinstance(array, np.ndarray)
         and (array.dtype == np.uint16 or (array.dtype.kind == "V" and array.dtype.itemsize == 2))
     )
+
+
+def check_out(
+    out: Any,
+    expected: Sequence[tuple[np.dtype, tuple[int, ...]]],
+    entry: str,
+    view: Callable[[int, Any], Any],
+    kind: str,
+) -> list[Any]:
+    """The arrays ``out=`` gives a call to write its results into (``Executable.run``),
+    checked before any kernel is compiled or launched, each as the target views it:
+    ``view(k, out[k])``, None for an object the target does not take (``kind`` says
+    what it takes). A list or tuple of one writable array per result, of the result's
+    dtype and shape (``expected``, as the target writes it), no two sharing memory
+    (each result needs its own). One sharing memory with an argument is allowed: the
+    executor writes it through a fresh buffer once the arguments are read
+    (``shares_memory``), as NumPy's ufuncs do with an overlapping ``out``."""
+    if not isinstance(out, (list, tuple)):
+        raise InputError(f"{entry}: out= takes a list or tuple of arrays, one per result, got {type(out).__name__}")
+    if len(out) != len(expected):
+        raise InputError(f"{entry} has {len(expected)} result(s), out= has {len(out)} array(s)")
+    views = []
+    for k, (array, (dtype, shape)) in enumerate(zip(out, expected)):
+        target = view(k, array)
+        if target is None:
+            raise InputError(f"{entry}: out[{k}] must be {kind}, got {type(array).__name__}")
+        if isinstance(target, np.ndarray) and not target.flags.writeable:
+            raise InputError(f"{entry}: out[{k}] is read-only")
+        if target.dtype != dtype or tuple(target.shape) != shape:
+            raise InputError(f"{entry}: out[{k}] must be {dtype}{list(shape)}, got {target.dtype}{list(target.shape)}")
+        views.append(target)
+    for (j, a), (k, b) in itertools.combinations(enumerate(views), 2):
+        if shares_memory(a, b):
+            raise InputError(f"{entry}: out[{j}] and out[{k}] share memory; each result needs an array of its own")
+    return views
+
+
+def shares_memory(a: Any, b: Any) -> bool:
+    """Whether two arrays hold an element in common: NumPy's exact answer for two NumPy
+    arrays; for others, whether the spans of addresses they reach meet, both read from
+    ``__cuda_array_interface__`` (device arrays) or both from ``__array_interface__``
+    (host memory: Numba's simulated device arrays)."""
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return bool(np.shares_memory(a, b))
+    for interface in ("__cuda_array_interface__", "__array_interface__"):
+        span_a, span_b = _span(a, interface), _span(b, interface)
+        if span_a is not None and span_b is not None:
+            return max(span_a[0], span_b[0]) < min(span_a[1], span_b[1])  # (never an empty one)
+    return False
+
+
+def _span(array: Any, interface_name: str) -> tuple[int, int] | None:
+    """The first address an array reaches and the one past its last (equal where it holds
+    no element), read from its array interface ``interface_name``; None without one."""
+    interface = getattr(array, interface_name, None)
+    if interface is None:
+        return None
+    start, shape = interface["data"][0], interface["shape"]
+    itemsize = np.dtype(interface["typestr"]).itemsize
+    if math.prod(shape) == 0:
+        return start, start
+    strides = interface.get("strides") or [itemsize * math.prod(shape[i + 1 :]) for i in range(len(shape))]
+    low = start + sum(min(0, s * (n - 1)) for s, n in zip(strides, shape))
+    high = start + sum(max(0, s * (n - 1)) for s, n in zip(strides, shape)) + itemsize
+    return low, high
 
 
 def check_names(params: Sequence[str], names: Iterable[str], function: str) -> None:
@@ -163,7 +232,7 @@ class Draw:
         if why is not None:
             raise InputError(f"cannot draw '{param.name}' from {self.describe()}: {why}")
         with np.errstate(over="ignore"):
-            return np.asarray(distribution.sample(rng, first, second, shape)).astype(dtype)
+            return astype(np.asarray(distribution.sample(rng, first, second, shape)), dtype)
 
 
 @dataclass(frozen=True)
@@ -197,6 +266,9 @@ def input_sizes(
         if (solved := solve(dim, sizes[dim], sizes)) is not None:
             sizes.setdefault(*solved)
     for name, value in dims.items():
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+            raise InputError(f"size {name} must be a whole number of at least 0, got {value!r}")
+        value = int(value)
         if name in sizes and sizes[name] != value:
             raise InputError(f"--dims sets {name}={value}, but the inputs fix {name}={sizes[name]}")
         sizes.setdefault(name, value)
@@ -288,4 +360,4 @@ def random_array(rng: np.random.Generator, dtype: str, shape: tuple[int, ...]) -
         return rng.random(shape) < 0.5
     if dtype.startswith("i"):
         return rng.integers(-8, 8, size=shape).astype(NUMPY_DTYPES[dtype])
-    return rng.standard_normal(shape).astype(NUMPY_DTYPES[dtype])
+    return astype(rng.standard_normal(shape), NUMPY_DTYPES[dtype])

@@ -118,6 +118,11 @@ def kernel_key(source: str, options: dict[str, object]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
 
 
+#: the largest kernel source file read (``cache_files.read_bounded``): one larger than
+#: this and than the source it should hold is not that source
+MAX_SOURCE_BYTES = 16 << 20
+
+
 def _source_file(root: Path | None, modname: str, source: str) -> Path | None:
     """``<root>/<modname>.py`` holding ``source``: written when missing, rewritten
     when it holds anything else; ``None`` (after a warning) when it cannot be."""
@@ -126,7 +131,7 @@ def _source_file(root: Path | None, modname: str, source: str) -> Path | None:
     path = root / f"{modname}.py"
     data = source.encode("utf-8")
     try:
-        if path.read_bytes() == data:
+        if cache_files.read_bounded(path, max(len(data), MAX_SOURCE_BYTES)) == data:
             return path
         cache_files.warn(f"kernel cache: {path} does not hold the source its name is the hash of; rewriting it")
     except FileNotFoundError:

@@ -7,6 +7,7 @@ the product into a contiguous buffer of the result's shape.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 
@@ -15,7 +16,8 @@ def library_operands(a: Any, b: Any, out: Any, transpose_lhs: bool, transpose_rh
     of rows times one matrix (``[B, S, K] @ [K, N]``) as one matrix product of
     ``B*S`` rows instead of ``B`` small ones."""
     if b.ndim == 2 and a.ndim > 2 and not transpose_lhs and a.flags.c_contiguous and out.flags.c_contiguous:
-        a, out = a.reshape(-1, a.shape[-1]), out.reshape(-1, out.shape[-1])
+        rows = math.prod(a.shape[:-1])  # named, not -1: a reshape cannot infer it beside an axis of 0
+        a, out = a.reshape(rows, a.shape[-1]), out.reshape(rows, out.shape[-1])
     return (a.swapaxes(-1, -2) if transpose_lhs else a), (b.swapaxes(-1, -2) if transpose_rhs else b), out
 
 

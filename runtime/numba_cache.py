@@ -10,6 +10,11 @@
 - verified: both files are sealed (``runtime.cache_files``), and a file whose checksum
   does not match is treated as absent, so Numba never unpickles damaged data (a flipped
   bit in an ``.nbc`` file crashed the process that loaded it);
+- bound to their entry: the index holds the kernel's key, and each code file the key
+  and the signature (Numba's index key) it was compiled for, both inside the seal; a
+  code file that is not the entry the index looks up (another kernel's, moved or copied
+  over it: sound files, under another name) is treated as absent, so no kernel ever
+  runs another's machine code (which crashed the process, beyond any ``except``);
 - never fatal: an entry that cannot be read or rebuilt is recompiled, and one that
   cannot be written is warned about, and the kernel runs all the same.
 
@@ -17,8 +22,8 @@ A cache may also be given ``compile_aside``, called on a miss before Numba would
 compile in this process: when it returns true (it compiled the kernel elsewhere into
 the cache), the entry is loaded again (``runtime.kernel_compiler`` says why).
 
-These classes override private methods of Numba's caching classes (the index and data
-file's ``_load_index``, ``_save_index``, ``_load_data``, ``_save_data``), which
+These classes override methods of Numba's caching classes (the index and data file's
+``load``, ``save``, ``_load_index``, ``_save_index``, ``_save_data``), which
 numba-cuda's copy of the module shares and which have kept their shape for years;
 tests/runtime/test_cache_faults.py pins what they do.
 """
@@ -69,33 +74,58 @@ class _Locator:
         return str(self._lineno)
 
 
+#: the largest index and code files read (``cache_files.read_bounded``): far above what
+#: Numba writes (an index holds an entry per signature, a code file one kernel's machine code)
+MAX_INDEX_BYTES = 64 << 20
+MAX_CODE_BYTES = 1 << 30
+
+
 class _SealedFiles(_NumbaCacheFile):
     """Over Numba's ``IndexDataCacheFile``: the index and data files sealed, read
-    only when their checksum matches."""
+    only when their checksum matches, and each data file bound to its entry."""
+
+    #: what the index starts with: an index (and so its data files) of another layout,
+    #: an earlier fusec's among them, is stale, compiled again without a warning
+    LAYOUT = "fusec-bound-entries-1"
 
     def _load_index(self) -> dict:
-        payload = cache_files.read_sealed(Path(self._index_path))
+        payload = cache_files.read_sealed(Path(self._index_path), MAX_INDEX_BYTES)
         if payload is None:
             return {}
         try:
-            version, stamp, overloads = pickle.loads(payload)
-        except Exception:  # checksum right, content not an index of this format: start afresh
+            layout, version, stamp, overloads = pickle.loads(payload)
+        except Exception:  # checksum right, content not an index of this layout: start afresh
             return {}
-        if version != self._version or stamp != self._source_stamp:
-            return {}  # another Numba, or another source: stale, overwritten on save
+        if (layout, version, stamp) != (self.LAYOUT, self._version, self._source_stamp):
+            return {}  # another layout, another Numba, or another kernel: stale, overwritten on save
         return overloads
 
     def _save_index(self, overloads: dict) -> None:
-        payload = self._dump((self._version, self._source_stamp, overloads))
+        payload = self._dump((self.LAYOUT, self._version, self._source_stamp, overloads))
         cache_files.write_atomic(Path(self._index_path), cache_files.seal(payload))
 
-    def _load_data(self, name: str):
+    def save(self, key, data) -> None:
+        # the compiled data pickled inside its entry, so that the entry is checked
+        # before anything of the data is unpickled (``load``)
+        super().save(key, (self._source_stamp, key, self._dump(data)))
+
+    def load(self, key):
+        """The data saved under ``key`` for this kernel; ``None`` (so compiled again)
+        when the index has none, or the data file is missing, damaged, or holds
+        another entry than the index says."""
+        name = self._load_index().get(key)
+        if name is None:
+            return None
         path = Path(self._data_path(name))
-        payload = cache_files.read_sealed(path)
+        payload = cache_files.read_sealed(path, MAX_CODE_BYTES)
         if payload is None:
             return None
         try:
-            return pickle.loads(payload)
+            entry = pickle.loads(payload)  # the kernel's key and the signature unpickle alone
+            if not (isinstance(entry, tuple) and len(entry) == 3 and entry[:2] == (self._source_stamp, key)):
+                cache_files.warn(f"kernel cache: cannot load {path}: it is not this kernel's entry; recompiling")
+                return None
+            return pickle.loads(entry[2])
         except Exception as error:  # checksum right, content not loadable here: recompile
             cache_files.warn(f"kernel cache: cannot load {path} ({type(error).__name__}: {error}); recompiling")
             return None

@@ -145,7 +145,10 @@ BUILTINS: dict[str, Builtin] = {
         Builtin("broadcast_to", (_X, Param("shape", Arg.SHAPE)), "broadcast_to", Need.ANY),
         Builtin("arange", (Param("n", Arg.SIZE), _INDEX_DTYPE), "arange", Need.ANY),
         Builtin("iota", (Param("shape", Arg.SHAPE), Param("axis", Arg.AXIS), _INDEX_DTYPE), "iota", Need.ANY),
-        Builtin("gather", (_X, Param("indices"), Param("axis", Arg.AXIS, 0)), "gather", Need.ANY),
+        Builtin(
+            "gather", (_X, Param("indices"), Param("axis", Arg.AXIS, 0), Param("wraparound", Arg.BOOL, True)),
+            "gather", Need.ANY,
+        ),
         *(Builtin(n, (Param("tensors", Arg.TENSORS), Param("axis", Arg.AXIS, 0)), "concat", Need.ANY) for n in ("concat", "stack")),
         Builtin("pad", (_X, Param("widths", Arg.WIDTHS), Param("value", Arg.SCALAR, None)), "pad", Need.ANY),
         Builtin("flip", (_X, _AXES), "flip", Need.ANY),

@@ -182,10 +182,12 @@ class IotaInfo:
 
 @dataclass(frozen=True)
 class GatherInfo:
-    """`gather(x, indices, axis)`: NumPy's `take`. `operands` are x and the indices."""
+    """`gather(x, indices, axis, wraparound)`: NumPy's `take`. `operands` are x and the
+    indices; without `wraparound` a negative index is out of range."""
 
     operands: tuple[ast.Expr, ...]
     axis: int  # non-negative
+    wraparound: bool
     op: ClassVar[str] = "gather"
 
 
@@ -1101,7 +1103,7 @@ class _Checker:
             message = f"gather: indices must be an integer tensor, got {index_ty}; use cast(indices, i64)"
             raise _Reject(indices.span, message)
         (axis,) = _normalize_axes(args.spans["axis"], builtin.name, (args.attrs["axis"],), ty)
-        call.info = GatherInfo((x, indices), axis)
+        call.info = GatherInfo((x, indices), axis, args.attrs["wraparound"])
         return TensorTy(ty.dtype, (*ty.shape[:axis], *index_ty.shape, *ty.shape[axis + 1 :]))
 
     def _concat_rule(self, call, builtin, args) -> ExprTy:

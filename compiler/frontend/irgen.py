@@ -366,7 +366,7 @@ class _FunctionBuilder:
     def gather(self, e: ast.Expr) -> SSAValue:
         info: GatherInfo = e.info
         x, indices = (self.expr(o) for o in info.operands)
-        return self.emit(graph.GatherOp(x, indices, info.axis))
+        return self.emit(graph.GatherOp(x, indices, info.axis, info.wraparound))
 
     def concat(self, e: ast.Expr) -> SSAValue:
         """concat, and stack as a concat of each operand with the new axis inserted."""

@@ -143,17 +143,24 @@ def tuple_text(items) -> str:
     return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
 
 
+def _promoted(value: Any) -> Any:
+    """An operand as PyTorch's type promotion sees it: a tensor of its dtype and rank (a
+    zero-dimensional one ranks below the others: `f32` tensor == `f64` scalar tensor
+    compares in `f32`), or the number itself (an `i32` tensor == 0.5 compares in the
+    default float dtype)."""
+    if isinstance(value, Node):
+        fake = value_of(value)
+        return torch.empty((0,) * fake.dim(), dtype=fake.dtype, device="meta")
+    return value
+
+
 def computed(ops: Operands) -> torch.dtype:
-    """The dtype an elementwise op computes in: its result's, or for a comparison the
-    promotion of its tensors'."""
+    """The dtype an elementwise op computes in: its result's, or for a comparison (of
+    two operands, giving bools) the one PyTorch promotes its operands to."""
     dtype = ops.dtype
-    if dtype != torch.bool:
+    if dtype != torch.bool or "other" not in ops.bound:
         return dtype
-    tensors = [value_of(v).dtype for v in ops.bound.values() if isinstance(v, Node)]
-    common = tensors[0] if tensors else torch.bool
-    for other in tensors[1:]:
-        common = torch.promote_types(common, other)
-    return common
+    return torch.result_type(_promoted(ops.raw("self")), _promoted(ops.raw("other")))
 
 
 @dataclass(frozen=True)
@@ -166,12 +173,47 @@ class AtenRule:
     compute: bool = True
 
 
+#: aten's sum and product of bools, which are the logical or and and (`.tdsl` has no
+#: arithmetic of bools)
+_BOOL_ARITHMETIC = {"+": "or", "*": "and"}
+
+
 def _binary(symbol: str, lhs: str = "self", rhs: str = "other") -> Callable[[Operands], str]:
     def emit(ops: Operands) -> str:
         dtype = computed(ops)
         if ops.raw("alpha") not in (None, 1):
             return f"({ops.x(lhs, dtype)} {symbol} {ops.x('alpha', dtype)} * {ops.x(rhs, dtype)})"
+        if dtype == torch.bool and symbol in _BOOL_ARITHMETIC:
+            return f"({ops.x(lhs, dtype)} {_BOOL_ARITHMETIC[symbol]} {ops.x(rhs, dtype)})"
         return f"({ops.x(lhs, dtype)} {symbol} {ops.x(rhs, dtype)})"
+
+    return emit
+
+
+def _division(name: str, symbol: str) -> Callable[[Operands], str]:
+    """`//` and `%`, whose integer divisor of 0 makes eager raise `ZeroDivisionError` on
+    the CPU where NumPy's (`.tdsl`'s) give 0: a node whose integer divisor may be 0 (a
+    tensor, or the number 0) stays in eager."""
+    binary = _binary(symbol)
+
+    def emit(ops: Operands) -> str:
+        divisor = ops.raw("other")
+        if computed(ops) not in FLOATS and (isinstance(divisor, Node) or divisor == 0):
+            raise Unsupported(
+                f"an integer {name} by a tensor or by 0 (eager raises ZeroDivisionError for a divisor of 0 "
+                f"where NumPy's {symbol} gives 0)"
+            )
+        return binary(ops)
+
+    return emit
+
+
+def _logical(symbol: str) -> Callable[[Operands], str]:
+    """A logical op, its operands read as bools (nonzero is true, NaN too: PyTorch's and
+    NumPy's rule alike)."""
+
+    def emit(ops: Operands) -> str:
+        return f"({ops.x('self', torch.bool)} {symbol} {ops.x('other', torch.bool)})"
 
     return emit
 
@@ -241,10 +283,14 @@ def _softmax(ops: Operands) -> str:
 
 
 def _log_softmax(ops: Operands) -> str:
+    """aten's `(x - max) - log(sum(exp(x - max)))`: a row holding inf is NaN throughout,
+    where `x - logsumexp(x)` (SciPy's, shifted only by a finite max) gives its finite
+    elements -inf."""
     if ops.raw("half_to_float"):
         raise Unsupported("a log-softmax whose half input gives a float result")
-    x = ops.x("self")
-    return f"({x} - logsumexp({x}, axis={ops.axis('dim')}, keepdims=true))"
+    x, axis = ops.x("self"), ops.axis("dim")
+    shifted = f"({x} - max({x}, axis={axis}, keepdims=true))"
+    return f"({shifted} - log(sum(exp({shifted}), axis={axis}, keepdims=true)))"
 
 
 def _gelu(ops: Operands) -> str:
@@ -255,8 +301,26 @@ def _gelu(ops: Operands) -> str:
 
 
 def _pow(ops: Operands) -> str:
+    """`x ** y`; of integers, aten's power of a negative exponent is C's (1 ** y is 1,
+    (-1) ** y is 1 or -1 as y is even or odd, any other base 0), where NumPy's (`.tdsl`'s)
+    is an error: written so, with the exponent made non-negative (its parity kept) where
+    it is negative. A negative number as the exponent makes eager raise: it stays there."""
     dtype = ops.dtype
-    return f"({ops.x('self', dtype)} ** {ops.x('exponent', dtype)})"
+    x, exponent = ops.x("self", dtype), ops.x("exponent", dtype)
+    if dtype in FLOATS:
+        return f"({x} ** {exponent})"
+    if not isinstance(ops.raw("exponent"), Node):
+        if ops.raw("exponent") < 0:
+            raise Unsupported("an integer to a negative power (eager raises)")
+        return f"({x} ** {exponent})"
+    negative = f"({exponent} < 0)"
+    return f"where({negative} and abs({x}) != 1, 0, {x} ** where({negative}, {exponent} % 2, {exponent}))"
+
+
+def _sign(ops: Operands) -> str:
+    """`sign(x)`, but NaN's: eager's is 0, NumPy's (`.tdsl`'s) NaN."""
+    x = ops.x("self")
+    return f"where(isnan({x}), 0.0, sign({x}))" if ops.dtype in FLOATS else f"sign({x})"
 
 
 def _clamp(ops: Operands) -> str:
@@ -426,12 +490,15 @@ def _filled(value: Any) -> Callable[[Operands], str]:
     return emit
 
 
-def _logical(symbol: str) -> Callable[[Operands], str]:
-    """A bitwise op of bools, which is the logical one (`.tdsl` has no bitwise ops)."""
+def _bitwise(symbol: str) -> Callable[[Operands], str]:
+    """A bitwise op of bools, which is the logical one (`.tdsl` has no bitwise ops):
+    `not x`, or `x and y` and `x or y`."""
 
     def emit(ops: Operands) -> str:
         if ops.dtype != torch.bool:
             raise Unsupported("a bitwise op of integers")
+        if symbol == "not":
+            return f"(not {ops.x('self')})"
         return f"({ops.x('self')} {symbol} {ops.x('other')})"
 
     return emit
@@ -440,8 +507,10 @@ def _logical(symbol: str) -> Callable[[Operands], str]:
 def _index(ops: Operands) -> str:
     """Advanced indexing by integer index tensors on the leading axes (`x[i]`, `x[i, j]`,
     the index tensors broadcast): NumPy's take along one axis, of the leading axes
-    flattened into one, at the index each position's indices make (a negative index
-    counted from the end of its axis, as PyTorch does)."""
+    flattened into one, at the index each position's indices make. Each index is
+    checked against its own axis and counted from the end there when negative (aten's
+    rule, NumPy's take's) by a take from `arange` of the axis, so one outside its axis
+    is an error even where the flattened index would land inside."""
     indices = ops.raw("indices")
     given = [k for k, i in enumerate(indices) if i is not None]
     if not given or given != list(range(len(given))) or any(value_of(indices[k]).dtype == torch.bool for k in given):
@@ -452,9 +521,8 @@ def _index(ops: Operands) -> str:
     linear = ""
     for k in given:
         size = size_text(shape[k], ops.names)
-        index = ops.expressions[indices[k]]
-        wrapped = f"where({index} < 0, {index} + {size}, {index})"
-        linear = wrapped if not linear else f"({linear}) * {size} + {wrapped}"
+        position = f"gather(arange({size}), {ops.expressions[indices[k]]})"
+        linear = position if not linear else f"({linear}) * {size} + {position}"
     leading = "*".join(size_text(shape[k], ops.names) for k in given)
     rest = [size_text(d, ops.names) for d in shape[len(given) :]]
     flat = f"reshape({ops.x('self')}, {tuple_text([leading, *rest])})"
@@ -462,11 +530,14 @@ def _index(ops: Operands) -> str:
 
 
 def _embedding(ops: Operands) -> str:
-    return f"gather({ops.x('weight')}, {ops.x('indices')})"
+    """aten's ids are in [0, n): a negative one is out of range (eager's IndexError, as
+    fusec's IndexOutOfRangeError is one), not counted from the end."""
+    return f"gather({ops.x('weight')}, {ops.x('indices')}, wraparound=false)"
 
 
 def _index_select(ops: Operands) -> str:
-    return f"gather({ops.x('self')}, {ops.x('index')}, axis={ops.axis('dim')})"
+    """As `_embedding`: indices in [0, n)."""
+    return f"gather({ops.x('self')}, {ops.x('index')}, axis={ops.axis('dim')}, wraparound=false)"
 
 
 def _layer_norm(ops: Operands) -> tuple[str, str, str]:
@@ -475,15 +546,13 @@ def _layer_norm(ops: Operands) -> tuple[str, str, str]:
     x, eps = ops.x("input"), literal(float(ops.raw("eps")), ops.dtype)
     mean = f"mean({x}, axis=-1, keepdims=true)"
     rstd = f"rsqrt(var({x}, axis=-1, keepdims=true) + {eps})"
-    if ops.raw("weight") is not None and ops.raw("bias") is not None:
-        out = f"layernorm({x}, {ops.x('weight')}, {ops.x('bias')}, eps={eps})"
-    else:
-        out = f"(({x} - {mean}) / sqrt(var({x}, axis=-1, keepdims=true) + {eps}))"
-        if ops.raw("weight") is not None:
-            out = f"({out} * {ops.x('weight')})"
-        if ops.raw("bias") is not None:
-            out = f"({out} + {ops.x('bias')})"
-    return out, mean, rstd
+    # a missing weight is 1 and a missing bias 0, so that the one composite computes the
+    # whole norm in f32 and rounds once, as eager does for half floats (the variance of
+    # f16 [40000, 20000] is past f16's largest)
+    row = ops.dims(ops.shape("input")[-1:])
+    weight = ops.x("weight") if ops.raw("weight") is not None else f"broadcast_to({_constant(1, ops.dtype)}, {row})"
+    bias = ops.x("bias") if ops.raw("bias") is not None else f"broadcast_to({_constant(0, ops.dtype)}, {row})"
+    return f"layernorm({x}, {weight}, {bias}, eps={eps})", mean, rstd
 
 
 def _rms_norm(ops: Operands) -> tuple[str, None]:
@@ -595,20 +664,22 @@ def _table() -> dict[Any, AtenRule]:
         declare([getattr(aten, name).default], f"{name}(x)", _floats(name))
     declare([aten.abs.default], "abs(x)", _call("abs", "self"))
     declare([aten.relu.default], "relu(x)", _call("relu", "self"))
-    declare([aten.sign.default], "sign(x)", _call("sign", "self"))
+    declare([aten.sign.default], "where(isnan(x), 0, sign(x))", _sign)
     declare([aten.neg.default], "-x", lambda ops: f"(-{ops.x('self')})")
     declare([aten.isnan.default], "isnan(x)", _predicate("isnan"))
     declare([aten.isinf.default], "isinf(x)", _predicate("isinf"))
-    declare([aten.logical_not.default, aten.bitwise_not.default], "not x", lambda ops: f"(not {ops.x('self')})")
-    declare([aten.logical_and.default], "x and y", _binary("and"))
-    declare([aten.logical_or.default], "x or y", _binary("or"))
+    declare([aten.logical_not.default], "not x", lambda ops: f"(not {ops.x('self', torch.bool)})")
+    declare([aten.bitwise_not.default], "not x (bool)", _bitwise("not"))
+    declare([aten.logical_and.default], "x and y", _logical("and"))
+    declare([aten.logical_or.default], "x or y", _logical("or"))
     declare([aten.gelu.default], "gelu(x) (tanh), 0.5 x (1 + erf(x / sqrt 2)) (none)", _gelu)
     for name, symbol in _ARITHMETIC.items():
         overloads = [getattr(getattr(aten, name), o) for o in ("Tensor", "Scalar") if hasattr(getattr(aten, name), o)]
-        declare(overloads, f"x {symbol} y", _binary(symbol))
+        declare(overloads, f"x {symbol} y", _division(name, symbol) if symbol in ("//", "%") else _binary(symbol))
+    declare([aten.floor_divide.default], "x // y", _division("floor_divide", "//"))  # (its tensor overload)
     for name, symbol in _COMPARISONS.items():
         declare([getattr(aten, name).Tensor, getattr(aten, name).Scalar], f"x {symbol} y", _binary(symbol))
-    declare([aten.pow.Tensor_Scalar, aten.pow.Tensor_Tensor], "x ** y", _pow)
+    declare([aten.pow.Tensor_Scalar, aten.pow.Tensor_Tensor], "x ** y (integers: y < 0 gives 1, -1 or 0, as C)", _pow)
     declare([aten.maximum.default], "maximum(x, y)", _call("maximum", "self", "other"))
     declare([aten.minimum.default], "minimum(x, y)", _call("minimum", "self", "other"))
     declare([aten.clamp.default], "maximum(minimum(...))", _clamp)
@@ -626,7 +697,8 @@ def _table() -> dict[Any, AtenRule]:
     declare([aten.argmax.default], "argmax(x, axis=A)", _argmax("argmax"))
     declare([aten.argmin.default], "argmin(x, axis=A)", _argmax("argmin"))
     declare([aten._softmax.default], "softmax(x, axis=A)", _softmax)
-    declare([aten._log_softmax.default], "x - logsumexp(x, axis=A, keepdims=true)", _log_softmax)
+    declare([aten._log_softmax.default], "(x - max(x, axis=A)) - log(sum(exp(x - max(x, axis=A)), axis=A))",
+            _log_softmax)  # fmt: skip
     declare([aten.view.default, aten._unsafe_view.default, aten.reshape.default], "reshape(x, SHAPE)", _reshape,
             compute=False)  # fmt: skip
     declare([aten.permute.default], "transpose(x, PERM)", _permute, compute=False)
@@ -642,7 +714,7 @@ def _table() -> dict[Any, AtenRule]:
     declare([aten.mm.default, aten.bmm.default], "x @ y", _matmul("self", "mat2"))
     declare([aten.matmul.default], "x @ y", _matmul("self", "other"))
     declare([aten.addmm.default], "b + x @ y", _addmm)
-    declare([aten.embedding.default], "gather(weight, ids)", _embedding)
+    declare([aten.embedding.default], "gather(weight, ids, wraparound=false)", _embedding)
     declare([aten.arange.default, aten.arange.start], "arange(n, dtype=DTYPE)", _arange)
     declare([aten.scalar_tensor.default], "cast(number, DTYPE)", _scalar_tensor, compute=False)
     declare(
@@ -652,10 +724,10 @@ def _table() -> dict[Any, AtenRule]:
             compute=False)  # fmt: skip
     declare([aten.full.default, aten.new_full.default], "broadcast_to(cast(v, DTYPE), SHAPE)", _filled(None),
             compute=False)  # fmt: skip
-    declare([aten.bitwise_and.Tensor], "x and y (bool)", _logical("and"))
-    declare([aten.bitwise_or.Tensor], "x or y (bool)", _logical("or"))
+    declare([aten.bitwise_and.Tensor], "x and y (bool)", _bitwise("and"))
+    declare([aten.bitwise_or.Tensor], "x or y (bool)", _bitwise("or"))
     declare([aten.index.Tensor], "gather(x, ids, axis=A)", _index)
-    declare([aten.index_select.default], "gather(x, ids, axis=A)", _index_select)
+    declare([aten.index_select.default], "gather(x, ids, axis=A, wraparound=false)", _index_select)
     declare([aten.native_layer_norm.default], "layernorm(x, gamma, beta, eps=E)", _layer_norm)
     if hasattr(aten, "_fused_rms_norm"):
         declare([aten._fused_rms_norm.default], "rmsnorm(x, gamma, eps=E)", _rms_norm)

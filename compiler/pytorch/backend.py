@@ -26,7 +26,7 @@ from torch.fx.passes.operator_support import OperatorSupportBase
 
 from compiler.pytorch.aten_table import ATEN_TABLE, Unsupported
 from compiler.pytorch.to_tdsl import translate, unsupported_reason
-from runtime.errors import FusecError
+from runtime.errors import FusecError, IndexOutOfRangeError
 
 #: the prefix of the parts' submodules in the partitioned graph
 PART_PREFIX = "fusec_part_"
@@ -107,6 +107,13 @@ def _target(example_inputs: Sequence[Any]) -> str:
     return "cpu"
 
 
+class IdOutOfRangeError(IndexOutOfRangeError, RuntimeError):
+    """An id out of its table in a part's gather (`embedding`, `index_select`, indexing):
+    eager raises `IndexError` for some (`embedding`, `index_select` along the first axis
+    on the CPU) and `RuntimeError` for others (`index_select` along a later axis), so the
+    door's error is both, and fusec's `IndexOutOfRangeError` still."""
+
+
 class FusecPart(torch.nn.Module):
     """A part of the graph run by a fusec program on its tensor inputs (a dynamic size
     given as an argument is bound by the shapes, and dropped)."""
@@ -119,6 +126,12 @@ class FusecPart(torch.nn.Module):
         self.run = program.main
 
     def forward(self, *args):
+        try:
+            return self._forward(*args)
+        except IndexOutOfRangeError as error:
+            raise IdOutOfRangeError(str(error)) from None
+
+    def _forward(self, *args):
         arrays = [args[i] for i in self.tensors]
         if arrays and not arrays[0].is_cuda:
             results = self.run(*[_to_numpy(a) for a in arrays])

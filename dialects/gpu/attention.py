@@ -11,7 +11,7 @@ outer parallel band (a query row of one batch and head):
       %m = loop.reduce max %j { f(load S[%j]) }            (f: the score modification)
       loop.parallel %t { store exp(f(load S[%t]) - %m), E[%t] }
       %l = loop.reduce add %j { load E[%j] }
-      loop.parallel %t { store load E[%t] / %l, P[%t] }
+      loop.parallel %t { store load E[%t] / %l, P[%t] }                    (rounded to P's half float, if any)
       loop.parallel %c = 0 to Dv { %o = reduce add %j { P[%j] * v[..] }; store %o, out[..] }
     }
 
@@ -260,12 +260,18 @@ def match(kernel: loop.KernelOp) -> Attention | None:
     if not isinstance(probs, loop.ParallelOp) or not _unit(probs, n):
         return None
     prob_ops = [o for o in probs.body.block.ops if not isinstance(o, loop.YieldOp)]
-    if len(prob_ops) != 3 or not _loads_at(prob_ops[0], exponentials, probs.iv):
+    if len(prob_ops) not in (3, 4) or not _loads_at(prob_ops[0], exponentials, probs.iv):
         return None
     div = prob_ops[1]
     if not (isinstance(div, arith.DivfOp) and div.lhs is prob_ops[0].results[0] and div.rhs is total.res[0]):
         return None
-    probabilities = _stored(prob_ops[2], div.result, probs.iv)
+    probability = div.result
+    if len(prob_ops) == 4:  # a half-float softmax, computed in f32, rounds its result once
+        rounded = prob_ops[2]
+        if not (isinstance(rounded, arith.TruncFOp) and rounded.input is probability):
+            return None
+        probability = rounded.result
+    probabilities = _stored(prob_ops[-1], probability, probs.iv)
     if probabilities is None:
         return None
     # out[..] = sum_j P[j] * v[.., j, c]
@@ -362,10 +368,12 @@ def _index_of(value: SSAValue) -> SSAValue:
 
 def causal(attention: Attention) -> bool:
     """Whether the score modification is ``where(row >= key, s, -inf)`` (``>`` too, either
-    side, signed or not): the modified score of every key past the row is ``-inf``, so a
+    side, signed or not; widened to f32 or not): the modified score of every key past the row is ``-inf``, so a
     key tile whose first key is past a block's last row holds ``-inf`` only and the flash
     kernel need not visit it (such a tile changes no row's maximum, sum nor output)."""
     select = attention.logit.owner
+    if isinstance(select, arith.ExtFOp):  # a half-float score widened for its softmax: -inf stays -inf
+        select = select.input.owner
     if not isinstance(select, arith.SelectOp) or not _is_minus_inf(select.rhs):
         return False
     compare = select.cond.owner

@@ -89,8 +89,8 @@ def is_free(op: Operation) -> bool:
     cls = classify(op)
     if cls == OpClass.FREE:
         return True
-    if not op.operands or len(op.results) != 1:
-        return False
+    if not op.operands or len(op.results) != 1 or graph.checks_at_run_time(op):
+        return False  # a checking op is computed, whole, once (``run_checks.py``)
     if isinstance(op, _FREE_WHEN_CONSTANT):
         pass
     elif cls == OpClass.ELEMENTWISE and _is_scalar(op.results[0].type):

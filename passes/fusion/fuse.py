@@ -59,6 +59,7 @@ from passes.fusion.planner import (
     plan_function,
 )
 from passes.fusion.rules import parse_rule_names
+from passes.fusion.run_checks import with_checked_values
 
 NOT_FUSED_ATTR = "fusion.not_fused"
 CALIBRATED_ATTR = "fusion.calibrated"
@@ -231,6 +232,7 @@ def emit(plan: Plan, rewriter: PatternRewriter) -> None:
     position = {op: n for n, op in enumerate(g.block.ops)}
     for grp in plan.groups:
         io = g.io(grp.ops)
+        io.outputs = with_checked_values(g.group_ops(grp.ops), io.outputs)
         _sort_inputs(io, position)
         body = Block(arg_types=[v.type for v in io.inputs])
         mapping: dict[SSAValue, SSAValue] = {}

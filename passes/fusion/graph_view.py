@@ -17,6 +17,7 @@ from fractions import Fraction
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, Operation, OpResult, SSAValue
 from xdsl.traits import IsTerminator
+from xdsl.utils.exceptions import PassFailedException
 
 from dialects.group_kinds import GroupKind
 from dialects.sizes import Size
@@ -75,7 +76,7 @@ class FuncGraph:
                 g.free_ops.append(op)
                 continue
             if not is_groupable(op):
-                raise ValueError(f"fuse: cannot put {op.name} in a fusion group (non-tensor operands)")
+                raise PassFailedException(f"fuse: cannot put {op.name} in a fusion group (non-tensor operands)")
             g.index[op] = len(g.ops)
             g.ops.append(op)
             g.cls.append(classify(op))

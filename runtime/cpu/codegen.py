@@ -83,6 +83,10 @@ KERNEL_FUNCTION = "kernel"
 HALF_FLOAT_DECORATOR = '@njit(forceinline=True, error_model="numpy")'
 
 
+#: the float ops with two operands whose NaN is the first operand's where both are NaN
+FIRST_NAN_OPS = (arith.AddfOp, arith.SubfOp, arith.MulfOp, arith.DivfOp, arith.MaximumfOp, arith.MinimumfOp)
+
+
 class CpuKernelSource(ScalarSource):
     """The generator of one kernel's CPU source."""
 
@@ -102,6 +106,16 @@ class CpuKernelSource(ScalarSource):
     def extremum(self, kind: str, a: str, b: str) -> str:
         return f"f{kind}imum({a}, {b})"  # llvm.maximum: vectorises, also as a reduction
 
+    def combine(self, combiner: loop.Combiner, acc: str, value: str, type_: Attribute) -> str:
+        """A float sum or product that holds a NaN keeps it, whatever NaN ``value`` holds:
+        the first NaN in the documented order, as the lanes keep theirs
+        (``cpu_math._keeping_a_nan`` says why). A max or min stays ``llvm.maximum``,
+        which LLVM vectorises as a reduction only so."""
+        folded = super().combine(combiner, acc, value, type_)
+        if isinstance(type_, IntegerType) or combiner not in (loop.Combiner.ADD, loop.Combiner.MUL):
+            return folded
+        return f"({acc} if {acc} != {acc} else {folded})"
+
     def expression(self, op: Operation) -> str:
         # Numba's parallel lowering types a prange index unsigned, and its min or max of
         # an unsigned and a signed integer is a float, which cannot index: the clamped
@@ -109,6 +123,13 @@ class CpuKernelSource(ScalarSource):
         if isinstance(op, arith.MinSIOp | arith.MaxSIOp) and isinstance(op.result.type, IndexType):
             a, b = (self.name(v) for v in op.operands)
             return f"{'min' if isinstance(op, arith.MinSIOp) else 'max'}(np.int64({a}), np.int64({b}))"
+        if isinstance(op, FIRST_NAN_OPS):
+            # LLVM takes fadd, fmul and llvm.maximum as commutative and may swap their
+            # operands, in one variant of a kernel and not in another: of two NaN operands
+            # the first's, as the x86 rule and NumPy's loops give (docs/reference.md,
+            # "Numerics"), is pinned by a select (`a + a`: the NaN quieted, as the op would)
+            first = self.name(op.operands[0])
+            return f"({first} + {first} if {first} != {first} else {super().expression(op)})"
         return super().expression(op)
 
     # -------------------------------------------------------------------------

@@ -54,6 +54,7 @@ from runtime.host_plan import (
     read_program,
     result_shapes,
 )
+from runtime.inputs import check_out, shares_memory
 from runtime.kernel_cache import load_kernel, missing_compile
 from runtime.kernel_compiler import COMPILE_POOL, compile_in_helper
 from runtime.target import Executable
@@ -155,30 +156,35 @@ class CompiledProgram(Executable):
     ) -> tuple[np.ndarray, ...]:
         """Runs ``entry`` on ``arrays`` (one per input parameter, of its dtype).
 
-        ``out``: arrays to write the results into (after ``plan-memory``; each of the
-        result's dtype and shape). ``profile``: a dict that receives, per kernel name,
+        ``out``: NumPy arrays to write the results into (after ``plan-memory``; checked
+        by ``runtime.inputs.check_out``); one sharing memory with an argument is written
+        through a fresh array, copied in after the kernels. ``profile``: a dict that receives, per kernel name,
         the seconds each launch took (``time.perf_counter`` around the call).
         """
         arrays = [np.asarray(a) for a in arrays]
-        return self.run_bound(self.bind(entry, arrays), arrays, out=out, profile=profile)
+        if out is None:
+            return self.bind(entry, arrays).function(arrays, None, profile)
+        targets, buffers = self._out_buffers(entry, arrays, out)
+        self.bind(entry, arrays).function(arrays, buffers, profile)
+        for target, buffer in zip(targets, buffers):
+            if buffer is not target:
+                np.copyto(target, buffer)
+        return tuple(targets)
 
-    def run_bound(
-        self,
-        call: BoundCall,
-        arrays: Sequence[np.ndarray],
-        *,
-        out: Sequence[np.ndarray] | None = None,
-        profile: dict[str, list[float]] | None = None,
-    ) -> tuple[np.ndarray, ...]:
-        """``run`` of a call ``bind`` returned, on NumPy arrays of the shapes and dtypes
-        it was bound to."""
-        plan = call.plan
-        if out is not None:
-            if not plan.result_params:
-                raise ExecutionError(f"@{plan.name} returns fresh buffers; run plan-memory to pass out=")
-            if len(out) != len(plan.result_params):
-                raise ExecutionError(f"@{plan.name} has {len(plan.result_params)} results, out= has {len(out)}")
-        return call.function(arrays, out, profile)
+    def _out_buffers(
+        self, entry: str, arrays: Sequence[np.ndarray], out: Any
+    ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """The caller's ``out`` arrays, checked before any kernel is compiled
+        (``runtime.inputs.check_out``), and the arrays the call writes its results into:
+        each of those, but a fresh one for an array sharing memory with an argument,
+        which a kernel may still read after another wrote the result."""
+        plan = host_function(self.functions, entry)
+        if not plan.result_params:
+            raise ExecutionError(f"@{entry} returns fresh buffers; run plan-memory to pass out=")
+        expected = [(p.dtype, shape) for p, shape in result_shapes(plan, self._sizes(plan, entry, arrays))]
+        targets = check_out(out, expected, f"@{entry}", _host_array, "a NumPy array")
+        buffers = [np.empty(t.shape, t.dtype) if any(shares_memory(t, a) for a in arrays) else t for t in targets]
+        return targets, buffers
 
     def bound_call(self, entry: str, arrays: Sequence[np.ndarray]) -> Callable[..., tuple[np.ndarray, ...]]:
         """The bound call's own function (``bind``): a call through it is the generated
@@ -193,7 +199,7 @@ class CompiledProgram(Executable):
 
     def bind(self, entry: str, arrays: Sequence[np.ndarray]) -> BoundCall:
         """``entry`` bound to the shapes and dtypes of ``arrays`` (NumPy arrays), checked
-        once and kept: ``run_bound`` runs it on any arrays of those."""
+        once and kept: ``run`` runs it on any arrays of those."""
         key = (entry, *[(a.shape, a.dtype) for a in arrays])
         call = self._calls.get(key)
         if call is None:
@@ -203,13 +209,10 @@ class CompiledProgram(Executable):
         return call
 
     @staticmethod
-    def _result_buffer(entry: str, k: int, param: HostParam, shape: tuple[int, ...], out) -> np.ndarray:
-        """The buffer result ``k`` is written to: ``out[k]`` where it can be, else fresh."""
+    def _result_buffer(k: int, param: HostParam, shape: tuple[int, ...], out) -> np.ndarray:
+        """The buffer result ``k`` is written to: ``out[k]`` (checked by ``run``) where it
+        can be, else fresh."""
         target = out[k]
-        if target.shape != shape or target.dtype != param.dtype:
-            raise ExecutionError(
-                f"@{entry}: out[{k}] must be {param.dtype}{list(shape)}, got {target.dtype}{list(target.shape)}"
-            )
         if param.storage == param.dtype and target.flags.c_contiguous:
             return target
         if param.storage == BF16_BITS and target.flags.c_contiguous:
@@ -221,18 +224,12 @@ class CompiledProgram(Executable):
         each step's shapes evaluated and each launch's variant chosen from its work."""
         plan = host_function(self.functions, entry)
         inputs = [p for p in plan.params if p.result is None]
-        if len(arrays) != len(inputs):
-            raise ExecutionError(f"@{entry} takes {len(inputs)} arguments, got {len(arrays)}")
-        for i, (param, array) in enumerate(zip(inputs, arrays)):
-            if array.dtype != param.dtype:
-                raise ExecutionError(f"@{entry}: argument #{i} must be {param.dtype}, got {array.dtype}")
-        sizes = bind_arguments(plan, [a.shape for a in arrays])
+        sizes = self._sizes(plan, entry, arrays)
         shapes: dict[int, tuple[int, ...]] = {p.slot: a.shape for p, a in zip(inputs, arrays)}
         dtypes: dict[int, np.dtype] = {p.slot: p.storage for p in plan.params}  # each buffer's while running
-        results = []
-        for _, param, shape in result_shapes(plan, sizes, None, entry):
+        results = result_shapes(plan, sizes)
+        for param, shape in results:
             shapes[param.slot] = shape
-            results.append((param, shape))
         returned = set(plan.returns)
         steps: list[tuple] = []
         for step in plan.steps:
@@ -273,8 +270,7 @@ class CompiledProgram(Executable):
             inputs=[(p.slot, p.storage) for p in inputs],
             results=[(param.slot, shape, param.storage) for param, shape in results],
             result_buffers=[
-                functools.partial(self._result_buffer, entry, k, param, shape)
-                for k, (param, shape) in enumerate(results)
+                functools.partial(self._result_buffer, k, param, shape) for k, (param, shape) in enumerate(results)
             ],
             steps=steps,
             returns=returns,
@@ -282,6 +278,17 @@ class CompiledProgram(Executable):
             pool=functools.partial(self._pool, entry) if any(s[0] == "alloc" and not s[4] for s in steps) else None,
         )
         return BoundCall(plan, steps, function)
+
+    @staticmethod
+    def _sizes(plan: HostPlan, entry: str, arrays: Sequence[np.ndarray]) -> dict[str, int]:
+        """The symbolic sizes ``arrays`` give ``entry``, after checking their number and dtypes."""
+        inputs = [p for p in plan.params if p.result is None]
+        if len(arrays) != len(inputs):
+            raise ExecutionError(f"@{entry} takes {len(inputs)} arguments, got {len(arrays)}")
+        for i, (param, array) in enumerate(zip(inputs, arrays)):
+            if array.dtype != param.dtype:
+                raise ExecutionError(f"@{entry}: argument #{i} must be {param.dtype}, got {array.dtype}")
+        return bind_arguments(plan, [a.shape for a in arrays])
 
     def _variant(self, name: str, shapes: list[tuple[int, ...]]) -> tuple[Callable[..., Any], threading.Lock | None]:
         """(kernel, lock) of a launch on ``shapes``: the parallel variant where its work
@@ -341,6 +348,11 @@ def _stand_in(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     itemsize = np.dtype(dtype).itemsize
     strides = tuple(itemsize * math.prod(max(n, 1) for n in shape[k + 1 :]) for k in range(len(shape)))
     return np.lib.stride_tricks.as_strided(np.empty(1, dtype), shape, strides)
+
+
+def _host_array(k: int, array: Any) -> np.ndarray | None:
+    """``out[k]`` as the CPU writes it: a NumPy array as it is (never a copy of anything else)."""
+    return array if isinstance(array, np.ndarray) else None
 
 
 def _into_out(out: Sequence[np.ndarray], values: tuple) -> tuple[np.ndarray, ...]:

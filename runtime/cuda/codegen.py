@@ -73,8 +73,12 @@ def half_float_functions(source: ScalarSource, gpu: bool) -> list[str]:
     module in and out of its module's globals at every call, under locks the block's
     threads contend for: the bf16 flash kernel's twin, which widens every element it
     multiplies, took 50 s of tests/cuda/test_flash.py's bf16 edge tiles, 15 with plain
-    functions)."""
-    return half_float_source(source.half_calls, HALF_FLOAT_DECORATOR if gpu else "")
+    functions). On a GPU ``round_f16`` is the hardware's conversion instead
+    (``runtime/cuda/half_round.py``)."""
+    if not gpu:
+        return half_float_source(source.half_calls, "")
+    hardware = ["from runtime.cuda.half_round import round_f16"] if "round_f16" in source.half_calls else []
+    return hardware + half_float_source(source.half_calls - {"round_f16"}, HALF_FLOAT_DECORATOR)
 
 
 def schedule_of(kernel: loop.KernelOp) -> Schedule:
@@ -238,6 +242,14 @@ class Outlined:
         source.emit(indent, f"{results} = {self.name}({arguments})")
 
 
+def math_import(gpu: bool) -> str:
+    """The header line importing the ``math`` a kernel's module calls: Python's, which
+    Numba compiles to libdevice's functions, on a GPU (``gpu``); under the simulator, which
+    runs the kernel as Python, where Python's raises at ``sqrt(-1)`` or ``tan(inf)``, its
+    twin with the GPU's IEEE results (``runtime/cuda/simulator_math.py``)."""
+    return "import math" if gpu else "from runtime.cuda import simulator_math as math"
+
+
 def select_import(source: ScalarSource) -> list[str]:
     """The header line importing ``select`` where the kernel's source calls it."""
     return ["from runtime.cuda.select import select"] if source.uses_select else []
@@ -276,6 +288,7 @@ class CudaKernelSource(ScalarSource):
         self.wide = _wide_accesses(kernel) if self.exact and self.per_thread % RUN == 0 else []
         self.copy_ivs: list[str] = []  # the index of each copy of the loop being unrolled
         self.pending_wide: dict[Operation, list[str]] = {}  # a run's values loaded, or to store
+        self.divmod_functions: dict[tuple[str, str], str] = {}  # (op, type) -> its device function
 
     # -- module -----------------------------------------------------------------------
 
@@ -283,6 +296,54 @@ class CudaKernelSource(ScalarSource):
         # numba-cuda has no NumPy floor in kernels, and its math.floor keeps a float; the
         # simulator runs Python's, which gives an integer (and fails on nan)
         return "np" if simulated() else "math"
+
+    def expression(self, op: Operation) -> str:
+        if isinstance(op, loop.FloorDivFOp | loop.ModFOp):
+            a, b = (self.name(v) for v in op.operands)
+            return f"{self.numpy_divmod(op)}({a}, {b})"
+        return super().expression(op)
+
+    def numpy_divmod(self, op: loop.FloorDivFOp | loop.ModFOp) -> str:
+        """The device function computing a float ``//`` or ``%`` as NumPy does
+        (``npy_divmod``: fmod, moved to the divisor's sign, the quotient snapped to an
+        integer; x // 0 is x / 0, x % 0 fmod's NaN), one per op and type. numba-cuda's own
+        float ``//`` and ``%`` are not NumPy's at the edges (on an H100, -1 % -inf was NaN
+        for NumPy's -1, -1 // -inf NaN for 0). The simulator runs it as Python on NumPy
+        scalars (``simulator_math``'s fmod, copysign), which keep the type."""
+        type_ = op.result.type
+        floor = isinstance(op, loop.FloorDivFOp)
+        key = ("floordiv" if floor else "mod", str(type_))
+        if key in self.divmod_functions:
+            return self.divmod_functions[key]
+        zero, half, one = (self.const_of(v, type_) for v in (0.0, 0.5, 1.0))
+        name = self.divmod_functions[key] = self.fresh(key[0])
+        rounding = self.rounding()
+        body = [
+            "    mod = math.fmod(a, b)",
+            "    if b == 0:",
+            f"        return {'a / b' if floor else 'mod'}",
+            "    div = (a - mod) / b",
+            "    if mod != 0:",
+            "        if (b < 0) != (mod < 0):",
+            "            mod += b",
+            f"            div -= {one}",
+            "    else:",
+            f"        mod = math.copysign({zero}, b)",
+        ]
+        if floor:
+            body += [
+                "    if div == 0:",
+                f"        return math.copysign({zero}, a / b)",
+                f"    quotient = {rounding}.floor(div)",
+                f"    if div - quotient > {half}:",
+                f"        quotient += {one}",
+                "    return quotient",
+            ]
+        else:
+            body.append("    return mod")
+        decorator = [] if simulated() else ["@cuda.jit(device=True, forceinline=True)"]
+        self.function_lines += ["", "", *decorator, f"def {name}(a, b):", *body]
+        return name
 
     def source(self) -> str:
         args = self.buffer_arguments()
@@ -312,7 +373,7 @@ class CudaKernelSource(ScalarSource):
         self.lines[body_start:body_start] = shared
         header = [
             f"# Generated by fusec (loop dialect -> Numba CUDA, {self.schedule.value}, {self.variant}). Do not edit.",
-            "import math",
+            math_import(self.shuffles),
             "import numpy as np",
             "from numba import cuda",
             *(["from runtime.cuda.wide_access import aligned16, load_x8, store_x8"] if wide_buffers else []),

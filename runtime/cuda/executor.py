@@ -58,7 +58,7 @@ from runtime.cuda.device import (
 from runtime.cuda.gemm import GemmCall, as_cupy, cuda_gemm
 from runtime.cuda.launch import DirectGemm, DirectLaunch, ReplayGraph, core_stream, device_pointer, numba_stream, pack
 from runtime.cuda.timed import timed
-from runtime.errors import ExecutionError, recorded_error
+from runtime.errors import ExecutionError, InputError, recorded_error
 from runtime.fewer_collections import fewer_collections
 from runtime.host_plan import (
     BF16_BITS,
@@ -72,6 +72,7 @@ from runtime.host_plan import (
     result_shapes,
     temporary_dtype,
 )
+from runtime.inputs import check_out, shares_memory
 from runtime.kernel_cache import load_kernel, load_module, missing_compile
 from runtime.kernel_compiler import COMPILE_POOL
 from runtime.target import Executable
@@ -398,7 +399,10 @@ class CudaProgram(Executable):
         staging = self._staging.get(key)
         if staging is None:
             staging = self._staging[key] = cuda.device_array(host.shape, param.storage)
-        staging.copy_to_device(np.ascontiguousarray(host).view(param.storage), stream=numba_stream(stream))
+        # a zero-size argument has nothing to copy; a zero-size view (x[:0]) keeps its
+        # base's strides, which the simulator's copy compared with its buffer's and refused
+        if host.size:
+            staging.copy_to_device(np.ascontiguousarray(host).view(param.storage), stream=numba_stream(stream))
         return staging
 
     # -- running ----------------------------------------------------------------------------
@@ -424,6 +428,8 @@ class CudaProgram(Executable):
         inputs = [p for p in plan.params if p.result is None]
         if len(arrays) != len(inputs):
             raise ExecutionError(f"@{entry} takes {len(inputs)} arguments, got {len(arrays)}")
+        if out is not None and not plan.result_params:
+            raise ExecutionError(f"@{entry} returns fresh buffers; run plan-memory to pass out=")
         if self.direct and profile is None:
             direct = self._run_direct(entry, plan, inputs, arrays, out)
             if direct is not None:
@@ -437,25 +443,25 @@ class CudaProgram(Executable):
             slots[param.slot] = self._device_input(i, array, param, entry, stream)
         sizes = bind_arguments(plan, [tuple(slots[p.slot].shape) for p in inputs])
         results: list[Any] = []
-        if plan.result_params:
-            for k, param, shape in result_shapes(plan, sizes, out, entry):
-                if out is not None:
-                    target = storage_view(as_device_array(out[k], stream), param)
-                    if tuple(target.shape) != shape or target.dtype != param.storage:
-                        raise ExecutionError(
-                            f"@{entry}: out[{k}] must be {_device_name(param)}{list(shape)}, "
-                            f"got {target.dtype}{list(target.shape)}"
-                        )
-                    results.append(out[k])
-                elif kind is not None:
-                    results.append(kind.empty(shape, param.dtype, param.storage, like))
-                    target = storage_view(as_device_array(results[-1], stream), param)
-                else:
+        shapes = result_shapes(plan, sizes)
+        targets = None if out is None else self._out_targets(entry, plan, shapes, out, stream)
+        #: (fresh buffer, the caller's ``out`` array it is copied into after the launches)
+        detours: list[tuple[Any, Any]] = []
+        for k, (param, shape) in enumerate(shapes):
+            if targets is not None:
+                target = targets[k]
+                if any(shares_memory(target, slots[p.slot]) for p in inputs):
+                    # a kernel may read the argument after another wrote the result
                     target = cuda.device_array(shape, param.storage)
-                    results.append(target)
-                slots[param.slot] = target
-        elif out is not None:
-            raise ExecutionError(f"@{entry} returns fresh buffers; run plan-memory to pass out=")
+                    detours.append((target, targets[k]))
+                results.append(out[k])
+            elif kind is not None:
+                results.append(kind.empty(shape, param.dtype, param.storage, like))
+                target = storage_view(as_device_array(results[-1], stream), param)
+            else:
+                target = cuda.device_array(shape, param.storage)
+                results.append(target)
+            slots[param.slot] = target
         key = (entry, tuple(tuple(slots[p.slot].shape) for p in inputs))
         prepared = self._prepared.get(key)
         first = prepared is None
@@ -487,6 +493,8 @@ class CudaProgram(Executable):
             if packed is not None:
                 kernels = [launch for launch in packed if isinstance(launch, DirectLaunch)]
                 prepared.capturable = kernels if len(kernels) == len(packed) else None
+        for fresh, target in detours:
+            target.copy_to_device(fresh, stream=numba_stream(stream))
         if not plan.result_params:
             results = [
                 _fresh_copy(slots[s], dtype, kind, like, stream) for s, dtype in zip(plan.returns, plan.result_dtypes)
@@ -494,6 +502,23 @@ class CudaProgram(Executable):
         if kind is not None or out is not None:
             return tuple(results)
         return tuple(r.copy_to_host().view(dtype) for r, dtype in zip(results, plan.result_dtypes))
+
+    @staticmethod
+    def _out_targets(entry: str, plan: HostPlan, shapes, out: Any, stream: int) -> list[Any]:
+        """The caller's ``out`` arrays as the kernels write them (device arrays of each
+        result's storage, C-contiguous), checked before any kernel is compiled
+        (``runtime.inputs.check_out``)."""
+
+        def view(k: int, array: Any) -> Any:
+            if not is_on_device(array):
+                return None
+            device = storage_view(as_device_array(array, stream), plan.result_params[k])
+            if not device.is_c_contiguous():
+                raise InputError(f"@{entry}: out[{k}] must be C-contiguous on the device")
+            return device
+
+        expected = [(param.storage, shape) for param, shape in shapes]
+        return check_out(out, expected, f"@{entry}", view, "a device array (CuPy, PyTorch, Numba)")
 
     # -- the direct path: packed launches and CUDA graphs ----------------------------------
 
@@ -560,7 +585,11 @@ class CudaProgram(Executable):
     def _run_direct(self, entry: str, plan: HostPlan, inputs, arrays, out) -> tuple[Any, ...] | None:
         """A call on device arrays whose shapes were seen before: the graph of its
         launches replayed, or its packed launches, on the caller's stream; None sends
-        the call down the general path."""
+        the call down the general path: there, an ``out`` this path does not take as it
+        is (of another count, kind, dtype or shape, or sharing memory with an argument or
+        another result) is checked, and refused or written through a fresh buffer."""
+        if out is not None and (not isinstance(out, (list, tuple)) or len(out) != len(plan.result_params)):
+            return None
         pointers: list[int] = []
         shapes = []
         kind: ArrayKind | None = None
@@ -591,6 +620,8 @@ class CudaProgram(Executable):
                 return None
             pointers.append(described[0])
             results.append(result)
+        if out is not None and _results_overlap(pointers, [*shapes, *prepared.result_shapes], plan):
+            return None
         key = tuple(pointers)
         handle = kind.stream(like) if kind is not None else 0
         stream = core_stream(handle)
@@ -788,6 +819,19 @@ def _check_device(kind: ArrayKind, like: Any, entry: str) -> None:
         raise ExecutionError(
             f"@{entry}: the arguments are on GPU {there}; fusec runs on GPU {here} (the current device)"
         )
+
+
+def _results_overlap(pointers: Sequence[int], shapes: Sequence[tuple[int, ...]], plan: HostPlan) -> bool:
+    """Whether a result's memory meets an argument's or another result's, for the
+    C-contiguous arrays at ``pointers`` (the arguments', then the results') of ``shapes``."""
+    params = [*(p for p in plan.params if p.result is None), *plan.result_params]
+    spans = [(at, at + math.prod(shape) * p.storage.itemsize) for at, shape, p in zip(pointers, shapes, params)]
+    first_result = len(spans) - len(plan.result_params)
+    return any(
+        max(start, spans[j][0]) < min(end, spans[j][1])
+        for i, (start, end) in enumerate(spans[first_result:], first_result)
+        for j in range(i)
+    )
 
 
 def _flat0(buffer: Any):

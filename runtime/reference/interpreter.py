@@ -35,7 +35,7 @@ from xdsl.traits import SymbolTable
 
 from dialects import graph
 from dialects.graph_canonicalization import constant_elements
-from dialects.graph_semantics import COMPARE, ELEMENTWISE, numpy_dtype
+from dialects.graph_semantics import COMPARE, ELEMENTWISE, astype, numpy_dtype
 from dialects.reductions import BY_KIND, ReduceKind, Reduction
 from dialects.sizes import Size, SizeError, evaluate_dim, index_out_of_range, is_derived, solve
 from dialects.tensor_types import NUMPY_DTYPES, format_shape, is_half_float, shape_of
@@ -135,7 +135,7 @@ def _select(op: graph.SelectOp, args, frame):
 
 @_impl(graph.CastOp)
 def _cast(op: graph.CastOp, args, frame):
-    return args[0].astype(numpy_dtype(op.result.type))
+    return astype(args[0], numpy_dtype(op.result.type))
 
 
 @_impl(graph.ConstantOp)
@@ -145,7 +145,7 @@ def _constant(op: graph.ConstantOp, args, frame):
 
 @_impl(graph.DimSizeOp)
 def _dim_size(op: graph.DimSizeOp, args, frame):
-    return np.array(args[0].shape[op.index.value.data], dtype=numpy_dtype(op.result.type))
+    return astype(np.array(args[0].shape[op.index.value.data]), numpy_dtype(op.result.type))
 
 
 @_impl(graph.BroadcastOp)
@@ -226,7 +226,7 @@ def _reshape(op: graph.ReshapeOp, args, frame):
 @_impl(graph.IotaOp)
 def _iota(op: graph.IotaOp, args, frame):
     shape, axis = frame.resolve(op.result.type), op.axis.value.data
-    positions = np.arange(shape[axis], dtype=numpy_dtype(op.result.type))
+    positions = astype(np.arange(shape[axis]), numpy_dtype(op.result.type))
     return np.broadcast_to(positions.reshape([-1 if a == axis else 1 for a in range(len(shape))]), shape)
 
 
@@ -237,7 +237,7 @@ def _gather(op: graph.GatherOp, args, frame):
     size = x.shape[axis]
     if size == 0 and np.prod(frame.resolve(op.result.type)):
         raise EvaluationError(graph.GatherOp.empty_axis_error(axis, shape_of(op.input.type)[axis]))
-    bad = (indices < -size) | (indices >= size)
+    bad = (indices < (-size if op.wraparound else 0)) | (indices >= size)
     # NumPy's take checks the indices wherever the axes before `axis` hold elements
     if bad.any() and np.prod(x.shape[:axis]):
         raise ValueError(f"index {indices[bad].flat[0]} is out of range for axis {axis} of size {size}")

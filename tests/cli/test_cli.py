@@ -1,14 +1,18 @@
 """The `fusec` command: options, inputs, outputs and exit statuses
 (docs/reference.md, "The `fusec` command")."""
 
+import io
 import json
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from runtime.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
 SOFTMAX = ROOT / "samples" / "softmax.tdsl"
@@ -245,6 +249,47 @@ def test_inputs_that_are_no_npz_archive(tmp_path, content):
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+def npy_bytes(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=True)
+    return buffer.getvalue()
+
+
+def huge_npy_header() -> bytes:
+    """An .npy header declaring 4 TB of float32, and none of the data."""
+    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000000,), }".ljust(117) + "\n"
+    return b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode("latin1")
+
+
+@pytest.mark.parametrize("members, message", [
+    ({"x.npy": b"garbage, no header"}, "its member x.npy is not an array (no .npy header)"),
+    ({"x.npy": npy_bytes(np.zeros((2, 3), np.float32)), "notes.txt": b"hello"},
+     "its member notes.txt is not an array (.npy); --inputs takes an .npz archive of arrays"),
+    ({"x.npy": npy_bytes(np.array([{"a": 1}, None], dtype=object))},
+     "its member x.npy: Object arrays cannot be loaded when allow_pickle=False"),
+    ({"x.npy": huge_npy_header()}, "its member x.npy: "),
+], ids=["garbage", "not-npy", "pickled-objects", "declared-too-large"])
+def test_an_npz_member_that_is_no_array_is_one_line_naming_it(tmp_path, members, message):
+    inputs = tmp_path / "in.npz"
+    with zipfile.ZipFile(inputs, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    result = fusec(SOFTMAX, "--target", "numpy", "--inputs", inputs)
+    assert_clean_error(result, 1, f"fusec: error: cannot read inputs from {inputs}: {message}")
+    assert len(result.stderr.strip().splitlines()) == 1 and result.stdout == ""
+
+
+def test_an_npz_that_unpacks_to_more_than_memory_is_refused_before_unpacking(tmp_path, monkeypatch):
+    from compiler import cli
+
+    inputs = tmp_path / "in.npz"
+    np.savez(inputs, x=np.zeros((2, 3), np.float32))
+    monkeypatch.setattr(cli, "physical_memory", lambda: 64)
+    refused = r"its arrays unpack to \d+ bytes, more than this machine's memory \(64 bytes\)"
+    with pytest.raises(InputError, match=refused):
+        cli.load_inputs(str(inputs))
+
+
 @pytest.mark.parametrize("option, name", [("--output", "out.npz"), ("--report", "r.json"), ("--viz", "g.dot")])
 def test_files_into_a_missing_folder_are_refused_before_running(tmp_path, option, name):
     target = tmp_path / "missing" / name
@@ -406,3 +451,20 @@ def test_check_on_nan_and_inf_results_without_warnings(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert "2 result(s) match" in result.stdout and "sum=nan" in result.stdout
+def test_given_inputs_are_what_the_compilation_is_planned_for(tmp_path):
+    """`--inputs` of other sizes than the program's `# dims:` line: the plan is for the
+    sizes that run (as the API's `plan_for_inputs` of them), not the line's (the command
+    and the API gave NaNs of other signs from kernels planned for other sizes: campaign
+    seed 20261205)."""
+    rng = np.random.default_rng(0)
+    sizes = {"T": 64, "D": 32, "F": 48}
+    shapes = {"x": ("T", "D"), "w1": ("D", "F"), "b1": ("F",), "w2": ("F", "D"), "b2": ("D",)}
+    inputs = tmp_path / "in.npz"
+    np.savez(inputs, **{n: rng.standard_normal([sizes[d] for d in s]).astype(np.float32) for n, s in shapes.items()})
+    mlp = ROOT / "samples" / "mlp.tdsl"
+    ran = fusec(mlp, "--target", "cpu", "--inputs", inputs, "--report", tmp_path / "ran.json")
+    dims = ",".join(f"{k}={v}" for k, v in sizes.items())
+    planned = fusec(mlp, "--target", "cpu", "--emit", "kernel", "--dims", dims, "--report", tmp_path / "planned.json")
+    assert ran.returncode == 0 and planned.returncode == 0, ran.stderr + planned.stderr
+    ran_report, planned_report = (json.loads((tmp_path / n).read_text()) for n in ("ran.json", "planned.json"))
+    assert ran_report["bytes_fused"] == planned_report["bytes_fused"]

@@ -10,7 +10,7 @@ import pytest
 from compiler import cli_dask
 from compiler.api import compile as fusec_compile
 from compiler.cli import main
-from runtime.errors import ExecutionError
+from runtime.errors import ExecutionError, InputError
 from tests.cli.test_cli import LAYERNORM, ROOT, SOFTMAX, fusec
 
 zarr = pytest.importorskip("zarr")
@@ -168,14 +168,38 @@ def test_zarr_without_dask_reads_and_writes_in_memory(capsys, tmp_path):
     np.testing.assert_allclose(group["out0"][...], e / e.sum(axis=1, keepdims=True), rtol=1e-6)
 
 
-def test_a_failed_task_is_one_error(tmp_path):
-    # an unreadable chunk, read by a task (here on Dask's local threads, as on a worker)
-    inputs = store(tmp_path / "x.zarr", x=np.ones((8, 8), np.float32))
-    (tmp_path / "x.zarr" / "x" / "c" / "0" / "0").write_bytes(b"not zstd")
+def damaged_store(tmp_path):
+    """A store whose array x has four chunks of 2 x 8 rows, the third one damaged."""
+    inputs = tmp_path / "x.zarr"
+    zarr.open_group(store=str(inputs), mode="w").create_array("x", data=np.ones((8, 8), np.float32), chunks=(2, 8))
+    (inputs / "x" / "c" / "2" / "0").write_bytes(b"not zstd")
+    return inputs
+
+
+UNREADABLE_CHUNK = "array x, chunk x/c/2/0: RuntimeError: Zstd decompression error"
+
+
+def test_an_unreadable_chunk_read_by_a_task_is_an_input_error_naming_it(tmp_path):
+    # read by a task (here on Dask's local threads, as on a worker)
+    inputs = damaged_store(tmp_path)
     program = fusec_compile(SOFTMAX, target="cpu")
     job = cli_dask.DaskRun(program, "main", [cli_dask.open_inputs(str(inputs))["x"]], {"B": 4})
-    with pytest.raises(ExecutionError, match="the Dask run failed: RuntimeError: Zstd decompression error"):
+    with pytest.raises(InputError, match=f"cannot read inputs from {inputs}: {UNREADABLE_CHUNK}"):
         job.compute(None)
+
+
+def test_an_unreadable_chunk_without_dask_is_one_line_naming_it(capsys, tmp_path):
+    inputs = damaged_store(tmp_path)
+    status, out, err = run_here(capsys, SOFTMAX, "--target", "numpy", "--inputs", inputs)
+    assert (status, out) == (1, "")
+    assert err == f"fusec: error: cannot read inputs from {inputs}: {UNREADABLE_CHUNK}: invalid input data\n"
+
+
+def test_a_failed_task_is_one_error():
+    import dask
+
+    with pytest.raises(ExecutionError, match="the Dask run failed: ZeroDivisionError: division by zero"):
+        cli_dask._compute([dask.delayed(lambda: 1 / 0)()])
 
 
 # -- runs on a local cluster ------------------------------------------------------------

@@ -113,6 +113,62 @@ def test_an_existing_output_is_replaced_whole_and_nothing_else_is_left(program, 
     assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~umask  # a new file's mode, not a temporary's
 
 
+def make_special(path: Path, kind: str) -> None:
+    """A FIFO, a socket or (as root) a character device like /dev/null at `path`."""
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "socket":
+        import socket
+
+        bound = socket.socket(socket.AF_UNIX)
+        cwd = os.getcwd()
+        os.chdir(path.parent)  # (a socket's path is short: bound by its name in its folder)
+        try:
+            bound.bind(path.name)
+        finally:
+            os.chdir(cwd)
+            bound.close()
+    elif os.geteuid() == 0:
+        os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 3))  # the null device, made in tmp_path
+    else:
+        pytest.skip("only root can make a device node")
+
+
+@pytest.mark.parametrize("option, name, kind", [
+    ("--report", "mynull", "device"), ("--output", "dev.npz", "device"), ("--report", "r.json", "fifo"),
+    ("--viz", "g.dot", "fifo"), ("--viz", "g.dot", "socket"), ("--output", "o.npz", "socket"),
+    ("--output", "o.zarr", "fifo"),
+])
+def test_an_output_that_is_no_regular_file_is_refused_and_kept(program, tmp_path, option, name, kind):
+    target = tmp_path / name
+    make_special(target, kind)
+    before = os.lstat(target)
+    one_line_error(fusec(program, *RUN, option, target), 1,
+                   f"{option} {target}: is not a regular file (a device, FIFO or socket), so it is not replaced")
+    after = os.lstat(target)
+    assert (after.st_ino, after.st_mode, after.st_rdev) == (before.st_ino, before.st_mode, before.st_rdev)
+
+
+def test_a_drawing_whose_dot_text_would_replace_a_fifo_is_refused(program, tmp_path):
+    os.mkfifo(tmp_path / "g.dot")
+    one_line_error(fusec(program, *RUN, "--viz", tmp_path / "g.png"), 1,
+                   f"--viz {tmp_path / 'g.dot'}: is not a regular file")
+    assert stat.S_ISFIFO(os.lstat(tmp_path / "g.dot").st_mode)
+
+
+def test_an_entry_that_appears_before_the_rename_is_not_replaced(tmp_path):
+    from compiler import cli_files
+    from runtime.errors import InputError
+
+    target = tmp_path / "r.json"
+    with pytest.raises(InputError, match=f"cannot write {target}: it is not a regular file"):
+        with cli_files.replacing(target) as temporary:
+            temporary.write_text("{}")
+            os.mkfifo(target)  # made after the outputs were checked
+    assert stat.S_ISFIFO(os.lstat(target).st_mode)
+    assert list(tmp_path.iterdir()) == [target]
+
+
 # ---- --output's suffix picks its format ---------------------------------------------------
 
 

@@ -11,7 +11,7 @@ import pytest
 
 import fusec
 from runtime.cuda.device import simulated
-from tests.runtime.test_bf16 import CASTS, SCALE, _cast_inputs, _cast_reference, _same
+from tests.runtime.test_bf16 import CASTS, SCALE, _cast_inputs, _cast_reference, _same, check_wider_sources
 from tests.samples.bf16_cases import BF16, CASES, check
 
 #: (batch, sequence) of each bf16 sample: small under the simulator (a Python thread per
@@ -26,6 +26,10 @@ def test_casts_round_to_nearest_even_on_cuda(fuse):
     for g, w in zip(got, _cast_reference(*_cast_inputs())):
         assert g.dtype == w.dtype
         assert _same(g.astype(np.float32), w.astype(np.float32))
+
+
+def test_wider_sources_reach_bf16_in_one_rounding_on_cuda():
+    check_wider_sources("cuda")
 
 
 @pytest.mark.parametrize("fuse", [True, False], ids=["fused", "unfused"])

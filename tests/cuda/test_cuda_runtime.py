@@ -3,6 +3,8 @@ reductions, errors, and the autotuner's cache (the simulator in CI)."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -11,6 +13,7 @@ from runtime.cuda.autotune_cache import Tuning, TuningCache
 from runtime.cuda.device import cuda_module
 from runtime.cuda.executor import CudaProgram
 from runtime.inputs import InputError
+from tests.cli import test_api as api
 
 SOFTMAX = """
 fn main(x: f32[B, N]) -> f32[B, N] {
@@ -132,6 +135,66 @@ def test_results_into_out():
     (got,) = program.executable("main").run("main", [cuda.to_device(x)], out=[out])
     assert got is out
     np.testing.assert_allclose(out.copy_to_host(), softmax(x), rtol=1e-5, atol=1e-7)
+
+
+#: `out=` arrays the GPU refuses, made on the device from x and y (device arrays):
+#: (the arrays, the one-line message)
+BAD_DEVICE_OUT = {
+    "host-arrays": (lambda cuda, x, y: [np.zeros(4, np.float32), np.zeros(4, np.float32)],
+                    r"out\[0\] must be a device array \(CuPy, PyTorch, Numba\), got ndarray"),
+    "dtype": (lambda cuda, x, y: [cuda.device_array(4, np.float64), cuda.device_array(4, np.float32)],
+              r"out\[0\] must be float32\[4\], got float64\[4\]"),
+    "shape": (lambda cuda, x, y: [cuda.device_array(4, np.float32), cuda.device_array(3, np.float32)],
+              r"out\[1\] must be float32\[4\], got float32\[3\]"),
+    "count": (lambda cuda, x, y: [cuda.device_array(4, np.float32)], r"@main has 2 result\(s\), out= has 1 array\(s\)"),
+    "not-a-list": (lambda cuda, x, y: cuda.device_array(4, np.float32), "out= takes a list or tuple of arrays"),
+    "strided": (lambda cuda, x, y: [cuda.device_array(8, np.float32)[::2], cuda.device_array(4, np.float32)],
+                r"out\[0\] must be C-contiguous on the device"),
+    "one-array-twice": (lambda cuda, x, y: [a := cuda.device_array(4, np.float32), a],
+                        r"out\[0\] and out\[1\] share memory"),
+    "overlapping-views": (lambda cuda, x, y: [(a := cuda.device_array(6, np.float32))[:4], a[2:]],
+                          r"out\[0\] and out\[1\] share memory"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(BAD_DEVICE_OUT))
+def test_bad_out_arrays_are_one_line_input_errors(case):
+    cuda = cuda_module()
+    make, message = BAD_DEVICE_OUT[case]
+    x, y = cuda.to_device(api.X), cuda.to_device(api.Y)
+    executable = fusec.compile(api.OUT, target="cuda").executable("main")
+    with pytest.raises(InputError, match=message) as info:
+        executable.run("main", [x, y], out=make(cuda, x, y))
+    assert str(info.value).startswith("@main") and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("over", ["x", "y"])
+def test_out_over_an_argument_gives_numpys_result(over):
+    """Written through a fresh buffer, copied in once the launches have read the arguments."""
+    cuda = cuda_module()
+    x, y = cuda.to_device(api.X), cuda.to_device(api.Y)
+    first, second = (x if over == "x" else y), cuda.device_array(4, np.float32)
+    got = fusec.compile(api.OUT, target="cuda").executable("main").run("main", [x, y], out=[first, second])
+    assert got[0] is first and got[1] is second
+    want = api.out_results(api.X, api.Y)
+    np.testing.assert_array_equal(first.copy_to_host(), want[0])
+    np.testing.assert_array_equal(second.copy_to_host(), want[1])
+
+
+def test_the_direct_path_leaves_outs_sharing_memory_to_the_checked_path():
+    """A GPU's call on shapes seen before (``_run_direct``, off in the simulator) takes an
+    ``out`` only where no result's memory meets an argument's or another result's."""
+    from runtime.cuda.executor import _results_overlap
+
+    f32, f16 = np.dtype(np.float32), np.dtype(np.float16)
+    argument, result = SimpleNamespace(result=None, storage=f32), SimpleNamespace(result=0, storage=f16)
+    plan = SimpleNamespace(params=[argument, result], result_params=[result])
+    assert not _results_overlap([1000, 1016], [(4,), (4,)], plan)  # 16 bytes, then 8
+    assert _results_overlap([1000, 1012], [(4,), (4,)], plan)
+    assert _results_overlap([1016, 1000], [(4,), (9,)], plan)  # 18 bytes reach the argument
+    assert not _results_overlap([1000, 1004], [(4,), (0,)], plan)  # an empty result meets nothing
+    two = SimpleNamespace(params=[argument, result, result], result_params=[result, result])
+    assert _results_overlap([0, 100, 104], [(4,), (4,), (4,)], two)
 
 
 def test_a_device_array_of_the_wrong_dtype_is_a_clear_error():

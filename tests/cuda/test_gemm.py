@@ -17,6 +17,7 @@ import pytest
 import fusec
 from runtime.cuda.executor import CudaProgram
 from tests.loops.harness import parse, run_passes
+from tests.runtime import test_library_gemm as host
 
 
 def launch_of(program, entry="main"):
@@ -342,3 +343,12 @@ def test_the_gpu_source_writes_code_repeated_per_element_once():
     assert staged == ["stage_a", "stage_b"]  # once per factor: its window position, its bounds
     for name in ("stage_a0", "stage_b0"):  # per slot, the prologue's and each step's alike
         assert source.count(f"= {name}(") >= 2 and source.count(f"= {name}(") % 2 == 0
+
+
+@pytest.mark.parametrize("matmul", ["library", "generated"])
+@pytest.mark.parametrize("name", sorted(host.EMPTY_PRODUCTS))
+@pytest.mark.parametrize("sizes", host.ZERO_SIZES, ids=lambda s: "B%d-M%d-K%d-N%d" % s)
+def test_products_with_a_size_0_on_the_gpu(name, sizes, matmul):
+    """NumPy's result, empty or (K = 0) the epilogue of zeros; ``library`` is cuBLAS on a
+    GPU with CuPy, the generated kernels on the simulator."""
+    host.empty_product_matches_numpy(name, sizes, "cuda", matmul)

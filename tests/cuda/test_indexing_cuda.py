@@ -47,3 +47,13 @@ def test_a_whole_tensor_reduction_of_a_gather_checks_its_indices_too():
     assert program.main(x, np.array([4, -5, 2])) == np.float32(6)
     with pytest.raises(IndexOutOfRangeError, match="index -6 is out of range for an axis of size 5"):
         program.main(x, np.array([0, -6, 1]))
+
+
+def test_a_gather_without_wraparound_refuses_a_negative_index_on_cuda():
+    program = fusec.compile(
+        "fn main(x: f32[N], i: i64[T]) -> f32[T] { return gather(x, i, wraparound=false) + 1.0 }", target="cuda"
+    )
+    x = np.arange(5, dtype=np.float32)
+    np.testing.assert_array_equal(program.main(x, np.array([4, 0, 2])), np.array([5, 1, 3], np.float32))
+    with pytest.raises(IndexOutOfRangeError, match="index -1 is out of range for an axis of size 5"):
+        program.main(x, np.array([0, -1, 1]))

@@ -9,6 +9,7 @@ import pytest
 
 import fusec
 import fusec.dask
+from runtime.errors import IndexOutOfRangeError, NegativePowerError
 from runtime.inputs import random_array
 from tests.samples.reference import SAMPLES_DIR
 
@@ -156,6 +157,57 @@ def test_nan_and_integer_wrap_as_on_one_machine():
     ints = np.full((3, 12), 2**30, dtype=np.int32)
     got = compute(fusec.dask.compile(total)(da.from_array(ints, chunks=(3, 5))))[0]
     np.testing.assert_array_equal(got, total.main(ints))
+
+
+def test_a_whole_array_reduction_split_into_chunks_is_rank_0():
+    """A sum or mean of a whole vector split along it: the combined partial is rank 0
+    (its Dask metadata and the block the last step reads were rank 1)."""
+    x = np.arange(8, dtype=np.float32)
+    for body, want in (("sum(x)", x.sum()), ("mean(x)", x.mean()), ("x - mean(x)", x - x.mean())):
+        rank = "f32[N]" if body.startswith("x -") else "f32"
+        run = fusec.dask.compile(f"fn main(x: f32[N]) -> {rank} {{\n    return {body}\n}}\n", target="cpu")
+        got = compute(run(da.from_array(x, chunks=3)))[0]
+        assert got.shape == np.shape(want)
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_a_half_matmul_split_along_k_adds_its_partials_in_f32():
+    """Each chunk's partial product of f16 rows of 300s is 360,000, past f16's largest;
+    the partials cancel: one machine's f32 accumulation gives 0, f16 partials gave NaN."""
+    run = fusec.dask.compile("fn main(a: f16[M, K], b: f16[K, N]) -> f16[M, N] {\n    return a @ b\n}\n")
+    a = np.full((2, 16), 300, np.float16)
+    b = np.full((16, 3), 300, np.float16) * np.repeat([1, -1, 1, -1], 4).astype(np.float16)[:, None]
+    got = compute(run(da.from_array(a, chunks=(2, 4)), da.from_array(b, chunks=(4, 3))))[0]
+    np.testing.assert_array_equal(got, run.program.main(a, b))
+    np.testing.assert_array_equal(got, np.zeros((2, 3), np.float16))
+
+
+def test_an_unread_or_sliced_checking_op_fails_in_its_chunk_as_on_one_machine():
+    """An integer power nothing reads, one read in part, and an unused gather are checked
+    on every chunk (docs/reference.md, "Numerics"): the bad element lies in the second."""
+    powers = """\
+fn main(x: i64[N, 4], e: i64[N, 4], f: i64[N, 4]) -> (i64[N, 4], i64[N, 3]) {
+    p = x ** e
+    q = x ** f
+    return x + 1, q[:, 1:]
+}
+"""
+    run = fusec.dask.compile(powers, target="cpu")
+    x, good = np.ones((10, 4), np.int64), np.full((10, 4), 2, np.int64)
+    bad = good.copy()
+    bad[7, 0] = -1
+    chunked = [da.from_array(a, chunks=(CHUNK, -1)) for a in (x, good, good, bad)]
+    compute(run(*chunked[:3]))
+    for exponents in ((chunked[3], chunked[1]), (chunked[1], chunked[3])):  # p's exponent, then q's
+        with pytest.raises(NegativePowerError):
+            compute(run(chunked[0], *exponents))
+    gather = "fn main(t: f32[V, 3], i: i64[N], x: f32[N]) -> f32[N] {\n    g = gather(t, i)\n    return x * 2.0\n}\n"
+    ids = np.zeros(10, np.int64)
+    ids[8] = 9
+    run = fusec.dask.compile(gather, target="cpu")
+    ones = da.ones(10, dtype=np.float32, chunks=CHUNK)
+    with pytest.raises(IndexOutOfRangeError):
+        compute(run(np.ones((4, 3), np.float32), da.from_array(ids, chunks=CHUNK), ones))
 
 
 def test_the_same_bits_on_every_run():

@@ -446,6 +446,11 @@ INVALID: list[tuple[str, list[str], str, str]] = [
      "must name each dynamic size"),
     ("result-encoding", [F], '%0 = "graph.broadcast"(%a) : (tensor<4x8xf32>) -> tensor<2x4x8xf32, ["M", "", ""]>',
      "result #0 type .* must name each dynamic size"),
+    ("element-type-unsigned", ["tensor<4xui32>"], '%0 = "graph.neg"(%a) : (tensor<4xui32>) -> tensor<4xui32>',
+     r"operand #0 type tensor<4xui32> has element type ui32, which is none of fusec's \(bf16, f16, f32, f64, i32, i64, i1\)"),
+    ("element-type-complex", ["tensor<complex<f32>>"],
+     '%0 = "graph.exp"(%a) : (tensor<complex<f32>>) -> tensor<complex<f32>>',
+     "operand #0 type tensor<complex<f32>> has element type complex<f32>, which is none of fusec's"),
     ("constant-encoding", [], '%0 = "graph.constant"() <{value = dense<1.0> : tensor<4xf32, ["N"]>}> : () -> tensor<4xf32, ["N"]>',
      "result #0 type .* must name each dynamic size"),
     # elementwise

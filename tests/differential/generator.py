@@ -242,7 +242,7 @@ _DOMAINS = {
     "nonneg": lambda v: v.lo >= 0.0,  # log1p: away from its pole at -1
     "tan": lambda v: v.mag <= 1.2,  # tan: away from its poles at +-pi/2
     # rounding and signs jump: only values every backend computes bit for bit
-    "exact": lambda v: v.exact and (v.mag <= ROUNDABLE or not v.is_float),
+    "exact": lambda v: not v.is_float or v.exact and v.mag <= ROUNDABLE,  # integers: always
 }
 
 
@@ -591,6 +591,8 @@ class _Builder:
             elif name in self.index_dims:  # in range, negatives included
                 n = dim_size(self.index_dims[name], sizes)
                 array = nprng.integers(-n, n, size=concrete)
+                if self.integer_powers and array.size and nprng.random() < OUT_OF_RANGE_CHANCE:
+                    array.flat[nprng.integers(array.size)] = n  # NumPy's error, which every target must raise
             elif dtype in INTS:
                 array = nprng.integers(-8, 8, size=concrete)
             else:
@@ -1764,13 +1766,16 @@ INTEGER_POWER_WEIGHT = 4.0
 INTEGER_POWER_FAMILY_WEIGHT = 30.0  # of the integer ops among a statement's families
 _POWER_LITERALS = (0, 1, 2, 3, 5, 17, 31, 63, 64, 65, 100)
 NEGATIVE_EXPONENT_CHANCE = 0.15
+#: and how often one index of a call's index parameter is out of range (one past the end)
+OUT_OF_RANGE_CHANCE = 0.15
 
 
 def generate(seed: int, max_statements: int = MAX_STATEMENTS, integer_powers: bool = False) -> GeneratedProgram:
     """The random program named by `seed` (the same one on every call and machine), with
     2 to `max_statements` statements before its return. `integer_powers`: the program has
-    an integer parameter, and its integer ops are often powers of every form (the seeds
-    drawn without it are unchanged)."""
+    an integer parameter, its integer ops are often powers of every form, and a call's
+    gather indices are now and then out of range (the seeds drawn without it are
+    unchanged)."""
     return _Builder(seed, max_statements, integer_powers).build()
 
 

@@ -33,7 +33,7 @@ import tempfile
 import time
 import traceback
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -246,12 +246,12 @@ def mutant(
 # ---- running a mutant -----------------------------------------------------------------------
 
 
-class _Timeout(BaseException):
+class MutantTimeout(BaseException):
     """Raised by the alarm; a BaseException so that no `except Exception` swallows it."""
 
 
 def _alarm(signum, frame):
-    raise _Timeout
+    raise MutantTimeout
 
 
 @dataclass
@@ -272,7 +272,7 @@ def compile_in_process(path: Path, timeout_s: float) -> Outcome:
         entry = "main" if "main" in program.functions else program.functions[0]
         program.compilation(entry).text("loops")
         return Outcome("compiled")
-    except _Timeout:
+    except MutantTimeout:
         return Outcome("timeout", f"over {timeout_s:g} s")
     except SourceError as error:
         problem = bad_diagnostic(error, path.read_bytes())
@@ -284,7 +284,7 @@ def compile_in_process(path: Path, timeout_s: float) -> Outcome:
     except KeyboardInterrupt:
         raise
     except BaseException as error:  # noqa: BLE001 - finding these is the point
-        return Outcome("failed", _where(error), traceback.format_exc())
+        return Outcome("failed", raised_where(error), traceback.format_exc())
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
 
@@ -303,7 +303,7 @@ def bad_diagnostic(error, data: bytes) -> str:
     return "" if error.diagnostics else "a SourceError without diagnostics"
 
 
-def _where(error: BaseException) -> str:
+def raised_where(error: BaseException) -> str:
     """The exception's type and the innermost frame of the project that raised it."""
     frames = traceback.extract_tb(error.__traceback__)
     ours = [f for f in frames if f.filename.startswith(str(ROOT))] or frames[-1:]
@@ -314,6 +314,9 @@ def _where(error: BaseException) -> str:
 
 #: how a one-line command error or a program error starts
 _REPORTED = re.compile(r"^(fusec: error: |fusec: note: |\S.*:\d+:\d+: error: )")
+#: a Python traceback in standard error (the word alone may be the mutant's own text, which a
+#: program error quotes under its caret)
+_TRACEBACK = re.compile(r"^Traceback \(most recent call last\)", re.M)
 
 
 def compile_by_command(path: Path, timeout_s: float) -> Outcome:
@@ -328,13 +331,23 @@ def compile_by_command(path: Path, timeout_s: float) -> Outcome:
     if result.returncode == 0:
         return Outcome("compiled")
     first = result.stderr.splitlines()[0] if result.stderr else ""
-    if result.returncode == 1 and "Traceback" not in result.stderr and _REPORTED.match(first):
+    if result.returncode == 1 and not _TRACEBACK.search(result.stderr) and _REPORTED.match(first):
         return Outcome("diagnosed", "fusec exit 1")
     tail = result.stderr.strip().splitlines()[-1:] or ["no message"]
     return Outcome("failed", f"fusec exit {result.returncode}: {tail[0][:120]}", result.stderr)
 
 
 # ---- the run -----------------------------------------------------------------------------------
+
+
+Run = Callable[[Path, float], Outcome]
+
+
+@dataclass
+class Mutant:
+    data: bytes
+    applied: list[str]  # the names of the mutations that made it, and how it is run
+    runs: list[tuple[str, Run]]  # each way it is taken, by name
 
 
 @dataclass
@@ -348,6 +361,37 @@ class Report:
         return sum(len(v) for v in self.failures.values())
 
 
+def run_mutants(indices: Iterable[int], make: Callable[[int], Mutant], seed: int, suffix: str,
+                timeout_s: float, save: Path | None, progress: Callable[[str], None] | None) -> Report:
+    """Runs mutant ``make(i)`` of each index each of its ways, and returns what became of
+    them; the first mutant of each kind of failure is saved under ``save`` as
+    ``mutant-SEED-INDEX.SUFFIX``. (The loop of this fuzzer and of ``fuzz_opt.py``.)"""
+    report = Report()
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory() as scratch:
+        path = Path(scratch) / f"mutant.{suffix}"
+        for count, index in enumerate(indices, 1):
+            made = make(index)
+            path.write_bytes(made.data)
+            for how, run in made.runs:
+                outcome = run(path, timeout_s)
+                report.outcomes[f"{how}: {outcome.kind}"] += 1
+                if outcome.kind in ("failed", "timeout"):
+                    key = f"{how}: {outcome.kind}: {outcome.detail}"
+                    if key not in report.failures:
+                        report.failures[key] = []
+                        report.traces[key] = f"mutant {index} ({', '.join(made.applied)})\n{outcome.trace}"
+                        if save is not None:
+                            save.mkdir(parents=True, exist_ok=True)
+                            (save / f"mutant-{seed}-{index}.{suffix}").write_bytes(made.data)
+                    report.failures[key].append(index)
+            if progress and count % 500 == 0:
+                progress(f"{count} mutants, {report.failed} failures, {time.monotonic() - started:.0f} s")
+    signal.signal(signal.SIGALRM, previous)
+    return report
+
+
 def fuzz(count: int, seed: int = 0, cli_every: int = 0, timeout_s: float = 60.0, only: int | None = None,
          save: Path | None = None, progress: Callable[[str], None] | None = None,
          mutations: list[Mutation] = MUTATIONS) -> Report:
@@ -355,63 +399,51 @@ def fuzz(count: int, seed: int = 0, cli_every: int = 0, timeout_s: float = 60.0,
     returns what became of them."""
     programs = corpus()
     words = vocabulary(programs)
-    report = Report()
-    previous = signal.signal(signal.SIGALRM, _alarm)
-    started = time.monotonic()
-    with tempfile.TemporaryDirectory() as scratch:
-        path = Path(scratch) / "mutant.tdsl"
-        for index in [only] if only is not None else range(count):
-            data, applied = mutant(seed, index, programs, words, mutations)
-            path.write_bytes(data)
-            runs = [("api", compile_in_process)]
-            if cli_every and (only is not None or index % cli_every == 0):
-                runs.append(("fusec", compile_by_command))
-            for how, run in runs:
-                outcome = run(path, timeout_s)
-                report.outcomes[f"{how}: {outcome.kind}"] += 1
-                if outcome.kind in ("failed", "timeout"):
-                    key = f"{how}: {outcome.kind}: {outcome.detail}"
-                    if key not in report.failures:
-                        report.failures[key] = []
-                        report.traces[key] = f"mutant {index} ({', '.join(applied)})\n{outcome.trace}"
-                        if save is not None:
-                            save.mkdir(parents=True, exist_ok=True)
-                            (save / f"mutant-{seed}-{index}.tdsl").write_bytes(data)
-                    report.failures[key].append(index)
-            if progress and (index + 1) % 500 == 0:
-                progress(f"{index + 1} mutants, {report.failed} failures, {time.monotonic() - started:.0f} s")
-    signal.signal(signal.SIGALRM, previous)
-    return report
+
+    def make(index: int) -> Mutant:
+        data, applied = mutant(seed, index, programs, words, mutations)
+        runs: list[tuple[str, Run]] = [("api", compile_in_process)]
+        if cli_every and (only is not None or index % cli_every == 0):
+            runs.append(("fusec", compile_by_command))
+        return Mutant(data, applied, runs)
+
+    return run_mutants([only] if only is not None else range(count), make, seed, "tdsl", timeout_s, save, progress)
 
 
-def _arguments(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m tests.frontend.fuzz", description=__doc__.split("\n\n")[0])
+def print_report(report: Report, command: str, seed: int, only: int | None, save: Path) -> int:
+    """Prints the outcomes and each kind of failure with how to reproduce it; the exit status."""
+    for outcome, n in sorted(report.outcomes.items()):
+        print(f"{outcome}: {n}")
+    for key, indices in report.failures.items():
+        print(f"\nFAILED {len(indices)}x {key}\n  mutants: {indices[:10]}{' ...' if len(indices) > 10 else ''}")
+        if only is not None:
+            print(report.traces[key])
+        else:
+            print(f"  reproduce: python -m {command} --seed {seed} --only {indices[0]} (saved in {save})")
+    return 1 if report.failed else 0
+
+
+def arguments(argv: list[str] | None, module: str, doc: str, command: str) -> argparse.Namespace:
+    """The options of a fuzzer run as ``python -m MODULE`` (this one's, ``fuzz_opt.py``'s),
+    whose mutants ``command`` also takes now and then."""
+    p = argparse.ArgumentParser(prog=f"python -m {module}", description=doc.split("\n\n")[0])
     p.add_argument("--count", type=int, default=1000, help="how many mutants (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="which family of mutants (default 0)")
     p.add_argument("--cli-every", type=int, default=100, metavar="K",
-                   help="also run every K-th mutant through the fusec command (0: never; default 100)")
+                   help=f"also run every K-th mutant through the {command} command (0: never; default 100)")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds a mutant may take (default 60)")
     p.add_argument("--only", type=int, metavar="I", help="run mutant I alone and print its traceback")
-    default_save = Path(tempfile.gettempdir()) / "fusec-fuzz"
+    default_save = Path(tempfile.gettempdir()) / f"{command}-fuzz"
     p.add_argument("--save", type=Path, default=default_save,
                    help=f"folder for the first mutant of each kind of failure (default {default_save})")
     return p.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _arguments(argv)
+    args = arguments(argv, "tests.frontend.fuzz", __doc__, "fusec")
     report = fuzz(args.count, args.seed, args.cli_every, args.timeout, args.only, args.save,
                   progress=lambda line: print(line, file=sys.stderr, flush=True))
-    for outcome, n in sorted(report.outcomes.items()):
-        print(f"{outcome}: {n}")
-    for key, indices in report.failures.items():
-        print(f"\nFAILED {len(indices)}x {key}\n  mutants: {indices[:10]}{' ...' if len(indices) > 10 else ''}")
-        if args.only is not None:
-            print(report.traces[key])
-        else:
-            print(f"  reproduce: python -m tests.frontend.fuzz --seed {args.seed} --only {indices[0]}"
-                  f" (saved as {args.save}/mutant-{args.seed}-{indices[0]}.tdsl)")
-    return 1 if report.failed else 0
+    return print_report(report, "tests.frontend.fuzz", args.seed, args.only, args.save)
 
 
 if __name__ == "__main__":

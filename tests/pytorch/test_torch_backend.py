@@ -149,6 +149,167 @@ def test_the_ops_of_a_mask_construction_compile():
     assert len(report.parts) == 1 and not report.fallbacks, str(report)
 
 
+def _compile_with_report(fn):
+    """`fn` compiled by the fusec backend, and the report of what ran where."""
+    import functools
+
+    from compiler.pytorch.backend import Report, backend
+
+    report = Report()
+    torch._dynamo.reset()
+    return torch.compile(fn, backend=functools.partial(backend, report=report)), report
+
+
+def _raised(fn, *inputs):
+    """The exception `fn(*inputs)` raises (without gradients), or None."""
+    try:
+        with torch.no_grad():
+            fn(*inputs)
+    except Exception as error:
+        return error
+    return None
+
+
+class IndexSelect(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.table = nn.Parameter(torch.randn(10, 4))
+
+    def forward(self, ids):
+        return torch.index_select(self.table, 0, ids.flatten()) * 2.0
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("make", [lambda: nn.Embedding(10, 4), IndexSelect], ids=["embedding", "index_select"])
+def test_embedding_and_index_select_take_ids_in_range_only(make, device):
+    """aten's ids are [0, n): a negative one raises as eager's does (IndexError on the
+    CPU; eager's CUDA kernels assert on the device instead), not counting from the end
+    as NumPy's take (fusec's gather) would."""
+    lookup = make().eval().to(device)
+    compiled, report = _compile_with_report(lookup)
+    good = torch.tensor([[1, 9], [0, 3]], device=device)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(good), lookup(good))
+    assert len(report.parts) == 1 and not report.fallbacks, str(report)
+    for bad in (-1, -10, 10):
+        ids = torch.tensor([[1, bad]], device=device)
+        with pytest.raises(IndexError, match=rf"index {bad} is out of range for an axis of size 10"):
+            with torch.no_grad():
+                compiled(ids)
+        if device == "cpu":
+            assert isinstance(_raised(lookup, ids), IndexError)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_index_select_along_a_later_axis_raises_the_runtime_error_eager_raises(device):
+    """Eager's `index_select` along axis 1 raises `RuntimeError` for an id out of range
+    (along axis 0, `IndexError`): the door's error is both (campaign seed 20261205)."""
+    compiled, _ = _compile_with_report(lambda w, ids: torch.index_select(w, 1, ids))
+    w, ids = torch.randn(4, 3, device=device), torch.tensor([-1, 2], device=device)
+    with torch.no_grad(), pytest.raises(RuntimeError, match="index -1 is out of range for an axis of size 3"):
+        compiled(w, ids)
+    if device == "cpu":
+        assert isinstance(_raised(lambda: torch.index_select(w, 1, ids)), RuntimeError)
+
+
+def test_indexing_by_several_tensors_checks_each_index_against_its_axis():
+    """`x[rows, cols]`: a column past its axis is an error, as eager's, though the
+    flattened index it makes lies inside `x`; a negative one counts from the end."""
+    compiled, report = _compile_with_report(lambda x, rows, cols: x[rows, cols] * 2.0)
+    x = torch.randn(6, 8)
+    rows, cols = torch.tensor([0, -6, 5]), torch.tensor([7, -8, -1])
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x, rows, cols), x[rows, cols] * 2.0)
+        for bad_rows, bad_cols in ((rows, torch.tensor([8, 0, 0])), (rows, torch.tensor([0, -9, 0])), (rows + 6, cols)):
+            with pytest.raises(IndexError, match="is out of range for an axis of size"):
+                compiled(x, bad_rows, bad_cols)
+            assert isinstance(_raised(lambda: x[bad_rows, bad_cols]), IndexError)
+    assert len(report.parts) == 1 and not report.fallbacks, str(report)
+
+
+NAN, INF = float("nan"), float("inf")
+EDGE_FLOATS = torch.tensor([NAN, INF, -INF, 0.0, -0.0, 2.5, -1.5, 1e30, -3.0, 7.0])
+EDGE_DIVISORS = torch.tensor([3.0, INF, 2.0, 0.0, 3.0, -INF, 0.0, 0.1, 2.0, -2.5])
+
+
+def _edge_ints(dtype):
+    info = torch.iinfo(dtype)
+    return torch.tensor([info.min, info.max, info.min + 1, -7, -2, -1, 0, 1, 2, 7], dtype=dtype)
+
+
+#: aten ops whose NumPy meaning (`.tdsl`'s) differs on edge values, each compiled by
+#: fusec with aten's meaning: name -> (function, inputs)
+EDGE_CASES = {
+    "sign of NaN": (lambda x: torch.sign(x * 2.0), (EDGE_FLOATS,)),
+    **{
+        f"{dtype} to negative powers": (
+            lambda x, y: torch.pow(x, y) + 1,
+            (_edge_ints(dtype), torch.tensor([[-3], [-2], [-1], [0], [1], [2], [31]], dtype=dtype)),
+        )
+        for dtype in (torch.int32, torch.int64)
+    },
+    "log_softmax of rows holding inf": (
+        lambda x: torch.log_softmax(x * 1.0, dim=-1),
+        (torch.tensor([[INF, 1.0, -INF, 0.0], [-INF] * 4, [NAN, 1.0, 2.0, 3.0], [1.0, 2.0, 3.0, -INF]]),),
+    ),
+    "a comparison with a scalar tensor of a wider float": (
+        lambda x, y: (x == y, x <= y, x > y),
+        (torch.tensor([0.1, 0.2, NAN]), torch.tensor(0.1, dtype=torch.float64)),
+    ),
+    "a comparison of integers with a fraction": (
+        lambda x: (x == 2.0, x < 2.5, x >= -0.5),
+        (_edge_ints(torch.int32),),
+    ),
+    "sums and products of bools": (lambda x, y: ((x > 0) + (y > 0), (x > 0) * (y > 0)), (EDGE_FLOATS, EDGE_DIVISORS)),
+    "logical ops of floats": (
+        lambda x, y: (torch.logical_and(x, y), torch.logical_or(x, y), torch.logical_not(x * 1.0)),
+        (EDGE_FLOATS, EDGE_DIVISORS),
+    ),
+    "floor division of floats": (lambda x, y: torch.floor_divide(x, y), (EDGE_FLOATS, EDGE_DIVISORS)),
+    **{
+        f"{dtype} floor division and remainder by numbers": (
+            lambda x: (torch.floor_divide(x, -3), x // -1, torch.remainder(x, -3), x % 2),
+            (_edge_ints(dtype),),
+        )
+        for dtype in (torch.int32, torch.int64)
+    },
+}
+
+
+@pytest.mark.parametrize("case", EDGE_CASES)
+def test_edge_values_follow_eager(case):
+    fn, inputs = EDGE_CASES[case]
+    compiled, report = _compile_with_report(fn)
+    with torch.no_grad():
+        got, expected = compiled(*inputs), fn(*inputs)
+    torch.testing.assert_close(got, expected, equal_nan=True, rtol=1e-6, atol=0)
+    assert report.parts and not report.fallbacks, str(report)
+
+
+#: aten ops eager raises for on some inputs, where NumPy's meaning gives a number:
+#: name -> (function, inputs that make eager raise, the reason in explain)
+RAISING_CASES = {
+    "integer remainder by a tensor": (
+        lambda x, y: torch.remainder(x, y) + 1, (_edge_ints(torch.int32), torch.arange(10, dtype=torch.int32)),
+        "an integer remainder by a tensor or by 0",
+    ),
+    "integer remainder by 0": (lambda x: torch.remainder(x + 1, 0), (_edge_ints(torch.int64),), "by 0"),
+    "integer floor division by 0": (lambda x: (x + 1) // 0, (_edge_ints(torch.int64),), "by 0"),
+    "an integer to a negative power": (
+        lambda x: (x + 1) ** -2, (_edge_ints(torch.int32),), "an integer to a negative power (eager raises)"
+    ),
+}
+
+
+@pytest.mark.parametrize("case", RAISING_CASES)
+def test_an_op_eager_raises_for_stays_in_eager(case):
+    fn, inputs, reason = RAISING_CASES[case]
+    compiled, report = _compile_with_report(fn)
+    raised, expected = _raised(compiled, *inputs), _raised(fn, *inputs)
+    assert expected is not None and type(raised) is type(expected) and str(raised) == str(expected)
+    assert any(reason in why for _, why in report.fallbacks), str(report)
+
+
 def test_bf16_through_the_backend_within_half_tolerance():
     model = _eval(Mlp(), "cpu").to(torch.bfloat16)
     x = torch.randn(4, 8, 32, dtype=torch.bfloat16)
@@ -196,3 +357,17 @@ def test_the_docs_list_the_table():
     assert listed == table_markdown(), (
         "docs/pytorch.md's table is stale: paste compiler.pytorch.aten_table.table_markdown()"
     )
+
+
+@pytest.mark.parametrize("affine", ["none", "weight", "bias"])
+def test_a_half_layer_norm_without_weight_or_bias_rounds_once(affine):
+    """`layer_norm` of f16 rows whose variance is past f16's largest (40000, 20000):
+    eager computes in f32 and gives ±1; a missing weight is 1 and a missing bias 0 in the
+    one composite, which keeps its statistics in f32 (campaign seed 20261205)."""
+    x = torch.tensor([[40000.0, 20000.0], [10000.0, 5000.0]], dtype=torch.float16)
+    w = torch.tensor([2.0, 3.0], dtype=torch.float16) if affine == "weight" else None
+    b = torch.tensor([0.5, -0.5], dtype=torch.float16) if affine == "bias" else None
+    norm = lambda x: F.layer_norm(x, (2,), weight=w, bias=b)  # noqa: E731
+    compiled, _ = _compile_with_report(norm)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), norm(x), rtol=0, atol=0)

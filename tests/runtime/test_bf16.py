@@ -4,7 +4,10 @@ target (the GPU's twins are tests/cuda/test_bf16_cuda.py).
 - ``runtime/half_floats.py``'s bit operations against NumPy's float16 and ml_dtypes'
   bfloat16, on a sweep of float32 bit patterns, compiled by Numba and as plain NumPy (the
   CUDA simulator runs them so);
-- casts round to nearest even where the value never reaches memory, fused or not;
+- casts round to nearest even where the value never reaches memory, fused or not, and
+  once from the exact value (a float64 or an integer to ``bf16`` too: ``_nearest_bf16``
+  finds that by exact arithmetic, whatever ml_dtypes' version), also in a fresh process
+  with a fresh kernel cache;
 - bf16 samples (the transformer block, an attention with a causal mask and RoPE) against
   the float64 reference and the reference interpreter (tests/samples/bf16_cases.py);
 - bf16 arrays in and out: the API with ml_dtypes arrays, ``out=``, .npz files.
@@ -12,9 +15,12 @@ target (the GPU's twins are tests/cuda/test_bf16_cuda.py).
 
 from __future__ import annotations
 
+import bisect
 import math
+import os
 import subprocess
 import sys
+from fractions import Fraction
 
 import ml_dtypes
 import numba
@@ -105,9 +111,83 @@ def test_plain_numpy_twins(value):
     assert _same(np.array([half_floats.bf16_value(half_floats.bf16_bits(x))]), np.array([bf16]))
 
 
+#: every bf16 from +0 up, ascending, as exact fractions; the last one, inf, as 2**128 (its
+#: bits 0x7F80 are even and the largest's odd): the values above halfway from the largest
+#: to 2**128 round to it, as IEEE's overflow does
+_FINITE_BF16 = np.arange(0x7F80, dtype=np.uint16).view(BF16).astype(np.float64)
+_BF16_LADDER = [*(Fraction(v) for v in _FINITE_BF16.tolist()), Fraction(2**128)]
+
+
+def _nearest_bf16(values: np.ndarray) -> np.ndarray:
+    """Each of ``values`` (floats or integers) rounded once to the nearest bf16, ties to
+    even, by exact arithmetic: the reference that is not ml_dtypes' (which rounds a float64
+    or an integer through the nearest float32 before 0.7, so twice)."""
+    bits = []
+    for value in values.tolist():  # Python floats and ints: exact
+        if value != value:
+            bits.append(0x7FC0)
+            continue
+        magnitude = abs(Fraction(value))
+        above = min(bisect.bisect_left(_BF16_LADDER, magnitude), len(_BF16_LADDER) - 1)
+        below = max(above - 1, 0)
+        lower, upper = magnitude - _BF16_LADDER[below], _BF16_LADDER[above] - magnitude
+        nearest = below if lower < upper or (lower == upper and below % 2 == 0) else above
+        bits.append(nearest | (0x8000 if math.copysign(1, value) < 0 else 0))
+    return np.array(bits, np.uint16).view(BF16)
+
+
+def test_nearest_bf16_is_ml_dtypes_from_float32():
+    """The exact reference agrees with ml_dtypes where float32 holds the value (one rounding
+    in every version of it)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        want = SWEEP[::64].astype(BF16)
+    assert _same(_nearest_bf16(SWEEP[::64]).astype(np.float32), want.astype(np.float32))
+
+
+def _near_bf16_ties(dtype, count: int) -> np.ndarray:
+    """Values of ``dtype`` at, just above and just below ties between two bf16 values: where
+    rounding through the nearest float32 lands on the tie and rounds the wrong way."""
+    rng = np.random.default_rng(1)
+    if dtype == np.float64:  # the ties of every exponent, each nudged by a float64 step and by 2**-30 of it
+        ties = (rng.integers(0, 0x7F7F, count, dtype=np.uint32) << 16 | 0x8000).view(np.float32).astype(np.float64)
+        ties *= rng.choice([-1.0, 1.0], count)
+        return np.concatenate([ties, np.nextafter(ties, np.inf), np.nextafter(ties, -np.inf), ties * (1 + 2.0**-30)])
+    # integers past 2**24 (float32's spacing there is 2 and more), each nudged by 1 and 3
+    top = 30 if dtype == np.int32 else 62
+    exponents = rng.integers(24, top + 1, count).astype(np.uint32)
+    ties = ((exponents + 127) << 23 | rng.integers(0, 128, count, dtype=np.uint32) << 16 | 0x8000).view(np.float32)
+    whole = ties.astype(np.int64) * rng.choice([-1, 1], count)
+    return np.concatenate([whole + step for step in (0, 1, -1, 3, -3)]).astype(dtype)
+
+
+WIDE_CASTS = """
+fn main(d: f64[N], k: i32[M], j: i64[L]) -> (bf16[N], bf16[M], bf16[L]) {
+    return cast(d, bf16), cast(k, bf16), cast(j, bf16)
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["numpy", "cpu"])
+def test_wider_sources_reach_bf16_in_one_rounding(target):
+    """A float64, an int32 or an int64 cast to bf16 near a tie: the nearest bf16 of the
+    exact value, on the reference and in a kernel (``runtime/half_floats.py``'s rounding
+    to odd), whatever ml_dtypes' version."""
+    check_wider_sources(target)
+
+
+def check_wider_sources(target: str) -> None:
+    """``WIDE_CASTS`` on ``target`` against the exact nearest bf16 of each value."""
+    sources = [_near_bf16_ties(dtype, 200) for dtype in (np.float64, np.int32, np.int64)]
+    got = fusec.compile(WIDE_CASTS, target=target).main(*sources)
+    for g, source in zip(got, sources):
+        assert g.dtype == BF16
+        assert np.array_equal(g.view(np.uint16), _nearest_bf16(source).view(np.uint16))
+
+
 CASTS = """
-fn main(x: f32[N], d: f64[N], k: i32[N]) -> (f32[N], f32[N], bf16[N], f16[N], bf16[N]) {
-    return cast(cast(x, f16), f32), cast(cast(x, bf16), f32), cast(d, bf16), cast(d, f16), cast(k, bf16)
+fn main(x: f32[N], d: f64[N], k: i32[N], j: i64[N]) -> (f32[N], f32[N], bf16[N], f16[N], bf16[N], bf16[N]) {
+    return cast(cast(x, f16), f32), cast(cast(x, bf16), f32), cast(d, bf16), cast(d, f16),
+           cast(k, bf16), cast(j, bf16)
 }
 """
 
@@ -115,26 +195,49 @@ fn main(x: f32[N], d: f64[N], k: i32[N]) -> (f32[N], f32[N], bf16[N], f16[N], bf
 def _cast_inputs():
     x = np.array([1e5, 65519.0, 65520.0, 1.00390625, 1.0 + 2**-11, -3e-8, 3.4e38, np.nan, -np.inf, 0.1], np.float32)
     d = np.array([1 + 2**-11 + 2**-40, 1 + 2**-8 + 2**-30, 1e300, -1e-300, 0.1, np.nan, 65520.0, 3.0, 2.5, 1e-8])
-    k = np.array([257, 2**24 + 1, -(2**31), 7, 0, 1, -1, 255, 513, 99999], np.int32)
-    return x, d, k
+    k = np.array([257, 2**24 + 1, -(2**31), 7, 0, 1, -1, 255, 16973823, 99999], np.int32)
+    tie = 2**62 + 2**54  # between bf16's 2**62 and 2**62 + 2**55
+    j = np.array([tie + 1, -(tie + 1), 2**63 - 1, -(2**63), 16973823, 0, -1, 2**53 + 1, 513, 3], np.int64)
+    return x, d, k, j
 
 
-def _cast_reference(x, d, k):
+def _cast_reference(x, d, k, j):
+    """NumPy's casts to f16; the nearest bf16, exactly, of each float64 and integer."""
     with np.errstate(over="ignore", invalid="ignore"):
         return (x.astype(np.float16).astype(np.float32), x.astype(BF16).astype(np.float32),
-                d.astype(BF16), d.astype(np.float16), k.astype(BF16))  # fmt: skip
+                _nearest_bf16(d), d.astype(np.float16), _nearest_bf16(k), _nearest_bf16(j))  # fmt: skip
 
 
 @pytest.mark.parametrize("fuse", [True, False], ids=["fused", "unfused"])
 @pytest.mark.parametrize("target", ["numpy", "cpu"])
 def test_casts_round_to_nearest_even(target, fuse):
     """``cast(cast(x, f16), f32)`` of 1e5 is inf, as NumPy's, even where the f16 value
-    stays in a fused kernel's register; a float64 reaches f16 in one rounding and bf16
-    through float32 (as ml_dtypes), an integer bf16 as ml_dtypes."""
+    stays in a fused kernel's register; a float64 or an integer reaches f16 and bf16 in
+    one rounding (1 + 2**-8 + 2**-30 is bf16's 1.0078125, not 1.0 as through float32)."""
     program = fusec.compile(CASTS, target=target, fuse=fuse)
     got = program.main(*_cast_inputs())
     for g, w in zip(got, _cast_reference(*_cast_inputs())):
         assert g.dtype == w.dtype
+        assert _same(g.astype(np.float32), w.astype(np.float32))
+
+
+def test_casts_round_once_in_a_fresh_process(tmp_path):
+    """The casts as a user's first run makes them: ``fusec --target cpu`` in a process of
+    its own, with an empty kernel cache of its own (not the session's, which the tests
+    beside it, under pytest-xdist in other workers too, fill)."""
+    source, inputs, outputs = tmp_path / "casts.tdsl", tmp_path / "in.npz", tmp_path / "out.npz"
+    source.write_text(CASTS)
+    np.savez(inputs, **dict(zip("xdkj", _cast_inputs())))
+    command = [sys.executable, "-m", "compiler.cli", str(source), "--target", "cpu",
+               "--inputs", str(inputs), "--output", str(outputs)]  # fmt: skip
+    environment = {**os.environ, "FUSEC_CACHE_DIR": str(tmp_path / "fresh-cache")}
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=environment)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "fresh-cache").is_dir()
+    with np.load(outputs, allow_pickle=False) as results:
+        got = [results[f"out{i}"] for i in range(len(results.files))]
+    for g, w in zip(got, _cast_reference(*_cast_inputs()), strict=True):
+        g = g.view(BF16) if w.dtype == BF16 else g  # --output writes bf16 as its two bytes
         assert _same(g.astype(np.float32), w.astype(np.float32))
 
 

@@ -4,11 +4,13 @@ says on standard error when the cache cannot be used.
 In this process: a cache folder that is a file, cannot be written, or can be written
 by others; a full disk (simulated); the helper unable to write; the folder deleted
 between the helper's compile and the load; a sound file that cannot be loaded; a
-forked child; a damaged or invalid autotuner file. In fresh processes (a damaged Numba
-file once crashed the process that loaded it): cold and warm runs giving the same bits;
-truncated, bit-flipped and tampered files of each kind; processes compiling one kernel
-into one cold cache at the same time, and compiles of one kernel taking turns (the
-later one loading what the first compiled).
+forked child; a damaged, invalid or oversized autotuner file; a lock file that is a
+link. In fresh processes (a damaged Numba file once crashed the process that loaded it;
+their memory bounded): cold and warm runs giving the same bits; truncated, bit-flipped
+and tampered files of each kind; two kernels' files swapped; links to /dev/zero and
+FIFOs in place of cache files; processes compiling one kernel into one cold cache at
+the same time, and compiles of one kernel taking turns (the later one loading what the
+first compiled).
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ import errno
 import json
 import os
 import pickle
+import resource
 import shutil
+import stat
 import subprocess
 import sys
 import threading
@@ -165,7 +169,8 @@ def test_sound_file_that_cannot_be_loaded_is_recompiled(tmp_path, payload, capsy
     options, signature = {**OPTIONS, "parallel": False}, (numba.float32[::1], numba.float32[::1])
     kernel_cache.compile_here(SOURCE, options, "kernel", str(tmp_path), {}, "numba.core.decorators.njit", signature)
     (data,) = tmp_path.glob("*.nbc")
-    data.write_bytes(cache_files.seal(payload))  # its checksum matches
+    stamp, key, _ = pickle.loads(cache_files.unseal(data.read_bytes()))
+    data.write_bytes(cache_files.seal(pickle.dumps((stamp, key, payload))))  # its checksum and entry match
     kernel_cache.compile_here(SOURCE, options, "kernel", str(tmp_path), {}, "numba.core.decorators.njit", signature)
     err = capsys.readouterr().err
     assert "fusec: warning: kernel cache: cannot load" in err and "; recompiling" in err
@@ -225,6 +230,21 @@ def test_damaged_or_invalid_tuning_file_is_ignored(tmp_path, capsys):
         assert TuningCache(tmp_path).lookup("k", [(4, 8)]) is None, bad
 
 
+def test_a_cache_file_larger_than_its_kind_may_be_is_not_read(tmp_path, monkeypatch, capsys):
+    tuned = TuningCache(tmp_path)
+    tuned.store("k", [(4, 8)], Tuning(threads=128))
+    monkeypatch.setattr(cache_files, "MAX_JSON_BYTES", tuned.path.stat().st_size - 1)
+    assert TuningCache(tmp_path).lookup("k", [(4, 8)]) is None
+    assert f"cannot read {tuned.path}: it is larger than" in capsys.readouterr().err
+
+
+def test_a_lock_file_that_is_a_link_is_not_followed(tmp_path):
+    (tmp_path / "k.lock").symlink_to(tmp_path / "elsewhere")
+    with cache_files.exclusive(tmp_path / "k.lock") as locked:
+        assert not locked  # the block runs without the lock
+    assert not (tmp_path / "elsewhere").exists()
+
+
 def test_tuning_file_that_cannot_be_written(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(cache_files, "write_atomic", no_space)
     TuningCache(tmp_path).store("k", [(4, 8)], Tuning(threads=64))
@@ -244,12 +264,24 @@ def probe_env(cache: Path) -> dict[str, str]:
     return env
 
 
-def run_probe(cache: Path, *samples: str) -> tuple[dict, str]:
+#: the address space of a process these tests start: a fault that made fusec read a
+#: file without end (a link to /dev/zero) fails it rather than taking the machine's memory
+PROCESS_BYTES = 4 << 30
+
+
+def bounded_memory() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (PROCESS_BYTES, PROCESS_BYTES))
+
+
+def run_bounded(command: list[str], cache: Path, timeout_s: float = 600) -> subprocess.CompletedProcess:
+    """``command`` run in a fresh process on the cache ``cache``, its memory bounded."""
+    return subprocess.run(command, cwd=ROOT, env=probe_env(cache), capture_output=True, text=True,
+                          timeout=timeout_s, check=False, preexec_fn=bounded_memory)
+
+
+def run_probe(cache: Path, *samples: str, timeout_s: float = 600) -> tuple[dict, str]:
     """The probe's report from a fresh process, and what it printed on stderr."""
-    done = subprocess.run(
-        probe_command(*samples), cwd=ROOT, env=probe_env(cache), capture_output=True, text=True,
-        timeout=600, check=False,
-    )
+    done = run_bounded(probe_command(*samples), cache, timeout_s)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1]), done.stderr
@@ -314,6 +346,77 @@ def test_damaged_files_are_recompiled(populated, tmp_path, damage):
             assert path.read_bytes() == original
         else:
             assert cache_files.unseal(path.read_bytes()) is not None
+
+
+@pytest.mark.parametrize("swapped", [(".nbc",), (".nbi", ".nbc"), (".py", ".nbi", ".nbc")],
+                         ids=["code", "index-and-code", "whole-entries"])
+def test_two_kernels_files_swapped_are_recompiled_and_repaired(populated, tmp_path, swapped):
+    """Sound files under another kernel's names (each checksum right): the process
+    loading both kernels once ran one's machine code as the other's, and crashed."""
+    cache = copy_of(populated, tmp_path)
+    (first,), (second,) = (populated[1][sample]["modules"] for sample in ("layernorm", "softmax"))
+    for suffix in swapped:
+        a, b = files_of(cache, first)[suffix], files_of(cache, second)[suffix]
+        a_bytes = a.read_bytes()
+        a.write_bytes(b.read_bytes())
+        b.write_bytes(a_bytes)
+
+    report, stderr = run_probe(cache, "layernorm", "softmax")
+    for sample, result in report["samples"].items():
+        assert result["ok"] and result["crc"] == populated[1][sample]["crc"], sample
+    assert report["helper_compiled"] == 2
+    if swapped == (".nbc",):  # an index that is right, and a code file that is not its entry
+        assert stderr.count("it is not this kernel's entry; recompiling") == 2, stderr
+    repaired, stderr = run_probe(cache, "layernorm", "softmax")
+    assert repaired["helper_compiled"] == 0 and stderr == ""
+
+
+def plant(path: Path, kind: str) -> None:
+    """Puts at ``path`` a link to /dev/zero (a file without end) or a FIFO (whose open
+    waits for a writer that never comes)."""
+    path.unlink(missing_ok=True)
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+
+
+@pytest.mark.parametrize("kind", ["link-to-dev-zero", "fifo"])
+def test_kernel_files_that_are_no_regular_files_are_never_read(populated, tmp_path, kind):
+    cache = copy_of(populated, tmp_path)
+    planted = []
+    for sample, suffix in {"layernorm": ".nbc", "softmax": ".nbi", "sincos": ".py"}.items():
+        (module,) = populated[1][sample]["modules"]
+        planted.append(files_of(cache, module)[suffix])
+        plant(planted[-1], kind)
+
+    report, stderr = run_probe(cache, timeout_s=120)
+    for sample, result in report["samples"].items():
+        assert result["ok"] and result["crc"] == populated[1][sample]["crc"], sample
+    assert report["helper_compiled"] == 2  # the source file is rewritten; its code was sound
+    for path in planted:
+        assert f"kernel cache: cannot read {path}: it is not a regular file" in stderr
+        assert stat.S_ISREG(os.lstat(path).st_mode)  # written again in its place
+
+
+# A process that reads calibration.json and autotune.json from $FUSEC_CACHE_DIR.
+JSON_FILES_SCRIPT = """
+import json
+from runtime.calibration_cache import CalibrationFile
+from runtime.cuda.autotune_cache import TuningCache
+print(json.dumps([bool(CalibrationFile().load("cpu")), TuningCache().lookup("k", [(4, 8)]) is not None]))
+"""
+
+
+@pytest.mark.parametrize("kind", ["link-to-dev-zero", "fifo"])
+def test_json_files_that_are_no_regular_files_are_never_read(tmp_path, kind):
+    cache = kernel_cache.cache_dir(tmp_path / "cache")
+    for name in ("calibration.json", "autotune.json"):
+        plant(cache / name, kind)
+    done = run_bounded([sys.executable, "-c", JSON_FILES_SCRIPT], cache, timeout_s=120)
+    assert done.returncode == 0 and json.loads(done.stdout) == [False, False], done.stderr
+    for name in ("calibration.json", "autotune.json"):
+        assert f"kernel cache: cannot read {cache / name}: it is not a regular file" in done.stderr
 
 
 def test_tampered_source_is_never_run(populated, tmp_path):

@@ -52,6 +52,38 @@ def test_scalar_operands_give_numpys_answer(case, target, fuse):
     np.testing.assert_array_equal(got, want)
 
 
+#: scalars made of constants and iotas alone, which fusion leaves outside every group and
+#: lower-to-loops lowers an op at a time (issue 46: `y * y` launched y twice): (program,
+#: NumPy's results)
+CONSTANT_SCALARS = {
+    "power-of-an-index": ("fn main(x: f32[2]) -> i64 { return arange(3)[2] ** 4 }", (np.int64(16),)),
+    "square-of-an-iota-element": (
+        "fn main(x: f32[2]) -> i64 { return iota((3, 4), 1)[1, 2] * iota((3, 4), 1)[1, 2] }",
+        (np.int64(4),),
+    ),
+    "float-power": ("fn main(x: f32[2]) -> f32 { return cast(arange(3)[2], f32) ** 2.0 }", (np.float32(4.0),)),
+    "power-of-a-sum": ("fn main(x: f32[2]) -> i64 { return (arange(3)[2] + 1) ** 3 }", (np.int64(27),)),
+    "symbolic-iota": ("fn main(x: f32[N]) -> i64 { return arange(N)[1] ** 2 }", (np.int64(1),)),
+    "compare-with-itself": ("fn main(x: f32[2]) -> bool { return arange(3)[2] == arange(3)[2] }", (np.True_,)),
+    "twice-and-beside-a-kernel": (
+        """fn main(x: f32[2]) -> (f32, i64, i64) {
+            y = arange(3)[2]
+            return cast(y, f32) * x[0], y * y, y * y
+        }""",
+        (np.float32(5.0), np.int64(4), np.int64(4)),
+    ),
+}
+
+
+@pytest.mark.parametrize("target, fuse", HOST_TARGETS, ids=TARGET_IDS)
+@pytest.mark.parametrize("case", list(CONSTANT_SCALARS))
+def test_scalars_of_constants_give_numpys_answer(case, target, fuse):
+    source, want = CONSTANT_SCALARS[case]
+    got = run(source, target, fuse, np.array([2.5, 1.0], np.float32))
+    assert [(g.dtype, g.shape) for g in got] == [(w.dtype, ()) for w in want]
+    assert [g.item() for g in got] == [w.item() for w in want]
+
+
 #: reductions over an axis bound to 0, x of shape (3, 0): NumPy's values
 EMPTY_VALUES = {
     "sum": ("fn main(x: f32[B, N]) -> f32[B] { return sum(x, axis=1) }", np.zeros(3, np.float32)),

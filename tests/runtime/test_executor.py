@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from runtime.cpu.executor import CompiledProgram, ExecutionError
+from runtime.errors import InputError
 from tests.loops.cases import CASES
 from tests.loops.harness import (  # noqa: F401  (kernel_cache is a fixture)
     CPU_PIPELINE,
@@ -45,7 +46,7 @@ def test_results_written_into_out(two_kernels):
     got = two_kernels.run("main", [x, w], out=out)
     assert got[0] is out[0] and got[1] is out[1]
     assert_results_equal(got, reference(TWO.text, [x, w]), TWO.rtol, TWO.atol)
-    with pytest.raises(ExecutionError, match=r"out\[0\] must be float32\[5, 6\], got float32\[5, 7\]"):
+    with pytest.raises(InputError, match=r"out\[0\] must be float32\[5, 6\], got float32\[5, 7\]"):
         two_kernels.run("main", [x, w], out=[np.empty((5, 7), np.float32), out[1]])
 
 

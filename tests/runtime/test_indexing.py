@@ -91,6 +91,20 @@ def test_an_index_out_of_range_is_an_error_naming_it(bad):
     assert issubclass(IndexOutOfRangeError, ExecutionError) and issubclass(IndexOutOfRangeError, fusec.FusecError)
 
 
+@pytest.mark.parametrize("target", ["numpy", "cpu"])
+def test_a_gather_without_wraparound_takes_no_negative_index(target):
+    """`wraparound=false` (PyTorch's index_select): [0, n) only, the error naming the
+    index as given."""
+    src = "fn main(x: f32[N, 2], i: i64[T]) -> f32[T, 2] { return gather(x, i, wraparound=false) * 3.0 }"
+    x = np.arange(14, dtype=np.float32).reshape(7, 2)
+    program = fusec.compile(src, target=target)
+    np.testing.assert_array_equal(program.main(x, np.array([6, 0, 3])), np.take(x, [6, 0, 3], axis=0) * 3)
+    error = IndexOutOfRangeError if target == "cpu" else EvaluationError
+    for bad in (-1, -7, 7):
+        with pytest.raises(error, match=rf"index {bad} is out of range for (an )?axis"):
+            program.main(x, np.array([0, bad]))
+
+
 def test_iota_and_arange(rng):
     src = """
     fn main(x: f32[N, M]) -> (i64[N], f32[M], i32[N, M], f32[N, M]) {

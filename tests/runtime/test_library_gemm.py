@@ -4,13 +4,17 @@ integers that wrap, f16 stored as f32."""
 
 from __future__ import annotations
 
+import functools
+import itertools
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
+import fusec
 from compiler.api import compile as compile_program
 from runtime.inputs import draw_inputs
+from runtime.library_gemm import library_operands
 
 PROGRAMS = {
     "batched": ("fn main(a: f32[B, M, K], w: f32[K, N]) -> f32[B, M, N] { return a @ w }", {"B": 3, "M": 5, "K": 7, "N": 4}),
@@ -95,3 +99,77 @@ def test_a_failing_gpu_library_call_is_an_execution_error(monkeypatch):
     a = np.ones((2, 3), np.float32)
     with pytest.raises(fusec.ExecutionError, match="library GEMM .*MemoryError: Out of memory"):
         gemm_library.cuda_gemm(a, np.ones((3, 4), np.float32), np.empty((2, 4), np.float32), False, False)
+
+
+#: every (B, M, K, N) of a batched matmul with some size 0 (issue 46: the library's rows
+#: of a batch as one matrix could not be reshaped where K or N was 0); the others large
+#: enough for the generated kernels' tiled variants
+ZERO_SIZES = [sizes for sizes in itertools.product((0, 2), (0, 17), (0, 5), (0, 18)) if 0 in sizes]
+#: programs whose products have those sizes, and NumPy's meaning of each
+EMPTY_PRODUCTS = {
+    "rows-times-matrix": (
+        "fn main(x: f32[B, M, K], w: f32[K, N], b: f32[N]) -> f32[B, M, N] { return x @ w + b }",
+        lambda x, w, b: x @ w + b,
+    ),
+    "batched-relu": (
+        "fn main(x: f32[B, M, K], w: f32[B, K, N], b: f32[N]) -> f32[B, M, N] { return relu(x @ w) * b }",
+        lambda x, w, b: np.maximum(x @ w, 0) * b,
+    ),
+    "transposed": (
+        "fn main(x: f32[B, K, M], w: f32[N, K], b: f32[N]) -> f32[B, M, N] {"
+        " return transpose(x, (0, 2, 1)) @ transpose(w) - b }",
+        lambda x, w, b: x.transpose(0, 2, 1) @ w.T - b,
+    ),
+}
+
+
+@functools.cache
+def _compiled(name: str, target: str, matmul: str):
+    return fusec.compile(EMPTY_PRODUCTS[name][0], target=target, matmul=matmul)
+
+
+def empty_product_matches_numpy(name: str, sizes: tuple[int, ...], target: str, matmul: str) -> None:
+    """NumPy's result of a product with a size 0: empty, or for K = 0 zeros with the
+    epilogue applied (``x @ w + b`` is ``b`` broadcast)."""
+    source, meaning = EMPTY_PRODUCTS[name]
+    B, M, K, N = sizes
+    shapes = {"x": (B, K, M) if name == "transposed" else (B, M, K), "b": (N,)}
+    shapes["w"] = {"rows-times-matrix": (K, N), "batched-relu": (B, K, N), "transposed": (N, K)}[name]
+    rng = np.random.default_rng(sum(sizes))
+    # small integers: every product and sum exact, so any order of the sum gives NumPy's bits
+    x, w, b = (rng.integers(-3, 4, shapes[p]).astype(np.float32) for p in ("x", "w", "b"))
+    program = _compiled(name, target, matmul)
+    (got,) = program.run("main", [x, w, b])
+    want = meaning(x, w, b)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("matmul", ["library", "generated"])
+@pytest.mark.parametrize("name", sorted(EMPTY_PRODUCTS))
+@pytest.mark.parametrize("sizes", ZERO_SIZES, ids=lambda s: "B%d-M%d-K%d-N%d" % s)
+def test_products_with_a_size_0_give_numpys_result(name, sizes, matmul):
+    empty_product_matches_numpy(name, sizes, "cpu", matmul)
+
+
+@pytest.mark.parametrize("transpose_rhs", [False, True])
+@pytest.mark.parametrize("sizes", ZERO_SIZES, ids=lambda s: "B%d-M%d-K%d-N%d" % s)
+def test_gpu_library_gemm_with_a_size_0(sizes, transpose_rhs, monkeypatch):
+    """cuBLAS's side (``runtime/cuda/gemm.cuda_gemm``) takes the operands as the CPU's
+    does (``library_operands``); here through a stand-in CuPy that is NumPy."""
+    from runtime.cuda import gemm as gemm_library
+
+    class NumPyAsCupy:
+        ndarray = np.ndarray
+        cuda = SimpleNamespace(cublas=SimpleNamespace(), get_current_stream=lambda: SimpleNamespace(ptr=0))
+        asarray = staticmethod(np.asarray)
+        matmul = staticmethod(np.matmul)
+
+    monkeypatch.setattr(gemm_library, "cupy_module", lambda: NumPyAsCupy)
+    B, M, K, N = sizes
+    a = np.ones((B, M, K), np.float32)
+    b = np.ones((N, K) if transpose_rhs else (K, N), np.float32)
+    out = np.full((B, M, N), np.nan, np.float32)
+    gemm_library.cuda_gemm(a, b, out, False, transpose_rhs)
+    np.testing.assert_array_equal(out, np.full((B, M, N), K, np.float32))
+    assert library_operands(a, b, out, False, transpose_rhs)[0].shape == (B * M, K)

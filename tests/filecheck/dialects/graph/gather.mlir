@@ -23,3 +23,11 @@ func.func @scalar_index(%x: tensor<5x8xf16>, %i: tensor<i64>) -> tensor<8xf16> {
   %y = graph.gather %x[%i] axis = 0 : tensor<5x8xf16>, tensor<i64> -> tensor<8xf16>
   func.return %y : tensor<8xf16>
 }
+
+// no_wraparound: a negative index is out of range, as PyTorch's index_select has it.
+// CHECK-LABEL: func.func @no_wraparound(%x: tensor<10x4xf32>, %i: tensor<3xi64>) -> tensor<3x4xf32> {
+// CHECK-NEXT:    %y = graph.gather %x[%i] axis = 0 no_wraparound : tensor<10x4xf32>, tensor<3xi64> -> tensor<3x4xf32>
+func.func @no_wraparound(%x: tensor<10x4xf32>, %i: tensor<3xi64>) -> tensor<3x4xf32> {
+  %y = graph.gather %x[%i] axis = 0 no_wraparound : tensor<10x4xf32>, tensor<3xi64> -> tensor<3x4xf32>
+  func.return %y : tensor<3x4xf32>
+}

@@ -47,3 +47,30 @@ func.func @mixed(%x: tensor<4x6xf32>) -> tensor<24xf32> {
   %c = graph.reshape %b : tensor<4x3x2xf32> -> tensor<24xf32>
   func.return %c : tensor<24xf32>
 }
+
+// broadcast(cast(x)) = cast(broadcast(x)): the cast runs in the broadcast's index space
+// CHECK-LABEL: func.func @broadcast_of_cast(
+// CHECK-NEXT:    %[[B:.*]] = graph.broadcast %g : tensor<4xbf16> -> tensor<?x4xbf16, ["N", ""]>
+// CHECK-NEXT:    %[[C:.*]] = graph.cast %[[B]] : tensor<?x4xbf16, ["N", ""]> -> tensor<?x4xf32, ["N", ""]>
+// CHECK-NEXT:    %[[Y:.*]] = graph.mul %x, %[[C]] : tensor<?x4xf32, ["N", ""]>
+// CHECK-NEXT:    func.return %[[Y]]
+func.func @broadcast_of_cast(%x: tensor<?x4xf32, ["N", ""]>, %g: tensor<4xbf16>) -> tensor<?x4xf32, ["N", ""]> {
+  %c = graph.cast %g : tensor<4xbf16> -> tensor<4xf32>
+  %b = graph.broadcast %c : tensor<4xf32> -> tensor<?x4xf32, ["N", ""]>
+  %y = graph.mul %x, %b : tensor<?x4xf32, ["N", ""]>
+  func.return %y : tensor<?x4xf32, ["N", ""]>
+}
+
+// a cast of a splat is folded instead: the broadcast stays outermost
+// CHECK-LABEL: func.func @broadcast_of_cast_splat(
+// CHECK-NEXT:    %[[C:.*]] = graph.constant dense<2.000000e+00> : tensor<f32>
+// CHECK-NEXT:    %[[B:.*]] = graph.broadcast %[[C]] : tensor<f32> -> tensor<?x4xf32, ["N", ""]>
+// CHECK-NEXT:    %[[Y:.*]] = graph.mul %x, %[[B]] : tensor<?x4xf32, ["N", ""]>
+// CHECK-NEXT:    func.return %[[Y]]
+func.func @broadcast_of_cast_splat(%x: tensor<?x4xf32, ["N", ""]>) -> tensor<?x4xf32, ["N", ""]> {
+  %k = graph.constant dense<2.0> : tensor<f16>
+  %c = graph.cast %k : tensor<f16> -> tensor<f32>
+  %b = graph.broadcast %c : tensor<f32> -> tensor<?x4xf32, ["N", ""]>
+  %y = graph.mul %x, %b : tensor<?x4xf32, ["N", ""]>
+  func.return %y : tensor<?x4xf32, ["N", ""]>
+}

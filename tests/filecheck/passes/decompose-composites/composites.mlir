@@ -103,13 +103,16 @@ func.func @silu(%x: tensor<f32>) -> tensor<f32> {
   func.return %y : tensor<f32>
 }
 
+// a composite of half floats computes in f32: its operands cast up, its result rounded once
 // CHECK-LABEL: func.func @sigmoid(
-// CHECK-NEXT:    graph.constant dense<1.000000e+00> : tensor<f16>
+// CHECK-NEXT:    %[[X:.*]] = graph.cast %x : tensor<3xf16> -> tensor<3xf32>
+// CHECK-NEXT:    graph.constant dense<1.000000e+00> : tensor<f32>
 // CHECK-NEXT:    %[[ONE:.*]] = graph.broadcast
-// CHECK-NEXT:    %[[N:.*]] = graph.neg %x : tensor<3xf16>
-// CHECK-NEXT:    %[[E:.*]] = graph.exp %[[N]] : tensor<3xf16>
-// CHECK-NEXT:    %[[D:.*]] = graph.add %[[ONE]], %[[E]] : tensor<3xf16>
-// CHECK-NEXT:    %[[Y:.*]] = graph.div %[[ONE]], %[[D]] : tensor<3xf16>
+// CHECK-NEXT:    %[[N:.*]] = graph.neg %[[X]] : tensor<3xf32>
+// CHECK-NEXT:    %[[E:.*]] = graph.exp %[[N]] : tensor<3xf32>
+// CHECK-NEXT:    %[[D:.*]] = graph.add %[[ONE]], %[[E]] : tensor<3xf32>
+// CHECK-NEXT:    %[[S:.*]] = graph.div %[[ONE]], %[[D]] : tensor<3xf32>
+// CHECK-NEXT:    %[[Y:.*]] = graph.cast %[[S]] : tensor<3xf32> -> tensor<3xf16>
 // CHECK-NEXT:    func.return %[[Y]]
 func.func @sigmoid(%x: tensor<3xf16>) -> tensor<3xf16> {
   %y = graph.sigmoid %x : tensor<3xf16>
@@ -131,4 +134,31 @@ func.func @means(%x: tensor<?x4xf32, ["N", ""]>) -> tensor<f32> {
   %mx = graph.reduce max %x axes = [0, 1] : tensor<?x4xf32, ["N", ""]> -> tensor<f32>
   %r = graph.add %m, %mx : tensor<f32>
   func.return %r : tensor<f32>
+}
+
+// a half-float layernorm: x, gamma and beta cast to f32, the statistics in f32, one rounding
+// CHECK-LABEL: func.func @layernorm_half(
+// CHECK-DAG:     %[[X:.*]] = graph.cast %x : tensor<2x4xbf16> -> tensor<2x4xf32>
+// CHECK-DAG:     %[[G:.*]] = graph.cast %g : tensor<4xbf16> -> tensor<4xf32>
+// CHECK-DAG:     %[[B:.*]] = graph.cast %b : tensor<4xbf16> -> tensor<4xf32>
+// CHECK:         graph.reduce sum %[[X]] axes = [1] keepdims : tensor<2x4xf32> -> tensor<2x1xf32>
+// CHECK:         graph.reduce sum %{{.*}} axes = [1] keepdims : tensor<2x4xf32> -> tensor<2x1xf32>
+// CHECK:         %[[Y:.*]] = graph.cast %{{.*}} : tensor<2x4xf32> -> tensor<2x4xbf16>
+// CHECK-NEXT:    func.return %[[Y]]
+func.func @layernorm_half(%x: tensor<2x4xbf16>, %g: tensor<4xbf16>, %b: tensor<4xbf16>) -> tensor<2x4xbf16> {
+  %y = graph.layernorm %x, %g, %b eps = 1.000000e-05 : tensor<2x4xbf16>, tensor<4xbf16>
+  func.return %y : tensor<2x4xbf16>
+}
+
+// mean of f16: the sum in f32 (60000 + 60000 does not overflow), the mean rounded once
+// CHECK-LABEL: func.func @mean_half(
+// CHECK-NEXT:    %[[X:.*]] = graph.cast %x : tensor<4xf16> -> tensor<4xf32>
+// CHECK-NEXT:    %[[S:.*]] = graph.reduce sum %[[X]] axes = [0] : tensor<4xf32> -> tensor<f32>
+// CHECK-NEXT:    %[[Q:.*]] = graph.constant dense<2.500000e-01> : tensor<f32>
+// CHECK-NEXT:    %[[M:.*]] = graph.mul %[[S]], %[[Q]] : tensor<f32>
+// CHECK-NEXT:    %[[Y:.*]] = graph.cast %[[M]] : tensor<f32> -> tensor<f16>
+// CHECK-NEXT:    func.return %[[Y]]
+func.func @mean_half(%x: tensor<4xf16>) -> tensor<f16> {
+  %y = graph.reduce mean %x axes = [0] : tensor<4xf16> -> tensor<f16>
+  func.return %y : tensor<f16>
 }

@@ -33,6 +33,7 @@
 // CHECK-NEXT:    %n = graph.window %i window = [2, 2] strides = [2, 2] dilations = [1, 1] low = [0, 0] high = [0, 0] value = 0xC1E0000000000000 : tensor<2x8x8x4xi32> -> tensor<2x4x4x2x2x4xi32>
 // CHECK-NEXT:    %n_1 = graph.reduce max %n axes = [3, 4] : tensor<2x4x4x2x2x4xi32> -> tensor<2x4x4x4xi32>
 // CHECK-NEXT:    func.return %m_1, %a_4, %n_1 : tensor<2x4x4x4xf32>, tensor<2x4x4x4xf32>, tensor<2x4x4x4xi32>
+// batchnorm(x) = (x - mean) / sqrt(var + eps) * gamma + beta, in that order
 // CHECK-LABEL: func.func @batchnorm(
 // CHECK-NEXT:    %z = graph.reshape %m : tensor<4xf32> -> tensor<4x1x1xf32>
 // CHECK-NEXT:    %z_1 = graph.broadcast %z : tensor<4x1x1xf32> -> tensor<2x4x8x8xf32>
@@ -41,14 +42,16 @@
 // CHECK-NEXT:    %z_4 = graph.broadcast %z_3 : tensor<f32> -> tensor<4xf32>
 // CHECK-NEXT:    %z_5 = graph.add %v, %z_4 : tensor<4xf32>
 // CHECK-NEXT:    %z_6 = graph.sqrt %z_5 : tensor<4xf32>
-// CHECK-NEXT:    %z_7 = graph.div %g, %z_6 : tensor<4xf32>
-// CHECK-NEXT:    %z_8 = graph.reshape %z_7 : tensor<4xf32> -> tensor<4x1x1xf32>
-// CHECK-NEXT:    %z_9 = graph.broadcast %z_8 : tensor<4x1x1xf32> -> tensor<2x4x8x8xf32>
-// CHECK-NEXT:    %z_10 = graph.mul %z_2, %z_9 : tensor<2x4x8x8xf32>
-// CHECK-NEXT:    %z_11 = graph.reshape %b : tensor<4xf32> -> tensor<4x1x1xf32>
-// CHECK-NEXT:    %z_12 = graph.broadcast %z_11 : tensor<4x1x1xf32> -> tensor<2x4x8x8xf32>
-// CHECK-NEXT:    %z_13 = graph.add %z_10, %z_12 : tensor<2x4x8x8xf32>
-// CHECK-NEXT:    func.return %z_13 : tensor<2x4x8x8xf32>
+// CHECK-NEXT:    %z_7 = graph.reshape %z_6 : tensor<4xf32> -> tensor<4x1x1xf32>
+// CHECK-NEXT:    %z_8 = graph.broadcast %z_7 : tensor<4x1x1xf32> -> tensor<2x4x8x8xf32>
+// CHECK-NEXT:    %z_9 = graph.div %z_2, %z_8 : tensor<2x4x8x8xf32>
+// CHECK-NEXT:    %z_10 = graph.reshape %g : tensor<4xf32> -> tensor<4x1x1xf32>
+// CHECK-NEXT:    %z_11 = graph.broadcast %z_10 : tensor<4x1x1xf32> -> tensor<2x4x8x8xf32>
+// CHECK-NEXT:    %z_12 = graph.mul %z_9, %z_11 : tensor<2x4x8x8xf32>
+// CHECK-NEXT:    %z_13 = graph.reshape %b : tensor<4xf32> -> tensor<4x1x1xf32>
+// CHECK-NEXT:    %z_14 = graph.broadcast %z_13 : tensor<4x1x1xf32> -> tensor<2x4x8x8xf32>
+// CHECK-NEXT:    %z_15 = graph.add %z_12, %z_14 : tensor<2x4x8x8xf32>
+// CHECK-NEXT:    func.return %z_15 : tensor<2x4x8x8xf32>
 
 func.func @conv(%x: tensor<?x?x?x4xf32, ["N", "H", "W", ""]>, %w: tensor<3x3x4x8xf32>) -> tensor<?x?x?x8xf32, ["N", "H", "W", ""]> {
   %y = graph.conv2d %x, %w strides = [1, 1] dilations = [1, 1] low = [1, 1] high = [1, 1] groups = 1 : tensor<?x?x?x4xf32, ["N", "H", "W", ""]>, tensor<3x3x4x8xf32> -> tensor<?x?x?x8xf32, ["N", "H", "W", ""]>

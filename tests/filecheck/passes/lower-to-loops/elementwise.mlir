@@ -106,3 +106,15 @@ func.func @unfused(%x: tensor<4xf32>) -> tensor<4xf32> {
   %e = graph.exp %x : tensor<4xf32>
   func.return %e : tensor<4xf32>
 }
+
+// An op outside any group that reads one value twice (`y * y` of a scalar the fuse pass
+// left free) passes it to its kernel once, as the kernel takes it (issue 46).
+// CHECK-LABEL: loop.kernel @k{{[0-9]+}} ins(%{{.*}}: memref<i64>) outs(%{{.*}}: memref<i64>)
+// CHECK:         arith.muli
+// CHECK-LABEL: func.func @unfused_square(
+// CHECK-NEXT:    %[[S:.*]] = loop.alloc [] : memref<i64>
+// CHECK-NEXT:    loop.launch @k{{[0-9]+}}(%y, %[[S]]) : (memref<i64>, memref<i64>)
+func.func @unfused_square(%y: tensor<i64>) -> tensor<i64> {
+  %s = graph.mul %y, %y : tensor<i64>
+  func.return %s : tensor<i64>
+}

@@ -64,3 +64,15 @@ func.func @columns(%x: tensor<?xf32, ["N"]>) -> tensor<?x4xf32, ["N", ""]> {
   }
   func.return %r : tensor<?x4xf32, ["N", ""]>
 }
+
+// A gather without wraparound checks its index so: a negative one is out of range.
+// CHECK-LABEL: loop.kernel @k3_select ins(%t: memref<?x?xf32>, %r: memref<?xi32>) outs(%g: memref<?x?xf32>) attributes {kind = "elementwise"} {
+// CHECK:         %{{.*}} = loop.check_index %{{.*}}, %{{.*}} "gather of t along axis 0" no_wraparound : i32
+func.func @select(%table: !tab, %ids: !ids) -> !out {
+  %e = graph.fusion_group(%table, %ids) {kernel = "k3_select", kind = "elementwise"} : (!tab, !ids) -> !out {
+  ^bb0(%t: !tab, %r: !ids):
+    %g = graph.gather %t[%r] axis = 0 no_wraparound : !tab, !ids -> !out
+    graph.yield %g : !out
+  }
+  func.return %e : !out
+}

@@ -1,7 +1,8 @@
 // RUN: fusec %samples/layernorm.tdsl --target cpu --emit kernel | filecheck %s
 // The CPU kernel of layernorm: each row sum (the mean, then the variance) adds all its
 // terms in 64 lanes, term j into lane j mod 64, combined pairwise in a fixed order (lane
-// k with k + 32, then k + 16, ...: lane_sum, in registers) and added to the start value.
+// k with k + 32, then k + 16, ...: lane_sum, in registers) and added to the start value,
+// which keeps a NaN it holds (as a lane does: the same NaN on any number of threads).
 // The lanes are one vector value (lane_start); each block of 64 terms is written to a
 // tile (lane_buffer) that lane_fold_sum adds to them, the blocks counted by number; the
 // last, partial block fills the rest of its tile with -0.0, which leaves a lane as it is.
@@ -32,7 +33,7 @@
 // CHECK-NEXT:         else:
 // CHECK-NEXT:           [[W]][[[K]]] = [[ZERO]]
 // CHECK-NEXT:       [[L]] = lane_fold_sum([[L]], [[W]])
-// CHECK-NEXT:     [[R]] = [[R]] + lane_sum([[L]])
+// CHECK-NEXT:     [[R]] = ([[R]] if [[R]] != [[R]] else [[R]] + lane_sum([[L]]))
 // CHECK:        if 0 < v1:
 // CHECK:          lane_fold_sum(
 // CHECK-NOT:  reassoc
