@@ -27,9 +27,10 @@ from compiler.directives import WHOLE_NUMBER, parse_sizes
 from compiler.frontend.diagnostics import SourceError
 from compiler.memory_check import check_memory, estimate
 from compiler.stages import MATMUL_STRATEGIES, STAGES
+from compiler.tolerance import difference, first_mismatch
 from compiler.version import VERSION
 from dialects.sizes import Size
-from dialects.tensor_types import NUMPY_DTYPES, is_float_dtype
+from dialects.tensor_types import NUMPY_DTYPES
 from runtime import registry, timing
 from runtime.errors import FusecError, InputError
 from runtime.inputs import Param, drawn_shapes, format_bytes, input_sizes, physical_memory
@@ -528,58 +529,14 @@ def summary(program, compilation, entry: str, results, elapsed: float, cluster: 
     return "\n".join(lines)
 
 
-#: (rtol, atol relative to the result's largest magnitude) per dtype: kernels sum in
-#: another order than NumPy, so the error of a long reduction grows with its values' scale;
-#: the half floats' are about 10 and 8 of their ulps at 1 (2**-10 and 2**-7), since the
-#: compiled targets round a fused chain's value once where the reference rounds each op
-TOLERANCES = {
-    NUMPY_DTYPES["bf16"]: (2**-4, 2**-4),
-    np.dtype(np.float16): (1e-2, 1e-2),
-    np.dtype(np.float32): (1e-4, 1e-4),
-    np.dtype(np.float64): (1e-9, 1e-12),
-}
-
-
-def matches(got: np.ndarray, want: np.ndarray) -> bool:
-    if got.shape != want.shape or got.dtype != want.dtype:
-        return False
-    if want.dtype not in TOLERANCES:
-        return bool(np.array_equal(got, want))
-    rtol, relative_atol = TOLERANCES[want.dtype]
-    got, want = got.astype(np.float64), want.astype(np.float64)  # exact; NumPy's allclose takes no bfloat16
-    finite = np.abs(want[np.isfinite(want)])
-    scale = max(1.0, float(finite.max())) if finite.size else 1.0
-    return bool(np.allclose(got, want, rtol=rtol, atol=relative_atol * scale, equal_nan=True))
-
-
-def difference(got: np.ndarray, want: np.ndarray) -> str:
-    """How a result that does not match the reference differs from it: its type, where
-    NaNs are, or the largest difference and where it is."""
-    if got.shape != want.shape or got.dtype != want.dtype:
-        return f"{got.dtype}{list(got.shape)} vs {want.dtype}{list(want.shape)}"
-    same = got == want
-    if is_float_dtype(want.dtype):
-        nan_got, nan_want = np.isnan(got), np.isnan(want)
-        if extra := int((nan_got & ~nan_want).sum()):
-            return f"NaN at {extra} position(s) where the reference has a number"
-        if lost := int((nan_want & ~nan_got).sum()):
-            return f"a number at {lost} position(s) where the reference has NaN"
-        same |= nan_got  # NaN where the reference has NaN too
-    with np.errstate(invalid="ignore"):  # inf - inf where both are inf: `same` masks it
-        diff = np.where(same, 0.0, np.abs(got.astype(np.float64) - want.astype(np.float64)))
-    worst = np.unravel_index(int(np.argmax(diff)), diff.shape)
-    where = f" at {list(map(int, worst))}" if worst else ""
-    return f"max abs diff {diff[worst]:.3g}{where}: {got[worst]} vs {want[worst]}"
-
-
 def check_against_reference(program, entry: str, arrays, results) -> int:
     from runtime.reference.interpreter import evaluate
 
     expected = evaluate(program.graph, entry, arrays)
-    for i, (got, want) in enumerate(zip(results, expected)):
-        if not matches(got, want):
-            print(f"check: out{i} differs from the NumPy reference ({difference(got, want)})", file=sys.stderr)
-            return EXIT_MISMATCH
+    i = first_mismatch(program.graph, entry, results, expected)
+    if i is not None:
+        print(f"check: out{i} differs from the NumPy reference ({difference(results[i], expected[i])})", file=sys.stderr)
+        return EXIT_MISMATCH
     print(f"check: {len(results)} result(s) match the NumPy reference")
     return EXIT_OK
 

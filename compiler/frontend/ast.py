@@ -104,6 +104,19 @@ class Binary(Expr):
     op_span: Span = field(kw_only=True)  # the operator, where its errors point
 
 
+def left_chain(e: Expr) -> list[Binary]:
+    """The binary operations down `e`'s left operands, `e` first: `a + b * c - d` gives
+    [`a + b * c - d`, `a + b * c`]. A flat chain of thousands of terms is as deep as it is
+    long, and it is not nesting to whoever wrote it (the parser does not count it,
+    parse.MAX_NESTING): a walk over expressions handles these operations deepest first,
+    each with its left operand already done, rather than recursing down the chain."""
+    chain = []
+    while isinstance(e, Binary):
+        chain.append(e)
+        e = e.lhs
+    return chain
+
+
 @dataclass(eq=False)
 class Keyword:
     name: str

@@ -479,6 +479,16 @@ class _Checker:
     # -- expressions --
 
     def _expr(self, e: ast.Expr) -> ExprTy:
+        """The type of `e`, checked once. The binary operations down its left operands are
+        checked first, deepest first (`ast.left_chain`): each then finds its left operand
+        done, and a flat chain of any length costs no depth of Python's stack."""
+        if e.ty is not None:  # a left operand of a chain, checked with it
+            return e.ty
+        for below in reversed(ast.left_chain(e)[1:]):
+            self._check(below)
+        return self._check(e)
+
+    def _check(self, e: ast.Expr) -> ExprTy:
         try:
             ty = self._infer(e)
             if isinstance(ty, TensorTy):
@@ -638,18 +648,22 @@ class _Checker:
             shape = joined
         return shape
 
-    def _settle(self, e: ast.Expr, dtype: str, in_range: bool = False) -> None:
+    @staticmethod
+    def _settle(e: ast.Expr, dtype: str) -> None:
         """Give a weak subexpression its dtype, down to its literals, checking that each
-        (possibly negated) literal fits it."""
-        if not isinstance(e.ty, WeakTy):
-            return
-        value = None if in_range else _constant(e)
-        if value is not None:
-            _check_range(e.span, value, dtype)
-        e.ty = TensorTy(dtype, e.ty.shape)
-        if e.info is not None:
-            for operand in e.info.operands:
-                self._settle(operand, dtype, in_range or value is not None)
+        (possibly negated) literal fits it. Iterative: a weak chain (`1 + 2 + ... + x`'s
+        left operand) may be as deep as it is long."""
+        pending = [(e, False)]  # an expression, and whether a literal it is part of is checked
+        while pending:
+            e, in_range = pending.pop()
+            if not isinstance(e.ty, WeakTy):
+                continue
+            value = None if in_range else _constant(e)
+            if value is not None:
+                _check_range(e.span, value, dtype)
+            e.ty = TensorTy(dtype, e.ty.shape)
+            if e.info is not None:
+                pending.extend((operand, in_range or value is not None) for operand in reversed(e.info.operands))
 
     def _power(self, node, span, what, base: ast.Expr, exponent: ast.Expr) -> ExprTy:
         value = _constant(exponent)
@@ -1255,33 +1269,49 @@ class _Checker:
         return index
 
     def _linear(self, e: ast.Expr) -> Linear:
-        """A bound written with integers, the function's sizes, + - * and / by an integer."""
-        example = "a slice bound or index is an integer or a size of this function, as in 2, -1, D/2 or N-1"
+        """A bound written with integers, the function's sizes, + - * and / by an integer.
+        A chain of these (`N - 1 - 1 - ...`) is folded from its deepest operation up
+        (`ast.left_chain`), the first one outside them refused as a recursive walk from
+        the top would."""
+        chain = ast.left_chain(e)
+        for node in chain:
+            if not (node.op in ("+", "-", "*") or (node.op == "/" and isinstance(node.rhs, ast.IntLit) and node.rhs.value)):
+                raise _Reject(node.span, _LINEAR_EXAMPLE)
+        value = self._linear_operand(chain[-1].lhs if chain else e)
+        for node in reversed(chain):
+            value = self._linear_step(node, value)
+        return value
+
+    def _linear_operand(self, e: ast.Expr) -> Linear:
+        """`_linear` of what is not a binary operation: an integer, a size, a negation."""
         if isinstance(e, ast.IntLit):
             return Linear.of(e.value)
         if isinstance(e, ast.Name):
             if e.name in self.env:
-                raise _Reject(e.span, f"'{e.name}' is a tensor, not a size; {example}")
+                raise _Reject(e.span, f"'{e.name}' is a tensor, not a size; {_LINEAR_EXAMPLE}")
             if e.name not in self.sizes:
                 known = f"its sizes are {', '.join(self.sizes)}" if self.sizes else "it has none"
-                raise _Reject(e.span, f"'{e.name}' is not a size of this function ({known}); {example}")
+                raise _Reject(e.span, f"'{e.name}' is not a size of this function ({known}); {_LINEAR_EXAMPLE}")
             return Linear.of(e.name)
         if isinstance(e, ast.Unary) and e.op == "-":
             return -self._linear(e.operand)
-        if isinstance(e, ast.Binary) and e.op in ("+", "-"):
-            lhs, rhs = self._linear(e.lhs), self._linear(e.rhs)
+        raise _Reject(e.span, _LINEAR_EXAMPLE)
+
+    def _linear_step(self, e: ast.Binary, lhs: Linear) -> Linear:
+        """`_linear` of `e`, its left operand's `lhs`."""
+        if e.op == "/":
+            assert isinstance(e.rhs, ast.IntLit)  # `_linear` refused any other divisor
+            return Linear(tuple(Size(t.factor / e.rhs.value, t.names) for t in lhs.terms))
+        rhs = self._linear(e.rhs)
+        if e.op in ("+", "-"):
             return lhs + rhs if e.op == "+" else lhs - rhs
-        if isinstance(e, ast.Binary) and e.op == "*":
-            lhs, rhs = self._linear(e.lhs), self._linear(e.rhs)
-            if (factor := lhs.constant) is not None:
-                return rhs.scaled(factor)
-            if (factor := rhs.constant) is not None:
-                return lhs.scaled(factor)
-            if lhs.size is not None and rhs.size is not None:
-                return Linear.of(lhs.size * rhs.size)
-        if isinstance(e, ast.Binary) and e.op == "/" and isinstance(e.rhs, ast.IntLit) and e.rhs.value:
-            return Linear(tuple(Size(t.factor / e.rhs.value, t.names) for t in self._linear(e.lhs).terms))
-        raise _Reject(e.span, example)
+        if (factor := lhs.constant) is not None:
+            return rhs.scaled(factor)
+        if (factor := rhs.constant) is not None:
+            return lhs.scaled(factor)
+        if lhs.size is not None and rhs.size is not None:
+            return Linear.of(lhs.size * rhs.size)
+        raise _Reject(e.span, _LINEAR_EXAMPLE)
 
     def _flip_rule(self, call, builtin, args) -> ExprTy:
         x = args.exprs["x"]
@@ -1383,6 +1413,7 @@ _ARITHMETIC = {
     "and": "logical_and", "or": "logical_or",
 }  # fmt: skip
 _UNARY_OPERATORS = {"-": "neg", "not": "logical_not"}
+_LINEAR_EXAMPLE = "a slice bound or index is an integer or a size of this function, as in 2, -1, D/2 or N-1"
 _COMPARISONS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
 
 
@@ -1418,17 +1449,27 @@ def _constant(e: ast.Expr) -> int | float | None:
 
 def _integer_constant(e: ast.Expr) -> int | None:
     """The value of an expression of integer literals under unary minus, +, - and *;
-    None for anything else."""
+    None for anything else. A chain of them is folded from its deepest operation up
+    (`ast.left_chain`)."""
+    chain = ast.left_chain(e)
+    value = _integer_operand(chain[-1].lhs if chain else e)
+    for node in reversed(chain):
+        if value is None or node.op not in ("+", "-", "*"):
+            return None
+        rhs = _integer_constant(node.rhs)
+        if rhs is None:
+            return None
+        value = value + rhs if node.op == "+" else value - rhs if node.op == "-" else value * rhs
+    return value
+
+
+def _integer_operand(e: ast.Expr) -> int | None:
+    """`_integer_constant` of what is not a binary operation: an integer, negated or not."""
     if isinstance(e, ast.IntLit):
         return e.value
     if isinstance(e, ast.Unary) and e.op == "-":
         value = _integer_constant(e.operand)
         return None if value is None else -value
-    if isinstance(e, ast.Binary) and e.op in ("+", "-", "*"):
-        lhs, rhs = _integer_constant(e.lhs), _integer_constant(e.rhs)
-        if lhs is None or rhs is None:
-            return None
-        return lhs + rhs if e.op == "+" else lhs - rhs if e.op == "-" else lhs * rhs
     return None
 
 

@@ -1,8 +1,8 @@
 """Error reporting for the front end: source positions and compiler-style messages.
 
 An error in a program is reported as `FILE:LINE:COL: error: MESSAGE`, followed by the source
-line and a caret under the column, with no Python traceback (docs/reference.md, "The `fusec`
-command"). Every error of a pass may be listed, the first one first.
+line (of a long one, a window around the column) and a caret under the column, with no
+Python traceback (docs/reference.md, "The `fusec` command"). Every error of a pass may be listed, the first one first.
 """
 
 from __future__ import annotations
@@ -47,22 +47,39 @@ def shown(line: str) -> str:
     return "".join("\ufffd" if unicodedata.category(ch) == "Cc" and ch != "\t" else ch for ch in line)
 
 
+#: the most characters of a source line a diagnostic shows: of a longer line, a window
+#: of this many around the column, each side that is cut marked by `CUT`
+LINE_WINDOW = 120
+CUT = "..."
+
+
+def window(length: int, column: int) -> tuple[int, int]:
+    """The characters `[start, stop)` of a line of `length` a diagnostic at `column`
+    (0-based; at most `length`, just past the end) shows: all of a short line, else
+    `LINE_WINDOW` of them with the column in the middle where the line allows."""
+    if length <= LINE_WINDOW:
+        return 0, length
+    start = min(max(0, column - LINE_WINDOW // 2), length - LINE_WINDOW)
+    return start, start + LINE_WINDOW
+
+
 @dataclass(frozen=True)
 class Diagnostic:
     span: Span
     message: str
 
     def format(self, source: SourceFile) -> str:
-        text = shown(source.line(self.span.line))
+        line = source.line(self.span.line)
+        column = min(self.span.column - 1, len(line))  # 0-based, at most just past the end
+        end = min(self.span.end_column - 1, len(line)) if self.span.end_line == self.span.line else len(line)
+        start, stop = window(len(line), column)
+        before, after = CUT * (start > 0), CUT * (stop < len(line))
+        text = shown(line[start:stop])
         # Keep tabs in the padding so the caret lines up however the terminal renders them.
-        pad = "".join("\t" if ch == "\t" else " " for ch in text[: self.span.column - 1])
-        if self.span.end_line == self.span.line:
-            end = min(self.span.end_column, len(text) + 1)
-        else:
-            end = len(text) + 1
-        underline = "^" + "~" * max(0, end - self.span.column - 1)
+        pad = " " * len(before) + "".join("\t" if ch == "\t" else " " for ch in text[: column - start])
+        underline = "^" + "~" * max(0, min(end, stop) - column - 1)
         header = f"{source.path}:{self.span.line}:{self.span.column}: error: {self.message}"
-        return f"{header}\n{text}\n{pad}{underline}"
+        return f"{header}\n{before}{text}{after}\n{pad}{underline}"
 
 
 class SourceError(FusecError):

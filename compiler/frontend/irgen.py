@@ -202,6 +202,8 @@ class _FunctionBuilder:
         self.block = Block(arg_types=[self.type(t) for t in function.param_types])
         self.builder = Builder(InsertPoint.at_end(self.block))
         self.env: dict[str, SSAValue] = {}
+        #: the values of the left operands of a chain built before their users (`expr`)
+        self.chained: dict[ast.Expr, SSAValue] = {}
         for param, arg in zip(function.node.params, self.block.args):
             arg.name_hint = _hint(param.name)
             self.env[param.name] = arg
@@ -243,6 +245,17 @@ class _FunctionBuilder:
         return self.emit(graph.BroadcastOp(value, target))
 
     def expr(self, e: ast.Expr) -> SSAValue:
+        """The value of `e`, its ops inserted. The binary operations down its left operands
+        are built first, deepest first (`ast.left_chain`), each leaving its value for the
+        next: the ops come in the order a recursive walk gives, and a flat chain of any
+        length costs no depth of Python's stack."""
+        if e in self.chained:
+            return self.chained.pop(e)
+        for below in reversed(ast.left_chain(e)[1:]):
+            self.chained[below] = self.operation(below)
+        return self.operation(e)
+
+    def operation(self, e: ast.Expr) -> SSAValue:
         if isinstance(e, ast.Name):
             return self.env[e.name]
         if isinstance(e, ast.IntLit | ast.FloatLit | ast.BoolLit):

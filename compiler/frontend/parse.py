@@ -18,8 +18,12 @@ from compiler.frontend import ast
 from compiler.frontend.diagnostics import Diagnostic, SourceError, SourceFile, Span
 from dialects.sizes import Size, SizeError
 
-# Expressions nested deeper than this are refused: the checker and the passes after it walk
-# expressions recursively, and no written program comes near it.
+# Expressions nested deeper than this are refused: the checker and IR generation walk
+# expressions recursively, and no written program comes near it. Nesting is what a reader
+# sees as such: parentheses around an operand, call arguments, unary operators, subscripts,
+# the right operand of a binary operator (`a - (b - c)`, `x ** y ** z`); the left operand
+# of a binary operator is not (a flat `a + b + c + ...` of any length is one level), and
+# every walk over expressions takes a left chain without recursing (`ast.left_chain`).
 MAX_NESTING = 100
 
 # Terminals that can start an expression; a parser state accepting all of them is one
@@ -151,17 +155,19 @@ def _strip_comment(line: str) -> str:
 
 def _check_nesting(tree: Tree, source: SourceFile) -> None:
     """Refuse an expression nested deeper than MAX_NESTING, pointing at its whole (the
-    statement's expression). Iterative on purpose: it guards against trees too deep to
-    walk recursively."""
+    statement's expression). The left operand of a binary operation is at its own depth,
+    not one deeper (see MAX_NESTING). Iterative on purpose: it guards against trees too
+    deep to walk recursively."""
     stack = [(tree, -2, tree)]  # start -> function -> statement: expressions begin at depth 1
     while stack:
         node, depth, outermost = stack.pop()
         if depth == 1:
             outermost = node
         if depth > MAX_NESTING:
-            message = f"expression nested too deeply (more than {MAX_NESTING} levels)"
+            message = f"expression nested too deeply (more than {MAX_NESTING} levels of parentheses, calls or operators within operands)"
             raise SourceError([Diagnostic(_meta_span(outermost.meta), message)], source)
-        stack.extend((child, depth + 1, outermost) for child in node.children if isinstance(child, Tree))
+        left_operand = node.children[0] if node.data == "binary" else None
+        stack.extend((child, depth + (child is not left_operand), outermost) for child in node.children if isinstance(child, Tree))
 
 
 # ---- parse tree -> syntax tree -----------------------------------------------------------------
@@ -327,16 +333,34 @@ def _tuple_item(item: ast.Expr) -> int | str:
 
 
 def _size_text(e: ast.Expr) -> str:
-    """The text of a size written with `*` and `/` (`D/4`, `4*D`, `B*S`)."""
+    """The text of a size written with `*` and `/` (`D/4`, `4*D`, `B*S`), a chain of them
+    folded from its deepest operation up (`ast.left_chain`), the first one outside them
+    refused as a recursive walk from the top would."""
+    chain = ast.left_chain(e)
+    for node in chain:
+        if node.op != "*" and not (node.op == "/" and isinstance(node.rhs, ast.IntLit)):
+            raise _BadSyntax(node.span, _SIZE_EXAMPLE)
+    text = _size_factor(chain[-1].lhs if chain else e)
+    for node in reversed(chain):
+        if node.op == "*":
+            text = f"{text}*{_size_text(node.rhs)}"
+        elif "/" in text:
+            raise _BadSyntax(node.span, _SIZE_EXAMPLE)
+        else:
+            text = f"{text}/{_size_factor(node.rhs)}"
+    return text
+
+
+def _size_factor(e: ast.Expr) -> str:
+    """`_size_text` of what is not a binary operation: an integer or a size's name."""
     if isinstance(e, ast.IntLit):
         return str(e.value)
     if isinstance(e, ast.Name):
         return e.name
-    if isinstance(e, ast.Binary) and e.op == "*":
-        return f"{_size_text(e.lhs)}*{_size_text(e.rhs)}"
-    if isinstance(e, ast.Binary) and e.op == "/" and isinstance(e.rhs, ast.IntLit) and "/" not in (lhs := _size_text(e.lhs)):
-        return f"{lhs}/{e.rhs.value}"
-    raise _BadSyntax(e.span, "a size is a product of sizes and integers, divided at most once by an integer, as in D/4 or B*S")
+    raise _BadSyntax(e.span, _SIZE_EXAMPLE)
+
+
+_SIZE_EXAMPLE = "a size is a product of sizes and integers, divided at most once by an integer, as in D/4 or B*S"
 
 
 def _derived_size(span: Span, text: str) -> int | str:

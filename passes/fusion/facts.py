@@ -47,7 +47,14 @@ class PatternMatch:
     rule: str
     kind: GroupKind
     core: OpSet
-    anchors: tuple[int, ...]  # attention: (scores matmul, output matmul)
+    #: attention: (scores matmul, output matmul); conv: (matmul,). The last is the op
+    #: ``find_patterns`` matched at, in whose order it lists the matches
+    anchors: tuple[int, ...]
+
+
+def in_found_order(matches: Iterable[PatternMatch]) -> list[PatternMatch]:
+    """``matches`` in the order ``find_patterns`` lists them."""
+    return sorted(matches, key=lambda match: match.anchors[-1])
 
 
 def reduction_domain(op: graph.ReduceOp) -> Domain:
@@ -136,6 +143,10 @@ class GroupFacts(ABC):
     def matched(self) -> list[PatternMatch]:
         """The pattern matches whose core the group holds."""
         return [p for p in self.patterns if all(self.has(i) for i in p.core)]
+
+    def touched(self) -> list[PatternMatch]:
+        """The pattern matches of whose core the group holds any op."""
+        return [p for p in self.patterns if any(self.has(i) for i in p.core)]
 
 
 class OpSetFacts(GroupFacts):

@@ -8,6 +8,13 @@ a path from ``x`` to ``y`` only visits groups placed between them, so the search
 is bounded by that window. A merge then re-places the groups of the window that
 must move: those ``x`` reaches go after the merged group, those reaching ``y``
 before it, in the positions they held.
+
+Such a path is looked for backwards, from ``y`` through the groups reaching it,
+until one that ``x`` feeds: the groups ``x`` feeds may be thousands (the readers of
+a weight broadcast once, spread over the whole program), and walking forward from
+each of them would visit much of the window before the one near ``y`` that joins
+them; the groups reaching ``y`` near it are few, and one of them is fed by ``x``
+wherever a path joins the two.
 """
 
 from __future__ import annotations
@@ -47,72 +54,71 @@ class GroupDag:
     def _ordered(self, x: int, y: int) -> tuple[int, int]:
         return (x, y) if self.position[x] < self.position[y] else (y, x)
 
-    def _reaches(self, hop: int, later: int, reached: set[int], budget: float = math.inf) -> bool:
-        """Whether ``later`` is reachable from ``hop`` through groups placed before
-        it; ``reached`` gathers the groups visited (shared between calls: a group
-        visited before did not reach ``later``), at most ``budget`` of them."""
-        high = self.position[later]
-        if self.position[hop] >= high or hop in reached:
-            return False
-        reached.add(hop)
-        stack = [hop]
-        while stack and len(reached) <= budget:
-            for s in self.succ[stack.pop()]:
-                if s == later:
+    def _joined_back(self, earlier: int, later: int, reaching: set[int], budget: float = math.inf) -> bool:
+        """Whether a path through another group joins ``earlier`` to ``later``, looked
+        for back from ``later`` through the groups placed after ``earlier``: one that
+        ``earlier`` feeds closes it. ``reaching`` gathers the groups visited, which
+        reach ``later`` (all of them, where no path joins the two), at most ``budget``
+        of them."""
+        low = self.position[earlier]
+        stack = [later]
+        while stack and len(reaching) <= budget:
+            for p in self.pred[stack.pop()]:
+                if p == earlier or p in reaching or self.position[p] <= low:
+                    continue
+                if earlier in self.pred[p]:
                     return True
-                if s not in reached and self.position[s] < high:
-                    reached.add(s)
-                    stack.append(s)
+                reaching.add(p)
+                stack.append(p)
         return False
 
     def joined_nearby(self, x: int, y: int, budget: int) -> bool:
         """Whether a path through another group joins ``x`` and ``y`` (merging them
         would close a cycle), found among the first ``budget`` groups searched:
         False may also mean that the search stopped there."""
-        earlier, later = self._ordered(x, y)
-        reached: set[int] = set()
-        for hop in self.succ[earlier]:
-            if hop != later and self._reaches(hop, later, reached, budget):
-                return True
-            if len(reached) > budget:
-                break
-        return False
+        return self._joined_back(*self._ordered(x, y), set(), budget)
 
-    def _forward(self, earlier: int, later: int) -> set[int] | None:
-        """The groups placed before ``later`` that ``earlier`` reaches, or None where
-        one of them reaches ``later``."""
+    def _fed(self, earlier: int, high: int) -> set[int]:
+        """The groups placed before position ``high`` that ``earlier`` reaches."""
         reached: set[int] = set()
-        if any(self._reaches(hop, later, reached) for hop in self.succ[earlier] if hop != later):
-            return None
+        stack = [earlier]
+        while stack:
+            for s in self.succ[stack.pop()]:
+                if s not in reached and self.position[s] < high:
+                    reached.add(s)
+                    stack.append(s)
         return reached
 
     def window(self, x: int, y: int) -> MergeWindow | None:
         """What merging ``x`` and ``y`` moves, or None where a path through another
         group joins them."""
         earlier, later = self._ordered(x, y)
-        reached = self._forward(earlier, later)
-        if reached is None:
-            return None
-        low = self.position[earlier]
         reaching: set[int] = set()
-        stack = [p for p in self.pred[later] if p != earlier and self.position[p] > low]
-        reaching.update(stack)
-        while stack:
-            for p in self.pred[stack.pop()]:
-                if p not in reaching and self.position[p] > low:
-                    reaching.add(p)
-                    stack.append(p)
+        if self._joined_back(earlier, later, reaching):
+            return None
         by_position = self.position.__getitem__
-        return MergeWindow(earlier, later, sorted(reaching, key=by_position), sorted(reached, key=by_position))
+        after = sorted(self._fed(earlier, self.position[later]), key=by_position)
+        return MergeWindow(earlier, later, sorted(reaching, key=by_position), after)
 
-    def path_via(self, x: int, y: int, first: Callable[[int], int]) -> int | None:
-        """Where a path through another group joins ``x`` and ``y``: the group it
-        leaves the earlier one by (of several, the one with the smallest ``first``),
-        or None."""
-        earlier, later = self._ordered(x, y)
-        reached: set[int] = set()
-        hops = sorted((s for s in self.succ[earlier] if s != later), key=first)
-        return next((hop for hop in hops if self._reaches(hop, later, reached)), None)
+    def paths_via(self, earlier: int, laters: list[int], first: Callable[[int], int]) -> dict[int, int | None]:
+        """Where a path through another group joins ``earlier`` to each of ``laters``
+        (groups placed after it): the group the path leaves ``earlier`` by (of several,
+        the one with the smallest ``first``), or None. One walk over the groups
+        ``earlier`` reaches before the last of ``laters`` answers for all of them (a
+        weight's broadcast feeds thousands of groups: a walk for each would cross the
+        program as often), each group taking the best hop among those of the groups
+        feeding it."""
+        hops = self.succ[earlier]
+        by_position = self.position.__getitem__
+        best: dict[int, tuple[int, int]] = {}  # group reached -> (first, hop) of its best hop
+        for group in sorted(self._fed(earlier, max(map(by_position, laters))), key=by_position):
+            came = [best[p] for p in self.pred[group] if p in best]
+            best[group] = min(came + [(first(group), group)] if group in hops else came)
+        paths: dict[int, int | None] = {}
+        for later in laters:
+            came = [best[p] for p in self.pred[later] if p in best]
+            paths[later] = min(came)[1] if came else None
+        return paths
 
     def merge(self, keep: int, gone: int, window: MergeWindow) -> None:
         """``gone`` becomes part of ``keep``: edges move over, and the window's groups

@@ -20,6 +20,7 @@ and residual join later through the ``conv_bn_act`` rule.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Sequence
 
 from dialects import graph
@@ -31,30 +32,26 @@ from passes.fusion.graph_view import FuncGraph, OpSet
 from passes.fusion.rules import check_rows
 
 
-def _reach(edges: Sequence[Iterable[int]], roots: set[int]) -> set[int]:
-    """``roots`` and every op reachable from them along ``edges`` (succs or preds)."""
+def _reach(edges: Sequence[Iterable[int]], roots: set[int], within: range) -> set[int]:
+    """``roots`` and every op of ``within`` reachable from them along ``edges`` (succs
+    or preds) through ops of ``within``. Ops are numbered in program order, so a path
+    between two ops passes only ops numbered between them: bounding the walk by the
+    ops it looks for keeps a match from walking the rest of a long program."""
     seen = set(roots)
     stack = list(roots)
     while stack:
         for n in edges[stack.pop()]:
-            if n not in seen:
+            if n not in seen and n in within:
                 seen.add(n)
                 stack.append(n)
     return seen
 
 
-def _forward(g: FuncGraph, roots: set[int]) -> set[int]:
-    return _reach(g.succs, roots)
-
-
-def _backward(g: FuncGraph, roots: set[int]) -> set[int]:
-    return _reach(g.preds, roots)
-
-
 def is_convex(g: FuncGraph, group: set[int]) -> bool:
-    """No op outside ``group`` both depends on it and feeds it."""
-    between = (_forward(g, group) & _backward(g, group)) - group
-    return not between
+    """No op outside ``group`` both depends on it and feeds it (such an op is numbered
+    between the group's first and last)."""
+    between = range(min(group) + 1, max(group))
+    return not (_reach(g.succs, group, between) & _reach(g.preds, group, between)) - group
 
 
 def match_attention(g: FuncGraph, m2: int) -> PatternMatch | None:
@@ -64,27 +61,30 @@ def match_attention(g: FuncGraph, m2: int) -> PatternMatch | None:
     p = g.producer(out.lhs)
     if p is None or g.cls[p] not in (OpClass.ELEMENTWISE, OpClass.BROADCAST, OpClass.REDUCTION):
         return None
-    # the ops upstream of P through elementwise/broadcast/reduction ops; the
-    # matmuls where that walk stops are the candidates for the scores matmul
+    # the ops upstream of P through elementwise/broadcast/reduction ops; the matmul
+    # where that walk stops is the scores matmul, if it is the only one. Nearest
+    # first, so that a second one ends the walk before it follows a residual stream
+    # (elementwise adds) back through the program
     upstream: set[int] = set()
     matmuls: set[int] = set()
-    stack = [p]
-    while stack:
-        i = stack.pop()
+    queue = deque([p])
+    while queue:
+        i = queue.popleft()
         if i in upstream or i in matmuls:
             continue
         if g.cls[i] == OpClass.OUT_FUSABLE:
             matmuls.add(i)
+            if len(matmuls) > 1:
+                return None
             continue
         if g.cls[i] not in (OpClass.ELEMENTWISE, OpClass.BROADCAST, OpClass.REDUCTION):
             continue
         upstream.add(i)
-        stack.extend(g.preds[i])
-    feeding = [m for m in matmuls if p in _forward(g, {m})]
-    if len(feeding) != 1:
+        queue.extend(g.preds[i])
+    if not matmuls:
         return None
-    m1 = feeding[0]
-    middle = upstream & _forward(g, {m1})
+    (m1,) = matmuls
+    middle = upstream & _reach(g.succs, {m1}, range(m1, p + 1))
     scores = g.ops[m1].results[0]
     full = shape_of(scores.type)
     reductions = [i for i in middle if g.cls[i] == OpClass.REDUCTION]

@@ -48,7 +48,7 @@ from passes.fusion.cost import (
     fusion_score,
     value_bytes,
 )
-from passes.fusion.facts import PatternMatch
+from passes.fusion.facts import PatternMatch, in_found_order
 from passes.fusion.graph_view import FuncGraph, OpSet
 from passes.fusion.group_dag import GroupDag, MergeWindow
 from passes.fusion.patterns import find_patterns
@@ -385,13 +385,13 @@ class Planner:
         for index, handle in enumerate(order):
             group = self.groups[handle]
             ops = frozenset(group.members)
-            pattern = next((p.rule for p in self.patterns if p.core <= ops), None)
+            matches = in_found_order(group.patterns)
             groups.append(
                 PlannedGroup(
                     ops=ops,
                     kind=group.kind,
                     rule=dominant_rule(self.rules[handle]),
-                    pattern=pattern,
+                    pattern=matches[0].rule if matches else None,
                     description=describe(g, ops, group.kind),
                     index=index,
                 )
@@ -400,15 +400,19 @@ class Planner:
                 position[i] = len(position)
         labels = {i: f"{short_name(g.ops[i])}_{position[i]}" for i in position}
         kernels = {handle: grp.kernel for handle, grp in zip(order, groups)}
+        pairs = {(j, i): (self.group_of[j], self.group_of[i]) for j in range(len(g.ops)) for i in sorted(g.succs[j])}
+        reasons = self.reasons({pair for pair in pairs.values() if pair[0] != pair[1]}, kernels)
+        switched_off = _matched_by(self.switched_off)
         not_fused: list[NotFused] = []
-        for j in range(len(g.ops)):
-            for i in sorted(g.succs[j]):
-                ga, gb = self.group_of[j], self.group_of[i]
-                if ga == gb:
-                    continue
-                switched_off = next((p.rule for p in self.switched_off if {i, j} <= p.core), None)
-                reason = DISABLED_RULE_REASON.format(switched_off) if switched_off else self.reason(ga, gb, kernels)
-                not_fused.append(NotFused(j, i, reason))
+        for (j, i), (ga, gb) in pairs.items():
+            if ga == gb:
+                continue
+            match = switched_off.get(j)
+            if match is not None and switched_off.get(i) == match:  # both in one match's core
+                reason = DISABLED_RULE_REASON.format(self.switched_off[match].rule)
+            else:
+                reason = reasons[ga, gb]
+            not_fused.append(NotFused(j, i, reason))
         not_fused.sort(key=lambda n: (position[n.producer], position[n.consumer]))
         return Plan(g, groups, not_fused, labels, self._calibrated_merges + self._calibrated_splits())
 
@@ -428,17 +432,34 @@ class Planner:
                 splits[x, y] = Calibrated(_anchor(self.groups[x]), _anchor(self.groups[y]), change)
         return [splits[key] for key in sorted(splits, key=lambda k: (self.first(k[0]), self.first(k[1])))]
 
-    def reason(self, a: int, b: int, kernels: Mapping[int, str]) -> str:
+    def reasons(self, pairs: set[tuple[int, int]], kernels: Mapping[int, str]) -> dict[tuple[int, int], str]:
+        """Why each pair of groups, a producer's and a consumer's, stays apart. The
+        paths that join legal pairs are looked for a producer at a time (one walk for
+        all its consumers: ``GroupDag.paths_via``)."""
         if not self.options.enabled:
-            return NO_FUSE_REASON
-        d = self.evaluate(a, b, False)
-        if not d.ok:
-            assert d.reason is not None
-            return d.reason
-        via = self.dag.path_via(a, b, self.first)
-        if via is not None:
-            return f"{CYCLE_REASON} through {kernels[via]}"
-        return "not merged by the greedy order"  # unreachable at the fixpoint
+            return dict.fromkeys(pairs, NO_FUSE_REASON)
+        reasons: dict[tuple[int, int], str] = {}
+        joined: dict[int, list[int]] = {}  # producer -> consumers only a path may keep apart
+        for a, b in sorted(pairs):
+            d = self.evaluate(a, b, False)
+            if d.ok:
+                joined.setdefault(a, []).append(b)
+            else:
+                assert d.reason is not None
+                reasons[a, b] = d.reason
+        for a, consumers in joined.items():
+            for b, via in self.dag.paths_via(a, consumers, self.first).items():
+                if via is None:
+                    reasons[a, b] = "not merged by the greedy order"  # unreachable at the fixpoint
+                else:
+                    reasons[a, b] = f"{CYCLE_REASON} through {kernels[via]}"
+        return reasons
+
+
+def _matched_by(matches: tuple[PatternMatch, ...]) -> dict[int, int]:
+    """Op id -> the index of the match whose core holds it (``find_patterns``'s
+    matches never overlap)."""
+    return {i: index for index, match in enumerate(matches) for i in match.core}
 
 
 def _anchor_name(g: FuncGraph, group: GroupSummary) -> str:

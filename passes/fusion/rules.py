@@ -413,9 +413,8 @@ def check_attention(f: GroupFacts) -> str | None:
     match = matches[0]
     members = f.members()
     group = frozenset(members)
-    for p in f.patterns:
-        if p is not match and p.core & group:
-            return "the ops of another attention pattern"
+    if any(p is not match for p in f.touched()):
+        return "the ops of another attention pattern"
     m1, m2 = match.anchors
     operand_maps: set[int] = set()
     for m, values in ((m1, _matmul_operands(g.ops[m1])), (m2, _matmul_operands(g.ops[m2])[1:])):

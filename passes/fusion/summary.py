@@ -37,6 +37,7 @@ from passes.fusion.facts import (
     OpSetFacts,
     OpSignature,
     PatternMatch,
+    in_found_order,
     op_signature,
     reduction_domain,
 )
@@ -371,7 +372,14 @@ class MergedFacts(GroupFacts):
         return self.a.data_injective or self.b.data_injective
 
     def matched(self) -> list[PatternMatch]:
-        return [p for p in self.patterns if p in self.a.patterns or p in self.b.patterns]
+        """The two groups' matches, in ``find_patterns``' order (not every match of the
+        function asked in turn: a long program holds thousands)."""
+        return in_found_order(self.a.patterns + self.b.patterns)
+
+    def touched(self) -> list[PatternMatch]:
+        # a group holds a match's whole core or none of it (each core is one group
+        # before any other merge: ``Planner.apply_patterns``)
+        return self.matched()
 
     def outputs(self) -> list[SSAValue]:
         return sorted(self.output_counts, key=self._position)

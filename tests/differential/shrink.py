@@ -29,6 +29,7 @@ from compiler.frontend.check import check
 from compiler.frontend.diagnostics import SourceError, SourceFile
 from compiler.frontend.parse import parse
 from tests.differential.generator import MAX_STATEMENTS, NP_DTYPES, generate
+from compiler.tolerance import computed_dtypes
 from tests.differential.test_differential import TOLERANCES
 
 _RESULT_ERRORS = re.compile(r"^(result \d+ has type|function '\w+' declares \d+ results?)")
@@ -170,7 +171,8 @@ def failure(text: str, inputs: dict[str, np.ndarray], fuse: bool) -> str | None:
     """How the CPU backend fails on this program (None: it agrees with the reference, or
     the program is no longer a valid test)."""
     try:
-        want = fusec.compile(text, target="numpy").run("main", list(inputs.values()))
+        reference = fusec.compile(text, target="numpy")
+        want = reference.run("main", list(inputs.values()))
         if not all(w.dtype == np.bool_ or np.all(np.isfinite(w)) for w in want):
             return None
     except Exception:
@@ -179,11 +181,11 @@ def failure(text: str, inputs: dict[str, np.ndarray], fuse: bool) -> str | None:
         got = fusec.compile(text, target="cpu", fuse=fuse).run("main", list(inputs.values()))
     except Exception as error:
         return f"crash: {type(error).__name__}"
-    for g, w in zip(got, want):
+    for g, w, computed in zip(got, want, computed_dtypes(reference.graph, "main")):
         g = np.asarray(g)
         if g.dtype != w.dtype or g.shape != w.shape:
             return "mismatch: dtype or shape"
-        rtol, atol = TOLERANCES.get(w.dtype, (0, 0))
+        rtol, atol = TOLERANCES[computed] if computed is not None else (0, 0)
         if not np.allclose(g, w, rtol=rtol, atol=atol, equal_nan=False):
             return "mismatch: values"
     return None

@@ -7,7 +7,8 @@ first `FUSEC_DIFF_CUDA_COUNT` seeds (default 10) run on `target="cuda"` the same
 (Numba's CUDA simulator in CI; `FUSEC_TEST_GPU=1` on a GPU). Each
 compiled program is called twice: with the seed's sizes, and with other sizes that differ from
 one another (one compile serves every shape; this catches one size name used for another).
-Every result must have the reference's dtype and shape, and values within these tolerances:
+Every result must have the reference's dtype and shape, and values within the tolerances of
+the dtype it was computed in (`compiler.tolerance.computed_dtypes`, as `fusec --check`'s):
 
     bf16:       rtol 2**-5, atol 2**-5   (about 4 ulps: the reference rounds every op's
                                           result to bf16, a fused kernel only what it stores)
@@ -49,6 +50,7 @@ import pytest
 
 import fusec
 from compiler.frontend.builtins import BUILTINS
+from compiler.tolerance import Precision, computed_dtypes
 from dialects.elementwise import OPS
 from tests.campaign import cases
 
@@ -92,19 +94,22 @@ def describe(program: GeneratedProgram, what: str, sizes: dict[str, int] | None 
     )
 
 
-def compare(program: GeneratedProgram, got, want, what: str, sizes: dict[str, int] | None = None) -> None:
-    """Each result of `got` against the reference's, with the tolerances of its dtype."""
+def compare(
+    program: GeneratedProgram, got, want, computed: tuple[Precision, ...], what: str, sizes: dict[str, int] | None = None
+) -> None:
+    """Each result of `got` against the reference's, with the tolerances of the dtype it
+    was computed in (`computed`, from `computed_dtypes`), exactly where that is None."""
     assert isinstance(got, tuple) and len(got) == len(want), describe(
         program, f"{what}: {len(want)} results expected, got {got!r:.200}", sizes
     )
-    for i, (g, w) in enumerate(zip(got, want)):
+    for i, (g, w, precision) in enumerate(zip(got, want, computed, strict=True)):
         g = np.asarray(g)
         label = f"{what}: result {i} ({w.dtype}{list(w.shape)})"
         assert g.dtype == w.dtype and g.shape == w.shape, describe(
             program, f"{label}: got {g.dtype}{list(g.shape)}", sizes
         )
-        if w.dtype in TOLERANCES:
-            rtol, atol = TOLERANCES[w.dtype]
+        if precision is not None:
+            rtol, atol = TOLERANCES[precision]
             try:
                 # in float64 (exact): NumPy's assert_allclose takes no bfloat16
                 np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), rtol=rtol, atol=atol, err_msg=label)
@@ -115,11 +120,13 @@ def compare(program: GeneratedProgram, got, want, what: str, sizes: dict[str, in
 
 
 @functools.lru_cache(maxsize=4)
-def reference(seed: int) -> tuple[GeneratedProgram, list[tuple[np.ndarray, ...]]]:
-    """The program of `seed` and the reference's results of each of its calls."""
+def reference(seed: int) -> tuple[GeneratedProgram, list[tuple[np.ndarray, ...]], tuple[Precision, ...]]:
+    """The program of `seed`, the reference's results of each of its calls and the dtype
+    each result is computed in."""
     program = generate(seed)
     compiled = fusec.compile(program.source, target="numpy")
-    return program, [compiled.run(program.entry, args) for _, args in program.bindings()]
+    wants = [compiled.run(program.entry, args) for _, args in program.bindings()]
+    return program, wants, computed_dtypes(compiled.graph, program.entry)
 
 
 @pytest.mark.parametrize("fuse", [True, False], ids=["fused", "unfused"])
@@ -140,7 +147,7 @@ def test_cuda_matches_reference(seed: int, fuse: bool):
 
 
 def check_target(seed: int, target: str, fuse: bool) -> None:
-    program, wants = reference(seed)
+    program, wants, computed = reference(seed)
     what = f"target {target}, fuse={fuse}"
     compiled = None
     for (sizes, args), want in zip(program.bindings(), wants):
@@ -149,7 +156,7 @@ def check_target(seed: int, target: str, fuse: bool) -> None:
             got = compiled.run(program.entry, args)
         except Exception:  # a crash is a failure of this program: say which one
             pytest.fail(describe(program, f"{what} raised:\n{traceback.format_exc()}", sizes), pytrace=False)
-        compare(program, got, want, what, sizes)
+        compare(program, got, want, computed, what, sizes)
 
 
 #: seeds of programs drawn with `integer_powers` (generator.py): integer `**` and `pow` of
@@ -190,7 +197,7 @@ def test_integer_powers_match_reference(seed: int, target: str, fuse: bool, monk
         except Exception:  # noqa: BLE001  (a crash fails this program: the message says which)
             pytest.fail(describe(program, f"{what} raised:\n{traceback.format_exc()}", sizes), pytrace=False)
         assert want is not None, describe(program, f"{what}: no error where NumPy raises one", sizes)
-        compare(program, got, want, what, sizes)
+        compare(program, got, want, computed_dtypes(reference_program.graph, program.entry), what, sizes)
 
 
 def test_front_end_accepts_every_generated_program():
@@ -275,9 +282,10 @@ def test_generator_draws_every_op():
 
 def test_failure_message_names_the_seed_and_program():
     program = generate(SEED)
-    want = reference(SEED)[1][0]
+    _, wants, computed = reference(SEED)
+    want = wants[0]
     bad = tuple(w + 1 if w.dtype.kind == "f" else ~w if w.dtype == np.bool_ else w + 1 for w in want)
     with pytest.raises(AssertionError) as info:
-        compare(program, bad, want, "self-test")
+        compare(program, bad, want, computed, "self-test")
     message = str(info.value)
     assert f"seed {program.seed}" in message and program.source in message

@@ -2,7 +2,7 @@
 
 import pytest
 
-from compiler.frontend.diagnostics import Diagnostic, SourceError, SourceFile, Span, decode_source
+from compiler.frontend.diagnostics import CUT, LINE_WINDOW, Diagnostic, SourceError, SourceFile, Span, decode_source
 from runtime.errors import ExecutionError, FusecError, InputError
 from runtime.reference.interpreter import EvaluationError
 
@@ -88,3 +88,32 @@ def test_non_utf8_source_is_an_error_at_its_first_bad_byte():
         "    return é \ufffd",
         "             ^",
     ]
+
+
+def test_a_long_line_is_cut_to_a_window_around_the_column():
+    """A 1 MB line gives a message of a few lines, not of a megabyte (issue 46, item 17):
+    at most LINE_WINDOW characters of it, each cut side marked, the caret under its
+    character."""
+    line = "    return " + " + ".join(["x"] * 250_000) + " + y" + " + x" * 10
+    assert len(line) > 1_000_000
+    column = line.index("y") + 1
+    text = Diagnostic(Span(1, column, 1, column + 1), "unknown name 'y'").format(SourceFile("t.tdsl", line))
+    header, shown_line, caret = text.splitlines()
+    assert header == f"t.tdsl:1:{column}: error: unknown name 'y'"
+    assert len(shown_line) <= LINE_WINDOW + 2 * len(CUT) and shown_line.startswith(CUT)
+    assert shown_line[len(caret) - 1] == "y" and caret.strip() == "^"
+    assert not shown_line.endswith(CUT)  # the line's end is inside the window: not cut there
+    start = Diagnostic(Span(1, 5, 1, 11), "at the start").format(SourceFile("t.tdsl", line)).splitlines()
+    assert start[1] == line[:LINE_WINDOW] + CUT and start[2] == "    ^~~~~~"  # `return`
+
+
+def test_a_window_keeps_tabs_in_the_padding_and_clips_the_underline():
+    line = "\t" * 200 + "abc" + "z" * 300
+    column = 201 + 1  # the "b"
+    lines = Diagnostic(Span(1, column, 1, 1000), "long span").format(SourceFile("t.tdsl", line)).splitlines()
+    shown_line, caret = lines[1], lines[2]
+    assert shown_line.startswith(CUT + "\t") and shown_line.endswith(CUT)
+    assert caret.startswith(" " * len(CUT) + "\t")
+    assert shown_line[caret.index("^")] == "b"
+    # the underline runs to the window's last character, not past the cut
+    assert caret.lstrip(" \t") == "^" + "~" * (len(shown_line) - len(CUT) - caret.index("^") - 1)

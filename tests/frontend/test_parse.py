@@ -286,9 +286,22 @@ def test_messages_never_mention_parser_internals():
 def test_nesting_limit():
     deep = "-" * (MAX_NESTING - 1) + "x"
     parse(f"fn f(x: f32) -> f32 {{ return {deep} }}", "t.tdsl")
-    sum_ = " + ".join(["x"] * (MAX_NESTING + 1))
-    message = syntax_error(f"fn f(x: f32) -> f32 {{\n  return {sum_}\n}}")
-    assert message.splitlines()[0] == f"t.tdsl:2:10: error: expression nested too deeply (more than {MAX_NESTING} levels)"
+    right = "x + (" * MAX_NESTING + "x" + ")" * MAX_NESTING  # each sum inside the last one's right operand
+    message = syntax_error(f"fn f(x: f32) -> f32 {{\n  return {right}\n}}")
+    assert message.splitlines()[0] == (
+        f"t.tdsl:2:10: error: expression nested too deeply "
+        f"(more than {MAX_NESTING} levels of parentheses, calls or operators within operands)"
+    )
+
+
+@pytest.mark.parametrize("operator", ["+", "*", "-", "and", "@"])
+def test_a_flat_chain_is_not_nesting(operator):
+    """`a + b + c + ...` is one level however long (issue 46, item 17): each operation is
+    the next one's left operand, which the parser does not count as nesting."""
+    chain = f" {operator} ".join(["x"] * 10_000)
+    module = parse(f"fn f(x: f32) -> f32 {{ return {chain} }}", "t.tdsl")
+    (returned,) = module.functions[0].body[0].values
+    assert len(ast.left_chain(returned)) == 9_999
 
 
 def test_parenthesised_nesting_is_not_limited():
