@@ -287,14 +287,15 @@ def bound_by(params: Sequence[Param], given: Mapping) -> list[str]:
     return [n for p in params if p.name in given for d in p.shape if isinstance(d, str) for n in Size.of(d).names]
 
 
-def planned_sizes(program, entry: str, given: Mapping, args: argparse.Namespace) -> dict[str, int]:
+def planned_sizes(
+    program, params: Sequence[Param], given: Mapping, entry: str, args: argparse.Namespace
+) -> dict[str, int]:
     """The sizes the given inputs (`--inputs`) bind, which the compilation is planned
     for over the program's `# dims:` line (what runs is what the plan is for: the API
     planned for them gives the same kernels, and the same bits); none for Dask's lazy
     inputs."""
     if not given or args.dask:
         return {}
-    params = program.params(entry)
     sizes = input_sizes(params, given, args.dims, entry, program.input_defaults)
     return {name: sizes[name] for name in bound_by(params, given)}
 
@@ -358,7 +359,7 @@ def run_program(args: argparse.Namespace, pass_times: PassTimes) -> int:
     params = program.params(entry)
     check_dims("--dims", args.dims, params, entry)
     check_dims("--chunks", args.chunks, params, entry)
-    program.plan_for_inputs({**planned_sizes(program, entry, given, args), **args.dims})
+    program.plan_for_inputs({**planned_sizes(program, params, given, entry, args), **args.dims})
     compilation = program.compilation(entry)
     if args.print_ir_after_all:
         compilation.after_pass = lambda name, module: print(

@@ -163,7 +163,7 @@ def parse_rule_names(names: str | Iterable[str]) -> frozenset[str]:
     """Rule names given as ``"a,b"`` or as a sequence of such strings (``-`` may stand
     for ``_``: ``matmul-epilogue``); ``ValueError`` naming the known rules for any
     other name."""
-    items = [names] if isinstance(names, str) else list(names) if isinstance(names, Iterable) else [names]
+    items = list(names) if isinstance(names, Iterable) and not isinstance(names, str) else [names]
     if not all(isinstance(item, str) for item in items):
         raise ValueError(f"fusion rules are names (strings), not {', '.join(sorted({type(i).__name__ for i in items}))}")
     chosen = {n.strip().replace("-", "_") for item in items for n in item.split(",") if n.strip()}

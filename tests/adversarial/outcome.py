@@ -8,6 +8,8 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.frontend.fuzz import TRACEBACK_TEXT  # noqa: F401 - the kinds' one test for a traceback
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # the classes a failure falls in, in the order the table shows them
@@ -64,10 +66,6 @@ def where(error: BaseException) -> str:
 def traceback_failure(what: str, error: BaseException, files: dict[str, str | bytes] | None = None) -> Failure:
     """An exception that is not one of fusec's documented errors."""
     return Failure(TRACEBACK, f"{what}: {where(error)}", f"{what}: {traceback.format_exc()}", files or {})
-
-
-#: a traceback in a command's standard error
-TRACEBACK_TEXT = re.compile(r"^Traceback \(most recent call last\)", re.M)
 
 
 def last_exception_line(stderr: str) -> str:

@@ -314,9 +314,9 @@ def raised_where(error: BaseException) -> str:
 
 #: how a one-line command error or a program error starts
 _REPORTED = re.compile(r"^(fusec: error: |fusec: note: |\S.*:\d+:\d+: error: )")
-#: a Python traceback in standard error (the word alone may be the mutant's own text, which a
-#: program error quotes under its caret)
-_TRACEBACK = re.compile(r"^Traceback \(most recent call last\)", re.M)
+#: a Python traceback in a command's standard error (the word alone may be the mutant's own
+#: text, which a program error quotes under its caret)
+TRACEBACK_TEXT = re.compile(r"^Traceback \(most recent call last\)", re.M)
 
 
 def compile_by_command(path: Path, timeout_s: float) -> Outcome:
@@ -331,7 +331,7 @@ def compile_by_command(path: Path, timeout_s: float) -> Outcome:
     if result.returncode == 0:
         return Outcome("compiled")
     first = result.stderr.splitlines()[0] if result.stderr else ""
-    if result.returncode == 1 and not _TRACEBACK.search(result.stderr) and _REPORTED.match(first):
+    if result.returncode == 1 and not TRACEBACK_TEXT.search(result.stderr) and _REPORTED.match(first):
         return Outcome("diagnosed", "fusec exit 1")
     tail = result.stderr.strip().splitlines()[-1:] or ["no message"]
     return Outcome("failed", f"fusec exit {result.returncode}: {tail[0][:120]}", result.stderr)
