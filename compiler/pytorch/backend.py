@@ -25,6 +25,7 @@ from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 from torch.fx.passes.operator_support import OperatorSupportBase
 
 from compiler.pytorch.aten_table import ATEN_TABLE, Unsupported
+from compiler.pytorch.fold_constants import fold_constants
 from compiler.pytorch.to_tdsl import translate, unsupported_reason
 from runtime.errors import FusecError, IndexOutOfRangeError
 
@@ -50,6 +51,7 @@ class Report:
     graphs: int = 0
     parts: list[Part] = field(default_factory=list)
     fallbacks: Counter = field(default_factory=Counter)  # (op, reason) -> nodes
+    folded: Counter = field(default_factory=Counter)  # op -> nodes evaluated once, at compile
     inference_only: bool = False
 
     def __str__(self) -> str:
@@ -62,6 +64,9 @@ class Report:
         if self.inference_only:
             lines.append("  gradients were wanted: fusec compiles inference only (torch.no_grad(), "
                          "torch.inference_mode()); the graph ran in eager")  # fmt: skip
+        if self.folded:
+            folded = ", ".join(f"{op} x{count}" for op, count in sorted(self.folded.items()))
+            lines.append(f"  folded to constants (they read no input; computed once, at compile): {folded}")
         for (op, reason), count in sorted(self.fallbacks.items()):
             lines.append(f"  eager: {op} x{count}: {reason}")
         for part in self.parts:
@@ -165,6 +170,7 @@ def compile_aten(graph: GraphModule, example_inputs: Sequence[Any], report: Repo
 
     report.graphs += 1
     target = _target(example_inputs)
+    report.folded.update(_op_name(node) for node in fold_constants(graph))
     support = _Supported()
     partitioner = CapabilityBasedPartitioner(graph, support, allows_single_node_partition=True)
     parts = [p for p in partitioner.propose_partitions() if _computes(list(p.nodes))]

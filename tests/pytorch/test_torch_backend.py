@@ -149,6 +149,55 @@ def test_the_ops_of_a_mask_construction_compile():
     assert len(report.parts) == 1 and not report.fallbacks, str(report)
 
 
+class PositionsAndMask(nn.Module):
+    """A decoder's glue, as Hugging Face writes it: positions from `arange`, a causal
+    mask from `arange`, `cumsum`, `ne`, `le` and `where`, all from the input's shape
+    alone; and noise from `torch.rand`, which must be drawn anew every call."""
+
+    def forward(self, x, noisy: bool = False):
+        s = x.shape[1]
+        positions = torch.arange(s, device=x.device).unsqueeze(0).expand(x.shape[0], -1)
+        steps = torch.cumsum(torch.ones(s, device=x.device).ne(0).int(), dim=-1)
+        causal = steps.unsqueeze(0) <= steps.unsqueeze(1)
+        scores = torch.where(causal, x @ x.transpose(-1, -2), float("-inf"))
+        out = torch.softmax(scores, dim=-1) @ x + positions.unsqueeze(-1)
+        return out + torch.rand(out.shape, device=x.device) if noisy else out
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_values_computed_from_no_input_are_folded_to_constants_once(device):
+    model = PositionsAndMask()
+    x = torch.randn(2, 8, 4, device=device)
+    got, expected = _run(model, x)
+    torch.testing.assert_close(got, expected)
+    report = fusec.torch.explain(model, x)
+    assert len(report.parts) == 1 and not report.fallbacks, str(report)
+    assert report.folded["aten.cumsum.default"] == 1 and report.folded["aten.arange.default"] >= 1, report.folded
+    assert "folded to constants" in str(report)
+
+
+def test_random_numbers_are_not_folded():
+    model = PositionsAndMask()
+    x = torch.randn(2, 8, 4)
+    compiled, report = _compile_with_report(lambda x: model(x, noisy=True))
+    with torch.no_grad():
+        first, second = compiled(x), compiled(x)
+    assert not torch.equal(first, second)  # fresh noise each call
+    assert not any("rand" in op for op in report.folded), report.folded
+
+
+def test_a_constant_larger_than_the_limit_is_computed_each_call(monkeypatch):
+    from compiler.pytorch import fold_constants
+
+    monkeypatch.setattr(fold_constants, "MAX_CONSTANT_BYTES", 16)
+    model = PositionsAndMask()
+    x = torch.randn(2, 8, 4)
+    compiled, report = _compile_with_report(model)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x))
+    assert "aten.cumsum.default" not in report.folded, report.folded
+
+
 def _compile_with_report(fn):
     """`fn` compiled by the fusec backend, and the report of what ran where."""
     import functools
