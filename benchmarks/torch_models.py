@@ -34,6 +34,22 @@ def bench_ms(fn) -> float:
     return triton.testing.do_bench(fn, warmup=10, rep=50, return_mode="median")
 
 
+def kernels_ms(fn, calls: int = 20) -> float:
+    """The device time of the kernels one call of `fn` launches (PyTorch's profiler, which
+    records every kernel of the process: fusec's, cuBLAS's, eager's), in ms: the call's
+    time less this is its host's share, where the GPU waited for the host."""
+    from torch.profiler import ProfilerActivity, profile
+
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as profiler:
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+    device = torch.autograd.DeviceType.CUDA
+    return sum(event.device_time for event in profiler.events() if event.device_type == device) / calls / 1e3
+
+
 def build(name: str, dtype: torch.dtype):
     """(model, input, the tensor of its output compared) on the GPU."""
     torch.manual_seed(0)
@@ -62,6 +78,7 @@ def row(name: str, dtype: torch.dtype) -> str:
         error = (got.float() - expected.float()).abs().max().item()
         scale = expected.float().abs().max().item()
         fusec_ms = bench_ms(lambda: fusec_model(x))
+        fusec_kernels_ms = kernels_ms(lambda: fusec_model(x))
         eager_ms = bench_ms(lambda: model(x))
         torch._dynamo.reset()
         inductor = torch.compile(model)
@@ -72,9 +89,14 @@ def row(name: str, dtype: torch.dtype) -> str:
     label = f"{name} {str(dtype).removeprefix('torch.')}"
     for (op, reason), count in sorted(report.fallbacks.items()):
         print(f"  {label}: {op} x{count} in eager: {reason}", file=sys.stderr)
+    for part in report.parts:
+        if (why := part.program.executable("main").ungraphed("main")) is not None:
+            print(f"  {label}: a part launched its steps one by one: {why}", file=sys.stderr)
+    host = max(0.0, fusec_ms - fusec_kernels_ms) / fusec_ms
     return (
         f"| {label} | {eager_ms:.3f} | {inductor_ms:.3f} | {fusec_ms:.3f} | {inductor_ms / fusec_ms:.2f} | "
-        f"{eager_ms / fusec_ms:.2f} | {first:.1f} | {error:.2g} / {scale:.2g} | {len(report.parts)} | {eager_ops} |"
+        f"{eager_ms / fusec_ms:.2f} | {fusec_kernels_ms:.3f} | {host:.0%} | {first:.1f} | {error:.2g} / {scale:.2g} | "
+        f"{len(report.parts)} | {eager_ops} |"
     )
 
 
@@ -86,9 +108,9 @@ def main(argv=None) -> int:
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     print(f"device: {torch.cuda.get_device_name()}")
-    print("| model | eager ms | Inductor ms | fusec ms | Inductor / fusec | eager / fusec | first call s "
-          "| max diff / max | fusec parts | aten ops in eager |")  # fmt: skip
-    print("|" + " --- |" * 10)
+    print("| model | eager ms | Inductor ms | fusec ms | Inductor / fusec | eager / fusec | fusec kernels ms "
+          "| fusec host share | first call s | max diff / max | fusec parts | aten ops in eager |")  # fmt: skip
+    print("|" + " --- |" * 12)
     for name in args.models.split(","):
         for dtype in args.dtypes.split(","):
             print(row(name, getattr(torch, dtype)), flush=True)

@@ -415,10 +415,11 @@ def run_program(args: argparse.Namespace, pass_times: PassTimes) -> int:
         from compiler.calibrate import describe_measured, describe_verdicts
 
         timings = bench(program, entry, arrays)
+        ungraphed = program.executable(entry).ungraphed(entry)
         times = measure_kernels(program, entry, arrays) if program.backend.runs_kernels else None
         verdicts = program.record_times(entry, arrays, times) if times is not None else []
         if report is not None:
-            report["bench"] = timings
+            report["bench"] = {**timings, **({"ungraphed": ungraphed} if ungraphed is not None else {})}
             if times is not None:
                 measured = times.medians()
                 for group in report["groups"]:
@@ -430,6 +431,8 @@ def run_program(args: argparse.Namespace, pass_times: PassTimes) -> int:
             "bench: fused {fused_ms:.3f} ms, unfused {unfused_ms:.3f} ms, numpy {numpy_ms:.3f} ms "
             "(median of {runs}, steady state)".format(**timings)
         )
+        if ungraphed is not None:
+            print(f"bench: the fused calls launched their steps one by one, not as a CUDA graph: {ungraphed}")
         if verdicts:
             print("\n".join(describe_verdicts(verdicts, program.calibration.device)))
     if args.report:

@@ -72,6 +72,12 @@ class Executable(ABC):
         numerator of its roofline); none known by default."""
         return {}
 
+    def ungraphed(self, entry: str) -> str | None:
+        """Why ``entry``'s last call ran its steps one by one where graphs are on: the
+        step a CUDA graph could not hold, and why (None: it replayed a graph, or the
+        executable replays none)."""
+        return None
+
     def __call__(self, entry: str, *arrays: Any) -> tuple[Any, ...]:
         return self.run(entry, arrays)
 

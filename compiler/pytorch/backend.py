@@ -41,6 +41,7 @@ class Part:
     target: str
     ops: list[str]
     source: str
+    program: Any = field(default=None, repr=False)  # the compiled program (`fusec.Program`)
 
 
 @dataclass
@@ -196,7 +197,7 @@ def compile_aten(graph: GraphModule, example_inputs: Sequence[Any], report: Repo
         placeholders = [n for n in module.graph.nodes if n.op == "placeholder"]
         tensors = [i for i, n in enumerate(placeholders) if n.name in translated.inputs]
         setattr(partitioned, name, FusecPart(program, tensors, translated.outputs))
-        report.parts.append(Part(name, target, ops, translated.source))
+        report.parts.append(Part(name, target, ops, translated.source, program))
     partitioned.recompile()
     return partitioned.forward
 

@@ -55,8 +55,19 @@ from runtime.cuda.device import (
     quiet_simulated_kernels,
     simulated,
 )
+from runtime.cuda.cublas import Workspace
 from runtime.cuda.gemm import GemmCall, as_cupy, cuda_gemm
-from runtime.cuda.launch import DirectGemm, DirectLaunch, ReplayGraph, core_stream, device_pointer, numba_stream, pack
+from runtime.cuda.launch import (
+    DirectGemm,
+    DirectLaunch,
+    GraphBuildError,
+    GraphUpdateError,
+    ReplayGraph,
+    core_stream,
+    device_pointer,
+    numba_stream,
+    pack,
+)
 from runtime.cuda.timed import timed
 from runtime.errors import ExecutionError, InputError, recorded_error
 from runtime.fewer_collections import fewer_collections
@@ -286,13 +297,15 @@ class _Prepared:
     sizes: dict[str, int]
     buffers: dict[int, Any]  # slot -> device buffer, for allocations and views
     launches: list[Launch | tuple]
+    #: cuBLAS's workspace for the library GEMMs of these shapes (``runtime.cuda.cublas``)
+    workspace: Workspace | None = None
     result_shapes: list[tuple[int, ...]] = field(default_factory=list)
     direct: list[DirectLaunch | DirectGemm] | None = None  # packed after the first call
     packed: bool = False  # whether packing was tried (a call with a copy packs to None)
-    #: ``direct`` where it is kernel launches only, which a CUDA graph holds (a call with
-    #: a library GEMM replays its packed launches instead); None otherwise
-    capturable: list[DirectLaunch] | None = None
-    #: graphs of ``capturable`` by the caller addresses they hold last used first: one
+    #: why ``direct`` is not replayed as a CUDA graph (which step a graph could not hold,
+    #: and why: ``CudaProgram.ungraphed``); None while it is
+    ungraphed: str | None = None
+    #: graphs of ``direct`` by the caller addresses they hold last used first: one
     #: built at the first packed call and for each set of addresses seen again (a
     #: caching allocator hands out a few in turn); another set re-addresses the least
     #: recently used graph
@@ -483,16 +496,13 @@ class CudaProgram(Executable):
                         continue
                     self._launch(step, slots, profile, stream)
                 else:
-                    call = self._host_step(step, slots, prepared.sizes, profile, stream)
+                    call = self._host_step(step, slots, prepared.sizes, profile, stream, prepared.workspace)
                     if step[0] == "gemm":
                         gemms.append(call)
         if self.direct and not prepared.packed:
             prepared.packed = True
             prepared.result_shapes = [tuple(slots[p.slot].shape) for p in plan.result_params]
-            packed = prepared.direct = self._pack(plan, prepared.launches, slots, gemms)
-            if packed is not None:
-                kernels = [launch for launch in packed if isinstance(launch, DirectLaunch)]
-                prepared.capturable = kernels if len(kernels) == len(packed) else None
+            prepared.direct = self._pack(plan, prepared, slots, gemms)
         for fresh, target in detours:
             target.copy_to_device(fresh, stream=numba_stream(stream))
         if not plan.result_params:
@@ -523,10 +533,10 @@ class CudaProgram(Executable):
     # -- the direct path: packed launches and CUDA graphs ----------------------------------
 
     def _pack(
-        self, plan: HostPlan, steps: Sequence[Launch | tuple], slots: list[Any], gemms: Sequence[GemmCall | None]
+        self, plan: HostPlan, prepared: _Prepared, slots: list[Any], gemms: Sequence[GemmCall | None]
     ) -> list[DirectLaunch | DirectGemm] | None:
-        """The steps of a call packed (``runtime.cuda.launch``), from its first run on
-        ``slots``; ``gemms``: the cuBLAS call each library GEMM made. None where a step
+        """The steps of ``prepared`` packed (``runtime.cuda.launch``), from its first run
+        on ``slots``; ``gemms``: the cuBLAS call each library GEMM made. None where a step
         cannot be packed: a copy, or a GEMM that was not one cuBLAS call on its operands'
         memory. A view or a permutation has its source's address, so it packs as nothing
         but that: the GEMMs reading it are given the source's."""
@@ -536,14 +546,14 @@ class CudaProgram(Executable):
         source: dict[int, int] = {}  # a view's slot -> the slot whose memory it is
         calls = iter(gemms)
         packed: list[DirectLaunch | DirectGemm] = []
-        for step in steps:
+        for step in prepared.launches:
             if isinstance(step, Launch):
                 if step.empty:
                     continue
                 buffers = [_flat0(slots[s]) for s in step.args] + list(step.workspaces)
                 owners = [users.get(s) for s in step.args] + [None] * len(step.workspaces)
                 dispatcher = self.kernel(step.kernel, step.tuning).dispatcher(step.variant, step.block)
-                packed.append(pack(dispatcher, step.grid, step.block, buffers, owners))
+                packed.append(pack(step.kernel, dispatcher, step.grid, step.block, buffers, owners))
             elif step[0] in ("view", "permute"):
                 source[step[1]] = source.get(step[2], step[2])
             elif step[0] == "gemm":
@@ -552,7 +562,9 @@ class CudaProgram(Executable):
                 # (a reshape CuPy could only make as a copy has an address of its own)
                 if call is None or any(device_pointer(slots[s]) != device_pointer(slots[r]) for s, r in zip(step[2], roots)):
                     return None
-                packed.append(DirectGemm(call, tuple((users.get(r), device_pointer(slots[r])) for r in roots)))
+                operands = tuple((users.get(r), device_pointer(slots[r])) for r in roots)
+                assert prepared.workspace is not None  # (made with the plan of a call with a GEMM)
+                packed.append(DirectGemm(step[1], call, operands, prepared.workspace))
             else:
                 return None
         return packed
@@ -569,6 +581,10 @@ class CudaProgram(Executable):
         for step in self.last_launches(entry):
             moved[step.kernel] = moved.get(step.kernel, 0) + step.bytes
         return moved
+
+    def ungraphed(self, entry: str) -> str | None:
+        prepared = self._last.get(entry)
+        return prepared.ungraphed if prepared is not None and self.graphs else None
 
     def run_prepared(self, entry: str, arrays: Sequence[Any]) -> tuple[Any, ...] | None:
         """``run`` for device arrays whose shapes an earlier call prepared, else None
@@ -626,34 +642,42 @@ class CudaProgram(Executable):
         handle = kind.stream(like) if kind is not None else 0
         stream = core_stream(handle)
         self._follow(prepared, handle)
-        graph = self._graph(prepared, key, stream) if self.graphs and prepared.capturable is not None else None
-        if graph is not None:
-            graph.launch(stream, key)
-        else:
+        if not (self.graphs and prepared.ungraphed is None and self._replay(prepared, key, stream)):
             for launch in prepared.direct:
                 launch.launch(stream, key)
         self._read_records(prepared, handle)
         return tuple(results)
 
     @staticmethod
-    def _graph(prepared: _Prepared, key: tuple[int, ...], stream: Any) -> ReplayGraph:
-        """The graph to replay for the caller addresses ``key``: theirs; a new one for
-        the first addresses and those seen before; else the least recently used one,
-        whose launch then updates the nodes holding the caller's addresses."""
+    def _replay(prepared: _Prepared, key: tuple[int, ...], stream: Any) -> bool:
+        """Replays the graph of ``prepared.direct`` for the caller addresses ``key``: theirs; a
+        new one for the first addresses and those seen before; else the least recently
+        used one, whose launch then updates the nodes holding the caller's addresses (or,
+        where a node cannot take them, a new one). False where a step cannot be held by a
+        graph: the reason is kept (``ungraphed``) and the calls of these shapes run their
+        packed steps one by one."""
         graphs = prepared.graphs
         graph = graphs.pop(key, None)
+        if graph is None and graphs and prepared.seen.pop(key, None) is None:
+            prepared.seen[key] = 1
+            while len(prepared.seen) > 4 * MAX_GRAPHS:
+                prepared.seen.popitem(last=False)
+            graph = graphs.pop(next(iter(graphs)))
+            try:
+                graph.readdress(key)
+            except GraphUpdateError:
+                graph = None
         if graph is None:
-            if not graphs or prepared.seen.pop(key, None) is not None:
-                graph = ReplayGraph(prepared.capturable or [], key, stream)
-            else:
-                prepared.seen[key] = 1
-                while len(prepared.seen) > 4 * MAX_GRAPHS:
-                    prepared.seen.popitem(last=False)
-                graph = graphs.pop(next(iter(graphs)))
+            try:
+                graph = ReplayGraph(prepared.direct or [], key, stream)
+            except GraphBuildError as error:
+                prepared.ungraphed = str(error)
+                return False
+        graph.launch(stream)
         graphs[key] = graph
         while len(graphs) > MAX_GRAPHS:
             graphs.popitem(last=False)
-        return graph
+        return True
 
     def _follow(self, prepared: _Prepared, stream: int) -> None:
         """Orders a call on ``stream`` after the last call of the same shapes, when that
@@ -668,12 +692,18 @@ class CudaProgram(Executable):
             _raise_recorded(step, stream)
 
     def _host_step(
-        self, step: tuple, slots: list[Any], sizes: dict[str, int], profile, stream: int = 0
+        self,
+        step: tuple,
+        slots: list[Any],
+        sizes: dict[str, int],
+        profile,
+        stream: int = 0,
+        workspace: Workspace | None = None,
     ) -> GemmCall | None:
         """A step other than a kernel launch, run on every call: a copy, a library GEMM
-        and the strided views of its operands (CuPy arrays over the same memory), on
-        ``stream``. Returns a GEMM's cuBLAS call where a packed call can replay it
-        (``cuda_gemm``)."""
+        (with cuBLAS's ``workspace``) and the strided views of its operands (CuPy arrays
+        over the same memory), on ``stream``. Returns a GEMM's cuBLAS call where a packed
+        call can replay it (``cuda_gemm``)."""
         kind = step[0]
         if kind == "copy":
             _, source, target = step
@@ -685,12 +715,16 @@ class CudaProgram(Executable):
             _, target, source, dims = step
             slots[target] = as_cupy(slots[source]).reshape(tuple(evaluate_dim(d, sizes) for d in dims))
         elif kind == "gemm":
-            _, name, (a, b, c), flags = step
+            _, name, (a, b, c), (transpose_lhs, transpose_rhs) = step
             if profile is None:
-                transpose_lhs, transpose_rhs = flags
-                return cuda_gemm(slots[a], slots[b], slots[c], transpose_lhs, transpose_rhs, stream)
+                return cuda_gemm(slots[a], slots[b], slots[c], transpose_lhs, transpose_rhs, stream, workspace)
             calls: list[GemmCall | None] = []
-            seconds = timed(lambda: calls.append(cuda_gemm(slots[a], slots[b], slots[c], *flags)), PROFILE_REPEATS)
+            seconds = timed(
+                lambda: calls.append(
+                    cuda_gemm(slots[a], slots[b], slots[c], transpose_lhs, transpose_rhs, workspace=workspace)
+                ),
+                PROFILE_REPEATS,
+            )
             profile.setdefault(name, []).append(seconds)
             return calls[-1]
         return None
@@ -773,7 +807,8 @@ class CudaProgram(Executable):
                 launches.append(launch)
             elif kind == "copy":
                 launches.append(step)
-        return _Prepared(sizes, buffers, launches)
+        has_gemm = any(not isinstance(step, Launch) and step[0] == "gemm" for step in launches)
+        return _Prepared(sizes, buffers, launches, Workspace() if has_gemm else None)
 
 
 def device_dtype(type_: Attribute) -> np.dtype:

@@ -1,6 +1,7 @@
-"""The GPU's GEMM library behind ``loop.gemm``: cuBLAS through CuPy, an optional
-dependency: where CuPy cannot be imported, or on Numba's CUDA simulator, the fusion
-pass is told there is no library and generates every GEMM.
+"""The GPU's GEMM library behind ``loop.gemm``: cuBLAS on CuPy's arrays (called on
+fusec's own handle, ``runtime/cuda/cublas.py``), an optional dependency: where CuPy
+cannot be imported, or on Numba's CUDA simulator, the fusion pass is told there is no
+library and generates every GEMM.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from runtime.cuda.cublas import Workspace, gemm_strided_batched, shared_workspace
 from runtime.cuda.device import simulated
 from runtime.errors import ExecutionError
 from runtime.host_plan import BF16_BITS
-from runtime.library_gemm import bf16_matmul, library_operands
+from runtime.library_gemm import library_operands
 
 
 @functools.cache
@@ -44,17 +46,27 @@ def as_cupy(array: Any) -> Any:
     return array if isinstance(array, cupy.ndarray) else cupy.asarray(array)
 
 
-def cuda_gemm(a: Any, b: Any, out: Any, transpose_lhs: bool, transpose_rhs: bool, stream: int = 0) -> GemmCall | None:
+def cuda_gemm(
+    a: Any,
+    b: Any,
+    out: Any,
+    transpose_lhs: bool,
+    transpose_rhs: bool,
+    stream: int = 0,
+    workspace: Workspace | None = None,
+) -> GemmCall | None:
     """``out = matmul(a, b)`` through cuBLAS, on ``stream`` (a ``cudaStream_t``), the one
-    the kernels run on, so it is ordered after the kernels that wrote ``a`` and ``b``.
-    Returns the call where it was one cuBLAS call on the operands' own memory (``GemmCall``: a packed call
-    replays it, ``runtime.cuda.launch``), else None: CuPy's matmul for the dtypes cuBLAS
-    has no GEMM of here and for factors it cannot read in place, which it copies."""
+    the kernels run on, so it is ordered after the kernels that wrote ``a`` and ``b``;
+    ``workspace``: cuBLAS's (``runtime.cuda.cublas``; default: the one shared by calls
+    outside a program). Returns the call where it was one cuBLAS call on the operands'
+    own memory (``GemmCall``: a packed call replays it, ``runtime.cuda.launch``), else
+    None: CuPy's matmul for the dtypes cuBLAS has no GEMM of here and for factors it
+    cannot read in place, which it copies."""
     a, b, out = library_operands(as_cupy(a), as_cupy(b), as_cupy(out), transpose_lhs, transpose_rhs)
     cupy = cupy_module()
     try:
         with cupy_stream(cupy, stream):
-            return _gemm(cupy, a, b, out)
+            return _gemm(cupy, a, b, out, workspace)
     except Exception as error:  # CuPy's and cuBLAS's own errors (out of memory, a failed call)
         raise ExecutionError(
             f"the library GEMM (cuBLAS through CuPy) failed: {type(error).__name__}: {error}"
@@ -95,22 +107,21 @@ class _StreamHandle:
         return (0, self.address)
 
 
-def _gemm(cupy: Any, a: Any, b: Any, out: Any) -> GemmCall | None:
+def _gemm(cupy: Any, a: Any, b: Any, out: Any, workspace: Workspace | None) -> GemmCall | None:
     """``cuda_gemm`` on CuPy arrays, on CuPy's current stream."""
     call = gemm_call(cupy, a, b, out)
     # bf16 has no CuPy matmul: a factor cuBLAS cannot read as it is is copied contiguous
     copied = call is None and out.dtype == BF16_BITS and out.size > 0 and a.shape[-1] > 0
-    if copied and _has_strided_batched_ex(cupy):
+    if copied:
         a, b = cupy.ascontiguousarray(a), cupy.ascontiguousarray(b)
         call = gemm_call(cupy, a, b, out)  # contiguous factors always have a layout
     if call is not None:
-        call.run(cupy.cuda.get_current_stream().ptr, a.data.ptr, b.data.ptr, out.data.ptr)
+        stream = cupy.cuda.get_current_stream().ptr
+        call.run(stream, a.data.ptr, b.data.ptr, out.data.ptr, workspace or shared_workspace())
     elif out.dtype != BF16_BITS:
         cupy.matmul(a, b, out=out)
-    elif not copied:
-        out.fill(0)  # an empty sum: +0.0, whose bits are 0
     else:
-        bf16_matmul(cupy, a, b, out)
+        out.fill(0)  # an empty sum: +0.0, whose bits are 0
     return None if copied else call
 
 
@@ -124,11 +135,6 @@ _DATA_TYPES = {np.dtype(np.float32): 0, np.dtype(np.float16): 2, BF16_BITS: 14}
 #: alpha and beta, read by cuBLAS from host memory (its default pointer mode)
 _ONE, _ZERO = np.ones(1, np.float32), np.zeros(1, np.float32)
 _ONE_ADDRESS, _ZERO_ADDRESS = _ONE.ctypes.data, _ZERO.ctypes.data
-
-
-def _has_strided_batched_ex(cupy: Any) -> bool:
-    """Whether CuPy binds ``cublasGemmStridedBatchedEx`` (older CuPy does not)."""
-    return hasattr(cupy.cuda.cublas, "gemmStridedBatchedEx")
 
 
 class Operand(NamedTuple):
@@ -189,19 +195,18 @@ class GemmCall:
     batch: int
     data_type: int
 
-    def run(self, stream: int, a: int, b: int, out: int) -> None:
+    def run(self, stream: int, a: int, b: int, out: int, workspace: Workspace) -> None:
         """The product of the factors at addresses ``a`` and ``b`` into ``out``, on
-        ``stream`` (a ``cudaStream_t``)."""
-        cupy = cupy_module()
+        ``stream`` (a ``cudaStream_t``), with cuBLAS's ``workspace``: fusec's handle,
+        which stream capture may record (``runtime.cuda.cublas``)."""
         la, lb, t = self.a, self.b, self.data_type
-        with cupy_stream(cupy, stream):
-            cupy.cuda.cublas.gemmStridedBatchedEx(
-                cupy.cuda.device.get_cublas_handle(), lb.op, la.op, self.n, self.m, self.k,
-                _ONE_ADDRESS, b, t, lb.ld, lb.batch_stride,
-                a, t, la.ld, la.batch_stride,
-                _ZERO_ADDRESS, out, t, self.n, self.m * self.n,
-                self.batch, _CUBLAS_COMPUTE_32F, _CUBLAS_GEMM_DEFAULT,
-            )  # fmt: skip
+        gemm_strided_batched(
+            stream, workspace, lb.op, la.op, self.n, self.m, self.k,
+            _ONE_ADDRESS, b, t, lb.ld, lb.batch_stride,
+            a, t, la.ld, la.batch_stride,
+            _ZERO_ADDRESS, out, t, self.n, self.m * self.n,
+            self.batch, _CUBLAS_COMPUTE_32F, _CUBLAS_GEMM_DEFAULT,
+        )  # fmt: skip
 
 
 def gemm_call(cupy: Any, a: Any, b: Any, out: Any) -> GemmCall | None:
@@ -209,7 +214,7 @@ def gemm_call(cupy: Any, a: Any, b: Any, out: Any) -> GemmCall | None:
     the factors as they are; None where there is none: a dtype without a cuBLAS GEMM
     here (``_DATA_TYPES``), a factor cuBLAS cannot read in place, an empty product."""
     data_type = _DATA_TYPES.get(out.dtype)
-    if data_type is None or not _has_strided_batched_ex(cupy) or a.dtype != out.dtype or b.dtype != out.dtype:
+    if data_type is None or a.dtype != out.dtype or b.dtype != out.dtype:
         return None
     if out.size == 0 or a.shape[-1] == 0 or not out.flags.c_contiguous:
         return None

@@ -126,7 +126,62 @@ fn main(x: {dtype}[T, D], w: {dtype}[D, F], b: {dtype}[F]) -> {dtype}[T, F] {{
         again.append([cupy.asnumpy(out) for out in outs])
     prepared = next(iter(executable._prepared.values()))
     assert prepared.direct is not None and any(isinstance(step, DirectGemm) for step in prepared.direct)
-    assert not prepared.graphs  # a graph holds kernel launches only
-    for results in again:  # packed: the first call's bits
+    assert prepared.graphs and executable.ungraphed("main") is None  # the GEMM in the graph
+    for results in again:  # packed, then replayed: the first call's bits
         for got, expected in zip(results, first):
             np.testing.assert_array_equal(got.view(np.uint8), expected.view(np.uint8))
+
+
+LINEAR = """
+fn main(x: f16[T, D], w: f16[D, F], b: f16[F]) -> f16[T, F] {
+    return gelu(x @ w + b)
+}
+"""
+
+
+@pytest.mark.skipif(config.ENABLE_CUDASIM, reason="CUDA graphs need a GPU")
+def test_a_graph_holding_a_library_gemm_replays_with_each_calls_new_addresses():
+    """Inputs and results at new addresses every call (PyTorch's allocator hands out a
+    few in turn): the graph's GEMM nodes are captured again with them, kernel nodes
+    re-addressed; every call's result is its own inputs' product."""
+    torch = pytest.importorskip("torch")
+    import fusec
+
+    program = fusec.compile(LINEAR, target="cuda", matmul="library")
+    w = torch.randn(64, 96, device="cuda").half()
+    b = torch.randn(96, device="cuda").half()
+    kept = []
+    for k in range(8):
+        x = torch.randn(32, 64, device="cuda").half() * (k + 1)
+        kept.append((x, program.main(x, w, b)))
+    executable = program.executable("main")
+    (prepared,) = executable._prepared.values()
+    assert prepared.graphs and executable.ungraphed("main") is None
+    assert len({y.data_ptr() for _, y in kept}) == len(kept)
+    first = program.main(kept[0][0], w, b)  # (a shape's first call runs the general path)
+    for x, y in kept[1:]:
+        expected = torch.nn.functional.gelu((x.float() @ w.float() + b.float()).half().float(), approximate="none")
+        torch.testing.assert_close(y.float(), expected, rtol=2e-2, atol=2e-2)
+    torch.testing.assert_close(first, kept[0][1], rtol=0, atol=0)
+
+
+@pytest.mark.skipif(config.ENABLE_CUDASIM, reason="CUDA graphs need a GPU")
+def test_a_step_a_graph_cannot_hold_leaves_the_calls_step_by_step_and_says_why(monkeypatch):
+    torch = pytest.importorskip("torch")
+    import fusec
+    from runtime.cuda.launch import DirectGemm
+
+    def refuse(self, pointers):
+        raise RuntimeError("CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED")
+
+    monkeypatch.setattr(DirectGemm, "captured", refuse)
+    program = fusec.compile(LINEAR, target="cuda", matmul="library")
+    x, w, b = (torch.randn(*shape, device="cuda").half() for shape in ((32, 64), (64, 96), (96,)))
+    results = [program.main(x, w, b) for _ in range(4)]
+    executable = program.executable("main")
+    reason = executable.ungraphed("main")
+    assert reason is not None and "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED" in reason and "step" in reason
+    (prepared,) = executable._prepared.values()
+    assert not prepared.graphs
+    for y in results[1:]:
+        torch.testing.assert_close(y, results[0], rtol=0, atol=0)

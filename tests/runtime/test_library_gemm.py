@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import threading
 from types import SimpleNamespace
 
 import numpy as np
@@ -84,8 +85,8 @@ def test_a_failing_gpu_library_call_is_an_execution_error(monkeypatch):
 
     class FakeCupy:
         ndarray = np.ndarray
-        # no cublasGemmStridedBatchedEx: CuPy's matmul; the legacy default stream current
-        cuda = SimpleNamespace(cublas=SimpleNamespace(), get_current_stream=lambda: SimpleNamespace(ptr=0))
+        # the legacy default stream current
+        cuda = SimpleNamespace(get_current_stream=lambda: SimpleNamespace(ptr=0))
 
         @staticmethod
         def asarray(a):
@@ -96,9 +97,27 @@ def test_a_failing_gpu_library_call_is_an_execution_error(monkeypatch):
             raise MemoryError("Out of memory allocating 1,073,741,824 bytes")
 
     monkeypatch.setattr(gemm_library, "cupy_module", lambda: FakeCupy)
-    a = np.ones((2, 3), np.float32)
+    a = np.ones((2, 3), np.float64)  # (float64: no cuBLAS call here, CuPy's matmul)
     with pytest.raises(fusec.ExecutionError, match="library GEMM .*MemoryError: Out of memory"):
-        gemm_library.cuda_gemm(a, np.ones((3, 4), np.float32), np.empty((2, 4), np.float32), False, False)
+        gemm_library.cuda_gemm(a, np.ones((3, 4), np.float64), np.empty((2, 4), np.float64), False, False)
+
+
+def test_a_failing_cublas_call_is_an_execution_error_naming_the_status(monkeypatch):
+    import fusec
+    from runtime.cuda import cublas
+
+    class FailingLibrary:
+        handle = 1
+        lock = threading.Lock()
+
+        set_stream = staticmethod(lambda handle, stream: 0)
+        set_workspace = staticmethod(lambda handle, address, size: 0)
+        gemm = staticmethod(lambda handle, *arguments: 13)  # CUBLAS_STATUS_EXECUTION_FAILED
+
+    monkeypatch.setattr(cublas, "library", lambda: FailingLibrary)
+    workspace = SimpleNamespace(address=0)
+    with pytest.raises(fusec.ExecutionError, match="cublasGemmStridedBatchedEx returned cuBLAS status 13"):
+        cublas.gemm_strided_batched(0, workspace, *range(22))
 
 
 #: every (B, M, K, N) of a batched matmul with some size 0 (issue 46: the library's rows
