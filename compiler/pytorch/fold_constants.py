@@ -38,6 +38,10 @@ def _foldable(node: Node) -> bool:
     return not schema.is_mutable and not writes
 
 
+def _too_large(value: Any) -> bool:
+    return isinstance(value, torch.Tensor) and value.numel() * value.element_size() > MAX_CONSTANT_BYTES
+
+
 def fold_constants(graph: GraphModule) -> list[Node]:
     """Replaces, in ``graph``, each value computed from no input (a chain of calls from
     literals and the module's constants) by a constant of the module; returns the call
@@ -52,14 +56,14 @@ def fold_constants(graph: GraphModule) -> list[Node]:
             elif _foldable(node) and all(arg in values for arg in node.all_input_nodes):
                 args = map_arg(node.args, values.__getitem__)
                 kwargs = map_arg(node.kwargs, values.__getitem__)
-                values[node] = node.target(*args, **kwargs)  # type: ignore[operator]
+                value = node.target(*args, **kwargs)  # type: ignore[operator]
+                if not _too_large(value):  # (else its operands are the constants, it runs each call)
+                    values[node] = value
     folded = [node for node in values if node.op == "call_function"]
     for node in folded:
         value = values[node]
-        if all(user in values for user in node.users):
-            continue  # (only other folded nodes read it)
-        if not isinstance(value, torch.Tensor) or value.numel() * value.element_size() > MAX_CONSTANT_BYTES:
-            continue
+        if all(user in values for user in node.users) or not isinstance(value, torch.Tensor):
+            continue  # (only other folded nodes read it, or it is no tensor a graph holds)
         name = f"{CONSTANT_PREFIX}{node.name}"
         with unset_fake_temporarily():
             graph.register_buffer(name, value.contiguous())

@@ -186,16 +186,20 @@ def test_random_numbers_are_not_folded():
     assert not any("rand" in op for op in report.folded), report.folded
 
 
-def test_a_constant_larger_than_the_limit_is_computed_each_call(monkeypatch):
+def test_a_value_larger_than_the_limit_is_computed_each_call_from_folded_operands(monkeypatch):
+    """100 bytes: the positions `arange(8)` (64 bytes of int64) and the mask's steps fit,
+    their expansion to the batch, [2, 8] (128 bytes), does not: it is computed each call,
+    from the folded positions."""
     from compiler.pytorch import fold_constants
 
-    monkeypatch.setattr(fold_constants, "MAX_CONSTANT_BYTES", 16)
+    monkeypatch.setattr(fold_constants, "MAX_CONSTANT_BYTES", 100)
     model = PositionsAndMask()
     x = torch.randn(2, 8, 4)
     compiled, report = _compile_with_report(model)
     with torch.no_grad():
         torch.testing.assert_close(compiled(x), model(x))
-    assert "aten.cumsum.default" not in report.folded, report.folded
+    assert report.folded["aten.arange.default"] and report.folded["aten.cumsum.default"], report.folded
+    assert "aten.expand.default" not in report.folded, report.folded
 
 
 def _compile_with_report(fn):
