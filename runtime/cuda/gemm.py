@@ -10,13 +10,14 @@ import contextlib
 import functools
 import itertools
 import math
+import sys
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from runtime.cuda.cublas import Workspace, gemm_strided_batched, shared_workspace
-from runtime.cuda.device import simulated
+from runtime.cuda.device import cuda_usable, simulated
 from runtime.errors import ExecutionError
 from runtime.host_plan import BF16_BITS
 from runtime.library_gemm import library_operands
@@ -24,7 +25,8 @@ from runtime.library_gemm import library_operands
 
 @functools.cache
 def cupy_module():
-    """CuPy, or None where it cannot run (not installed, no GPU, the simulator)."""
+    """CuPy, or None where it cannot run (not installed, no GPU, the simulator). Where a
+    GPU is there and CuPy is not, says once, on standard error, what installing it adds."""
     if simulated():
         return None
     try:
@@ -32,7 +34,15 @@ def cupy_module():
 
         cupy.cuda.runtime.getDeviceCount()
         return cupy
-    except Exception:  # not installed, or no driver/device it can use
+    except Exception as error:  # not installed, or no driver/device it can use
+        if cuda_usable():
+            missing = isinstance(error, ImportError)
+            why = "is not installed" if missing else f"cannot run here ({type(error).__name__}: {error})"
+            print(
+                f"fusec: note: CuPy {why}: every matrix product on the GPU runs as fusec's generated kernel; "
+                "`pip install 'fusec[cuda]'` puts cuBLAS behind them (docs/gpu.md)",
+                file=sys.stderr,
+            )
         return None
 
 

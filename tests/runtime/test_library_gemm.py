@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import sys
 import threading
 from types import SimpleNamespace
 
@@ -192,3 +193,38 @@ def test_gpu_library_gemm_with_a_size_0(sizes, transpose_rhs, monkeypatch):
     gemm_library.cuda_gemm(a, b, out, False, transpose_rhs)
     np.testing.assert_array_equal(out, np.full((B, M, N), K, np.float32))
     assert library_operands(a, b, out, False, transpose_rhs)[0].shape == (B * M, K)
+
+
+def _broken_cupy():
+    def no_device():
+        raise RuntimeError("cudaErrorNoDevice")
+
+    return SimpleNamespace(cuda=SimpleNamespace(runtime=SimpleNamespace(getDeviceCount=no_device)))
+
+
+def _cupy_module_with(monkeypatch, cupy, gpu: bool) -> bool:
+    """Whether CuPy is found usable where ``import cupy`` gives ``cupy`` (None: it fails)
+    and a GPU is there or not, asked twice."""
+    from runtime.cuda import gemm as gemm_library
+
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    monkeypatch.setattr(gemm_library, "simulated", lambda: False)
+    monkeypatch.setattr(gemm_library, "cuda_usable", lambda: gpu)
+    gemm_library.cupy_module.cache_clear()
+    try:
+        return gemm_library.cuda_library_available() or gemm_library.cuda_library_available()
+    finally:
+        gemm_library.cupy_module.cache_clear()
+
+
+@pytest.mark.parametrize("installed", [False, True], ids=["not-installed", "no-device"])
+def test_a_gpu_without_cupy_says_once_what_the_cuda_extra_adds(monkeypatch, capsys, installed):
+    assert not _cupy_module_with(monkeypatch, _broken_cupy() if installed else None, gpu=True)
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and "fusec[cuda]" in lines[0] and "generated kernel" in lines[0], lines
+    assert ("cudaErrorNoDevice" in lines[0]) == installed and ("is not installed" in lines[0]) != installed, lines
+
+
+def test_no_gpu_no_note_about_cupy(monkeypatch, capsys):
+    assert not _cupy_module_with(monkeypatch, None, gpu=False)
+    assert capsys.readouterr().err == ""
