@@ -1037,12 +1037,17 @@ class Builder:
             lo, hi = max(lo, -FMAX[dtype]), min(hi, FMAX[dtype])
         np_f = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min, "mean": np.mean}[name]
 
-        def fn(env, x=x, f=np_f, name=name, axes=axes, keepdims=keepdims):
+        def fn(env, x=x, f=np_f, name=name, axes=axes, keepdims=keepdims, acc=acc):
             value = x.ev(env)
             if name in ("max", "min") and _empty_axis(value, axes):
                 raise OracleError(f"{name} over an empty axis")
             if value.dtype.kind == "f" or value.dtype == NP["bf16"]:
-                return cast_to(np.asarray(f(value.astype(np.float64), axis=axes, keepdims=keepdims)), dtype)
+                wide = value.astype(np.float64)
+                result = np.asarray(f(wide, axis=axes, keepdims=keepdims))
+                if name in ("sum", "mean"):  # a sum beyond the accumulator's range is its inf, in any order
+                    total = np.sum(wide, axis=axes, keepdims=keepdims)  # (its terms of one sign: see above)
+                    result = np.where(np.abs(total) > FMAX[acc], np.copysign(np.inf, total), result)
+                return cast_to(result, dtype)
             wraps = {"dtype": value.dtype} if name in ("sum", "prod") else {}
             return np.asarray(f(value, axis=axes, keepdims=keepdims, **wraps))
 
