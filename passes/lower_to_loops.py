@@ -306,14 +306,16 @@ class _KernelEmitter:
         for r in op.results:
             self.home[r] = frame
 
-    def _emit(self, key: object, operands: Sequence[SSAValue], build: Callable[[], Operation]) -> SSAValue:
+    def _emit(
+        self, key: object, operands: Sequence[SSAValue], build: Callable[[], Operation], within: Sequence[SSAValue] = ()
+    ) -> SSAValue:
         """An op computing ``key`` of ``operands``, reused if already built in scope,
-        else placed in the outermost loop its operands allow."""
+        else placed in the outermost loop its operands (and the indices ``within``) allow."""
         memo_key = (key, tuple(operands))
-        for frame in reversed(self.stack):
+        level = max(self._level(operands), self._level(within))
+        for frame in reversed(self.stack[level:]):
             if memo_key in frame.cse:
                 return frame.cse[memo_key]
-        level = self._level(operands)
         op = build()
         self._insert(op, level)
         result = op.results[0]
@@ -428,6 +430,15 @@ class _KernelEmitter:
 
     def scalar(self, key: object, operands: Sequence[SSAValue], build: Callable[[], Operation]) -> SSAValue:
         return self._emit(key, operands, build)
+
+    def check(
+        self, key: object, operands: Sequence[SSAValue], within: Sequence[SSAValue], build: Callable[[], Operation]
+    ) -> SSAValue:
+        """A run-time check (it may raise) of ``operands``, placed no further out than
+        the loops of the indices ``within``: NumPy checks only where it computes, so a
+        check hoisted above a loop that runs no iteration would raise where NumPy,
+        computing nothing there, does not."""
+        return self._emit(key, operands, build, within)
 
     def load(self, buffer: SSAValue, indices: Sequence[SSAValue]) -> SSAValue:
         return self._emit("load", (buffer, *indices), lambda: loop.LoadOp(buffer, indices))
@@ -683,7 +694,7 @@ def _pow(e: _KernelEmitter, op: graph.PowOp, idx):
     if graph.checks_at_run_time(op):  # NumPy refuses a negative integer exponent
         hints = [v.name_hint for v in (op.lhs, op.rhs)]
         what = f"{hints[0]} ** {hints[1]}" if all(hints) else "an integer power"
-        y = e.scalar(("check_exponent", what), (y,), lambda: loop.CheckExponentOp(y, what))
+        y = e.check(("check_exponent", what), (y,), idx, lambda: loop.CheckExponentOp(y, what))
     return b("pow", x, y)
 
 
@@ -903,9 +914,12 @@ def _gather(e: _KernelEmitter, op: graph.GatherOp, idx):
     name = f" of {op.input.name_hint}" if op.input.name_hint else ""
     what = f"gather{name} along axis {axis}"
     wraparound = op.wraparound
-    position = e.scalar(
-        ("check_index", what, wraparound), (raw, size), lambda: loop.CheckIndexOp(raw, size, what, wraparound)
-    )
+    # (checked in the loops over the dimensions before the axis, as NumPy's take checks
+    # its indices wherever those are not empty, whatever the dimensions after it)
+    position = e.check(
+        ("check_index", what, wraparound), (raw, size), idx[:axis],
+        lambda: loop.CheckIndexOp(raw, size, what, wraparound),
+    )  # fmt: skip
     # it varies with the loops its indices' index does
     e.deps[position] = frozenset().union(*(e.deps[i] for i in inner))
     return e.value_at(op.input, (*idx[:axis], position, *idx[axis + rank :]))

@@ -166,6 +166,28 @@ def test_a_gather_that_reads_nothing_checks_nothing(target, fuse):
 
 
 @pytest.mark.parametrize("target, fuse", HOST_TARGETS, ids=TARGET_IDS)
+def test_a_gather_by_a_scalar_over_no_rows_checks_nothing(target, fuse):
+    """The scalar index is checked in the loop over the rows (the axes before `axis`),
+    not before it: no rows, no check, as NumPy (campaign seed 202, cases 2891 and 3236)."""
+    source = "fn main(x: i32[N, N], i: i32) -> i32[N] { return gather(relu(x), i, axis=1) }"
+    (got,) = run(source, target, fuse, np.zeros((0, 0), np.int32), np.array(5, np.int32))
+    assert got.shape == (0,)
+    with pytest.raises(fusec.FusecError, match="index 5 is out of range"):
+        run(source, target, fuse, np.zeros((3, 3), np.int32), np.array(5, np.int32))
+
+
+@pytest.mark.parametrize("target, fuse", HOST_TARGETS, ids=TARGET_IDS)
+def test_a_scalar_exponent_is_checked_only_where_the_power_computes(target, fuse):
+    """An empty base to a negative integer power is NumPy's empty result; a base with
+    elements is NumPy's error (campaign seed 202, case 1249)."""
+    source = "fn main(x: i32[D], e: i32) -> i32[D] { return maximum(x, x) ** e }"
+    (got,) = run(source, target, fuse, np.zeros(0, np.int32), np.array(-1, np.int32))
+    assert got.shape == (0,) and got.dtype == np.int32
+    with pytest.raises(fusec.FusecError, match="negative integer powers"):
+        run(source, target, fuse, np.ones(3, np.int32), np.array(-1, np.int32))
+
+
+@pytest.mark.parametrize("target, fuse", HOST_TARGETS, ids=TARGET_IDS)
 def test_slice_steps_past_2_63_read_one_element(target, fuse):
     """NumPy takes any step: one past the axis reads its first element (the IR's steps are
     i64; a step that reads one element is 1). Two folded steps whose product overflows
