@@ -406,14 +406,25 @@ def _run_block(block: Block, args: Sequence[np.ndarray], frame: _Frame, where: s
             # NumPy gives scalars for rank-0 results; asarray keeps their dtype
             array = np.asarray(array)
             if is_half_float(result.type) and array.dtype == np.float32:  # computed widened: rounded
-                array = array.astype(numpy_dtype(result.type))
+                array = _converted(array, numpy_dtype(result.type))
             frame.define(result, array, f"{where}: result #{i} of {op.name}", InterpreterError)
     raise InterpreterError(f"{where}: block has no terminator")
 
 
 def _widened(array: np.ndarray) -> np.ndarray:
-    """An operand as an op computes it: ``f16`` and ``bf16`` in ``float32`` (exact)."""
-    return array.astype(np.float32) if array.dtype in _HALF_FLOAT_DTYPES else array
+    """An operand as an op computes it: ``f16`` and ``bf16`` in ``float32`` (exact). A
+    broadcast operand (a scalar made a tensor) stays a broadcast: NumPy's loops take a
+    stride-0 operand as a scalar, and some answer otherwise then (``x ** 0.5`` is NumPy's
+    ``sqrt`` of a scalar exponent, NaN at -inf, but ``pow`` of an array of them, inf)."""
+    return _converted(array, np.dtype(np.float32)) if array.dtype in _HALF_FLOAT_DTYPES else array
+
+
+def _converted(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``array`` as ``dtype``, a broadcast view still a broadcast view (see ``_widened``)."""
+    if array.size and 0 in array.strides:
+        one = array[tuple(slice(0, 1) if stride == 0 else slice(None) for stride in array.strides)]
+        return np.broadcast_to(one.astype(dtype), array.shape)
+    return array.astype(dtype)
 
 
 _HALF_FLOAT_DTYPES = (NUMPY_DTYPES["f16"], NUMPY_DTYPES["bf16"])

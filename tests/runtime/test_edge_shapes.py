@@ -188,6 +188,21 @@ def test_a_scalar_exponent_is_checked_only_where_the_power_computes(target, fuse
 
 
 @pytest.mark.parametrize("target, fuse", HOST_TARGETS, ids=TARGET_IDS)
+@pytest.mark.parametrize("dtype", ["f16", "bf16", "f32"])
+def test_a_square_root_power_of_minus_inf_is_numpys_scalar_answer(target, fuse, dtype):
+    """NumPy's `x ** 0.5` with a scalar exponent is NaN at -inf (its loops take a stride-0
+    exponent as a scalar: sqrt), where `pow` of an array of exponents is inf; the
+    reference interpreter widens halves keeping a broadcast exponent a broadcast, as the
+    compiled targets rewrite to sqrt (campaign seed 202, case 1352)."""
+    import ml_dtypes
+
+    storage = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32}[dtype]
+    source = f"fn main(x: {dtype}[N]) -> {dtype}[N] {{ return x ** 0.5 }}"
+    (got,) = run(source, target, fuse, np.array([-np.inf, 4.0, np.inf], np.float32).astype(storage))
+    assert np.isnan(got[0]) and got[1] == 2 and got[2] == np.inf
+
+
+@pytest.mark.parametrize("target, fuse", HOST_TARGETS, ids=TARGET_IDS)
 def test_slice_steps_past_2_63_read_one_element(target, fuse):
     """NumPy takes any step: one past the axis reads its first element (the IR's steps are
     i64; a step that reads one element is 1). Two folded steps whose product overflows
