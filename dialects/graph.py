@@ -1249,6 +1249,27 @@ def checks_at_run_time(op: Operation) -> bool:
     return isinstance(op, PowOp) and not is_float(op.result.type) and not _nonnegative_constant(op.rhs)
 
 
+def may_fail(value: SSAValue) -> bool:
+    """Whether computing ``value`` may raise at run time: it depends on an op that checks
+    its operands as it runs (``checks_at_run_time``) or on a reduction NumPy refuses over
+    an empty axis (max, min, argmax, argmin, and the max inside a softmax or logsumexp).
+    A rewrite that would drop such a value (``x ** 0`` = 1) keeps it: NumPy computes it,
+    and raises."""
+    seen: set[Operation] = set()
+    stack = [value]
+    while stack:
+        op = stack.pop().owner
+        if not isinstance(op, Operation) or op in seen:
+            continue
+        seen.add(op)
+        if checks_at_run_time(op) or isinstance(op, SoftmaxOp | LogSumExpOp):
+            return True
+        if isinstance(op, ReduceOp) and op.reduction.needs_elements:
+            return True
+        stack.extend(op.operands)
+    return False
+
+
 def _nonnegative_constant(value: SSAValue) -> bool:
     """Whether ``value`` is a constant, seen through layout ops, of no negative element."""
     owner = value.owner

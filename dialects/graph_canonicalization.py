@@ -49,6 +49,7 @@ from dialects.graph import (
     SqrtOp,
     SubOp,
     TransposeOp,
+    may_fail,
 )
 from dialects.graph_semantics import COMPARE, astype, numpy_dtype
 from dialects.graph_semantics import ELEMENTWISE as MEANINGS
@@ -284,6 +285,8 @@ class PowByConstant(RewritePattern):
         needs_float, rule = _POWERS[float(c)]
         if needs_float and not is_float(op.lhs.type):
             return
+        if float(c) == 0 and may_fail(op.lhs):
+            return  # (x ** 0 = 1 would drop x, and the error NumPy raises computing it)
         e = Emitter()
         result = rule(e, op.lhs)
         rewriter.replace(op, e.ops, [result])

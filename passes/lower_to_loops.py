@@ -1317,7 +1317,10 @@ def _nonempty_axes(fn: func.FuncOp) -> tuple[Dim, ...]:
             # NumPy refuses an empty axis even where the result is empty: elements 1
             found.update(((op.reduction.name, axis, shape[axis], 1), None) for axis in op.axes_list if isinstance(shape[axis], str))
         elif isinstance(op, graph.GatherOp) and isinstance(size := shape_of(op.input.type)[op.axis.value.data], str):
-            found[("gather", op.axis.value.data, size, Size.product(shape_of(op.result.type)).dim)] = None
+            # NumPy's take refuses an empty axis where the dimensions before it and the
+            # indices hold elements, whatever the dimensions after it
+            taken = shape_of(op.result.type)[: op.axis.value.data + len(shape_of(op.indices.type))]
+            found[("gather", op.axis.value.data, size, Size.product(taken).dim)] = None
     return tuple(d for quadruple in found for d in quadruple)
 
 

@@ -143,6 +143,18 @@ EMPTY_ERRORS = {
         (0, 3),
         "gather along axis 0, of size B = 0: cannot do a non-empty take from an empty axes",
     ),
+    # NumPy's take checks its indices whatever the axes after `axis` hold (seed 202, case 117)
+    "gather-of-empty-rows": (
+        "fn main(x: f32[B, N], i: i64[K]) -> i64[N] { return argmax(gather(x, i), axis=0) }",
+        (0, 0),
+        "axis 0,? of size (B = )?0",  # (the interpreter's words: its index is out of range)
+    ),
+    # x ** 0 is 1, but NumPy computes x first, and raises (seed 202, cases 833 and 1627)
+    "argmin-to-the-0": (
+        "fn main(x: f32[B, N]) -> i64[N] { return argmin(x, axis=0) ** 0 }",
+        (0, 4),
+        "argmin over axis 0, of size B = 0",
+    ),
 }
 
 
