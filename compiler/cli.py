@@ -419,7 +419,7 @@ def run_program(args: argparse.Namespace, pass_times: PassTimes) -> int:
         times = measure_kernels(program, entry, arrays) if program.backend.runs_kernels else None
         verdicts = program.record_times(entry, arrays, times) if times is not None else []
         if report is not None:
-            report["bench"] = {**timings, **({"ungraphed": ungraphed} if ungraphed is not None else {})}
+            report["bench"] = timings if ungraphed is None else {**timings, "ungraphed": ungraphed}
             if times is not None:
                 measured = times.medians()
                 for group in report["groups"]:

@@ -22,6 +22,7 @@ the caller's stream (``core_stream``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -134,18 +135,13 @@ class DirectGemm:
         node.update(self.captured(pointers))
 
 
+@functools.cache
 def capture_stream():
     """The stream GEMMs are captured on, made once: a non-blocking stream of fusec's
     own, on which nothing runs."""
-    global _CAPTURE_STREAM
-    if _CAPTURE_STREAM is None:
-        from cuda.core import Device
+    from cuda.core import Device
 
-        _CAPTURE_STREAM = Device().create_stream()
-    return _CAPTURE_STREAM
-
-
-_CAPTURE_STREAM: Any = None
+    return Device().create_stream()
 
 
 def stream_address(stream: Any) -> int:
