@@ -207,6 +207,12 @@ CUDA_GRAPHS = Switch(
     changes="off: a GPU program launches its kernels one by one, as with `--no-graphs`, instead of replaying them as one CUDA graph",
 )
 
+CUDA_SYNC_CHECKS = Switch(
+    name="FUSEC_CUDA_SYNC_CHECKS",
+    default=False,
+    changes="on: a GPU call on device arrays waits for its kernels and raises the index out of range (or negative exponent) it recorded itself, rather than the program's next call raising it",
+)
+
 PARALLEL_MIN_WORK = Number(
     name="FUSEC_PARALLEL_MIN_WORK",
     minimum=0,

@@ -56,6 +56,7 @@ from runtime.cuda.device import (
     simulated,
 )
 from runtime.cuda.cublas import Workspace
+from runtime.cuda.error_records import RecordReads, raise_recorded
 from runtime.cuda.gemm import GemmCall, as_cupy, cuda_gemm
 from runtime.cuda.launch import (
     DirectGemm,
@@ -69,7 +70,7 @@ from runtime.cuda.launch import (
     pack,
 )
 from runtime.cuda.timed import timed
-from runtime.errors import ExecutionError, InputError, recorded_error
+from runtime.errors import ExecutionError, InputError
 from runtime.fewer_collections import fewer_collections
 from runtime.host_plan import (
     BF16_BITS,
@@ -314,24 +315,13 @@ class _Prepared:
     #: the stream of the last call: a call on another waits for it, since calls of one
     #: shape share the intermediate buffers
     stream: Any = None
-    #: the launches whose kernels check indices: their error records are read after a call
+    #: the launches whose kernels check values: their error records are read after a call
     checked: list[Launch] = field(init=False)
+    #: pinned copies of ``checked``'s records already read, used again (``RecordReads``)
+    record_copies: list = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.checked = [s for s in self.launches if isinstance(s, Launch) and s.checks]
-
-
-def _raise_recorded(step: Launch, stream: int) -> None:
-    """Raise the index error ``step``'s kernel recorded, if any. A record is zero until a
-    check fails (the kernel writes it only then), so it is cleared only after a failure;
-    reading it waits for the kernel on ``stream``, the price of the error."""
-    record = step.workspaces[-1]
-    numba = numba_stream(stream)
-    found = record.copy_to_host(stream=numba)
-    numba.synchronize()
-    if found[0]:
-        record.copy_to_device(np.zeros(loop.ERROR_RECORD_LENGTH, np.int64), stream=numba)
-        raise recorded_error(step.kernel, step.checks, found)
 
 
 class CudaProgram(Executable):
@@ -366,6 +356,8 @@ class CudaProgram(Executable):
         #: share its intermediate and staging buffers, which stream order then keeps
         #: apart (two threads interleaving launches would overwrite each other's)
         self._lock = threading.RLock()
+        #: the error records of calls on device arrays, read once their kernels have run
+        self._records = RecordReads()
 
     def kernel(self, name: str, tuning: Tuning | None = None) -> _Kernel:
         """Kernel ``name`` compiled with ``tuning`` (default: the program's for it)."""
@@ -433,6 +425,7 @@ class CudaProgram(Executable):
         into. ``profile``: receives the seconds each kernel took, per kernel name.
         Calls from several threads take turns (see ``_lock``)."""
         with self._lock:
+            self._records.raise_earlier()
             return self._run(entry, arrays, out, profile)
 
     def _run(self, entry: str, arrays: Sequence[Any], out, profile) -> tuple[Any, ...]:
@@ -596,6 +589,7 @@ class CudaProgram(Executable):
         if len(arrays) != len(inputs):
             return None
         with self._lock:
+            self._records.raise_earlier()
             return self._run_direct(entry, plan, inputs, arrays, None)
 
     def _run_direct(self, entry: str, plan: HostPlan, inputs, arrays, out) -> tuple[Any, ...] | None:
@@ -645,7 +639,12 @@ class CudaProgram(Executable):
         if not (self.graphs and prepared.ungraphed is None and self._replay(prepared, key, stream)):
             for launch in prepared.direct:
                 launch.launch(stream, key)
-        self._read_records(prepared, handle)
+        if prepared.checked:
+            if knobs.CUDA_SYNC_CHECKS.value():
+                for step in prepared.checked:
+                    raise_recorded(step, handle)
+            else:
+                self._records.queue(prepared.checked, handle, prepared.record_copies)
         return tuple(results)
 
     @staticmethod
@@ -685,11 +684,6 @@ class CudaProgram(Executable):
         if prepared.stream is not None and prepared.stream != stream:
             core_stream(stream).wait(core_stream(prepared.stream))
         prepared.stream = stream
-
-    @staticmethod
-    def _read_records(prepared: _Prepared, stream: int) -> None:
-        for step in prepared.checked:
-            _raise_recorded(step, stream)
 
     def _host_step(
         self,
@@ -732,7 +726,7 @@ class CudaProgram(Executable):
     def _launch(self, step: Launch, slots: list[Any], profile: dict[str, list[float]] | None, stream: int) -> None:
         self._run_kernel(step, slots, profile, stream)
         if step.checks:
-            _raise_recorded(step, stream)
+            raise_recorded(step, stream)
 
     def _run_kernel(self, step: Launch, slots: list[Any], profile: dict[str, list[float]] | None, stream: int) -> None:
         kernel = self.kernel(step.kernel, step.tuning).dispatcher(step.variant, step.block)

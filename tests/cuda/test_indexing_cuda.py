@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import fusec
+from runtime.cuda.device import cuda_usable
 from runtime.errors import IndexOutOfRangeError
 
 EMBED_LAYERNORM = """
@@ -57,3 +58,27 @@ def test_a_gather_without_wraparound_refuses_a_negative_index_on_cuda():
     np.testing.assert_array_equal(program.main(x, np.array([4, 0, 2])), np.array([5, 1, 3], np.float32))
     with pytest.raises(IndexOutOfRangeError, match="index -1 is out of range for an axis of size 5"):
         program.main(x, np.array([0, -1, 1]))
+
+
+def test_a_call_on_device_arrays_raises_its_failure_at_the_programs_next_call(monkeypatch):
+    """A call on device arrays of shapes seen before returns once its work is queued: the
+    failure its kernel records is read behind it and raised by the next call, which then
+    runs nothing; FUSEC_CUDA_SYNC_CHECKS=on makes each call wait and raise its own
+    (runtime/cuda/error_records.py). A GPU only: the simulator has no such path."""
+    torch = pytest.importorskip("torch")
+    if not cuda_usable() or not torch.cuda.is_available():
+        pytest.skip("PyTorch's CUDA tensors need a GPU (FUSEC_TEST_GPU=1 on the GPU machine)")
+    program = fusec.compile("fn main(x: f32[N], i: i64[T]) -> f32[T] { return gather(x, i) + 1.0 }", target="cuda")
+    x = torch.arange(5, dtype=torch.float32, device="cuda")
+    good, want = torch.tensor([4, 0, 2], device="cuda"), torch.tensor([5.0, 1.0, 3.0], device="cuda")
+    for _ in range(2):  # the first call prepares the shapes, the second replays them
+        torch.testing.assert_close(program.main(x, good), want)
+    program.main(x, torch.tensor([0, 7, 1], device="cuda"))
+    torch.cuda.synchronize()
+    with pytest.raises(IndexOutOfRangeError, match=r"index 7 is out of range for an axis of size 5 .*in an earlier call"):
+        program.main(x, good)
+    torch.testing.assert_close(program.main(x, good), want)  # the record was cleared
+    monkeypatch.setenv("FUSEC_CUDA_SYNC_CHECKS", "on")
+    with pytest.raises(IndexOutOfRangeError, match=r"index -6 is out of range for an axis of size 5 \(kernel \w+\)$"):
+        program.main(x, torch.tensor([0, -6, 1], device="cuda"))
+    torch.testing.assert_close(program.main(x, good), want)
