@@ -67,6 +67,12 @@ class DeviceModel:
     memory: float = 0.0
     #: the matmul rates of ``f16`` and ``bf16`` factors, where they differ (None: as ``f32``'s)
     half: HalfRates | None = None
+    #: s a kernel or a library call adds to a call replayed as one CUDA graph (the GPU's
+    #: way: the host launches the whole call once); 0 where each kernel is launched by the
+    #: host (``launch_overhead``). The choice of a group's strategy counts it per step
+    #: (``step_overhead``); the fusion planner keeps ``launch_overhead``, on which its
+    #: merges were judged
+    replayed_launch: float = 0.0
 
     def without_library(self) -> DeviceModel:
         """The model of the same device where no GEMM library is installed."""
@@ -99,6 +105,11 @@ class DeviceModel:
             half=None,
         )
 
+    @property
+    def step_overhead(self) -> float:
+        """What one more kernel or library call adds to a call, replayed or launched."""
+        return self.replayed_launch or self.launch_overhead
+
     def time(self, bytes_: float, flops: float) -> float:
         """Predicted seconds of one kernel moving ``bytes_`` and doing ``flops``."""
         return max(bytes_ / self.bandwidth, flops / self.flops) + self.launch_overhead
@@ -124,6 +135,7 @@ GPU_H200 = DeviceModel(
     attention_generated=28e12,
     gemm_generated_siblings=1.8e12,  # one thread per output element (`threads`), measured
     memory=80e9,  # an H100's; an H200 has 141 GB
+    replayed_launch=3e-6,
     half=HalfRates(gemm_library=762e12, gemm_generated=193e12, attention_generated=105e12),
 )
 

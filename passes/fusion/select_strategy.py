@@ -20,15 +20,17 @@ The predicted times, in the roofline of ``cost.DeviceModel``::
     library   = sum over calls (flops / gemm_library + bytes / bandwidth + launch)
               + sum over the kernels between them (max(bytes / bandwidth, flops / flops) + launch)
 
-The smaller wins where ``dims`` binds every size; a size left symbolic is judged at
+where ``launch`` is ``DeviceModel.step_overhead``: on the GPU, what a kernel adds to a call
+replayed as one CUDA graph (3 us), not the host's launch (20 us), which would charge the
+library path's epilogue kernel a launch the replay never makes. The smaller wins where ``dims`` binds every size; a size left symbolic is judged at
 256 and at 4096, and the strategy least behind the best at either end wins (a program
 compiled once runs at any size). A strategy the target lacks (``gemm_library = 0``, no
 library; an ``attention_generated`` of 0, no fused attention kernel there) is chosen
 only when it is the only one, and the library is not used where its temporaries grow
 faster than the group's data and outgrow the device's memory at the large end (attention's
-S x S scores). ``prefer`` forces one where the target has it. (On the GPU a library call is packed
-beside the kernel launches, ``runtime/cuda/launch.py``, so it costs the host about what a
-launch does: each group is judged alone.)
+S x S scores). ``prefer`` forces one where the target has it. (On the GPU a library call is a
+child graph of the call's CUDA graph, ``runtime/cuda/launch.py``, so it costs about what a
+kernel node does: each group is judged alone.)
 
     %y = graph.fusion_group(%x, %w, %b) {kernel = "k0_matmul", kind = "matmul", strategy = "library"} ...
 """
@@ -196,7 +198,7 @@ def split_at_matmuls(block: Block) -> list[LibraryCall | KernelPart]:
 
 def _part_time(part: KernelPart, yielded: set[SSAValue], device: DeviceModel, dims: Mapping[str, int]) -> float:
     moved = sum(value_bytes(v, dims) for v in part.inputs()) + sum(value_bytes(v, dims) for v in part.outputs(yielded))
-    return device.time(moved, sum(op_flops(op, dims) for op in part.ops))
+    return max(moved / device.bandwidth, sum(op_flops(op, dims) for op in part.ops) / device.flops) + device.step_overhead
 
 
 def _io_bytes(group: graph.FusionGroupOp, dims: Mapping[str, int]) -> int:
@@ -244,7 +246,7 @@ def library_time(group: graph.FusionGroupOp, device: DeviceModel, dims: Mapping[
             moved = product + sum(value_bytes(r, dims) for r in set(step.roots))
             # the product's write is not hidden behind the FLOPs when its K is short
             total += op_flops(step.matmul, dims) / device.gemm_library + moved / device.bandwidth
-            total += device.launch_overhead
+            total += device.step_overhead
         else:
             total += _part_time(step, yielded, device, dims)
     return total
@@ -267,7 +269,7 @@ def generated_time(group: graph.FusionGroupOp, device: DeviceModel, dims: Mappin
     other_flops = sum(op_flops(op, dims) for op in ops if not isinstance(op, graph.MatmulOp))
     moved = _io_bytes(group, dims)
     compute = matmul_flops / rate + other_flops / device.flops
-    return max(moved / device.bandwidth, compute) + device.launch_overhead
+    return max(moved / device.bandwidth, compute) + device.step_overhead
 
 
 def _generated_siblings(group: graph.FusionGroupOp) -> bool:
