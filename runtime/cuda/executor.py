@@ -165,19 +165,31 @@ class _Kernel:
         per_thread = per_thread or self.per_thread
         return min(self.threads, max(32, _pow2_at_least(_cdiv(row, per_thread))))
 
-    def short_row_tuning(self, buffers: Sequence[Any]) -> Tuning:
-        """Fewer elements a thread where an elementwise kernel's rows are shorter than its
-        block's tile, so that its blocks cover a row exactly and the ``exact`` variant
-        runs: a head-split row of 64 halves takes 2 a thread in a warp, not the guarded
-        ``loop`` variant's 16, 14 of them idle (the Llama layer's epilogues and RoPE over
-        ``[B, H, S, 64]`` ran at 8-12% of the copy bandwidth so); the defaults otherwise."""
+    def row_tuning(self, buffers: Sequence[Any]) -> Tuning:
+        """The block and the elements a thread of an elementwise kernel whose blocks then
+        cover a row exactly, so that the ``exact`` variant runs (no guard a copy, and a
+        thread's halves in 16-byte runs where it takes a multiple of 8): the most elements
+        a thread (up to its own) that some block of whole warps covers the row with,
+        preferring the power-of-two block of ``row_block``. A row of 2816 halves takes 8
+        a thread in blocks of 352, where only a block of a power of two left 1 a thread
+        (Llama's MLP epilogues, GPT-2's rows of 768 and 2304, ran at a quarter of the
+        copy floor so); a head-split row of 64 halves 2 a thread in a warp. The defaults
+        where no block covers the row."""
         if self.schedule != Schedule.ELEMENTWISE:
             return Tuning()
         _, counts, _ = self.sizes(*buffers)
         row, per_thread = counts[0], self.per_thread
-        while per_thread and row % (self.row_block(row, per_thread) * per_thread):
+        while per_thread and row:
+            threads = self.row_block(row, per_thread)
+            if row % (threads * per_thread):
+                most = min(MAX_THREADS, row // per_thread) // 32 * 32
+                threads = next((t for t in range(most, 31, -32) if row % (t * per_thread) == 0), 0)
+            if threads:
+                break
             per_thread //= 2
-        return Tuning(per_thread=per_thread) if per_thread not in (0, self.per_thread) else Tuning()
+        if not per_thread or not row or (per_thread, threads) == (self.per_thread, self.row_block(row)):
+            return Tuning()
+        return Tuning(threads=threads, per_thread=per_thread)
 
     def source(self, variant: str, threads: int) -> str:
         """The source of a variant for a block size (a constant of the code)."""
@@ -793,7 +805,7 @@ class CudaProgram(Executable):
                 tuning = (
                     self.tuning.get(name)
                     or self.tuned.lookup(self.kernel_key(name), shapes)
-                    or self.kernel(name, Tuning()).short_row_tuning(operands)
+                    or self.kernel(name, Tuning()).row_tuning(operands)
                 )
                 launch = self.kernel(name, tuning).configure(operands, args)
                 launch.bytes = sum(view[s].size * view[s].dtype.itemsize for s in args)
