@@ -153,7 +153,9 @@ def test_a_library_gemm_runs_on_the_callers_current_stream():
         torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)
 
 
-def test_an_index_error_is_read_on_the_callers_stream():
+def test_an_index_error_is_read_on_the_callers_stream(monkeypatch):
+    """The error record's copy goes on the caller's stream behind the kernels: read at the
+    next call once that stream has run it, or in the call with FUSEC_CUDA_SYNC_CHECKS=on."""
     torch = _torch_cuda()
     program = fusec.compile(GATHER, target="cuda")
     table = torch.randn(10, 4, device="cuda")
@@ -163,6 +165,11 @@ def test_an_index_error_is_read_on_the_callers_stream():
         torch.testing.assert_close(program.main(table, ids), table[ids])
         torch.testing.assert_close(program.main(table, ids), table[ids])
         bad = torch.tensor([1, 12, 3], device="cuda")
+        program.main(table, bad)
+        side.synchronize()
+        with pytest.raises(FusecError, match="out of range .*in an earlier call"):
+            program.main(table, ids)
+        monkeypatch.setenv("FUSEC_CUDA_SYNC_CHECKS", "on")
         with pytest.raises(FusecError, match="out of range"):
             program.main(table, bad)
 
