@@ -19,7 +19,10 @@
    candidate was refused, for the fusion report; every decision calibration
    changed is kept too (``Plan.calibrated``).
 
-The candidates wait in a heap ordered by saving, then by the groups' first ops; a
+The candidates wait in a heap ordered by saving, then by the bytes the merge no longer
+moves (a tie where both merge into a GEMM's group, whose time its FLOPs bound: an
+activation joins the GEMM whose epilogue reads it, not the one whose product it reads,
+which would write the product and the activation both), then by the groups' first ops; a
 merge pushes the new group's candidates and outdates those of the two it
 replaces. Each group keeps a ``summary.GroupSummary``, so judging a candidate
 costs the size of the groups' boundary, and the groups keep a topological order
@@ -311,7 +314,8 @@ class Planner:
         if d.ok:
             assert d.score is not None and d.rule is not None
             heapq.heappush(
-                self._heap, (-d.score.saving, a.first, b.first, x, a.version, y, b.version, horizontal, d.rule.name)
+                self._heap,
+                (-d.score.saving, -d.score.bytes_saved, a.first, b.first, x, a.version, y, b.version, horizontal, d.rule.name),
             )
 
     def _offer_around(self, group: GroupSummary, gaps: list[tuple[SSAValue, int]]) -> None:

@@ -222,3 +222,33 @@ def test_chains_of_dependent_ops_bound_a_kernel():
     long = fuse_text(program(_chain(200)))  # the default: 128
     assert kernel_count(long) > 1
     assert all(len(list(group.body.block.ops)) <= 128 + 1 for group in fusion_groups(long))
+
+
+#: SwiGLU: silu(x @ w1) * (x @ w3), silu written out as Llama's is, g / (1 + exp(-g))
+SWIGLU = """
+func.func @main(%x: !x, %w1: !w, %w3: !w) -> !h {
+  %one = graph.constant dense<1.000000e+00> : tensor<f32>
+  %g = graph.matmul %x, %w1 : !x, !w -> !h
+  %u = graph.matmul %x, %w3 : !x, !w -> !h
+  %n = graph.neg %g : !h
+  %e = graph.exp %n : !h
+  %oneb = graph.broadcast %one : tensor<f32> -> !h
+  %d = graph.add %oneb, %e : !h
+  %sig = graph.div %oneb, %d : !h
+  %silu = graph.mul %g, %sig : !h
+  %y = graph.mul %silu, %u : !h
+  func.return %y : !h
+}
+"""
+
+
+@pytest.mark.parametrize("device", ["gpu-h200", "cpu-2core"])
+def test_an_activation_between_two_gemms_joins_the_epilogue_that_reads_it(device):
+    """Merging the activation into either GEMM's group saves the same time (the GEMM's
+    FLOPs bound both): it joins the second, whose epilogue reads the first product, rather
+    than the first, which would then write its product and the activation both."""
+    fused = fuse_text(program(SWIGLU), device=device, dims="T=2048,D=1024,F=2816")
+    first, second = fusion_groups(fused)
+    assert [op.name for op in first.body.block.ops] == ["graph.matmul", "graph.yield"]
+    assert len(first.results) == 1 and len(second.results) == 1
+    assert {"graph.exp", "graph.div"} <= {op.name for op in second.body.block.ops}
