@@ -98,9 +98,8 @@ class RecordReads:
         self.pending.append(_Pending(steps, copy, stream, spare))
 
     def raise_earlier(self, wait_for: int = 0) -> None:
-        """Reads the queued copies whose calls have finished, in order, waiting for the
-        first ``wait_for`` of them (all: ``len(self.pending)``), and raises the first
-        failure one recorded."""
+        """Reads the queued copies whose calls have finished, in order (waiting for the
+        first ``wait_for`` of them), and raises the first failure one recorded."""
         waited = 0
         while self.pending:
             read = self.pending[0]
