@@ -24,7 +24,7 @@ builtin from it, and ``python -m tests.dialects.test_elementwise_classes`` write
 class into ``dialects/graph.py`` (a test fails until it is written). Compositions such as ``x * y`` are
 written with the builder, ``b("mul", x, y)``, so an expansion names the ops it uses.
 
-    Elementwise("exp", 1, np.exp, 8, lower=_math(mathd.ExpOp), doc="e to the power x")
+    Elementwise("exp", 1, np.exp, 8, lower=_typed(mathd.ExpOp), doc="e to the power x")
 """
 
 from __future__ import annotations

@@ -56,6 +56,12 @@ def gpu_target() -> str:
     return next(name for name, target in TARGETS.items() if target.takes_device_arrays)
 
 
+def host_target() -> str:
+    """The name of the target whose programs run compiled kernels on the host's cores
+    and take its arrays (what a part of a PyTorch graph on CPU tensors runs on)."""
+    return next(name for name, target in TARGETS.items() if target.runs_kernels and not target.takes_device_arrays)
+
+
 def kernel_choices() -> str:
     """``cpu, cuda or auto``: the choices of ``--target`` that run compiled kernels,
     for the messages of what needs them (``--dask``)."""

@@ -24,6 +24,10 @@ TARGET_WORDS = {"cpu", "cuda", "numpy", "gpu", "auto"}
 #: (module, word) pairs where the word names something else than a target
 OTHER_MEANINGS = {
     ("passes/fusion/select_strategy.py", "auto"): "select-strategy{prefer=auto}, the matmul strategy chosen by cost",
+    ("compiler/cli.py", "auto"): "--matmul auto, the matmul strategy chosen by cost",
+    ("runtime/cuda/device.py", "cuda"): "PyTorch's device name, for its copy the benchmarks compare with",
+    ("compiler/pytorch/to_tdsl.py", "cpu"): "PyTorch's device types, which a part's tensors may be on",
+    ("compiler/pytorch/to_tdsl.py", "cuda"): "PyTorch's device types, which a part's tensors may be on",
 }
 SOFTMAX = ROOT / "samples" / "softmax.tdsl"
 
@@ -37,33 +41,45 @@ def _strings(node: ast.AST) -> list[str]:
     return []
 
 
-def target_words_compared(tree: ast.AST) -> list[tuple[int, str]]:
-    """(line, word) of every target word compared with ``==``, ``!=``, ``in``, ``not in``
-    or matched by a ``case``."""
+def target_words_used(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, word) of every target word compared with ``==``, ``!=``, ``in``, ``not in``,
+    matched by a ``case``, returned (in what a ``return`` gives, a conditional's branches
+    included) or passed to a call."""
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Compare) and any(isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)) for op in node.ops):
-            for operand in (node.left, *node.comparators):
-                found += [(node.lineno, s) for s in _strings(operand) if s in TARGET_WORDS]
+            operands = [node.left, *node.comparators]
         elif isinstance(node, ast.MatchValue):
-            found += [(node.lineno, s) for s in _strings(node.value) if s in TARGET_WORDS]
+            operands = [node.value]
+        elif isinstance(node, ast.Return) and node.value is not None:
+            branches = [b for n in ast.walk(node.value) if isinstance(n, ast.IfExp) for b in (n.body, n.orelse)]
+            operands = [node.value, *branches]
+        elif isinstance(node, ast.Call):
+            operands = [*node.args, *(k.value for k in node.keywords)]
+        else:
+            continue
+        found += [(node.lineno, s) for operand in operands for s in _strings(operand) if s in TARGET_WORDS]
     return found
 
 
 def test_the_scan_finds_what_it_looks_for():
     tree = ast.parse('if t == "cuda" or "cpu" != t or t in ("numpy", x) or t not in ["gpu"]:\n    pass\n'
                      'match t:\n    case "auto":\n        pass\n')
-    assert sorted(word for _, word in target_words_compared(tree)) == ["auto", "cpu", "cuda", "gpu", "numpy"]
-    assert target_words_compared(ast.parse('f(target="cpu")\nd = {"cuda": 1}\nt == "cpu-2core"')) == []
+    assert sorted(word for _, word in target_words_used(tree)) == ["auto", "cpu", "cuda", "gpu", "numpy"]
+    passed = 'def f(x):\n    g(target="cpu")\n    h("cuda", 1)\n    return "gpu" if x else "numpy"\n'
+    assert sorted(word for _, word in target_words_used(ast.parse(passed))) == ["cpu", "cuda", "gpu", "numpy"]
+    assert target_words_used(ast.parse('d = {"cuda": 1}\nt == "cpu-2core"\nf(x="cpu-2core")')) == []
 
 
-def test_only_the_registry_compares_target_names():
+def test_only_the_registry_writes_target_names():
+    """A target's name is compared, returned or passed only by the registry: anything
+    else asks it (``registry.gpu_target``, ``host_target``) or the ``Target``."""
     offences = []
     for path in source_files():
         module = path.relative_to(ROOT).as_posix()
         if module == "runtime/registry.py":
             continue
-        for line, word in target_words_compared(parse(path)):
+        for line, word in target_words_used(parse(path)):
             if (module, word) not in OTHER_MEANINGS:
                 offences.append(f"{module}:{line}: {word!r}")
     assert offences == [], "ask the Target (runtime/target.py) instead:\n" + "\n".join(offences)

@@ -27,6 +27,7 @@ from torch.fx.passes.operator_support import OperatorSupportBase
 from compiler.pytorch.aten_table import ATEN_TABLE, Unsupported
 from compiler.pytorch.fold_constants import fold_constants
 from compiler.pytorch.to_tdsl import translate, unsupported_reason
+from runtime import registry
 from runtime.errors import FusecError, IndexOutOfRangeError
 
 #: the prefix of the parts' submodules in the partitioned graph
@@ -107,10 +108,12 @@ def _computes(nodes: Sequence[Node]) -> bool:
 
 
 def _target(example_inputs: Sequence[Any]) -> str:
+    """The target a part runs on: the GPU's where its first tensor is a CUDA tensor, else
+    the host's (the registry names both)."""
     for value in example_inputs:
         if isinstance(value, torch.Tensor):
-            return "cuda" if value.is_cuda else "cpu"
-    return "cpu"
+            return registry.gpu_target() if value.is_cuda else registry.host_target()
+    return registry.host_target()
 
 
 class IdOutOfRangeError(IndexOutOfRangeError, RuntimeError):
