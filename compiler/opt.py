@@ -152,7 +152,7 @@ def main(args: Sequence[str] | None = None) -> int:
     try:
         return _run(args)
     finally:
-        setattr(Attribute, "__post_init__", verify_attribute)
+        setattr(Attribute, "__post_init__", verify_attribute)  # noqa: B010 (mypy refuses assigning a method)
 
 
 def _run(args: Sequence[str] | None) -> int:

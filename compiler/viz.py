@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 from xdsl.traits import IsTerminator
@@ -71,102 +72,110 @@ def to_dot(fused_module: ModuleOp, report: Mapping[str, Any] | None = None, entr
         '  edge [fontname="Helvetica", fontsize=8];',
     ]
     for fn in functions:
-        fname = fn.sym_name.data
-        tag = f"{fname}/" if prefix else ""
-        labels = {op: tag + label for op, label in op_labels(fn).items()}
-        node = {op: _q(label) for op, label in labels.items()}
-        block = fn.body.block
-
-        def arg_node(arg: BlockArgument) -> str:
-            return _q(f"{tag}%{arg.name_hint or arg.index}")
-
-        for arg in block.args:
-            lines.append(
-                f"  {arg_node(arg)} [shape=ellipse, label={_q(f'%{arg.name_hint or arg.index}: {_type_text(arg)}')}];"
-            )
-
-        # where each group result comes from inside its group
-        yielded: dict[SSAValue, SSAValue] = {}
-        # what each group's block argument stands for outside
-        outer: dict[SSAValue, SSAValue] = {}
-        for index, op in enumerate(o for o in block.ops if isinstance(o, graph.FusionGroupOp)):
-            body = op.body.block
-            terminator = body.last_op
-            assert terminator is not None
-            for result, value in zip(op.results, terminator.operands):
-                yielded[result] = value
-            for arg, value in zip(body.args, op.inputs):
-                outer[arg] = value
-            kernel = op.kernel_name or f"k{index}"
-            stats = groups_by_kernel.get(tag + kernel, {})
-            caption = kernel
-            if stats:
-                caption += f"\n{_format_bytes(stats['bytes'])}, {stats['predicted_us']:.1f} us"
-            color = _KIND_COLORS.get(op.kind, "#888888") if op.kind else "#888888"
-            lines.append(f"  subgraph {_q('cluster_' + tag + kernel)} {{")
-            lines.append(f"    label={_q(caption)}; style=rounded; color={_q(color)}; fontname=\"Helvetica\";")
-            for inner in body.ops:
-                if inner.has_trait(IsTerminator) or is_free(inner) or inner not in node:
-                    continue
-                text = f"{labels[inner]}\n{_type_text(inner.results[0])}" if inner.results else labels[inner]
-                lines.append(f"    {node[inner]} [label={_q(text)}, color={_q(color)}];")
-            lines.append("  }")
-        for op in block.ops:
-            if op in node and not isinstance(op, graph.FusionGroupOp):
-                lines.append(f"  {node[op]} [label={_q(labels[op])}];")
-
-        def source(value: SSAValue) -> str | None:
-            """The node producing ``value`` (through group boundaries)."""
-            for _ in range(64):
-                if value in outer:
-                    value = outer[value]
-                    continue
-                if value in yielded:
-                    value = yielded[value]
-                    continue
-                break
-            if isinstance(value, BlockArgument) and value.owner is block:
-                return arg_node(value)
-            if isinstance(value, OpResult) and value.op in node:
-                return node[value.op]
-            return None
-
-        seen: set[tuple[str, str]] = set()
-
-        def edge(src: str | None, dst: str, producer: Operation | None, consumer: Operation | None) -> None:
-            if src is None or (src, dst) in seen:
-                return
-            seen.add((src, dst))
-            reason = None
-            if producer is not None and consumer is not None:
-                reason = reasons.get((labels.get(producer, ""), labels.get(consumer, "")))
-            if reason is not None:
-                lines.append(
-                    f"  {src} -> {dst} [color=red, fontcolor=red, label={_q(_wrap(reason))}, tooltip={_q(reason)}];"
-                )
-            else:
-                lines.append(f"  {src} -> {dst};")
-
-        by_node = {n: op for op, n in node.items()}
-
-        def producer_op(value: SSAValue) -> Operation | None:
-            src = source(value)
-            return by_node.get(src) if src is not None else None
-
-        for consumer in node:
-            for operand in consumer.operands:
-                owner = operand.owner
-                if isinstance(owner, Operation) and is_free(owner):
-                    continue
-                edge(source(operand), node[consumer], producer_op(operand), consumer)
-        terminator = block.last_op
-        if terminator is not None:
-            ret = _q(f"{tag}return")
-            lines.append(f"  {ret} [shape=ellipse, label={_q(fname + ' results')}];")
-            for value in terminator.operands:
-                edge(source(value), ret, None, None)
+        lines += _function_lines(fn, f"{fn.sym_name.data}/" if prefix else "", groups_by_kernel, reasons)
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def _function_lines(
+    fn: func.FuncOp, tag: str, groups_by_kernel: Mapping[str, Any], reasons: Mapping[tuple[str, str], str]
+) -> list[str]:
+    """The dot lines of one fused function, its nodes' names prefixed with ``tag``."""
+    lines: list[str] = []
+    fname = fn.sym_name.data
+    labels = {op: tag + label for op, label in op_labels(fn).items()}
+    node = {op: _q(label) for op, label in labels.items()}
+    block = fn.body.block
+
+    def arg_node(arg: BlockArgument) -> str:
+        return _q(f"{tag}%{arg.name_hint or arg.index}")
+
+    for arg in block.args:
+        lines.append(
+            f"  {arg_node(arg)} [shape=ellipse, label={_q(f'%{arg.name_hint or arg.index}: {_type_text(arg)}')}];"
+        )
+
+    # where each group result comes from inside its group
+    yielded: dict[SSAValue, SSAValue] = {}
+    # what each group's block argument stands for outside
+    outer: dict[SSAValue, SSAValue] = {}
+    for index, op in enumerate(o for o in block.ops if isinstance(o, graph.FusionGroupOp)):
+        body = op.body.block
+        terminator = body.last_op
+        assert terminator is not None
+        for result, value in zip(op.results, terminator.operands):
+            yielded[result] = value
+        for arg, value in zip(body.args, op.inputs):
+            outer[arg] = value
+        kernel = op.kernel_name or f"k{index}"
+        stats = groups_by_kernel.get(tag + kernel, {})
+        caption = kernel
+        if stats:
+            caption += f"\n{_format_bytes(stats['bytes'])}, {stats['predicted_us']:.1f} us"
+        color = _KIND_COLORS.get(op.kind, "#888888") if op.kind else "#888888"
+        lines.append(f"  subgraph {_q('cluster_' + tag + kernel)} {{")
+        lines.append(f"    label={_q(caption)}; style=rounded; color={_q(color)}; fontname=\"Helvetica\";")
+        for inner in body.ops:
+            if inner.has_trait(IsTerminator) or is_free(inner) or inner not in node:
+                continue
+            text = f"{labels[inner]}\n{_type_text(inner.results[0])}" if inner.results else labels[inner]
+            lines.append(f"    {node[inner]} [label={_q(text)}, color={_q(color)}];")
+        lines.append("  }")
+    for op in block.ops:
+        if op in node and not isinstance(op, graph.FusionGroupOp):
+            lines.append(f"  {node[op]} [label={_q(labels[op])}];")
+
+    def source(value: SSAValue) -> str | None:
+        """The node producing ``value`` (through group boundaries)."""
+        for _ in range(64):
+            if value in outer:
+                value = outer[value]
+                continue
+            if value in yielded:
+                value = yielded[value]
+                continue
+            break
+        if isinstance(value, BlockArgument) and value.owner is block:
+            return arg_node(value)
+        if isinstance(value, OpResult) and value.op in node:
+            return node[value.op]
+        return None
+
+    seen: set[tuple[str, str]] = set()
+
+    def edge(src: str | None, dst: str, producer: Operation | None, consumer: Operation | None) -> None:
+        if src is None or (src, dst) in seen:
+            return
+        seen.add((src, dst))
+        reason = None
+        if producer is not None and consumer is not None:
+            reason = reasons.get((labels.get(producer, ""), labels.get(consumer, "")))
+        if reason is not None:
+            lines.append(
+                f"  {src} -> {dst} [color=red, fontcolor=red, label={_q(_wrap(reason))}, tooltip={_q(reason)}];"
+            )
+        else:
+            lines.append(f"  {src} -> {dst};")
+
+    by_node = {n: op for op, n in node.items()}
+
+    def producer_op(value: SSAValue) -> Operation | None:
+        src = source(value)
+        return by_node.get(src) if src is not None else None
+
+    for consumer in node:
+        for operand in consumer.operands:
+            owner = operand.owner
+            if isinstance(owner, Operation) and is_free(owner):
+                continue
+            edge(source(operand), node[consumer], producer_op(operand), consumer)
+    terminator = block.last_op
+    if terminator is not None:
+        ret = _q(f"{tag}return")
+        lines.append(f"  {ret} [shape=ellipse, label={_q(fname + ' results')}];")
+        for value in terminator.operands:
+            edge(source(value), ret, None, None)
+    return lines
 
 
 def _wrap(text: str, width: int = 28) -> str:

@@ -295,8 +295,8 @@ def _read_hex_float_literals_as_bits() -> None:
 
     # Patched with setattr: the attribute marks the patch as applied, and mypy rightly
     # refuses an assignment to a method of xDSL's class.
-    setattr(to_type, "reads_hex_bits", True)
-    setattr(element, "to_type", to_type)
+    setattr(to_type, "reads_hex_bits", True)  # noqa: B010
+    setattr(element, "to_type", to_type)  # noqa: B010
 
 
 def _float_attr_reads_hex_bits() -> None:
@@ -315,7 +315,7 @@ def _float_attr_reads_hex_bits() -> None:
             return FloatAttr(next(type.iter_unpack(bits.to_bytes(type.compile_time_size, "little"))), type)
         return upstream(parser, type)
 
-    setattr(FloatAttr, "parse_with_type", staticmethod(parse_with_type))
+    setattr(FloatAttr, "parse_with_type", staticmethod(parse_with_type))  # noqa: B010 (as above)
 
 
 _read_hex_float_literals_as_bits()

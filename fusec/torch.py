@@ -9,7 +9,7 @@
 Needs PyTorch (`pip install fusec[torch]`)."""
 
 try:
-    import torch
+    import torch  # noqa: F401 (the import is the check)
 except ImportError:
     raise ImportError("fusec.torch needs PyTorch: pip install 'fusec[torch]' (or torch itself)") from None
 

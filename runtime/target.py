@@ -155,7 +155,7 @@ class Target(ABC):
         copies: the same arrays by default."""
         return list(arrays)
 
-    def synchronize(self) -> None:
+    def synchronize(self) -> None:  # noqa: B027 (a default that has nothing to wait for)
         """Waits for the kernels launched so far (calls return after them by default)."""
 
     def autotune(

@@ -417,7 +417,7 @@ def check_attention(f: GroupFacts) -> str | None:
         return "the ops of another attention pattern"
     m1, m2 = match.anchors
     operand_maps: set[int] = set()
-    for m, values in ((m1, _matmul_operands(g.ops[m1])), (m2, _matmul_operands(g.ops[m2])[1:])):
+    for values in (_matmul_operands(g.ops[m1]), _matmul_operands(g.ops[m2])[1:]):
         for value in values:
             crossed, j = _operand_maps(f, value)
             if j is not None and j not in match.core:

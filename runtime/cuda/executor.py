@@ -47,6 +47,7 @@ from runtime.cuda import codegen as codegen_cuda
 from runtime.cuda import codegen_gemm, numba_linear, sources
 from runtime.cuda.array_kinds import ArrayKind, kind_of
 from runtime.cuda.autotune_cache import Tuning, TuningCache
+from runtime.cuda.cublas import Workspace
 from runtime.cuda.device import (
     as_device_array,
     cuda_module,
@@ -55,7 +56,6 @@ from runtime.cuda.device import (
     quiet_simulated_kernels,
     simulated,
 )
-from runtime.cuda.cublas import Workspace
 from runtime.cuda.error_records import RecordReads, raise_recorded
 from runtime.cuda.gemm import GemmCall, as_cupy, cuda_gemm
 from runtime.cuda.launch import (
