@@ -155,8 +155,8 @@ class ChunkCall:
     def __call__(self, *blocks):
         program = self.program.program()
         share_cores(program)
-        blocks = [contiguous(one_block(b)) for b in blocks]
-        results = [as_chunk(r) for r in program.run(self.function, blocks)]
+        arrays = [contiguous(one_block(b)) for b in blocks]
+        results = [as_chunk(r) for r in program.run(self.function, arrays)]
         if self.stacked:
             results = [r[None] for r in results]
         return results[0] if self.single else tuple(results)
@@ -358,11 +358,11 @@ class DaskProgram:
             self._splits[key] = (self._text(str(module)), module)
         return self._splits[key]
 
-    def __call__(self, *arrays, **named):
+    def __call__(self, *given, **named):
         da = dask_array()
         arrays = [
             a if isinstance(a, da.Array) else da.from_array(a if hasattr(a, "shape") else np.asarray(a), chunks=-1)
-            for a in self.program.arguments(self.entry, arrays, named)
+            for a in self.program.arguments(self.entry, given, named)
         ]  # an array not yet Dask's is one chunk: Dask's automatic chunks would split any axis
         for param, array in zip(self.params, arrays):
             if any(np.isnan(c) for chunks in getattr(array, "chunks", ()) for c in chunks):

@@ -139,7 +139,8 @@ class _SafeRebuild(_NumbaCacheImpl):
 
     def rebuild(self, target_context, payload):
         try:
-            return super().rebuild(target_context, payload)
+            # (abstract to mypy; the Numba class this wraps at run time has it)
+            return super().rebuild(target_context, payload)  # type: ignore[safe-super]
         except Exception as error:  # checksum right, yet not loadable here: recompile
             cache_files.warn(
                 f"kernel cache: cannot load {self.filename_base} ({type(error).__name__}: {error}); recompiling"
@@ -158,7 +159,7 @@ class _VerifiedCache(_NumbaCache):
     def __init__(self, py_func):
         super().__init__(py_func)
         self._missed: dict[Any, float] = {}  # signatures compiling here: since when
-        files = _sealed_files_class(type(self._cache_file))
+        files = _sealed_files_class(type(self._cache_file))  # type: ignore[arg-type]  # (a class hashes)
         self._cache_file = files(self._cache_path, self._impl.filename_base, self._impl.locator.get_source_stamp())
 
     def load_overload(self, sig, target_context):
