@@ -300,6 +300,16 @@ def _gelu(ops: Operands) -> str:
     return f"(0.5 * {x} * (1.0 + erf({x} * 0.7071067811865476)))"
 
 
+def _softplus(ops: Operands) -> str:
+    """aten's `x` where `x * beta > threshold`, else `log1p(exp(x * beta)) / beta`: the
+    latter as `softplus(x * beta) / beta`, `.tdsl`'s form that never overflows, which
+    agrees with it where aten computes it."""
+    dtype = ops.dtype
+    x, beta, threshold = ops.x("self", dtype), ops.x("beta", dtype), ops.x("threshold", dtype)
+    scaled = f"({x} * {beta})"
+    return f"where({scaled} > {threshold}, {x}, softplus({scaled}) / {beta})"
+
+
 def _pow(ops: Operands) -> str:
     """`x ** y`; of integers, aten's power of a negative exponent is C's (1 ** y is 1,
     (-1) ** y is 1 or -1 as y is even or odd, any other base 0), where NumPy's (`.tdsl`'s)
@@ -673,6 +683,7 @@ def _table() -> dict[Any, AtenRule]:
     declare([aten.logical_and.default], "x and y", _logical("and"))
     declare([aten.logical_or.default], "x or y", _logical("or"))
     declare([aten.gelu.default], "gelu(x) (tanh), 0.5 x (1 + erf(x / sqrt 2)) (none)", _gelu)
+    declare([aten.softplus.default], "where(x * beta > threshold, x, softplus(x * beta) / beta)", _softplus)
     for name, symbol in _ARITHMETIC.items():
         overloads = [getattr(getattr(aten, name), o) for o in ("Tensor", "Scalar") if hasattr(getattr(aten, name), o)]
         declare(overloads, f"x {symbol} y", _division(name, symbol) if symbol in ("//", "%") else _binary(symbol))

@@ -319,6 +319,10 @@ EDGE_CASES = {
         (EDGE_FLOATS, EDGE_DIVISORS),
     ),
     "floor division of floats": (lambda x, y: torch.floor_divide(x, y), (EDGE_FLOATS, EDGE_DIVISORS)),
+    "softplus past its threshold and below it": (
+        lambda x: (F.softplus(x * 1.0), F.softplus(x * 1.0, beta=2.0, threshold=5.0)),
+        (torch.cat([EDGE_FLOATS, torch.tensor([19.9, 20.1, 2.6, 2.4, -30.0, 90.0])]),),
+    ),
     **{
         f"{dtype} floor division and remainder by numbers": (
             lambda x: (torch.floor_divide(x, -3), x // -1, torch.remainder(x, -3), x % 2),
