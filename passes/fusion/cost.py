@@ -110,9 +110,13 @@ class DeviceModel:
         """What one more kernel or library call adds to a call, replayed or launched."""
         return self.replayed_launch or self.launch_overhead
 
+    def roofline(self, bytes_: float, flops: float) -> float:
+        """Seconds of moving ``bytes_`` and doing ``flops``, the slower of the two."""
+        return max(bytes_ / self.bandwidth, flops / self.flops)
+
     def time(self, bytes_: float, flops: float) -> float:
         """Predicted seconds of one kernel moving ``bytes_`` and doing ``flops``."""
-        return max(bytes_ / self.bandwidth, flops / self.flops) + self.launch_overhead
+        return self.roofline(bytes_, flops) + self.launch_overhead
 
 
 #: Measured (docs/pipeline.md, "The cost model's devices"): device-to-device copy 4.22

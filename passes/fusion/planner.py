@@ -313,10 +313,8 @@ class Planner:
         d = self.evaluate(x, y, horizontal)
         if d.ok:
             assert d.score is not None and d.rule is not None
-            heapq.heappush(
-                self._heap,
-                (-d.score.saving, -d.score.bytes_saved, a.first, b.first, x, a.version, y, b.version, horizontal, d.rule.name),
-            )
+            order = (-d.score.saving, -d.score.bytes_saved, a.first, b.first)
+            heapq.heappush(self._heap, (*order, x, a.version, y, b.version, horizontal, d.rule.name))
 
     def _offer_around(self, group: GroupSummary, gaps: list[tuple[SSAValue, int]]) -> None:
         """The candidates a new group makes: with its producers and consumers, its

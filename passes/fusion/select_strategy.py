@@ -22,9 +22,10 @@ The predicted times, in the roofline of ``cost.DeviceModel``::
 
 where ``launch`` is ``DeviceModel.step_overhead``: on the GPU, what a kernel adds to a call
 replayed as one CUDA graph (3 us), not the host's launch (20 us), which would charge the
-library path's epilogue kernel a launch the replay never makes. The smaller wins where ``dims`` binds every size; a size left symbolic is judged at
-256 and at 4096, and the strategy least behind the best at either end wins (a program
-compiled once runs at any size). A strategy the target lacks (``gemm_library = 0``, no
+library path's epilogue kernel a launch the replay never makes. The smaller wins where
+``dims`` binds every size; a size left symbolic is judged at 256 and at 4096, and the
+strategy least behind the best at either end wins (a program compiled once runs at any
+size). A strategy the target lacks (``gemm_library = 0``, no
 library; an ``attention_generated`` of 0, no fused attention kernel there) is chosen
 only when it is the only one, and the library is not used where its temporaries grow
 faster than the group's data and outgrow the device's memory at the large end (attention's
@@ -198,7 +199,7 @@ def split_at_matmuls(block: Block) -> list[LibraryCall | KernelPart]:
 
 def _part_time(part: KernelPart, yielded: set[SSAValue], device: DeviceModel, dims: Mapping[str, int]) -> float:
     moved = sum(value_bytes(v, dims) for v in part.inputs()) + sum(value_bytes(v, dims) for v in part.outputs(yielded))
-    return max(moved / device.bandwidth, sum(op_flops(op, dims) for op in part.ops) / device.flops) + device.step_overhead
+    return device.roofline(moved, sum(op_flops(op, dims) for op in part.ops)) + device.step_overhead
 
 
 def _io_bytes(group: graph.FusionGroupOp, dims: Mapping[str, int]) -> int:

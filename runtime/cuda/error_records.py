@@ -90,7 +90,10 @@ class RecordReads:
         ``stream``; ``spare``: the copies of these shapes already read, used again."""
         while len(self.pending) >= MAX_PENDING:
             self.raise_earlier(wait_for=1)
-        copy = spare.pop() if spare else _Copy(cuda_module().pinned_array((len(steps), loop.ERROR_RECORD_LENGTH), np.int64))
+        if spare:
+            copy = spare.pop()
+        else:
+            copy = _Copy(cuda_module().pinned_array((len(steps), loop.ERROR_RECORD_LENGTH), np.int64))
         numba = numba_stream(stream)
         for k, step in enumerate(steps):
             step.workspaces[-1].copy_to_host(copy.host[k], stream=numba)
